@@ -1,0 +1,268 @@
+"""AG-UI 1.0 events as plain dicts: type names, validation and pacing classes.
+
+Events stay in their JSON wire shape (camelCase keys) end to end, so what the
+scheduler delivers is exactly what the server sent; this module only says what
+is valid and how the pacer must treat each type.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+__all__ = [
+    "EventError",
+    "EVENT_TYPES",
+    "LEGACY_TYPES",
+    "BARRIER_TYPES",
+    "RUN_TERMINAL_TYPES",
+    "PACED_CONTENT_TYPES",
+    "parse_event",
+    "parse_batch",
+    "validate_event",
+    "is_barrier",
+    "is_run_terminal",
+    "is_paced_candidate",
+]
+
+TEXT_MESSAGE_START: Final = "TEXT_MESSAGE_START"
+TEXT_MESSAGE_CONTENT: Final = "TEXT_MESSAGE_CONTENT"
+TEXT_MESSAGE_END: Final = "TEXT_MESSAGE_END"
+TEXT_MESSAGE_CHUNK: Final = "TEXT_MESSAGE_CHUNK"
+TOOL_CALL_START: Final = "TOOL_CALL_START"
+TOOL_CALL_ARGS: Final = "TOOL_CALL_ARGS"
+TOOL_CALL_END: Final = "TOOL_CALL_END"
+TOOL_CALL_CHUNK: Final = "TOOL_CALL_CHUNK"
+TOOL_CALL_RESULT: Final = "TOOL_CALL_RESULT"
+STATE_SNAPSHOT: Final = "STATE_SNAPSHOT"
+STATE_DELTA: Final = "STATE_DELTA"
+MESSAGES_SNAPSHOT: Final = "MESSAGES_SNAPSHOT"
+ACTIVITY_SNAPSHOT: Final = "ACTIVITY_SNAPSHOT"
+ACTIVITY_DELTA: Final = "ACTIVITY_DELTA"
+RAW: Final = "RAW"
+CUSTOM: Final = "CUSTOM"
+RUN_STARTED: Final = "RUN_STARTED"
+RUN_FINISHED: Final = "RUN_FINISHED"
+RUN_ERROR: Final = "RUN_ERROR"
+STEP_STARTED: Final = "STEP_STARTED"
+STEP_FINISHED: Final = "STEP_FINISHED"
+REASONING_START: Final = "REASONING_START"
+REASONING_MESSAGE_START: Final = "REASONING_MESSAGE_START"
+REASONING_MESSAGE_CONTENT: Final = "REASONING_MESSAGE_CONTENT"
+REASONING_MESSAGE_END: Final = "REASONING_MESSAGE_END"
+REASONING_MESSAGE_CHUNK: Final = "REASONING_MESSAGE_CHUNK"
+REASONING_END: Final = "REASONING_END"
+REASONING_ENCRYPTED_VALUE: Final = "REASONING_ENCRYPTED_VALUE"
+SUBAGENT_STARTED: Final = "SUBAGENT_STARTED"
+SUBAGENT_FINISHED: Final = "SUBAGENT_FINISHED"
+SUBAGENT_ERROR: Final = "SUBAGENT_ERROR"
+
+# Pre-1.0 names still emitted by some runtimes; accepted so old agents work.
+THINKING_START: Final = "THINKING_START"
+THINKING_END: Final = "THINKING_END"
+THINKING_TEXT_MESSAGE_START: Final = "THINKING_TEXT_MESSAGE_START"
+THINKING_TEXT_MESSAGE_CONTENT: Final = "THINKING_TEXT_MESSAGE_CONTENT"
+THINKING_TEXT_MESSAGE_END: Final = "THINKING_TEXT_MESSAGE_END"
+
+# type -> {field: kind}; kinds: "id" (non-empty str), "str", "list", "dict",
+# "any" (present, any JSON value), "str|list".  Optional fields are checked
+# for type only when present.
+_REQUIRED: Final[dict[str, dict[str, str]]] = {
+    TEXT_MESSAGE_START: {"messageId": "id"},
+    TEXT_MESSAGE_CONTENT: {"messageId": "id", "delta": "str"},
+    TEXT_MESSAGE_END: {"messageId": "id"},
+    TEXT_MESSAGE_CHUNK: {},
+    TOOL_CALL_START: {"toolCallId": "id", "toolCallName": "str"},
+    TOOL_CALL_ARGS: {"toolCallId": "id", "delta": "str"},
+    TOOL_CALL_END: {"toolCallId": "id"},
+    TOOL_CALL_CHUNK: {},
+    TOOL_CALL_RESULT: {"messageId": "id", "toolCallId": "id", "content": "str|list"},
+    STATE_SNAPSHOT: {"snapshot": "any"},
+    STATE_DELTA: {"delta": "list"},
+    MESSAGES_SNAPSHOT: {"messages": "list"},
+    ACTIVITY_SNAPSHOT: {"messageId": "id", "activityType": "str", "content": "dict"},
+    ACTIVITY_DELTA: {"messageId": "id", "activityType": "str", "patch": "list"},
+    RAW: {"event": "any"},
+    CUSTOM: {"name": "str", "value": "any"},
+    RUN_STARTED: {"threadId": "id", "runId": "id"},
+    RUN_FINISHED: {"threadId": "id", "runId": "id"},
+    RUN_ERROR: {"message": "str"},
+    STEP_STARTED: {"stepName": "str"},
+    STEP_FINISHED: {"stepName": "str"},
+    REASONING_START: {"messageId": "id"},
+    REASONING_MESSAGE_START: {"messageId": "id"},
+    REASONING_MESSAGE_CONTENT: {"messageId": "id", "delta": "str"},
+    REASONING_MESSAGE_END: {"messageId": "id"},
+    REASONING_MESSAGE_CHUNK: {},
+    REASONING_END: {"messageId": "id"},
+    REASONING_ENCRYPTED_VALUE: {"subtype": "str", "entityId": "id", "encryptedValue": "str"},
+    SUBAGENT_STARTED: {"subagentRunId": "id", "name": "str"},
+    SUBAGENT_FINISHED: {"subagentRunId": "id"},
+    SUBAGENT_ERROR: {"subagentRunId": "id", "message": "str"},
+    THINKING_START: {},
+    THINKING_END: {},
+    THINKING_TEXT_MESSAGE_START: {},
+    THINKING_TEXT_MESSAGE_CONTENT: {"delta": "str"},
+    THINKING_TEXT_MESSAGE_END: {},
+}
+
+_OPTIONAL: Final[dict[str, str]] = {
+    "messageId": "id",
+    "toolCallId": "id",
+    "delta": "str",
+    "role": "str",
+    "name": "str",
+    "parentMessageId": "str",
+    "toolCallName": "str",
+}
+
+LEGACY_TYPES: Final = frozenset(
+    {
+        THINKING_START,
+        THINKING_END,
+        THINKING_TEXT_MESSAGE_START,
+        THINKING_TEXT_MESSAGE_CONTENT,
+        THINKING_TEXT_MESSAGE_END,
+    }
+)
+EVENT_TYPES: Final = frozenset(_REQUIRED) - LEGACY_TYPES
+
+# Events after which the pacer must stop animating and show everything before
+# them: the server has declared that segment complete (anchors §1).
+BARRIER_TYPES: Final = frozenset(
+    {
+        TEXT_MESSAGE_END,
+        REASONING_END,
+        REASONING_MESSAGE_END,
+        STATE_SNAPSHOT,
+        MESSAGES_SNAPSHOT,
+        RUN_FINISHED,
+        RUN_ERROR,
+        THINKING_END,
+        THINKING_TEXT_MESSAGE_END,
+    }
+)
+RUN_TERMINAL_TYPES: Final = frozenset({RUN_FINISHED, RUN_ERROR})
+
+# Types whose non-empty delta may be revealed gradually.  Whether a given
+# TEXT_MESSAGE_* event is paced also depends on its message's role (user echoes
+# are atomic), which only a stateful consumer knows: see is_paced_candidate.
+PACED_CONTENT_TYPES: Final = frozenset(
+    {TEXT_MESSAGE_CONTENT, TEXT_MESSAGE_CHUNK, REASONING_MESSAGE_CONTENT}
+)
+
+
+class EventError(ValueError):
+    """An event that is not valid AG-UI 1.0; the message names the field."""
+
+
+def _check_kind(etype: str, field: str, value: Any, kind: str) -> None:
+    where = f"{etype}.{field}"
+    if kind == "id":
+        if not isinstance(value, str):
+            raise EventError(f"{where}: must be a string, got {type(value).__name__}")
+        if not value:
+            raise EventError(f"{where}: must be a non-empty string")
+    elif kind == "str":
+        if not isinstance(value, str):
+            raise EventError(f"{where}: must be a string, got {type(value).__name__}")
+    elif kind == "list":
+        if not isinstance(value, list):
+            raise EventError(f"{where}: must be an array, got {type(value).__name__}")
+    elif kind == "dict":
+        if not isinstance(value, dict):
+            raise EventError(f"{where}: must be an object, got {type(value).__name__}")
+    elif kind == "str|list":
+        if not isinstance(value, (str, list)):
+            raise EventError(
+                f"{where}: must be a string or an array, got {type(value).__name__}"
+            )
+
+
+def _reject_lone_surrogates(value: Any, path: str) -> None:
+    # json.loads turns "\ud83d" escapes into lone surrogates; they cannot be
+    # encoded to UTF-8 or rendered, so they are refused at the door.
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise EventError(
+                f"{path}: contains a lone surrogate at index {exc.start}"
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _reject_lone_surrogates(key, path)
+            _reject_lone_surrogates(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _reject_lone_surrogates(item, f"{path}[{i}]")
+
+
+def validate_event(event: Any) -> dict[str, Any]:
+    """Check a decoded event; return it unchanged or raise EventError."""
+    if not isinstance(event, Mapping):
+        raise EventError(f"event: must be a JSON object, got {type(event).__name__}")
+    etype = event.get("type")
+    if not isinstance(etype, str):
+        raise EventError("type: missing or not a string")
+    required = _REQUIRED.get(etype)
+    if required is None:
+        raise EventError(f"type: unknown event type {etype!r}")
+    for field, kind in required.items():
+        if field not in event:
+            raise EventError(f"{etype}.{field}: required field is missing")
+        _check_kind(etype, field, event[field], kind)
+    for field, kind in _OPTIONAL.items():
+        if field not in required and event.get(field) is not None:
+            _check_kind(etype, field, event[field], kind)
+    _reject_lone_surrogates(dict(event), etype)
+    return event if isinstance(event, dict) else dict(event)
+
+
+def _loads(text: str) -> Any:
+    if not isinstance(text, str):
+        raise EventError(f"input: must be str, got {type(text).__name__}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EventError(f"json: invalid JSON ({exc.msg} at position {exc.pos})") from None
+
+
+def parse_event(text: str) -> dict[str, Any]:
+    """Decode and validate one JSON-encoded AG-UI event."""
+    return validate_event(_loads(text))
+
+
+def parse_batch(text: str) -> list[dict[str, Any]]:
+    """Decode and validate a JSON array of events; all valid or EventError.
+
+    The error names the index of the first bad event so the caller can report
+    it; nothing from an invalid batch is returned.
+    """
+    data = _loads(text)
+    if not isinstance(data, list):
+        raise EventError(f"batch: must be a JSON array, got {type(data).__name__}")
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(data):
+        try:
+            out.append(validate_event(item))
+        except EventError as exc:
+            raise EventError(f"[{i}] {exc}") from None
+    return out
+
+
+def is_barrier(event: Mapping[str, Any]) -> bool:
+    return event.get("type") in BARRIER_TYPES
+
+
+def is_run_terminal(event: Mapping[str, Any]) -> bool:
+    return event.get("type") in RUN_TERMINAL_TYPES
+
+
+def is_paced_candidate(event: Mapping[str, Any]) -> bool:
+    """A content event with visible text; the role check is the caller's."""
+    if event.get("type") not in PACED_CONTENT_TYPES:
+        return False
+    delta = event.get("delta")
+    return isinstance(delta, str) and delta != ""
