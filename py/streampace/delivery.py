@@ -1,0 +1,495 @@
+"""Server-side delivery buffer: batch AG-UI events for the wire, sans-IO.
+
+Sending one WebSocket message per model delta costs a frame, a JSON encode and
+a client-side state update each.  The buffer groups events for at most
+``max_wait_ms`` (measured from the first event into an empty buffer: a maximum
+wait, never a debounce), publishes early when the buffered delta text reaches
+``max_delta_units`` UTF-16 code units or the buffer holds ``max_events`` events
+after compaction, and bypasses the wait entirely for the two moments a user
+notices: the first visible delta of every message, and the end of a run.
+
+Compaction is lossless: empty text/reasoning deltas are dropped and adjacent
+deltas of the same stream (same type and id) are concatenated.  Publishing is
+strictly ordered; a failed publish goes back in front of whatever arrived
+meanwhile and is retried, so nothing is lost or sent twice.
+
+Timers come only from the injected ``schedule``/``cancel`` pair, so the same
+code runs under asyncio, a browser or a test's fake clock.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from streampace import events as ev
+
+__all__ = [
+    "Batch",
+    "DeliveryBuffer",
+    "DeliveryClosedError",
+    "DeliveryConfig",
+    "MERGEABLE_ID_FIELD",
+    "compact",
+    "utf16_units",
+]
+
+# type -> the id field that must match for two adjacent events to be merged.
+MERGEABLE_ID_FIELD: dict[str, str] = {
+    ev.TEXT_MESSAGE_CONTENT: "messageId",
+    ev.TEXT_MESSAGE_CHUNK: "messageId",
+    ev.REASONING_MESSAGE_CONTENT: "messageId",
+    ev.TOOL_CALL_ARGS: "toolCallId",
+    ev.TOOL_CALL_CHUNK: "toolCallId",
+}
+
+# Content events that carry nothing when their delta is empty.  Chunks are not
+# here: an empty chunk may still open a message (it carries messageId/role).
+_DROP_WHEN_EMPTY = frozenset({ev.TEXT_MESSAGE_CONTENT, ev.REASONING_MESSAGE_CONTENT})
+
+
+@dataclass(frozen=True)
+class DeliveryConfig:
+    max_wait_ms: float = 150
+    max_delta_units: int = 4096
+    max_events: int = 64
+
+    def __post_init__(self) -> None:
+        if not self.max_wait_ms >= 0:
+            raise ValueError(f"max_wait_ms must be >= 0, got {self.max_wait_ms!r}")
+        if self.max_delta_units < 1:
+            raise ValueError(f"max_delta_units must be >= 1, got {self.max_delta_units!r}")
+        if self.max_events < 1:
+            raise ValueError(f"max_events must be >= 1, got {self.max_events!r}")
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One publish: compacted events in order.
+
+    ``through`` is the highest ``through`` given to ``enqueue`` among the calls
+    whose events this batch completes (None if none was given).  A call's
+    ``through`` is attached to its last event, so a batch that carries only
+    the first part of a large call does not claim the whole call.
+    """
+
+    events: list[dict[str, Any]]
+    through: int | None = field(default=None)
+
+
+class DeliveryClosedError(RuntimeError):
+    """The buffer was used after close()."""
+
+
+def utf16_units(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (astral characters count 2)."""
+    # Only code points above U+FFFF need a second unit; the ASCII/BMP case is
+    # just len(), and the encode is skipped when the string has no astral char.
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _merge_key(event: Mapping[str, Any]) -> tuple[str, str] | None:
+    etype = event.get("type")
+    id_field = MERGEABLE_ID_FIELD.get(etype)  # type: ignore[arg-type]
+    if id_field is None:
+        return None
+    ident = event.get(id_field)
+    if not isinstance(ident, str) or not ident:
+        return None  # chunks may omit the id; never guess which stream they continue
+    delta = event.get("delta")
+    if delta is not None and not isinstance(delta, str):
+        return None
+    return (etype, ident)  # type: ignore[return-value]
+
+
+def _delta_units(event: Mapping[str, Any]) -> int:
+    delta = event.get("delta")
+    return utf16_units(delta) if isinstance(delta, str) else 0
+
+
+class _Entry:
+    """One buffered (possibly merged) event.
+
+    Merged deltas are kept as a list of parts and joined once at publish time,
+    so a long run of tiny deltas costs O(total text), not O(n^2).
+    """
+
+    __slots__ = ("event", "key", "parts", "units", "through")
+
+    def __init__(self, event: dict[str, Any], key: tuple[str, str] | None, units: int) -> None:
+        self.event = event
+        self.key = key
+        self.parts: list[str] | None = None
+        self.units = units
+        self.through: int | None = None
+
+    def absorb(self, other: _Entry) -> None:
+        if self.parts is None:
+            first = self.event.get("delta")
+            self.parts = [first] if isinstance(first, str) and first else []
+        if other.parts is not None:
+            self.parts.extend(other.parts)
+        else:
+            delta = other.event.get("delta")
+            if isinstance(delta, str) and delta:
+                self.parts.append(delta)
+        self.units += other.units
+        if other.through is not None and (self.through is None or other.through > self.through):
+            self.through = other.through
+
+    def build(self) -> dict[str, Any]:
+        if self.parts is None:
+            return self.event
+        merged = dict(self.event)  # keeps the first event's role/name and other fields
+        if self.parts or "delta" in merged:
+            merged["delta"] = "".join(self.parts)
+        return merged
+
+
+def _max_through(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if a >= b else b
+
+
+def compact(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The buffer's compaction applied to a plain list (no timing, no limits)."""
+    out: list[_Entry] = []
+    for event in events:
+        etype = event.get("type")
+        if etype in _DROP_WHEN_EMPTY and event.get("delta") == "":
+            continue
+        key = _merge_key(event)
+        entry = _Entry(dict(event), key, 0)
+        if key is not None and out and out[-1].key == key:
+            out[-1].absorb(entry)
+        else:
+            out.append(entry)
+    return [e.build() for e in out]
+
+
+class DeliveryBuffer:
+    """Batch events for publishing; see the module docstring for the rules.
+
+    ``publish(batch)`` returns False or raises to signal failure; anything
+    else (including None) is success.  After a failure the batch is retried
+    ``max_wait_ms`` later (or on the next explicit ``flush()``); fast paths and
+    size thresholds do not hammer a failing sink in between.
+    """
+
+    def __init__(
+        self,
+        publish: Callable[[Batch], bool | None],
+        schedule: Callable[[Callable[[], None], float], Any],
+        cancel: Callable[[Any], None],
+        config: DeliveryConfig | None = None,
+    ) -> None:
+        self._publish = publish
+        self._schedule = schedule
+        self._cancel = cancel
+        self.config = config or DeliveryConfig()
+        self._pending: deque[_Entry] = deque()
+        self._units = 0
+        self._carry_through: int | None = None  # from dropped events with nothing buffered
+        self._timer: Any = None
+        self._timer_gen = 0  # a timer callback from an older generation is stale
+        self._timer_armed = False
+        self._backoff = False  # a publish failed; only the retry timer or flush() publishes
+        self._publishing = False
+        self._again = False
+        self._closed = False
+        # First-delta fast path: streams whose next non-empty delta goes out at once.
+        self._run_armed = False
+        self._armed: set[tuple[str, str]] = set()
+        self._armed_reasoning_any = False
+        self._armed_thinking = False
+        self._seen_chunk_ids: set[tuple[str, str]] = set()
+        self.last_error: BaseException | None = None
+        self._stats = {
+            "enqueued": 0,
+            "dropped": 0,
+            "merged": 0,
+            "batches": 0,
+            "published_events": 0,
+            "failures": 0,
+            "timer_flushes": 0,
+            "fast_flushes": 0,
+            "threshold_flushes": 0,
+        }
+
+    # -- public API ---------------------------------------------------------
+
+    def enqueue(self, events: Iterable[Mapping[str, Any]], through: int | None = None) -> None:
+        """Buffer ``events`` (in order); ``through`` = highest raw seq they cover."""
+        self._check_open()
+        if through is not None and (isinstance(through, bool) or not isinstance(through, int)):
+            raise TypeError(f"through must be an int or None, got {type(through).__name__}")
+        batch = list(events)
+        for i, event in enumerate(batch):
+            if not isinstance(event, Mapping):
+                raise TypeError(f"event [{i}] must be a dict, got {type(event).__name__}")
+            if not isinstance(event.get("type"), str):
+                raise ValueError(f"event [{i}]: 'type' missing or not a string")
+        fast = False
+        last = len(batch) - 1
+        for i, event in enumerate(batch):
+            call_through = through if i == last else None
+            fast = self._add(event, call_through) or fast
+            if self._over_threshold() and not self._backoff:
+                self._stats["threshold_flushes"] += 1
+                self._flush()
+        if not batch and through is not None:
+            self._attach_through(through)
+        if fast and self._pending and not self._backoff:
+            self._stats["fast_flushes"] += 1
+            self._flush()
+        self._ensure_timer()
+
+    def flush(self) -> None:
+        """Publish everything buffered now (also retries after a failure)."""
+        self._check_open()
+        self._backoff = False
+        self._flush()
+        self._ensure_timer()
+
+    def close(self) -> list[dict[str, Any]]:
+        """Flush, cancel timers and refuse further use.
+
+        Returns the events that could not be published (empty on success), so
+        a caller can hand them to another sink instead of losing them.
+        """
+        if self._closed:
+            return []
+        self._backoff = False
+        self._flush()
+        self._closed = True
+        self._cancel_timer()
+        left = [entry.build() for entry in self._pending]
+        self._pending.clear()
+        self._units = 0
+        return left
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def pending_events(self) -> int:
+        """Events buffered (after compaction), including a failed batch."""
+        return len(self._pending)
+
+    def pending_units(self) -> int:
+        """UTF-16 code units of delta text buffered."""
+        return self._units
+
+    def stats(self) -> dict[str, int]:
+        return dict(self._stats, pending_events=len(self._pending), pending_units=self._units)
+
+    # -- internals ----------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DeliveryClosedError("DeliveryBuffer is closed; create a new one")
+
+    def _over_threshold(self) -> bool:
+        cfg = self.config
+        return len(self._pending) >= cfg.max_events or self._units >= cfg.max_delta_units
+
+    def _attach_through(self, through: int) -> None:
+        if self._pending:
+            tail = self._pending[-1]
+            tail.through = _max_through(tail.through, through)
+        else:
+            self._carry_through = _max_through(self._carry_through, through)
+
+    def _add(self, event: Mapping[str, Any], through: int | None) -> bool:
+        """Buffer one event; True if it triggers a fast-path publish."""
+        self._stats["enqueued"] += 1
+        etype = event["type"]
+        fast = self._track_fast_path(event, etype)
+        if etype in _DROP_WHEN_EMPTY and event.get("delta") == "":
+            self._stats["dropped"] += 1
+            if through is not None:
+                self._attach_through(through)
+            return fast
+        key = _merge_key(event)
+        entry = _Entry(dict(event) if key is not None else event, key, _delta_units(event))
+        entry.through = _max_through(self._carry_through, through)
+        self._carry_through = None
+        self._units += entry.units
+        pending = self._pending
+        if key is not None and pending and pending[-1].key == key:
+            pending[-1].absorb(entry)
+            self._stats["merged"] += 1
+        else:
+            pending.append(entry)
+        return fast
+
+    def _track_fast_path(self, event: Mapping[str, Any], etype: str) -> bool:
+        if etype in ev.RUN_TERMINAL_TYPES:
+            self._run_armed = False
+            self._armed.clear()
+            self._armed_reasoning_any = False
+            self._armed_thinking = False
+            self._seen_chunk_ids.clear()  # bounded memory over a long session
+            return True
+        if etype == ev.RUN_STARTED:
+            self._run_armed = True
+            return False
+        if etype == ev.TEXT_MESSAGE_START:
+            self._arm(("msg", event.get("messageId")))
+            return False
+        if etype == ev.REASONING_MESSAGE_START:
+            self._arm(("reasoning", event.get("messageId")))
+            return False
+        if etype == ev.REASONING_START:
+            # Its id names the reasoning phase, not necessarily the message that
+            # follows, so arm "the next reasoning delta" instead of one id.
+            self._armed_reasoning_any = True
+            return False
+        if etype == ev.THINKING_TEXT_MESSAGE_START:
+            self._armed_thinking = True
+            return False
+        if etype == ev.TOOL_CALL_START:
+            self._arm(("tool", event.get("toolCallId")))
+            return False
+        if etype == ev.TEXT_MESSAGE_END:
+            self._armed.discard(("msg", event.get("messageId")))  # type: ignore[arg-type]
+            return False
+        if etype == ev.REASONING_MESSAGE_END:
+            self._armed.discard(("reasoning", event.get("messageId")))  # type: ignore[arg-type]
+            return False
+        if etype == ev.TOOL_CALL_END:
+            self._armed.discard(("tool", event.get("toolCallId")))  # type: ignore[arg-type]
+            return False
+
+        stream: tuple[str, str] | None = None
+        if etype in (ev.TEXT_MESSAGE_CONTENT, ev.TEXT_MESSAGE_CHUNK):
+            stream = ("msg", event.get("messageId"))  # type: ignore[assignment]
+        elif etype in (ev.REASONING_MESSAGE_CONTENT, ev.REASONING_MESSAGE_CHUNK):
+            stream = ("reasoning", event.get("messageId"))  # type: ignore[assignment]
+        elif etype in (ev.TOOL_CALL_ARGS, ev.TOOL_CALL_CHUNK):
+            stream = ("tool", event.get("toolCallId"))  # type: ignore[assignment]
+        elif etype == ev.THINKING_TEXT_MESSAGE_CONTENT:
+            delta = event.get("delta")
+            if self._armed_thinking and isinstance(delta, str) and delta:
+                self._armed_thinking = False
+                self._run_armed = False
+                return True
+            return False
+        else:
+            return False
+
+        ident = stream[1]
+        has_id = isinstance(ident, str) and bool(ident)
+        if has_id and etype in (ev.TEXT_MESSAGE_CHUNK, ev.REASONING_MESSAGE_CHUNK,
+                                ev.TOOL_CALL_CHUNK) and stream not in self._seen_chunk_ids:
+            # A chunk stream has no START: its first appearance opens it.
+            self._seen_chunk_ids.add(stream)
+            self._armed.add(stream)
+        delta = event.get("delta")
+        if not (isinstance(delta, str) and delta):
+            return False
+        fast = False
+        if self._run_armed:
+            self._run_armed = False
+            fast = True
+        if has_id and stream in self._armed:
+            self._armed.discard(stream)
+            fast = True
+        if stream[0] == "reasoning" and self._armed_reasoning_any:
+            self._armed_reasoning_any = False
+            fast = True
+        return fast
+
+    def _arm(self, stream: tuple[str, Any]) -> None:
+        if isinstance(stream[1], str) and stream[1]:
+            self._armed.add(stream)  # type: ignore[arg-type]
+
+    def _flush(self) -> None:
+        if self._publishing:
+            # publish() re-entered us (e.g. it enqueued a terminal event): the
+            # outer loop picks the new events up after the current publish.
+            self._again = True
+            return
+        self._publishing = True
+        try:
+            self._again = True
+            while self._again:
+                self._again = False
+                while self._pending:
+                    if not self._publish_one():
+                        self._on_failure()
+                        return
+            self._backoff = False
+            if not self._pending:
+                self._cancel_timer()
+        finally:
+            self._publishing = False
+
+    def _publish_one(self) -> bool:
+        pending = self._pending
+        count = min(len(pending), self.config.max_events)
+        entries = [pending.popleft() for _ in range(count)]
+        units = sum(e.units for e in entries)
+        self._units -= units
+        through: int | None = None
+        for entry in entries:
+            through = _max_through(through, entry.through)
+        batch = Batch([entry.build() for entry in entries], through)
+        try:
+            ok = self._publish(batch) is not False
+        except Exception as exc:  # a failing sink must not lose the batch
+            self.last_error = exc
+            ok = False
+        if ok:
+            self._stats["batches"] += 1
+            self._stats["published_events"] += len(batch.events)
+            return True
+        self._stats["failures"] += 1
+        # Put the batch back in front of what arrived meanwhile, re-compacting
+        # the seam so a retry publishes exactly what one success would have.
+        if pending and entries[-1].key is not None and pending[0].key == entries[-1].key:
+            entries[-1].absorb(pending.popleft())
+            self._stats["merged"] += 1
+        pending.extendleft(reversed(entries))
+        self._units += units
+        return False
+
+    def _on_failure(self) -> None:
+        self._backoff = True
+        self._cancel_timer()
+        self._arm_timer()
+
+    def _ensure_timer(self) -> None:
+        if self._pending and not self._timer_armed and not self._closed:
+            self._arm_timer()
+
+    def _arm_timer(self) -> None:
+        self._timer_gen += 1
+        gen = self._timer_gen
+        self._timer_armed = True
+        self._timer = self._schedule(lambda: self._on_timer(gen), self.config.max_wait_ms)
+
+    def _cancel_timer(self) -> None:
+        if self._timer_armed:
+            self._timer_armed = False
+            self._timer_gen += 1
+            handle, self._timer = self._timer, None
+            self._cancel(handle)
+
+    def _on_timer(self, gen: int) -> None:
+        if gen != self._timer_gen or self._closed:
+            return  # cancelled, superseded, or the host fired a cancelled timer
+        self._timer_armed = False
+        self._timer = None
+        self._backoff = False
+        if self._pending:
+            self._stats["timer_flushes"] += 1
+        self._flush()
+        self._ensure_timer()
