@@ -1,0 +1,119 @@
+"""Command line: `streampace serve ...` (also `python -m streampace serve`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main", "build_parser"]
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="streampace", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser(
+        "serve",
+        help="serve the demo page and stream sessions over WebSocket",
+        description="Serve the page and stream AG-UI runs to browsers (docs/server.md).",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any)")
+    serve.add_argument(
+        "--source",
+        default="demo",
+        help="demo (simulated model, default) | replay:PATH | agui:URL | openai:URL",
+    )
+    serve.add_argument("--model", help="model name for openai:URL")
+    serve.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the API key for openai:URL (default OPENAI_API_KEY)",
+    )
+    serve.add_argument("--speed", type=_positive_float, default=1.0,
+                       help="time scale for demo and replay (2 = twice as fast)")
+    serve.add_argument("--seed", type=int, default=0, help="seed for the demo source")
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="extra WebSocket Origin to accept (repeatable; '*' = any)",
+    )
+    serve.add_argument("--log-events", type=_positive_int, default=10_000,
+                       help="session log bound in events (default 10000)")
+    serve.add_argument("--log-bytes", type=_positive_int, default=8 * 1024 * 1024,
+                       help="session log bound in bytes of JSON (default 8 MiB)")
+    serve.add_argument("--stall-timeout", type=_positive_float, default=60.0,
+                       help="seconds without data before an upstream counts as stalled")
+    serve.add_argument("--root", type=Path, default=None,
+                       help="directory holding index.html, py/, js_shim/, vendor/ "
+                            "(default: the repository root)")
+    serve.add_argument("--log-level", default="info",
+                       choices=["critical", "error", "warning", "info", "debug"])
+    return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from streampace.server import ServerConfig, SourceSpecError, build_server, parse_source
+    from streampace.server.sources.base import SourceOptions
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        source=args.source,
+        allow_origins=tuple(args.allow_origin),
+        log_events=args.log_events,
+        log_bytes=args.log_bytes,
+    )
+    if args.root is not None:
+        config.root = args.root.resolve()
+    if not (config.root / "index.html").is_file():
+        print(f"streampace: warning: no index.html in {config.root}", file=sys.stderr)
+    options = SourceOptions(
+        speed=args.speed,
+        seed=args.seed,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        stall_timeout_s=args.stall_timeout,
+    )
+    try:
+        source = parse_source(args.source, options)
+    except SourceSpecError as exc:
+        print(f"streampace: {exc}", file=sys.stderr)
+        return 2
+
+    def ready(url: str) -> None:
+        print(f"streampace: serving {url} (source: {args.source}) - Ctrl-C to stop", flush=True)
+
+    server = build_server(config, source, log_level=args.log_level, on_ready=ready)
+    server.run()
+    return 0 if server.started else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
+    return 2  # pragma: no cover - argparse enforces the subcommand
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""The ASGI application: page files plus the session WebSocket."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import Route, WebSocketRoute
+
+from streampace.delivery import Batch
+
+from .config import ServerConfig
+from .headers import SecurityHeaders
+from .session import Hub
+from .sources import Source
+from .static import StaticSite
+from .websocket import session_socket
+
+__all__ = ["create_app"]
+
+
+def create_app(
+    config: ServerConfig,
+    source: Source,
+    hub: Hub | None = None,
+    on_send: Callable[[Batch], None] | None = None,
+) -> Starlette:
+    hub = hub or Hub(source, config)
+    site = StaticSite(config.root)
+    app = Starlette(
+        routes=[
+            WebSocketRoute("/ws/sessions/{session_id}", session_socket),
+            Route("/", site.handle, methods=["GET", "HEAD"]),
+            Route("/{path:path}", site.handle, methods=["GET", "HEAD", "POST", "PUT", "DELETE"]),
+        ],
+        middleware=[Middleware(SecurityHeaders)],
+    )
+    app.state.hub = hub
+    app.state.on_send = on_send
+    return app

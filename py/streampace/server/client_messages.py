@@ -1,0 +1,69 @@
+"""Parse and check what a viewer sends (protocol v1, docs/protocol.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ClientError", "RunMessage", "ResumeMessage", "CancelMessage", "parse_client_message"]
+
+
+class ClientError(ValueError):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class RunMessage:
+    prompt: str
+    scenario: str | None
+
+
+@dataclass(frozen=True)
+class ResumeMessage:
+    after: int
+
+
+@dataclass(frozen=True)
+class CancelMessage:
+    pass
+
+
+ClientMessage = RunMessage | ResumeMessage | CancelMessage
+
+
+def parse_client_message(text: str, max_prompt_chars: int) -> ClientMessage:
+    try:
+        data: Any = json.loads(text)
+    except ValueError as exc:
+        raise ClientError("bad_json", f"invalid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ClientError("bad_message", f"expected a JSON object, got {type(data).__name__}")
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        raise ClientError("bad_message", "'type' is missing or not a string")
+    if kind == "run":
+        prompt = data.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ClientError("bad_field", "run.prompt must be a non-empty string")
+        if len(prompt) > max_prompt_chars:
+            raise ClientError("bad_field", f"run.prompt is longer than {max_prompt_chars} chars")
+        try:
+            prompt.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ClientError("bad_field", "run.prompt contains a lone surrogate") from None
+        scenario = data.get("scenario")
+        if scenario is not None and not isinstance(scenario, str):
+            raise ClientError("bad_field", "run.scenario must be a string")
+        return RunMessage(prompt, scenario)
+    if kind == "resume":
+        after = data.get("after")
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            raise ClientError("bad_field", "resume.after must be an integer >= 0")
+        return ResumeMessage(after)
+    if kind == "cancel":
+        return CancelMessage()
+    raise ClientError("unknown_type", f"unknown message type {kind[:40]!r}")

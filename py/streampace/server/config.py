@@ -1,0 +1,43 @@
+"""Server settings (what `streampace serve` flags set)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from streampace.delivery import DeliveryConfig
+
+__all__ = ["ServerConfig", "default_root", "LOOPBACK_HOSTS"]
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def default_root() -> Path:
+    """The repository root: the parent of py/ (this file is py/streampace/server/)."""
+    return Path(__file__).resolve().parents[3]
+
+
+@dataclass
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    root: Path = field(default_factory=default_root)
+    source: str = "demo"
+    allow_origins: tuple[str, ...] = ()  # added to the server's own origins; "*" = any
+    log_events: int = 10_000
+    log_bytes: int = 8 * 1024 * 1024
+    max_message_bytes: int = 65_536
+    max_prompt_chars: int = 32_768
+    outbound_limit_bytes: int = 1024 * 1024
+    abuse_errors: int = 10  # refused client messages ...
+    abuse_window_s: float = 10.0  # ... within this window close the socket (4400)
+    shutdown_drain_s: float = 3.0  # how long shutdown waits for viewers to take their data
+    delivery: DeliveryConfig = field(default_factory=DeliveryConfig)
+
+    def own_origins(self, port: int | None = None) -> set[str]:
+        port = self.port if port is None else port
+        hosts = {self.host}
+        if self.host in LOOPBACK_HOSTS:
+            hosts |= {"127.0.0.1", "localhost", "[::1]"}
+        hosts = {f"[{h}]" if ":" in h and not h.startswith("[") else h for h in hosts}
+        return {f"http://{h}:{port}" for h in hosts}

@@ -1,0 +1,127 @@
+"""Make every run a viewer sees a well-formed AG-UI run, whatever the source does.
+
+Sources are untrusted (a remote agent, a model endpoint, a file).  The framer
+sits between a source and the session log: it validates each event, makes sure
+the run opens with RUN_STARTED followed by the user's message, refuses events
+that break nesting, and on any ending (normal, upstream failure, cancel,
+shutdown) closes what is still open before the single terminal event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streampace import events as ev
+
+__all__ = ["RunFramer", "UpstreamError"]
+
+
+class UpstreamError(Exception):
+    """A source failed; ``code`` becomes the RUN_ERROR code viewers see."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+# START type -> (key kind, id field, END type)
+_OPENERS = {
+    ev.TEXT_MESSAGE_START: ("text", "messageId", ev.TEXT_MESSAGE_END),
+    ev.REASONING_START: ("reasoning_phase", "messageId", ev.REASONING_END),
+    ev.REASONING_MESSAGE_START: ("reasoning", "messageId", ev.REASONING_MESSAGE_END),
+    ev.TOOL_CALL_START: ("tool", "toolCallId", ev.TOOL_CALL_END),
+}
+_CLOSERS = {end: (kind, field) for kind, field, end in _OPENERS.values()}
+_CONTENT = {
+    ev.TEXT_MESSAGE_CONTENT: ("text", "messageId"),
+    ev.REASONING_MESSAGE_CONTENT: ("reasoning", "messageId"),
+    ev.TOOL_CALL_ARGS: ("tool", "toolCallId"),
+}
+_END_TYPE = {kind: (field, end) for kind, field, end in _OPENERS.values()}
+
+
+class RunFramer:
+    def __init__(self, thread_id: str, run_id: str, prompt: str) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.prompt = prompt
+        self.started = False
+        self.done = False
+        self._open: dict[tuple[str, str], None] = {}  # insertion-ordered set
+
+    def _start(self, event: dict[str, Any] | None) -> list[dict[str, Any]]:
+        self.started = True
+        if event is None:
+            event = {"type": ev.RUN_STARTED, "threadId": self.thread_id, "runId": self.run_id}
+        else:
+            self.thread_id, self.run_id = event["threadId"], event["runId"]
+        mid = f"{self.run_id}-user"
+        return [
+            event,
+            {"type": ev.TEXT_MESSAGE_START, "messageId": mid, "role": "user"},
+            {"type": ev.TEXT_MESSAGE_CONTENT, "messageId": mid, "delta": self.prompt},
+            {"type": ev.TEXT_MESSAGE_END, "messageId": mid},
+        ]
+
+    def _close_open(self) -> list[dict[str, Any]]:
+        out = []
+        for kind, ident in reversed(list(self._open)):
+            field, end = _END_TYPE[kind]
+            out.append({"type": end, field: ident})
+        self._open.clear()
+        return out
+
+    def feed(self, event: Any) -> list[dict[str, Any]]:
+        """Events to log for one source event; raises UpstreamError if it is invalid."""
+        if self.done:
+            return []
+        try:
+            event = ev.validate_event(event)
+        except ev.EventError as exc:
+            raise UpstreamError("upstream_protocol_error", f"invalid AG-UI event: {exc}") from None
+        t = event["type"]
+        out: list[dict[str, Any]] = []
+        if not self.started:
+            if t == ev.RUN_STARTED:
+                return self._start(event)
+            out.extend(self._start(None))
+        elif t == ev.RUN_STARTED:
+            raise UpstreamError("upstream_protocol_error", "RUN_STARTED inside a running run")
+        if t in ev.RUN_TERMINAL_TYPES:
+            out.extend(self._close_open())
+            out.append(event)
+            self.done = True
+            return out
+        if t in _OPENERS:
+            kind, field, _ = _OPENERS[t]
+            key = (kind, event[field])
+            if key in self._open:
+                raise UpstreamError("upstream_protocol_error", f"{t} for {event[field]!r} twice")
+            self._open[key] = None
+        elif t in _CLOSERS:
+            kind, field = _CLOSERS[t]
+            key = (kind, event[field])
+            if key not in self._open:
+                raise UpstreamError(
+                    "upstream_protocol_error", f"{t} for {event[field]!r} that is not open"
+                )
+            del self._open[key]
+        elif t in _CONTENT:
+            kind, field = _CONTENT[t]
+            if (kind, event[field]) not in self._open:
+                raise UpstreamError(
+                    "upstream_protocol_error", f"{t} for {event[field]!r} that is not open"
+                )
+        out.append(event)
+        return out
+
+    def finish(self, code: str, message: str) -> list[dict[str, Any]]:
+        """End the run with RUN_ERROR (if not ended yet), closing what is open."""
+        if self.done:
+            return []
+        out = [] if self.started else self._start(None)
+        out.extend(self._close_open())
+        out.append({"type": ev.RUN_ERROR, "message": message, "code": code})
+        self.done = True
+        return out

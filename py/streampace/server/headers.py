@@ -1,0 +1,69 @@
+"""Security headers on every HTTP response."""
+
+from __future__ import annotations
+
+import re
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["SecurityHeaders", "content_security_policy"]
+
+_HOST_RE = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
+
+
+def content_security_policy(host: str | None) -> str:
+    """Only our own origin, plus what Pyodide and PyScript need to boot.
+
+    - 'wasm-unsafe-eval': compiling the Pyodide WebAssembly module.
+    - 'unsafe-eval': Pyodide's Emscripten glue evals EM_ASM snippets of loaded
+      modules, and PyScript builds its `js_import` helper with `Function(...)`.
+    - blob: workers and fetches: PyScript runs its storage helper in a worker made
+      from a Blob URL and reads inline <script type="py"> sources through Blob URLs.
+    """
+    connect = ["'self'", "blob:"]
+    if host and _HOST_RE.match(host):
+        connect += [f"ws://{host}", f"wss://{host}"]
+    return "; ".join(
+        [
+            "default-src 'self'",
+            "script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'",
+            "worker-src 'self' blob:",
+            f"connect-src {' '.join(connect)}",
+            "img-src 'self' data:",
+            "style-src 'self'",
+            "font-src 'self'",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "form-action 'self'",
+            "frame-ancestors 'self'",
+        ]
+    )
+
+
+class SecurityHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = None
+        for key, value in scope.get("headers", []):
+            if key == b"host":
+                host = value.decode("latin-1")
+                break
+        extra = [
+            (b"content-security-policy", content_security_policy(host).encode()),
+            (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"no-referrer"),
+            (b"cross-origin-opener-policy", b"same-origin"),
+        ]
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

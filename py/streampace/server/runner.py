@@ -1,0 +1,81 @@
+"""Run the app under uvicorn, with a shutdown that ends runs and closes viewers with 1001."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable
+
+import uvicorn
+
+from streampace.delivery import Batch
+
+from .app import create_app
+from .config import ServerConfig
+from .session import Hub
+from .sources import Source
+
+__all__ = ["StreampaceServer", "build_server"]
+
+log = logging.getLogger("streampace.server")
+
+
+class StreampaceServer(uvicorn.Server):
+    """uvicorn.Server whose shutdown first lets our sessions finish properly.
+
+    uvicorn alone would close open WebSockets with 1012 and drop whatever the
+    delivery buffers still hold; we end active runs with RUN_ERROR, flush every
+    viewer and close with 1001 before uvicorn's own shutdown runs.
+    """
+
+    def __init__(self, config: uvicorn.Config, hub: Hub,
+                 on_ready: Callable[[str], None] | None = None) -> None:
+        super().__init__(config)
+        self.hub = hub
+        self.on_ready = on_ready
+        self.url: str | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if not self.servers or not self.servers[0].sockets:
+            return
+        port = self.servers[0].sockets[0].getsockname()[1]
+        self.hub.set_port(port)
+        host = self.config.host
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{port}/"
+        if self.on_ready is not None:
+            self.on_ready(self.url)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await self.hub.shutdown()
+        except Exception:  # never block uvicorn's own shutdown
+            log.exception("error while closing sessions")
+        await super().shutdown(sockets)
+
+
+def build_server(
+    config: ServerConfig,
+    source: Source,
+    *,
+    log_level: str = "info",
+    on_ready: Callable[[str], None] | None = None,
+    on_send: Callable[[Batch], None] | None = None,
+) -> StreampaceServer:
+    hub = Hub(source, config)
+    app = create_app(config, source, hub, on_send=on_send)
+    uv_config = uvicorn.Config(
+        app,
+        host=config.host,
+        port=config.port,
+        ws_max_size=config.max_message_bytes,  # bigger frames: close 1009 at the protocol level
+        ws_ping_interval=20,
+        ws_ping_timeout=20,
+        lifespan="off",
+        log_level=log_level,
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=10,
+    )
+    return StreampaceServer(uv_config, hub, on_ready=on_ready)

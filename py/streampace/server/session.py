@@ -1,0 +1,177 @@
+"""Sessions: the log, the conversation, the viewers and the run in progress."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from typing import Any
+
+from .config import ServerConfig
+from .conversation import Conversation
+from .framing import RunFramer, UpstreamError
+from .session_log import SessionLog
+from .sources import RunRequest, Source
+from .viewer import CLOSE_GOING_AWAY, Viewer
+
+__all__ = ["Session", "Hub"]
+
+log = logging.getLogger("streampace.server")
+
+
+class Session:
+    def __init__(self, session_id: str, source: Source, config: ServerConfig) -> None:
+        self.id = session_id
+        self.source = source
+        self.log = SessionLog(config.log_events, config.log_bytes)
+        self.conversation = Conversation()
+        self.viewers: set[Viewer] = set()
+        self.run_task: asyncio.Task[None] | None = None
+        self.run_count = 0
+        self._framer: RunFramer | None = None
+        self._stop: tuple[str, str] | None = None  # (code, message) for a requested stop
+
+    # -- log and fan-out ----------------------------------------------------
+
+    def append(self, events: list[dict[str, Any]]) -> None:
+        """Log events, update the conversation and hand them to every viewer."""
+        if not events:
+            return
+        through = self.log.append(events)
+        for event in events:
+            self.conversation.apply(event)
+        for viewer in list(self.viewers):
+            viewer.deliver(events, through)
+
+    def attach(self, viewer: Viewer, after: int | None) -> str:
+        """Attach after seq ``after`` (None: from now). Returns "log", "live" or "snapshot".
+
+        Runs synchronously, so no event can slip in between the replay and live delivery.
+        """
+        head = self.log.head
+        if after is None:
+            viewer.attach(self, [], head)
+            mode = "live"
+        elif self.log.covers(after):
+            viewer.attach(self, self.log.events_after(after), head)
+            mode = "log"
+        else:
+            viewer.attach_snapshot(self, self.conversation.snapshot_events(), head)
+            mode = "snapshot"
+        self.viewers.add(viewer)
+        return mode
+
+    def detach(self, viewer: Viewer) -> None:
+        self.viewers.discard(viewer)
+
+    # -- runs ---------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self.run_task is not None
+
+    def start_run(self, prompt: str, scenario: str | None) -> None:
+        if self.run_task is not None:
+            raise RuntimeError("a run is already in progress")
+        run_id = f"run-{uuid.uuid4().hex[:12]}"
+        request = RunRequest(
+            thread_id=self.id,
+            run_id=run_id,
+            prompt=prompt,
+            scenario=scenario,
+            run_index=self.run_count,
+            history=self.conversation.history(),
+            state=self.conversation.state,
+        )
+        self.run_count += 1
+        self._framer = RunFramer(self.id, run_id, prompt)
+        self._stop = None
+        self.run_task = asyncio.create_task(self._run(self._framer, request))
+
+    def stop_run(self, code: str, message: str) -> asyncio.Task[None] | None:
+        task = self.run_task
+        if task is not None and self._stop is None:
+            self._stop = (code, message)
+            task.cancel()
+        return task
+
+    async def _run(self, framer: RunFramer, request: RunRequest) -> None:
+        try:
+            async with contextlib.aclosing(self.source.stream(request)) as groups:
+                async for group in groups:
+                    out: list[dict[str, Any]] = []
+                    for event in group:
+                        out.extend(framer.feed(event))
+                        if framer.done:
+                            break
+                    self.append(out)
+                    if framer.done:
+                        break
+            if not framer.done:
+                raise UpstreamError(
+                    "upstream_ended_early", "the source ended without RUN_FINISHED or RUN_ERROR"
+                )
+        except asyncio.CancelledError:
+            code, message = self._stop or ("cancelled", "run cancelled")
+            log.info("session %s: run %s stopped (%s)", self.id, request.run_id, code)
+            self.append(framer.finish(code, message))
+        except UpstreamError as exc:
+            log.warning(
+                "session %s: run %s failed: %s: %s", self.id, request.run_id, exc.code, exc.message
+            )
+            self.append(framer.finish(exc.code, exc.message))
+        except Exception:
+            log.exception("session %s: run %s crashed", self.id, request.run_id)
+            self.append(framer.finish("internal_error", "the server failed while running"))
+        finally:
+            self.run_task = None
+            self._framer = None
+
+
+class Hub:
+    """All sessions of one server."""
+
+    def __init__(self, source: Source, config: ServerConfig) -> None:
+        self.source = source
+        self.config = config
+        self.sessions: dict[str, Session] = {}
+        self.viewers: set[Viewer] = set()
+        self.allowed_origins: set[str] = set(config.allow_origins) | config.own_origins()
+        self.shutting_down = False
+
+    def set_port(self, port: int) -> None:
+        """The actual port once bound (it may have been 0)."""
+        self.allowed_origins = set(self.config.allow_origins) | self.config.own_origins(port)
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        if origin is None:
+            return True
+        return "*" in self.allowed_origins or origin.rstrip("/") in self.allowed_origins
+
+    def session(self, session_id: str) -> Session:
+        s = self.sessions.get(session_id)
+        if s is None:
+            s = self.sessions[session_id] = Session(session_id, self.source, self.config)
+        return s
+
+    async def shutdown(self) -> None:
+        """End runs (RUN_ERROR server_shutdown), flush every viewer, close with 1001."""
+        self.shutting_down = True
+        tasks = [
+            t
+            for s in self.sessions.values()
+            if (t := s.stop_run("server_shutdown", "the server is shutting down")) is not None
+        ]
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.config.shutdown_drain_s)
+        viewers = list(self.viewers)
+        if viewers:
+            await asyncio.gather(
+                *(
+                    v.drain_and_close(CLOSE_GOING_AWAY, "server shutting down",
+                                      self.config.shutdown_drain_s)
+                    for v in viewers
+                ),
+                return_exceptions=True,
+            )

@@ -1,0 +1,72 @@
+"""A session's event log: sequence numbers and a bounded replay window.
+
+Every event entering a session gets the next sequence number.  The log keeps
+the most recent events within an event-count and a byte budget so a viewer
+that reconnects can be replayed exactly what it missed; anything older is
+only recoverable as a snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Iterable
+from itertools import islice
+from typing import Any
+
+__all__ = ["SessionLog", "event_size"]
+
+
+def event_size(event: dict[str, Any]) -> int:
+    """Bytes of the event's compact JSON, the unit of the log's byte budget."""
+    return len(json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+class SessionLog:
+    def __init__(self, max_events: int = 10_000, max_bytes: int = 8 * 1024 * 1024) -> None:
+        if max_events < 1 or max_bytes < 1:
+            raise ValueError("log limits must be >= 1")
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self._entries: deque[tuple[int, dict[str, Any], int]] = deque()
+        self._bytes = 0
+        self.head = 0  # sequence number of the newest event (0: none yet)
+
+    @property
+    def first_seq(self) -> int:
+        """Sequence number of the oldest event still held (head + 1 if empty)."""
+        return self._entries[0][0] if self._entries else self.head + 1
+
+    @property
+    def size_bytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def append(self, events: Iterable[dict[str, Any]]) -> int:
+        """Log events in order; returns the sequence number of the last one."""
+        for event in events:
+            self.head += 1
+            size = event_size(event)
+            self._entries.append((self.head, event, size))
+            self._bytes += size
+        # Always keep the newest event, even when it alone exceeds the byte budget,
+        # so `head` stays replayable for viewers that are merely a little behind.
+        while len(self._entries) > 1 and (
+            len(self._entries) > self.max_events or self._bytes > self.max_bytes
+        ):
+            _, _, size = self._entries.popleft()
+            self._bytes -= size
+        return self.head
+
+    def covers(self, after: int) -> bool:
+        """True if every event with seq > after is still in the log."""
+        return self.first_seq - 1 <= after <= self.head
+
+    def events_after(self, after: int) -> list[dict[str, Any]]:
+        """The logged events with seq > after; callers check covers() first."""
+        if not self.covers(after):
+            raise ValueError(f"log does not cover seq {after + 1}..{self.head}")
+        skip = after - (self.first_seq - 1)
+        return [event for _, event, _ in islice(self._entries, skip, None)]

@@ -1,0 +1,209 @@
+"""An OpenAI-compatible chat-completions endpoint (stream: true), translated to AG-UI.
+
+Works with OpenAI, Ollama, vLLM and llama.cpp's server.  Reasoning arrives as
+``reasoning_content`` (DeepSeek, vLLM, llama.cpp) or ``reasoning`` (Ollama,
+OpenRouter) on the delta; tool calls as indexed ``tool_calls`` fragments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from streampace import events as ev
+
+from ..framing import UpstreamError
+from .base import RunRequest, SourceOptions
+from .http_upstream import sse_data
+
+__all__ = ["OpenAISource", "ChatTranslator", "chat_messages"]
+
+log = logging.getLogger("streampace.server")
+
+
+def chat_messages(request: RunRequest) -> list[dict[str, str]]:
+    """The session's text history in chat-completions form, plus the new prompt."""
+    out: list[dict[str, str]] = []
+    for msg in request.history:
+        role, content = msg.get("role"), msg.get("content")
+        roles = ("user", "assistant", "system", "developer")
+        if role in roles and isinstance(content, str) and content:
+            out.append({"role": "system" if role == "developer" else role, "content": content})
+    out.append({"role": "user", "content": request.prompt})
+    return out
+
+
+class ChatTranslator:
+    """Turns chat-completion chunks into AG-UI events for one run."""
+
+    def __init__(self, thread_id: str, run_id: str) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self._text_id: str | None = None
+        self._text_count = 0
+        self._reasoning_id: str | None = None
+        self._reasoning_count = 0
+        self._tool: str | None = None  # open tool call id
+        self._tools: dict[int, str] = {}  # index -> id
+        self.finish_reason: str | None = None
+
+    def start(self) -> list[dict[str, Any]]:
+        return [{"type": ev.RUN_STARTED, "threadId": self.thread_id, "runId": self.run_id}]
+
+    def _assistant_id(self) -> str:
+        return f"{self.run_id}-assistant-{max(self._text_count, 1)}"
+
+    def _close_reasoning(self) -> list[dict[str, Any]]:
+        if self._reasoning_id is None:
+            return []
+        rid, self._reasoning_id = self._reasoning_id, None
+        return [
+            {"type": ev.REASONING_MESSAGE_END, "messageId": rid},
+            {"type": ev.REASONING_END, "messageId": rid},
+        ]
+
+    def _close_text(self) -> list[dict[str, Any]]:
+        if self._text_id is None:
+            return []
+        mid, self._text_id = self._text_id, None
+        return [{"type": ev.TEXT_MESSAGE_END, "messageId": mid}]
+
+    def _close_tool(self) -> list[dict[str, Any]]:
+        if self._tool is None:
+            return []
+        tid, self._tool = self._tool, None
+        return [{"type": ev.TOOL_CALL_END, "toolCallId": tid}]
+
+    def chunk(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        err = data.get("error")
+        if err is not None:
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise UpstreamError("upstream_http_error", f"upstream reported an error: {msg}")
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            return []  # e.g. a trailing usage-only chunk
+        choice = choices[0]
+        if not isinstance(choice, dict):
+            raise UpstreamError("upstream_protocol_error", "choices[0] is not an object")
+        delta = choice.get("delta") or {}
+        if not isinstance(delta, dict):
+            raise UpstreamError("upstream_protocol_error", "choices[0].delta is not an object")
+        out: list[dict[str, Any]] = []
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            out += self._close_text() + self._close_tool()
+            if self._reasoning_id is None:
+                self._reasoning_count += 1
+                rid = f"{self.run_id}-reasoning-{self._reasoning_count}"
+                self._reasoning_id = rid
+                out += [
+                    {"type": ev.REASONING_START, "messageId": rid},
+                    {"type": ev.REASONING_MESSAGE_START, "messageId": rid, "role": "reasoning"},
+                ]
+            out.append(
+                {"type": ev.REASONING_MESSAGE_CONTENT, "messageId": self._reasoning_id,
+                 "delta": reasoning}
+            )
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            out += self._close_reasoning() + self._close_tool()
+            if self._text_id is None:
+                self._text_count += 1
+                self._text_id = self._assistant_id()
+                out.append(
+                    {"type": ev.TEXT_MESSAGE_START, "messageId": self._text_id,
+                     "role": "assistant"}
+                )
+            out.append({"type": ev.TEXT_MESSAGE_CONTENT, "messageId": self._text_id,
+                        "delta": content})
+        calls = delta.get("tool_calls")
+        if isinstance(calls, list):
+            for call in calls:
+                out += self._tool_fragment(call)
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            self.finish_reason = reason
+        return out
+
+    def _tool_fragment(self, call: Any) -> list[dict[str, Any]]:
+        if not isinstance(call, dict):
+            raise UpstreamError("upstream_protocol_error", "tool_calls entry is not an object")
+        index = call.get("index", 0)
+        fn = call.get("function") or {}
+        out: list[dict[str, Any]] = []
+        tid = self._tools.get(index)
+        if tid is None:
+            out += self._close_reasoning() + self._close_text() + self._close_tool()
+            tid = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else (
+                f"{self.run_id}-call-{len(self._tools) + 1}"
+            )
+            self._tools[index] = tid
+            self._tool = tid
+            name = fn.get("name") if isinstance(fn.get("name"), str) else ""
+            out.append({"type": ev.TOOL_CALL_START, "toolCallId": tid, "toolCallName": name,
+                        "parentMessageId": self._assistant_id()})
+        elif tid != self._tool:
+            raise UpstreamError(
+                "upstream_protocol_error", f"tool call {index} resumed after another began"
+            )
+        args = fn.get("arguments")
+        if isinstance(args, str) and args:
+            out.append({"type": ev.TOOL_CALL_ARGS, "toolCallId": tid, "delta": args})
+        return out
+
+    def finish(self) -> list[dict[str, Any]]:
+        out = self._close_reasoning() + self._close_text() + self._close_tool()
+        result = {"finishReason": self.finish_reason} if self.finish_reason else None
+        end: dict[str, Any] = {"type": ev.RUN_FINISHED, "threadId": self.thread_id,
+                               "runId": self.run_id}
+        if result:
+            end["result"] = result
+        return [*out, end]
+
+
+class OpenAISource:
+    name = "openai"
+    supports_scenarios = False
+
+    def __init__(self, url: str, options: SourceOptions) -> None:
+        base = url.rstrip("/")
+        self.url = base if base.endswith("/chat/completions") else f"{base}/chat/completions"
+        self.options = options
+
+    def _headers(self) -> dict[str, str]:
+        key = os.environ.get(self.options.api_key_env, "")
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    async def stream(self, request: RunRequest) -> AsyncIterator[list[dict[str, Any]]]:
+        tr = ChatTranslator(request.thread_id, request.run_id)
+        body = {"model": self.options.model, "messages": chat_messages(request), "stream": True}
+        yield tr.start()
+        done = False
+        stream = sse_data(self.url, body, self.options, self._headers())
+        async with contextlib.aclosing(stream) as datas:
+            async for data in datas:
+                if data.strip() == "[DONE]":
+                    done = True
+                    break
+                try:
+                    chunk = json.loads(data)
+                except ValueError:
+                    raise UpstreamError(
+                        "upstream_protocol_error", f"upstream sent non-JSON data: {data[:80]!r}"
+                    ) from None
+                if not isinstance(chunk, dict):
+                    raise UpstreamError(
+                        "upstream_protocol_error", "upstream chunk is not an object"
+                    )
+                events = tr.chunk(chunk)
+                if events:
+                    yield events
+        if not done and tr.finish_reason is None:
+            raise UpstreamError(
+                "upstream_ended_early", "upstream closed the stream before finishing"
+            )
+        yield tr.finish()

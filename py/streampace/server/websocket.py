@@ -1,0 +1,130 @@
+"""The WebSocket endpoint: GET /ws/sessions/{session_id} (docs/protocol.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import time
+from collections import deque
+
+from starlette.websockets import WebSocket
+
+from .client_messages import (
+    CancelMessage,
+    ClientError,
+    ResumeMessage,
+    RunMessage,
+    parse_client_message,
+)
+from .session import Hub, Session
+from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, Viewer
+
+__all__ = ["session_socket", "SESSION_ID_RE"]
+
+log = logging.getLogger("streampace.server")
+
+SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class _AbuseMeter:
+    def __init__(self, limit: int, window_s: float) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self._times: deque[float] = deque()
+
+    def strike(self) -> bool:
+        """Record a refused message; True when the limit is reached."""
+        now = time.monotonic()
+        self._times.append(now)
+        while self._times and now - self._times[0] > self.window_s:
+            self._times.popleft()
+        return len(self._times) >= self.limit
+
+
+async def session_socket(websocket: WebSocket) -> None:
+    hub: Hub = websocket.app.state.hub
+    config = hub.config
+    origin = websocket.headers.get("origin")
+    session_id = websocket.path_params.get("session_id", "")
+    if not hub.origin_allowed(origin):
+        log.warning("refused WebSocket from origin %r", origin)
+        # Accept first: a browser only learns a close code from an open socket.
+        await websocket.accept()
+        await websocket.close(CLOSE_BAD_ORIGIN, "origin not allowed")
+        return
+    if not SESSION_ID_RE.fullmatch(session_id):
+        await websocket.accept()
+        await websocket.close(CLOSE_ABUSE, "bad session id")
+        return
+    if hub.shutting_down:
+        await websocket.accept()
+        await websocket.close(1001, "server shutting down")
+        return
+    await websocket.accept()
+    session = hub.session(session_id)
+    viewer = Viewer(
+        websocket,
+        config.delivery,
+        config.outbound_limit_bytes,
+        on_send=getattr(websocket.app.state, "on_send", None),
+    )
+    hub.viewers.add(viewer)
+    abuse = _AbuseMeter(config.abuse_errors, config.abuse_window_s)
+    try:
+        while not viewer.closing:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                break
+            text = message.get("text")
+            try:
+                if text is None:
+                    if len(message.get("bytes") or b"") > config.max_message_bytes:
+                        viewer.close(CLOSE_TOO_BIG, "message too big")
+                        break
+                    raise ClientError("bad_json", "binary frames are not supported; send JSON text")
+                if len(text) > config.max_message_bytes or (
+                    len(text.encode("utf-8", "surrogatepass")) > config.max_message_bytes
+                ):
+                    # uvicorn enforces this at the frame level already; this guards other servers.
+                    viewer.close(CLOSE_TOO_BIG, "message too big")
+                    break
+                _handle(hub, session, viewer, parse_client_message(text, config.max_prompt_chars))
+            except ClientError as exc:
+                viewer.send_error(exc.code, exc.message)
+                if abuse.strike():
+                    log.warning("session %s: closing an abusive viewer", session_id)
+                    viewer.close(CLOSE_ABUSE, "too many bad messages")
+                    break
+    except Exception as exc:  # the peer vanished or sent garbage at the protocol level
+        log.debug("session %s: socket ended: %r", session_id, exc)
+    finally:
+        session.detach(viewer)
+        hub.viewers.discard(viewer)
+        with contextlib.suppress(Exception):
+            await viewer.stop()
+
+
+def _handle(hub: Hub, session: Session, viewer: Viewer, msg: object) -> None:
+    if isinstance(msg, ResumeMessage):
+        if viewer.attached:
+            raise ClientError("already_attached", "this socket is already attached; reconnect")
+        mode = session.attach(viewer, msg.after)
+        log.info("session %s: viewer attached after %d (%s)", session.id, msg.after, mode)
+    elif isinstance(msg, RunMessage):
+        if msg.scenario is not None:
+            if not getattr(session.source, "supports_scenarios", False):
+                raise ClientError("bad_scenario", "scenarios exist only with the demo source")
+            if msg.scenario not in session.source.scenarios():  # type: ignore[attr-defined]
+                raise ClientError("bad_scenario", f"unknown scenario {msg.scenario[:40]!r}")
+        if session.running:
+            raise ClientError("run_active", "a run is already in progress in this session")
+        if hub.shutting_down:
+            raise ClientError("run_active", "the server is shutting down")
+        if not viewer.attached:
+            session.attach(viewer, None)
+        session.start_run(msg.prompt, msg.scenario)
+    elif isinstance(msg, CancelMessage):
+        if not session.running:
+            raise ClientError("no_run", "no run is in progress")
+        session.stop_run("cancelled", "run cancelled by a viewer")
