@@ -35,6 +35,8 @@ __all__ = [
     "visible_text",
     "summarize",
     "with_network_jitter",
+    "messages_snapshot",
+    "with_snapshot",
     "stamped",
 ]
 
@@ -948,3 +950,122 @@ def with_network_jitter(
 def stamped(timed: Iterable[TimedEvent], start_ms: int = 0) -> list[dict[str, Any]]:
     """Events with an AG-UI ``timestamp`` (ms) = start_ms + t_ms, as replay files carry."""
     return [{**item.event, "timestamp": start_ms + int(round(item.t_ms))} for item in timed]
+
+
+def messages_snapshot(events: Iterable[TimedEvent | Mapping[str, Any]]) -> dict[str, Any]:
+    """A MESSAGES_SNAPSHOT event of everything the events so far say.
+
+    Messages still streaming appear with the text received so far; tool
+    calls are attached to their parent assistant message (one is created
+    when the parent is unknown).  What a server sends when a reconnecting
+    client asks for events its log no longer holds.
+    """
+    msgs: dict[str, dict[str, Any]] = {}
+    calls: dict[str, dict[str, Any]] = {}
+    last_chunk: dict[str, str] = {}
+    for ev in _events_of(events):
+        etype = ev.get("type")
+        mid = ev.get("messageId")
+        if etype in ("TEXT_MESSAGE_CHUNK", "REASONING_MESSAGE_CHUNK"):
+            if mid is None:
+                mid = last_chunk.get(etype)
+            if mid is None:
+                continue
+            last_chunk[etype] = mid
+        if etype in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CHUNK") and mid not in msgs:
+            msgs[mid] = {"id": mid, "role": ev.get("role") or "assistant", "content": ""}
+        elif etype in ("REASONING_MESSAGE_START", "REASONING_MESSAGE_CHUNK") and mid not in msgs:
+            msgs[mid] = {"id": mid, "role": "reasoning", "content": ""}
+        if etype in _TEXT_TYPES and not etype.endswith("_START"):
+            delta = ev.get("delta")
+            if isinstance(delta, str) and mid in msgs:
+                msgs[mid]["content"] += delta
+        elif etype == "TOOL_CALL_START":
+            call_id = ev["toolCallId"]
+            call = {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": ev.get("toolCallName", ""), "arguments": ""},
+            }
+            calls[call_id] = call
+            parent = ev.get("parentMessageId") or f"{call_id}-parent"
+            holder = msgs.get(parent)
+            if holder is None or holder["role"] != "assistant":
+                holder = msgs.setdefault(parent, {"id": parent, "role": "assistant"})
+            holder.setdefault("toolCalls", []).append(call)
+        elif etype == "TOOL_CALL_ARGS" and ev.get("toolCallId") in calls:
+            calls[ev["toolCallId"]]["function"]["arguments"] += ev.get("delta", "")
+        elif etype == "TOOL_CALL_RESULT":
+            content = ev.get("content")
+            msgs[mid] = {
+                "id": mid,
+                "role": "tool",
+                "content": content if isinstance(content, str) else json.dumps(content),
+                "toolCallId": ev.get("toolCallId"),
+            }
+    return {"type": "MESSAGES_SNAPSHOT", "messages": [dict(m) for m in msgs.values()]}
+
+
+def _pointer(path: str) -> list[str]:
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise ValueError(f"JSON pointer must start with '/': {path!r}")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def _apply_ops(doc: Any, ops: list[dict[str, Any]]) -> Any:
+    # Only add/replace/remove, the ops this module emits; other patches are
+    # left to streampace's full JSON Patch implementation.
+    doc = json.loads(json.dumps(doc))
+    for op in ops:
+        *parents, last = _pointer(op["path"]) or [""]
+        target = doc
+        for key in parents:
+            target = target[int(key)] if isinstance(target, list) else target[key]
+        kind = op["op"]
+        if isinstance(target, list):
+            if kind == "add":
+                target.insert(len(target) if last == "-" else int(last), op["value"])
+            elif kind == "replace":
+                target[int(last)] = op["value"]
+            elif kind == "remove":
+                del target[int(last)]
+            else:
+                raise ValueError(f"unsupported patch op {kind!r}")
+        elif kind in ("add", "replace"):
+            target[last] = op["value"]
+        elif kind == "remove":
+            del target[last]
+        else:
+            raise ValueError(f"unsupported patch op {kind!r}")
+    return doc
+
+
+def with_snapshot(timed: Iterable[TimedEvent], at_ms: float) -> list[TimedEvent]:
+    """The run with a reconnect-style snapshot inserted at ``at_ms``.
+
+    Before the first event at or after ``at_ms`` (never before RUN_STARTED,
+    never after RUN_FINISHED) a MESSAGES_SNAPSHOT of everything so far is
+    inserted, followed by a STATE_SNAPSHOT when the run has state by then —
+    what a client that resumed past the server's log receives mid-run.
+    """
+    items = list(timed)
+    if len(items) < 2:
+        raise ValueError("with_snapshot needs a run of at least two events")
+    cut = next((i for i, t in enumerate(items) if t.t_ms >= at_ms), len(items) - 1)
+    cut = min(max(cut, 1), len(items) - 1)
+    before = items[:cut]
+    t = items[cut].t_ms
+    inserted = [TimedEvent(t, messages_snapshot(before))]
+    state: Any = None
+    has_state = False
+    for item in before:
+        ev = item.event
+        if ev["type"] == "STATE_SNAPSHOT":
+            state, has_state = ev["snapshot"], True
+        elif ev["type"] == "STATE_DELTA" and has_state:
+            state = _apply_ops(state, ev["delta"])
+    if has_state:
+        inserted.append(TimedEvent(t, {"type": "STATE_SNAPSHOT", "snapshot": state}))
+    return before + inserted + items[cut:]

@@ -18,11 +18,13 @@ from streampace.sim import (
     TimedEvent,
     _clusters,
     iter_simulate,
+    messages_snapshot,
     simulate,
     stamped,
     summarize,
     visible_text,
     with_network_jitter,
+    with_snapshot,
 )
 
 EVENT_ADAPTER = TypeAdapter(Event)
@@ -462,3 +464,63 @@ def test_summarize_figures() -> None:
     fig = summarize(timed)
     assert fig["deltas"] == 1 and fig["graphemes"] == 10_000
     assert fig["duration_ms"] == timed[-1].t_ms and fig["events"] == len(timed)
+
+
+@pytest.mark.parametrize("scenario", ["agentic", "demo"])
+@pytest.mark.parametrize("fraction", [0.3, 0.7])
+def test_snapshot_inserted_mid_run_is_conformant_and_consistent(
+    scenario: str, fraction: float
+) -> None:
+    timed = simulate(scenario, seed=1, prompt="hi")
+    out = with_snapshot(timed, timed[-1].t_ms * fraction)
+    assert len(out) in (len(timed) + 1, len(timed) + 2)
+    for t in out:
+        validate_event(t.event)
+        EVENT_ADAPTER.validate_python(t.event)
+    times = [t.t_ms for t in out]
+    assert all(b >= a for a, b in zip(times, times[1:], strict=False))
+    check_nesting(out, "hi")
+    check_validator(out)
+    i = next(k for k, t in enumerate(out) if t.event["type"] == "MESSAGES_SNAPSHOT")
+    snapshot = {m["id"]: m for m in out[i].event["messages"]}
+    full = visible_text(timed)
+    after = visible_text(out[i + 1 :])
+    # Snapshot text + the deltas that follow = the whole message, for every message.
+    for mid, text in full.items():
+        if mid in snapshot:
+            assert snapshot[mid]["content"] + after.get(mid, "") == text
+        else:
+            assert after[mid] == text
+    assert snapshot[f"run-{scenario}-1-user"]["role"] == "user"
+
+
+def test_snapshot_carries_tool_calls_and_current_state() -> None:
+    timed = simulate("agentic", seed=2)
+    last_delta = max(k for k, t in enumerate(timed) if t.event["type"] == "STATE_DELTA")
+    first_delta = next(k for k, t in enumerate(timed) if t.event["type"] == "STATE_DELTA")
+    after_delta = next(t.t_ms for t in timed if t.t_ms > timed[first_delta].t_ms)
+    out = with_snapshot(timed, after_delta)
+    i = next(k for k, t in enumerate(out) if t.event["type"] == "MESSAGES_SNAPSHOT")
+    assert out[i + 1].event["type"] == "STATE_SNAPSHOT"
+    state = out[i + 1].event["snapshot"]
+    assert state["plan"]["current"] == "answer" and len(state["sources"]) == 1
+    assert last_delta > first_delta
+    messages = out[i].event["messages"]
+    calls = [c for m in messages for c in m.get("toolCalls", [])]
+    assert len(calls) == 2
+    for call in calls:
+        assert isinstance(json.loads(call["function"]["arguments"]), dict)
+    tool_results = [m for m in messages if m["role"] == "tool"]
+    assert {m["toolCallId"] for m in tool_results} == {c["id"] for c in calls}
+    # Chunks and orphan tool calls are represented too.
+    snap = messages_snapshot(
+        [
+            {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a"},
+            {"type": "TEXT_MESSAGE_CHUNK", "delta": "b"},
+            {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{}"},
+        ]
+    )
+    EVENT_ADAPTER.validate_python(snap)
+    assert snap["messages"][0] == {"id": "m", "role": "assistant", "content": "ab"}
+    assert snap["messages"][1]["toolCalls"][0]["function"] == {"name": "f", "arguments": "{}"}
