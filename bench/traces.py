@@ -1,0 +1,256 @@
+"""Benchmark traces: what the model emits and what the browser receives.
+
+Each trace starts from the simulated model (`streampace.sim.simulate`), goes
+through the core's real `DeliveryBuffer` on a virtual clock (150 ms max wait,
+4096-unit / 64-event early flushes, first-delta and terminal fast paths), and
+optionally through a network model:
+
+* `jittery`: heavy-tailed (Pareto) transit delay per socket message plus one
+  or two 1–2 s stalls mid-answer (head-of-line blocking: whatever was sent
+  during a stall lands at its end), order preserved;
+* `agentic`: the socket drops mid-run; messages sent while it is down are lost
+  and the reconnect delivers a MESSAGES_SNAPSHOT of everything published so
+  far, then the stream resumes.
+
+Traces are saved as JSONL of timestamped AG-UI events (one line per event:
+`{"stage": "model"|"arrival", "t_ms": …, "batch": k, "event": {…}}`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from streampace.delivery import Batch, DeliveryBuffer
+from streampace.sim import simulate
+
+from bench.metrics import TraceTruth
+
+Arrivals = list[tuple[float, list[dict[str, Any]]]]
+Model = list[tuple[float, dict[str, Any]]]
+
+# name -> (sim scenario, network model, what it stands for)
+TRACE_KINDS: dict[str, tuple[str, str, str]] = {
+    "fast": ("fast", "direct", "fast model, ~110 tokens/s"),
+    "slow": ("slow", "direct", "slow model, ~15 tokens/s"),
+    "very_fast": ("very_fast", "direct", "very fast model, ~400 tokens/s"),
+    "bursty": ("bursty", "direct", "bursty provider: 60–80 tokens per delta every ~450 ms"),
+    "jittery": ("fast", "jittery", "fast model over a jittery network with 1–2 s stalls"),
+    "cjk_emoji": ("cjk_emoji", "direct", "CJK + emoji, clusters split across deltas"),
+    "agentic": ("agentic", "reconnect", "reasoning, tools, several messages, reconnect"),
+    "long": ("long", "direct", "a long answer, ≥ 50 000 graphemes"),
+    "paste": ("paste", "direct", "a 10 000-grapheme paste in one delta"),
+}
+QUICK_TRACES = ("fast", "bursty", "jittery", "cjk_emoji", "agentic", "paste")
+PROMPT = "Explain how streaming text should be displayed."
+
+
+@dataclass
+class Trace:
+    name: str
+    model: Model  # (t_ms after run start, event) as the model emits them
+    arrivals: Arrivals  # (t_ms, socket batch) as the browser receives them
+    description: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def tracked(self) -> TraceTruth:
+        return TraceTruth.build(self.model, self.arrivals)
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as fh:
+            for t, ev in self.model:
+                fh.write(json.dumps({"stage": "model", "t_ms": t, "event": ev},
+                                    ensure_ascii=False) + "\n")
+            for k, (t, batch) in enumerate(self.arrivals):
+                for ev in batch:
+                    fh.write(json.dumps({"stage": "arrival", "t_ms": t, "batch": k, "event": ev},
+                                        ensure_ascii=False) + "\n")
+
+    @classmethod
+    def load(cls, path: Path, name: str | None = None) -> Trace:
+        model: Model = []
+        arrivals: Arrivals = []
+        last_batch = None
+        with path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    stage, t, ev = row["stage"], float(row["t_ms"]), row["event"]
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise ValueError(f"{path}:{n}: not a trace line ({exc})") from None
+                if stage == "model":
+                    model.append((t, ev))
+                elif stage == "arrival":
+                    if row.get("batch") != last_batch:
+                        arrivals.append((t, []))
+                        last_batch = row.get("batch")
+                    arrivals[-1][1].append(ev)
+                else:
+                    raise ValueError(f"{path}:{n}: unknown stage {stage!r}")
+        return cls(name or path.stem, model, arrivals)
+
+
+class _Clock:
+    """A tiny virtual timer wheel for driving the DeliveryBuffer."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
+        self._seq = 0
+        self._dead: set[int] = set()
+
+    def schedule(self, cb: Callable[[], None], delay_ms: float) -> int:
+        self._seq += 1
+        heapq.heappush(self._heap, (self.now + max(0.0, delay_ms), self._seq, cb))
+        return self._seq
+
+    def cancel(self, handle: Any) -> None:
+        self._dead.add(handle)
+
+    def run_until(self, t: float) -> None:
+        while self._heap and self._heap[0][0] <= t:
+            when, seq, cb = heapq.heappop(self._heap)
+            if seq in self._dead:
+                self._dead.discard(seq)
+                continue
+            self.now = max(self.now, when)
+            cb()
+        self.now = max(self.now, t)
+
+    def drain(self) -> None:
+        while self._heap:
+            self.run_until(self._heap[0][0])
+
+
+def deliver(model: Model) -> Arrivals:
+    """Pass the model stream through the real DeliveryBuffer on a virtual clock."""
+    clock = _Clock()
+    out: Arrivals = []
+
+    def publish(batch: Batch) -> bool:
+        out.append((clock.now, [dict(e) for e in batch.events]))
+        return True
+
+    buf = DeliveryBuffer(publish, clock.schedule, clock.cancel)
+    for t, ev in model:
+        clock.run_until(t)
+        buf.enqueue([ev])
+    clock.drain()
+    buf.flush()
+    clock.drain()
+    return out
+
+
+def jitter(arrivals: Arrivals, seed: int) -> tuple[Arrivals, dict[str, Any]]:
+    """Heavy-tailed transit delay per socket message plus 1–2 long stalls."""
+    if not arrivals:
+        return [], {}
+    rng = random.Random(f"bench.jitter:{seed}")
+    start, end = arrivals[0][0], arrivals[-1][0]
+    span = end - start
+    stalls: list[tuple[float, float]] = []
+    for _ in range(rng.randint(1, 2)):
+        lo = start + rng.uniform(0.2, 0.7) * span
+        if stalls and lo < stalls[-1][1] + 300.0:  # keep stalls apart: two events, not one
+            lo = stalls[-1][1] + 300.0
+        stalls.append((lo, lo + rng.uniform(1000.0, 2000.0)))
+    out: Arrivals = []
+    last = 0.0
+    for t, batch in arrivals:
+        delay = min(1500.0, 15.0 * rng.random() ** (-1.0 / 1.5))
+        arrive = t + delay
+        for lo, hi in stalls:
+            if lo <= arrive < hi:
+                arrive = hi
+        last = max(last, arrive)
+        out.append((round(last, 3), batch))
+    return out, {"stalls_ms": [[round(lo, 1), round(hi, 1)] for lo, hi in stalls]}
+
+
+def messages_snapshot(batches: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """The MESSAGES_SNAPSHOT a server would send on reconnect for what it has sent."""
+    msgs: dict[str, dict[str, Any]] = {}
+    calls: dict[str, dict[str, Any]] = {}
+    for batch in batches:
+        for ev in batch:
+            et = ev["type"]
+            if et == "TEXT_MESSAGE_START":
+                msgs[ev["messageId"]] = {"id": ev["messageId"],
+                                         "role": ev.get("role") or "assistant", "content": ""}
+            elif et in ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK"):
+                m = msgs.setdefault(ev["messageId"], {"id": ev["messageId"],
+                                                      "role": ev.get("role") or "assistant",
+                                                      "content": ""})
+                m["content"] += ev.get("delta") or ""
+            elif et == "REASONING_MESSAGE_START":
+                msgs[ev["messageId"]] = {"id": ev["messageId"], "role": "reasoning",
+                                         "content": ""}
+            elif et == "REASONING_MESSAGE_CONTENT":
+                m = msgs.setdefault(ev["messageId"], {"id": ev["messageId"], "role": "reasoning",
+                                                      "content": ""})
+                m["content"] += ev.get("delta") or ""
+            elif et == "TOOL_CALL_START":
+                call = {"id": ev["toolCallId"], "type": "function",
+                        "function": {"name": ev["toolCallName"], "arguments": ""}}
+                calls[ev["toolCallId"]] = call
+                parent = ev.get("parentMessageId")
+                if parent:
+                    m = msgs.setdefault(parent, {"id": parent, "role": "assistant",
+                                                 "content": ""})
+                    m.setdefault("toolCalls", []).append(call)
+            elif et == "TOOL_CALL_ARGS" and ev["toolCallId"] in calls:
+                calls[ev["toolCallId"]]["function"]["arguments"] += ev["delta"]
+            elif et == "TOOL_CALL_RESULT":
+                msgs[ev["messageId"]] = {"id": ev["messageId"], "role": "tool",
+                                         "toolCallId": ev["toolCallId"],
+                                         "content": ev["content"]}
+    return {"type": "MESSAGES_SNAPSHOT", "messages": list(msgs.values())}
+
+
+def reconnect(arrivals: Arrivals, seed: int) -> tuple[Arrivals, dict[str, Any]]:
+    """Drop the socket mid-run; catch up with a MESSAGES_SNAPSHOT, then resume."""
+    if len(arrivals) < 4:
+        return arrivals, {}
+    rng = random.Random(f"bench.reconnect:{seed}")
+    start, end = arrivals[0][0], arrivals[-1][0]
+    down = start + rng.uniform(0.4, 0.6) * (end - start)
+    back = down + 350.0 + rng.uniform(50.0, 500.0)  # fixed retry + handshake
+    before = [(t, b) for t, b in arrivals if t < down]
+    lost = [(t, b) for t, b in arrivals if down <= t < back]
+    after = [(t, b) for t, b in arrivals if t >= back]
+    snap = messages_snapshot([b for _t, b in before + lost])
+    out = [*before, (round(back, 3), [snap]), *after]
+    meta = {"down_ms": round(down, 1), "back_ms": round(back, 1),
+            "lost_batches": len(lost), "lost_events": sum(len(b) for _t, b in lost)}
+    return out, meta
+
+
+def build_trace(name: str, seed: int = 1) -> Trace:
+    if name not in TRACE_KINDS:
+        raise ValueError(f"unknown trace {name!r}; choose from {', '.join(TRACE_KINDS)}")
+    scenario, network, description = TRACE_KINDS[name]
+    timed = simulate(scenario, seed=seed, prompt=PROMPT, run_id=f"run-{name}-{seed}")
+    model: Model = [(te.t_ms, dict(te.event)) for te in timed]
+    arrivals = deliver(model)
+    meta: dict[str, Any] = {"scenario": scenario, "seed": seed, "network": network,
+                            "socket_messages": len(arrivals)}
+    if network == "jittery":
+        arrivals, extra = jitter(arrivals, seed)
+        meta.update(extra)
+    elif network == "reconnect":
+        arrivals, extra = reconnect(arrivals, seed)
+        meta.update(extra)
+    trace = Trace(name, model, arrivals, description, meta)
+    meta["graphemes"] = trace.tracked.total
+    meta["duration_ms"] = round(model[-1][0], 1) if model else 0.0
+    return trace
