@@ -12,6 +12,22 @@ module runs in the page under Pyodide, where ``regex`` is not loaded.  The
 built-in cluster splitter is therefore a small one that knows the sequences
 the corpus contains (tests check it against ``regex``'s ``\\X``); it is not a
 general UAX #29 implementation.
+
+Scenarios (token = one delta unless said otherwise; figures for seed 0):
+
+=========  ==========================================================  =======
+demo       reasoning, a tool call, then a multilingual answer at ~45     ~22 s
+           tokens/s with jitter, think pauses and provider bursts
+fast       ~120 tokens/s, ~1500 graphemes                                ~4 s
+slow       ~15 tokens/s, ~400 graphemes                                  ~8 s
+very_fast  ~400 tokens/s, ~3000 graphemes                                ~2.4 s
+bursty     60-80 tokens per delta every ~450 ms, ~4000 graphemes         ~7.6 s
+cjk_emoji  CJK + emoji at ~75 tokens/s, clusters split across deltas     ~9 s
+agentic    reasoning, 2 tool calls, state snapshot + deltas, steps,      ~11 s
+           4 assistant messages
+long       >= 50 000 graphemes at ~120 tokens/s                          ~112 s
+paste      10 000 graphemes in one delta                                 ~0.5 s
+=========  ==========================================================  =======
 """
 
 from __future__ import annotations
@@ -661,12 +677,10 @@ def _agentic(run: _Run) -> Iterator[TimedEvent]:
         message_id=pre,
     )
     yield from _search_tool(run, pre)
-    path = rng.choice(corpus.TOOL_SOURCES)[0]
+    path, snippet = rng.choice(corpus.TOOL_SOURCES)
+    note = " ".join([snippet, *_sentences(rng.choice(corpus.EN_PARAGRAPHS))[:2]])
     yield from run.tool_call(
-        "read_note",
-        {"path": path, "max_chars": 2000},
-        {"path": path, "text": " ".join(_sentences(rng.choice(corpus.EN_PARAGRAPHS))[:2])},
-        pre,
+        "read_note", {"path": path, "max_chars": 2000}, {"path": path, "text": note}, pre
     )
     run.wait((20.0, 80.0))
     yield run.at(
@@ -884,7 +898,10 @@ def visible_text(events: Iterable[TimedEvent | Mapping[str, Any]]) -> dict[str, 
 
 
 def summarize(timed: Iterable[TimedEvent]) -> dict[str, Any]:
-    """Figures about a simulated run: duration, graphemes and deltas of text.
+    """Figures about a run: events, duration_ms, graphemes and deltas.
+
+    graphemes and deltas cover text and reasoning messages (user echo
+    included), not tool-call arguments.
 
     Grapheme counts use this module's small cluster splitter, exact for the
     built-in corpus.
