@@ -1,0 +1,127 @@
+"""Segmenters and the table-driven 'could this cluster still grow' classifier."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import regex
+from streampace.graphemes import (
+    CodePointSegmenter,
+    RegexSegmenter,
+    Segmenter,
+    default_segmenter,
+    is_extended_pictographic,
+    is_regional_indicator,
+    may_extend,
+)
+
+ALL_SCALARS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+
+FAMILY = "\U0001F468\u200D\U0001F469\u200D\U0001F467"
+FLAG_JP = "\U0001F1EF\U0001F1F5"
+THUMB_MEDIUM = "\U0001F44D\U0001F3FD"
+HEART_VS16 = "\u2764\uFE0F"
+SCOTLAND = "\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"
+HANGUL_JAMO = "\u1100\u1161\u11A8"  # L V T -> one syllable cluster
+
+
+def _property_set(prop: str) -> set[int]:
+    return {ord(m) for m in regex.findall(rf"\p{{{prop}}}", ALL_SCALARS)}
+
+
+def test_extended_pictographic_table_covers_what_the_host_segmenter_joins():
+    # The table is emoji-data.txt's Extended_Pictographic (3537 code points,
+    # incl. reserved SMP blocks); `regex` ships a narrower set.  A superset is
+    # the safe direction: at worst one emoji waits for the next delta.
+    regex_set = _property_set("Extended_Pictographic")
+    mine = {c for c in range(0x110000) if is_extended_pictographic(c)}
+    assert regex_set <= mine
+    assert len(mine) == 3537
+    for cp in (0x00A9, 0x203C, 0x2605, 0x1F000, 0x1F3FA, 0x1F600, 0x1FAFF, 0x1FFFD):
+        assert is_extended_pictographic(cp), hex(cp)
+    for cp in (0x0041, 0x00AA, 0x1F3FB, 0x1F3FF, 0x1F1E6, 0x200D, 0xFE0F, 0x1FFFE):
+        assert not is_extended_pictographic(cp), hex(cp)
+
+
+def test_regional_indicator_table_matches_unicode_data():
+    expected = _property_set("Regional_Indicator")
+    assert {c for c in range(0x1F000, 0x1F300) if is_regional_indicator(c)} == expected
+
+
+@pytest.mark.parametrize("hst", ["L", "V", "T"])
+def test_hangul_jamo_are_held(hst):
+    for cp in _property_set(f"Hangul_Syllable_Type={hst}"):
+        assert may_extend(chr(cp)), hex(cp)
+
+
+def test_regex_segmenter_is_uax29():
+    seg = RegexSegmenter()
+    text = f"a{FAMILY}{FLAG_JP}e\u0301{THUMB_MEDIUM}{HANGUL_JAMO}\r\n漢"
+    assert seg.split(text) == ["a", FAMILY, FLAG_JP, "e\u0301", THUMB_MEDIUM, HANGUL_JAMO,
+                               "\r\n", "漢"]
+    assert isinstance(seg, Segmenter)
+
+
+def test_default_segmenter_is_regex_on_host():
+    assert isinstance(default_segmenter(), RegexSegmenter)
+
+
+def test_default_segmenter_falls_back_to_code_points_without_regex(monkeypatch):
+    monkeypatch.setitem(sys.modules, "regex", None)  # import regex -> ImportError
+    seg = default_segmenter()
+    assert isinstance(seg, CodePointSegmenter)
+    assert seg.split(FLAG_JP + "a") == ["\U0001F1EF", "\U0001F1F5", "a"]
+
+
+def test_core_modules_import_without_regex():
+    code = (
+        "import sys; sys.modules['regex'] = None\n"
+        "import streampace.graphemes as g, streampace.scheduler as s\n"
+        "assert type(g.default_segmenter()).__name__ == 'CodePointSegmenter'\n"
+        "assert g.may_extend('\\U0001F468\\u200d')\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("cluster", [
+    "\U0001F468\u200D",             # ends with ZWJ
+    "\U0001F1EF",                   # lone regional indicator
+    "\U0001F44D",                   # emoji that may take a modifier / ZWJ
+    THUMB_MEDIUM,                   # ... which may still take a ZWJ
+    HEART_VS16,
+    FAMILY,                         # a family may still grow (+ZWJ +child)
+    "\U0001F3F4\U000E0067",         # unfinished tag sequence
+    "\u1100", "\u1100\u1161",       # Hangul L, LV jamo
+    "\u0915\u094D",                 # consonant + virama (conjunct may follow)
+    "\r",
+])
+def test_may_extend_true(cluster):
+    assert may_extend(cluster)
+
+
+@pytest.mark.parametrize("cluster", [
+    "", "a", "e\u0301", "漢", "가", FLAG_JP, " ", "\n", "\r\n", "1", ".", "\u0915",
+])
+def test_may_extend_false(cluster):
+    assert not may_extend(cluster)
+
+
+def test_may_extend_agrees_with_segmentation_for_single_code_points():
+    """Any code point X that a real segmenter joins to a following code point
+    (for the continuations that matter) must be classified as extendable."""
+    seg = RegexSegmenter()
+    followers = ["\u200D", "\U0001F3FD", "\uFE0F", "\U0001F1F5", "\u1161", "\u11A8",
+                 "\U0001F469", "\u0915"]
+    probe = [chr(c) for c in range(0x1F000, 0x1FB00)] + [chr(c) for c in range(0x1100, 0x1200)]
+    for x in probe:
+        for f in followers:
+            if f == "\u200D":
+                continue  # everything takes a ZWJ (GB9); only pictographs join onwards
+            if len(seg.split(x + f)) == 1 and f not in "\U0001F3FD\uFE0F":
+                assert may_extend(x), (hex(ord(x)), hex(ord(f)))
