@@ -1,0 +1,205 @@
+// streampace embed: one module script tag on any page.
+//
+//   <script type="module" src="/js_shim/streampace.js"
+//           data-stream="ws://127.0.0.1:8000/ws/sessions/abc" data-target="#answer"></script>
+//
+// Boots Pyodide from the same base path as this file (../vendor/pyodide/), opens
+// the WebSocket at once and buffers what arrives while Python boots, then hands it
+// over in order. Defines one global, `window.streampace`; adds no CSS to the page.
+
+import * as bridge from "./bridge.js";
+
+const BASE = new URL("../", import.meta.url);
+const EVENTS = {
+  ready: "streampace:ready",
+  messageEnd: "streampace:message-end",
+  runEnd: "streampace:run-end",
+  error: "streampace:error",
+};
+
+let runtimePromise = null;
+
+// One Pyodide per page, shared by every mounted instance.
+function loadRuntime(base, onProgress) {
+  if (runtimePromise === null) {
+    runtimePromise = (async () => {
+      onProgress("Loading Python runtime…");
+      const { loadPyodide } = await import(new URL("vendor/pyodide/pyodide.mjs", base).href);
+      const [pyodide, archive] = await Promise.all([
+        loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href }),
+        fetch(new URL("vendor/streampace.zip", base)).then((r) => {
+          if (!r.ok) throw new Error(`streampace.zip: HTTP ${r.status}`);
+          return r.arrayBuffer();
+        }),
+      ]);
+      onProgress("Starting streampace…");
+      pyodide.unpackArchive(archive, "zip", { extractDir: "/home/pyodide/streampace-pkg" });
+      const sys = pyodide.pyimport("sys");
+      sys.path.insert(0, "/home/pyodide/streampace-pkg");
+      sys.destroy();
+      return pyodide;
+    })();
+  }
+  return runtimePromise;
+}
+
+function wsURL(stream) {
+  const url = new URL(stream, location.href);
+  if (url.protocol === "http:") url.protocol = "ws:";
+  else if (url.protocol === "https:") url.protocol = "wss:";
+  return url.href;
+}
+
+function resolveTarget(target, fallbackAfter) {
+  if (target instanceof Element) return target;
+  if (typeof target === "string" && target) {
+    const el = document.querySelector(target);
+    if (el === null) throw new Error(`streampace: no element matches ${target}`);
+    return el;
+  }
+  const el = document.createElement("div");
+  if (fallbackAfter && fallbackAfter.parentNode) fallbackAfter.after(el);
+  else document.body.append(el);
+  return el;
+}
+
+// One mounted view: a target element, a session stream, a Python controller.
+class Instance {
+  constructor({ target, stream = null, base = BASE, pace = true, scriptEl = null }) {
+    this.target = resolveTarget(target, scriptEl);
+    this.base = base;
+    this.controller = null;
+    this.socket = null;
+    this.startedAt = performance.now();
+    this.bootMs = null;
+    // Open the socket before anything else so no message waits for the boot.
+    if (stream) this.socket = bridge.openSession(wsURL(stream));
+    this.progress = document.createElement("p");
+    this.progress.setAttribute("role", "status");
+    this.progress.className = "streampace-boot";
+    this.progress.textContent = "Loading streampace…";
+    this.target.append(this.progress);
+    this.ready = this.boot(pace).catch((err) => {
+      this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
+      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", message: String(err) }));
+      throw err;
+    });
+  }
+
+  async boot(pace) {
+    const pyodide = await loadRuntime(this.base, (text) => {
+      this.progress.textContent = text;
+    });
+    const embed = pyodide.pyimport("streampace.browser.embed");
+    this.controller = embed.start(bridge, this.target, this.socket, pace);
+    embed.destroy();
+    this.progress.remove();
+    this.bootMs = performance.now() - this.startedAt;
+    bridge.emit(this.target, EVENTS.ready, JSON.stringify({ bootMs: Math.round(this.bootMs) }));
+    return this;
+  }
+
+  requireController() {
+    if (this.controller === null) throw new Error("streampace is still booting; await streampace.ready");
+    return this.controller;
+  }
+
+  // Connect to a session stream (a ws:// URL or a path on this origin).
+  connect(stream) {
+    const socket = bridge.openSession(wsURL(stream));
+    this.socket = socket;
+    if (this.controller !== null) this.controller.connect(socket);
+    return this;
+  }
+
+  disconnect() {
+    if (this.controller !== null) this.controller.disconnect();
+    else if (this.socket !== null) this.socket.close();
+    this.socket = null;
+    return this;
+  }
+
+  // Show another session: the old session's queue is cleared, its view emptied.
+  switchSession(stream) {
+    const socket = bridge.openSession(wsURL(stream));
+    this.socket = socket;
+    this.requireController().switch_session(socket);
+    return this;
+  }
+
+  send(message) {
+    this.requireController().send(JSON.stringify(message));
+    return this;
+  }
+
+  flush() {
+    this.requireController().flush();
+    return this;
+  }
+
+  stats() {
+    if (this.controller === null) return { booting: true };
+    const stats = JSON.parse(this.controller.stats_json());
+    stats.bootMs = this.bootMs;
+    return stats;
+  }
+
+  destroy() {
+    if (this.controller !== null) {
+      this.controller.close();
+      this.controller.destroy();
+      this.controller = null;
+    } else if (this.socket !== null) {
+      this.socket.close();
+    }
+    this.socket = null;
+  }
+}
+
+function findOwnScript() {
+  for (const el of document.querySelectorAll("script[type=module][src]")) {
+    if (new URL(el.getAttribute("src"), location.href).href === import.meta.url) return el;
+  }
+  return null;
+}
+
+const instances = [];
+
+function mount(options) {
+  const inst = new Instance(options);
+  instances.push(inst);
+  return inst;
+}
+
+const first = () => {
+  if (instances.length === 0) throw new Error("streampace: nothing mounted (add data-target or call streampace.mount)");
+  return instances[0];
+};
+
+const api = {
+  version: "0.1.0",
+  events: EVENTS,
+  instances,
+  mount,
+  get ready() { return first().ready; },
+  connect: (stream) => first().connect(stream),
+  disconnect: () => first().disconnect(),
+  switchSession: (stream) => first().switchSession(stream),
+  send: (message) => first().send(message),
+  flush: () => first().flush(),
+  stats: () => first().stats(),
+};
+
+if (!("streampace" in window)) {
+  Object.defineProperty(window, "streampace", { value: Object.freeze(api), enumerable: false });
+}
+
+const own = findOwnScript();
+if (own !== null && (own.dataset.target || own.dataset.stream)) {
+  mount({
+    target: own.dataset.target || null,
+    stream: own.dataset.stream || null,
+    pace: own.dataset.pace !== "off",
+    scriptEl: own,
+  });
+}
