@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from streampace.delivery import Batch, DeliveryBuffer
-from streampace.sim import simulate
+from streampace.sim import messages_snapshot, simulate
 
 from bench.metrics import TraceTruth
 
@@ -177,58 +177,28 @@ def jitter(arrivals: Arrivals, seed: int) -> tuple[Arrivals, dict[str, Any]]:
     return out, {"stalls_ms": [[round(lo, 1), round(hi, 1)] for lo, hi in stalls]}
 
 
-def messages_snapshot(batches: list[list[dict[str, Any]]]) -> dict[str, Any]:
-    """The MESSAGES_SNAPSHOT a server would send on reconnect for what it has sent."""
-    msgs: dict[str, dict[str, Any]] = {}
-    calls: dict[str, dict[str, Any]] = {}
-    for batch in batches:
-        for ev in batch:
-            et = ev["type"]
-            if et == "TEXT_MESSAGE_START":
-                msgs[ev["messageId"]] = {"id": ev["messageId"],
-                                         "role": ev.get("role") or "assistant", "content": ""}
-            elif et in ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK"):
-                m = msgs.setdefault(ev["messageId"], {"id": ev["messageId"],
-                                                      "role": ev.get("role") or "assistant",
-                                                      "content": ""})
-                m["content"] += ev.get("delta") or ""
-            elif et == "REASONING_MESSAGE_START":
-                msgs[ev["messageId"]] = {"id": ev["messageId"], "role": "reasoning",
-                                         "content": ""}
-            elif et == "REASONING_MESSAGE_CONTENT":
-                m = msgs.setdefault(ev["messageId"], {"id": ev["messageId"], "role": "reasoning",
-                                                      "content": ""})
-                m["content"] += ev.get("delta") or ""
-            elif et == "TOOL_CALL_START":
-                call = {"id": ev["toolCallId"], "type": "function",
-                        "function": {"name": ev["toolCallName"], "arguments": ""}}
-                calls[ev["toolCallId"]] = call
-                parent = ev.get("parentMessageId")
-                if parent:
-                    m = msgs.setdefault(parent, {"id": parent, "role": "assistant",
-                                                 "content": ""})
-                    m.setdefault("toolCalls", []).append(call)
-            elif et == "TOOL_CALL_ARGS" and ev["toolCallId"] in calls:
-                calls[ev["toolCallId"]]["function"]["arguments"] += ev["delta"]
-            elif et == "TOOL_CALL_RESULT":
-                msgs[ev["messageId"]] = {"id": ev["messageId"], "role": "tool",
-                                         "toolCallId": ev["toolCallId"],
-                                         "content": ev["content"]}
-    return {"type": "MESSAGES_SNAPSHOT", "messages": list(msgs.values())}
-
-
 def reconnect(arrivals: Arrivals, seed: int) -> tuple[Arrivals, dict[str, Any]]:
     """Drop the socket mid-run; catch up with a MESSAGES_SNAPSHOT, then resume."""
     if len(arrivals) < 4:
         return arrivals, {}
     rng = random.Random(f"bench.reconnect:{seed}")
     start, end = arrivals[0][0], arrivals[-1][0]
-    down = start + rng.uniform(0.4, 0.6) * (end - start)
-    back = down + 350.0 + rng.uniform(50.0, 500.0)  # fixed retry + handshake
+    # Drop the socket just before a mid-run batch that carries answer text, so
+    # the snapshot really has to bring text the client never received.
+    mid_text = [
+        t for t, b in arrivals
+        if start + 0.3 * (end - start) <= t <= start + 0.7 * (end - start)
+        and any(e.get("type") == "TEXT_MESSAGE_CONTENT" for e in b)
+    ]
+    if mid_text:
+        down = rng.choice(mid_text) - rng.uniform(1.0, 100.0)
+    else:
+        down = start + rng.uniform(0.4, 0.6) * (end - start)
+    back = down + 350.0 + rng.uniform(50.0, 500.0)  # mosoo's fixed retry + handshake
     before = [(t, b) for t, b in arrivals if t < down]
     lost = [(t, b) for t, b in arrivals if down <= t < back]
     after = [(t, b) for t, b in arrivals if t >= back]
-    snap = messages_snapshot([b for _t, b in before + lost])
+    snap = messages_snapshot([e for _t, b in before + lost for e in b])
     out = [*before, (round(back, 3), [snap]), *after]
     meta = {"down_ms": round(down, 1), "back_ms": round(back, 1),
             "lost_batches": len(lost), "lost_events": sum(len(b) for _t, b in lost)}
