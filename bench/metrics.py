@@ -203,6 +203,10 @@ class Recorder:
         if not events:
             return
         self._visible = None
+        if any(e.get("type") == "MESSAGES_SNAPSHOT" for e in events):
+            # Catch-up text a snapshot restores is a barrier reveal for every
+            # strategy, not a jump the pacer chose.
+            reason = "barrier"
         self.commits.append((t, reason, len(events)))
         self.screen.apply(t, events, len(self.commits) - 1)
 

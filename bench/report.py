@@ -178,18 +178,18 @@ def write_plots(out_dir: Path, trace: str, recorders: dict[str, Any]) -> list[st
     truth = next(iter(recorders.values())).truth
     t0 = float(np.min(truth.arrival)) if truth.total else 0.0
 
-    fig, ax = plt.subplots(figsize=(10, 6))
+    colors = plt.get_cmap("tab10").colors
     arr = np.sort(truth.arrival)
-    ax.step((arr - t0) / 1000, np.arange(1, len(arr) + 1), where="post", color="black",
-            lw=2.5, alpha=0.35, label="arrived (socket)")
     gen = np.sort(truth.generated)
-    ax.plot((gen - t0) / 1000, np.arange(1, len(gen) + 1), color="grey", lw=1, ls=":",
-            label="generated (model)")
-    for name, rec in recorders.items():
-        t, n = visible_series(rec)
-        ax.step((t - t0) / 1000, n, where="post", lw=1.2, label=name)
+    fig, ax = plt.subplots(figsize=(10, 6))
+    ax.step((arr - t0) / 1000, np.arange(1, len(arr) + 1), where="post", color="black",
+            lw=1, ls="--", label="arrived (socket)")
+    series = {name: visible_series(rec) for name, rec in recorders.items()}
+    for k, (name, (t, n)) in enumerate(series.items()):
+        ax.step((t - t0) / 1000, n, where="post", lw=1.2, color=colors[k % 10], label=name)
     end = (float(np.max(arr)) - t0) / 1000 if len(arr) else 1.0
     ax.set_xlim(0, end * 1.35 + 0.5)
+    ax.set_ylim(0, len(arr) * 1.05 + 1)
     ax.set_xlabel("time since first arrival (s)")
     ax.set_ylabel("graphemes visible")
     ax.set_title(f"Visible text over time — trace '{trace}'")
@@ -197,6 +197,34 @@ def write_plots(out_dir: Path, trace: str, recorders: dict[str, Any]) -> list[st
     ax.grid(alpha=0.3)
     fname = f"visible_{trace}.png"
     fig.savefig(out_dir / fname, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    names.append(fname)
+
+    # The same, one panel per strategy, zoomed on a 2 s window of the steady part.
+    lo = float(np.percentile(arr, 30)) if len(arr) else 0.0
+    hi = lo + 2000.0
+    n_lo = int(np.searchsorted(arr, lo))
+    n_hi = int(np.searchsorted(arr, hi))
+    cols = 5
+    rows = (len(series) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False,
+                             sharey=True)
+    for k, (ax, (name, (t, n))) in enumerate(zip(axes.flat, series.items(), strict=False)):
+        ax.step((arr - lo) / 1000, np.arange(1, len(arr) + 1), where="post", color="black",
+                lw=0.8, ls="--")
+        ax.plot((gen - lo) / 1000, np.arange(1, len(gen) + 1), color="grey", lw=0.8, ls=":")
+        ax.step((t - lo) / 1000, n, where="post", color=colors[k % 10], lw=1.4)
+        ax.set_xlim(0, 2.0)
+        ax.set_ylim(max(0, n_lo - 0.3 * (n_hi - n_lo)), n_hi + 0.1 * (n_hi - n_lo) + 1)
+        ax.set_title(name, fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(series):]:
+        ax.axis("off")
+    fig.suptitle(f"Visible graphemes, 2 s of '{trace}' (dashed: arrived, dotted: generated)")
+    fig.tight_layout()
+    fname = f"visible_zoom_{trace}.png"
+    fig.savefig(out_dir / fname, dpi=100, bbox_inches="tight")
     plt.close(fig)
     names.append(fname)
 
