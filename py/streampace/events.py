@@ -115,6 +115,30 @@ _OPTIONAL: Final[dict[str, str]] = {
     "name": "str",
     "parentMessageId": "str",
     "toolCallName": "str",
+    "subagentRunId": "str",
+    "parentRunId": "str",
+    "protocolVersion": "str",
+    "code": "str",
+    "timestamp": "int",
+    "metadata": "dict",
+}
+
+# Closed value sets of the AG-UI 1.0 models (ag_ui._generated.models).
+_MESSAGE_ROLES: Final = frozenset({"developer", "system", "assistant", "user"})
+_ENUMS: Final[dict[tuple[str, str], frozenset[str]]] = {
+    ("TEXT_MESSAGE_START", "role"): _MESSAGE_ROLES,
+    ("TEXT_MESSAGE_CHUNK", "role"): _MESSAGE_ROLES,
+    ("REASONING_MESSAGE_START", "role"): frozenset({"reasoning"}),
+    ("TOOL_CALL_RESULT", "role"): frozenset({"tool"}),
+    ("REASONING_ENCRYPTED_VALUE", "subtype"): frozenset({"tool-call", "message"}),
+}
+_SNAPSHOT_ROLES: Final = frozenset(
+    {"developer", "system", "assistant", "user", "tool", "activity", "reasoning"}
+)
+# RFC 6902 operations as AG-UI types them: op -> extra required member.
+_PATCH_OPS: Final[dict[str, str | None]] = {
+    "add": "value", "replace": "value", "test": "value",
+    "remove": None, "move": "from", "copy": "from",
 }
 
 LEGACY_TYPES: Final = frozenset(
@@ -173,11 +197,42 @@ def _check_kind(etype: str, field: str, value: Any, kind: str) -> None:
     elif kind == "dict":
         if not isinstance(value, dict):
             raise EventError(f"{where}: must be an object, got {type(value).__name__}")
-    elif kind == "str|list":
-        if not isinstance(value, (str, list)):
-            raise EventError(
-                f"{where}: must be a string or an array, got {type(value).__name__}"
-            )
+    elif kind == "int":
+        # JSON numbers: AG-UI timestamps are integers (ms); 5.0 is accepted as 5.
+        if isinstance(value, bool) or not (
+            isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        ):
+            raise EventError(f"{where}: must be an integer, got {value!r}")
+    elif kind == "str|list" and not isinstance(value, (str, list)):
+        raise EventError(f"{where}: must be a string or an array, got {type(value).__name__}")
+
+
+def _check_patch(where: str, ops: list[Any]) -> None:
+    for i, op in enumerate(ops):
+        at = f"{where}[{i}]"
+        if not isinstance(op, dict):
+            raise EventError(f"{at}: must be a JSON Patch operation object")
+        name = op.get("op")
+        if name not in _PATCH_OPS:
+            raise EventError(f"{at}.op: must be one of {sorted(_PATCH_OPS)}, got {name!r}")
+        if not isinstance(op.get("path"), str):
+            raise EventError(f"{at}.path: required string is missing")
+        extra = _PATCH_OPS[name]
+        if extra == "value" and "value" not in op:
+            raise EventError(f"{at}.value: required for {name!r}")
+        if extra == "from" and not isinstance(op.get("from"), str):
+            raise EventError(f"{at}.from: required string for {name!r}")
+
+
+def _check_messages(where: str, messages: list[Any]) -> None:
+    for i, msg in enumerate(messages):
+        at = f"{where}[{i}]"
+        if not isinstance(msg, dict):
+            raise EventError(f"{at}: must be a message object")
+        if not isinstance(msg.get("id"), str):
+            raise EventError(f"{at}.id: required string is missing")
+        if msg.get("role") not in _SNAPSHOT_ROLES:
+            raise EventError(f"{at}.role: must be one of {sorted(_SNAPSHOT_ROLES)}")
 
 
 def _reject_lone_surrogates(value: Any, path: str) -> None:
@@ -216,6 +271,17 @@ def validate_event(event: Any) -> dict[str, Any]:
     for field, kind in _OPTIONAL.items():
         if field not in required and event.get(field) is not None:
             _check_kind(etype, field, event[field], kind)
+    for (enum_type, field), allowed in _ENUMS.items():
+        if enum_type == etype and event.get(field) is not None and event[field] not in allowed:
+            raise EventError(
+                f"{etype}.{field}: must be one of {sorted(allowed)}, got {event[field]!r}"
+            )
+    if etype == STATE_DELTA:
+        _check_patch(f"{etype}.delta", event["delta"])
+    elif etype == ACTIVITY_DELTA:
+        _check_patch(f"{etype}.patch", event["patch"])
+    elif etype == MESSAGES_SNAPSHOT:
+        _check_messages(f"{etype}.messages", event["messages"])
     _reject_lone_surrogates(dict(event), etype)
     return event if isinstance(event, dict) else dict(event)
 
