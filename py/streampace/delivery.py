@@ -318,7 +318,9 @@ class DeliveryBuffer:
                 self._attach_through(through)
             return fast
         key = _merge_key(event)
-        entry = _Entry(dict(event) if key is not None else event, key, _delta_units(event))
+        # The caller's dict is kept as is: merging never mutates it (merged
+        # deltas live in entry.parts and are joined into a new dict at publish).
+        entry = _Entry(event, key, _delta_units(event))  # type: ignore[arg-type]
         entry.through = _max_through(self._carry_through, through)
         self._carry_through = None
         self._units += entry.units
