@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     if tw:
         checks.append(tw)
     plots: list[str] = []
-    for pt in PLOT_TRACES:
+    for pt in PLOT_TRACES[:1] if args.quick else PLOT_TRACES:
         if pt in traces:
             recs = {s: results[(pt, s, hzs[0])].recorder for s in strategies}
             plots += write_plots(out, pt, recs)

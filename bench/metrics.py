@@ -211,7 +211,16 @@ class Recorder:
         self.screen.apply(t, events, len(self.commits) - 1)
 
     def paint_time(self, t: float) -> float:
+        """When a commit made at `t` is first on screen: the next vsync."""
         return math.ceil(t / self.period - 1e-9) * self.period
+
+    def ticks(self, paint_times: np.ndarray) -> np.ndarray:
+        """Frame index of each paint time."""
+        return np.rint(np.asarray(paint_times) / self.period).astype(np.int64)
+
+    def tick_range(self, lo: float, hi: float) -> tuple[int, int]:
+        """First and last frame index inside [lo, hi] ms."""
+        return int(math.ceil(lo / self.period)), int(math.floor(hi / self.period))
 
 
 def _pct(values: np.ndarray, q: float) -> float | None:
@@ -221,7 +230,6 @@ def _pct(values: np.ndarray, q: float) -> float | None:
 def compute_metrics(rec: Recorder) -> dict[str, Any]:
     """Every figure for one strategy × trace × refresh rate."""
     truth = rec.truth
-    period = rec.period
     screen = rec.screen
     n = truth.total
     vis, reason_excluded = visible_times(rec)
@@ -269,14 +277,14 @@ def compute_metrics(rec: Recorder) -> dict[str, Any]:
         i = j
     out["longest_freeze_ms"] = float(freeze)
 
-    ticks = np.rint(v / period).astype(np.int64)
+    ticks = rec.ticks(v)
     counted = ticks[~reason_excluded[shown]]
     if len(counted):
         per_tick = np.bincount(counted - counted.min())
         out["largest_reveal"] = int(per_tick.max())
     else:
         out["largest_reveal"] = 0
-    k_lo, k_hi = int(math.ceil(lo / period)), int(math.floor(hi / period))
+    k_lo, k_hi = rec.tick_range(lo, hi)
     if k_hi > k_lo:
         sel = counted[(counted >= k_lo) & (counted <= k_hi)]
         series = np.bincount(sel - k_lo, minlength=k_hi - k_lo + 1).astype(float)
@@ -312,10 +320,14 @@ def _monotone_full(
 
 def _broken_frames(rec: Recorder) -> int:
     """Paints where some message's visible text ends inside a grapheme cluster."""
+    entries = [(mid, t, length) for mid, hist in rec.screen.history.items()
+               for t, length, _c in hist]
+    if not entries:
+        return 0
+    ticks = rec.ticks(np.array([rec.paint_time(t) for _m, t, _l in entries]))
     last: dict[tuple[int, str], int] = {}
-    for mid, hist in rec.screen.history.items():
-        for t, length, _c in hist:
-            last[(round(rec.paint_time(t) / rec.period), mid)] = length
+    for (mid, _t, length), tick in zip(entries, ticks.tolist(), strict=True):
+        last[(tick, mid)] = length  # history is in commit order: the paint shows the last
     bad = set()
     for (tick, mid), length in last.items():
         bounds = rec.truth.boundaries.get(mid)
@@ -362,7 +374,7 @@ def reveals_per_frame(rec: Recorder, include_flushes: bool = False) -> np.ndarra
     """Graphemes newly visible at each paint that showed any (for the histogram)."""
     vis, ex = visible_times(rec)
     keep = ~np.isnan(vis) if include_flushes else (~np.isnan(vis) & ~ex)
-    ticks = np.rint(vis[keep] / rec.period).astype(np.int64)
+    ticks = rec.ticks(vis[keep])
     if not len(ticks):
         return np.zeros(0, dtype=np.int64)
     counts = np.bincount(ticks - ticks.min())

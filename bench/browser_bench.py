@@ -1,0 +1,634 @@
+"""Real-browser mode: `python -m bench --browser`.
+
+Headless Debian Chromium (selenium, the system chromedriver, no Selenium
+Manager) loads a bench page from a loopback server.  The page boots the
+vendored Pyodide, unpacks the working tree's `streampace` package and plays a
+trace in real time through the real page stack: a WebSocket speaking protocol
+v1 (`js_shim/bridge.js` SessionSocket) → `SessionClient` → the strategy on
+`BrowserHost` (real requestAnimationFrame / setTimeout) → `LiveState` → DOM
+text nodes.  Strategies: `streampace` (PacingScheduler, default config),
+`mosoo_450` (holdback_ms=0), `naive` (each batch rendered on arrival).
+
+Measured per strategy × trace: Python ms per frame callback (p50/p99; per
+socket message for `naive`, which paints there), long tasks (> 50 ms) during
+the stream, and the virtual mode's visibility figures computed from the page's
+own timestamps.  Boot time to ready: cold (fresh browser profile) and warm
+(same browser, page reloaded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import datetime as _dt
+import io
+import json
+import mimetypes
+import os
+import socket
+import statistics
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.metrics import Recorder, TraceTruth, compute_metrics
+from bench.report import fmt, md_table, write_json
+from bench.traces import Trace, build_trace
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+FLAGS = (
+    "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-first-run", "--disable-quic",
+)
+BROWSER_STRATEGIES = ("streampace", "mosoo_450", "naive")
+DEFAULT_TRACES = ("bursty", "cjk_emoji")
+BOOT_TIMEOUT_S = 120.0
+LEAD_MS = 300.0  # silence between the socket opening and the trace's first message
+
+PAGE_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>streampace bench</title></head>
+<body><main id="out"></main><script type="module" src="/bench/page.js"></script></body>
+</html>
+"""
+
+PAGE_JS = r"""
+import * as bridge from "/js_shim/bridge.js";
+const B = (window.benchState = { phase: "boot", longtasks: [], frames: [], error: null });
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) B.longtasks.push([e.startTime, e.duration]);
+  }).observe({ type: "longtask", buffered: true });
+} catch (e) { B.longtaskError = String(e); }
+try {
+  const params = new URLSearchParams(location.search);
+  const { loadPyodide } = await import("/vendor/pyodide/pyodide.mjs");
+  const [pyodide, zip, src] = await Promise.all([
+    loadPyodide({ indexURL: "/vendor/pyodide/" }),
+    fetch("/bench/streampace.zip").then((r) => r.arrayBuffer()),
+    fetch("/bench/page.py").then((r) => r.text()),
+  ]);
+  pyodide.unpackArchive(zip, "zip", { extractDir: "/home/pyodide/bench-pkg" });
+  pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide/bench-pkg')");
+  pyodide.runPython(src);
+  const make = pyodide.globals.get("make_bench");
+  const bench = make(bridge, document.getElementById("out"), params.get("strategy"));
+  make.destroy();
+  B.readyAt = performance.now();
+  B.phase = "ready";
+  B.start = (url) => {
+    B.phase = "streaming";
+    B.startedAt = performance.now();
+    // Paint clock: one timestamp per frame while streaming (a commit made
+    // outside a frame is on screen at the next one).
+    const logFrame = () => {
+      B.frames.push(performance.now());
+      if (B.phase === "streaming") requestAnimationFrame(logFrame);
+    };
+    requestAnimationFrame(logFrame);
+    bench.start(bridge.openSession(url, { autoReconnect: false }));
+  };
+  B.finish = (json) => { B.result = json; B.doneAt = performance.now(); B.phase = "done"; };
+} catch (err) {
+  B.error = String((err && err.stack) || err);
+  B.phase = "error";
+}
+"""
+
+# Runs inside Pyodide.  Only the real modules; the bench adds timing and logs.
+PAGE_PY = r'''
+import json
+
+import js
+from pyodide.ffi import create_proxy
+
+from streampace.browser.client import SessionClient
+from streampace.browser.host import BrowserHost
+from streampace.browser.segmenter import IntlSegmenter
+from streampace.live_state import LiveState
+from streampace.scheduler import PacingConfig, PacingScheduler
+
+CONFIGS = {
+    "streampace": PacingConfig(),
+    "mosoo_450": PacingConfig(tau_ms=250, min_rate=20, max_rate=800, overload_graphemes=4096,
+                              max_events_per_frame=512, fallback_ms=50, holdback_ms=0),
+}
+_perf = js.performance
+
+
+class TimedHost:
+    """BrowserHost with the time spent in each frame / timeout callback logged."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.frame_ms = []
+        self.timer_ms = []
+        self.in_frame = False
+
+    def now(self):
+        return self.inner.now()
+
+    def request_frame(self, cb):
+        return self.inner.request_frame(lambda: self._run(cb, True))
+
+    def cancel_frame(self, handle):
+        self.inner.cancel_frame(handle)
+
+    def request_timeout(self, cb, delay_ms):
+        return self.inner.request_timeout(lambda: self._run(cb, False), delay_ms)
+
+    def cancel_timeout(self, handle):
+        self.inner.cancel_timeout(handle)
+
+    def _run(self, cb, frame):
+        t0 = _perf.now()
+        self.in_frame = frame
+        try:
+            cb()
+        finally:
+            self.in_frame = False
+            (self.frame_ms if frame else self.timer_ms).append(_perf.now() - t0)
+
+
+class View:
+    """LiveState → one Text node per item, appended to (never re-set) as text grows."""
+
+    def __init__(self, root):
+        self.root = root
+        self.doc = js.document
+        self.state = LiveState()
+        self.nodes = {}
+
+    def _text(self, item):
+        return item.args if item.ref.kind == "tool_call" else item.text
+
+    def _node(self, item):
+        div = self.doc.createElement("div")
+        div.className = item.ref.kind
+        node = self.doc.createTextNode(self._text(item))
+        div.appendChild(node)
+        self.root.appendChild(div)
+        self.nodes[item.ref] = node
+
+    def apply(self, events):
+        ch = self.state.apply(events)
+        if ch.reset:
+            self.root.textContent = ""
+            self.nodes.clear()
+            for item in self.state.items():
+                self._node(item)
+            return
+        for ref in ch.created:
+            self._node(self.state.item(ref))
+        for ref, parts in ch.appended.items():
+            node = self.nodes.get(ref)
+            if node is not None:
+                for piece in parts:
+                    node.appendData(piece)
+
+
+class Bench:
+    def __init__(self, bridge, root, strategy):
+        self.strategy = strategy
+        self.host = TimedHost(BrowserHost())
+        self.view = View(root)
+        self.arrivals = []
+        self.commits = []
+        self.handle_ms = []
+        self.reported = False
+        self._t_msg = 0.0
+        if strategy == "naive":
+            self.scheduler = None
+        else:
+            self.scheduler = PacingScheduler(self.host, self._apply, CONFIGS[strategy],
+                                             IntlSegmenter(bridge))
+        self.client = SessionClient(self._deliver)
+        self._sink = create_proxy(self._handle)
+        self.socket = None
+
+    def start(self, socket):
+        self.socket = socket
+        socket.attach(self._sink)
+
+    def _handle(self, kind, data=None):
+        t0 = self._t_msg = _perf.now()
+        self.client.handle(kind, data)
+        if kind == "message":
+            self.handle_ms.append(_perf.now() - t0)
+
+    def _deliver(self, events):
+        self.arrivals.append([self._t_msg, events])
+        if self.scheduler is None:
+            self._apply("bench", events)
+        else:
+            self.scheduler.enqueue("bench", events)
+
+    def _apply(self, _sid, events):
+        t = _perf.now()
+        self.view.apply(events)
+        self.commits.append([t, self.host.in_frame, events])
+        if not self.reported and any(
+            e.get("type") in ("RUN_FINISHED", "RUN_ERROR") for e in events
+        ):
+            self.reported = True
+            # Leave time for the last paint and for the long-task observer.
+            self.host.inner.request_timeout(self._report, 500)
+        return True
+
+    def _report(self):
+        result = {
+            "strategy": self.strategy,
+            "arrivals": self.arrivals,
+            "commits": self.commits,
+            "frame_ms": self.host.frame_ms,
+            "timer_ms": self.host.timer_ms,
+            "handle_ms": self.handle_ms,
+            "scheduler": self.scheduler.stats() if self.scheduler is not None else None,
+            "client": self.client.stats,
+            "segmenter_intl": True,
+        }
+        if self.socket is not None:
+            self.socket.close()
+        js.benchState.finish(json.dumps(result))
+        self._sink.destroy()
+        self.host.inner.close()
+
+
+def make_bench(bridge, root, strategy):
+    if strategy not in ("streampace", "mosoo_450", "naive"):
+        raise ValueError(f"unknown strategy {strategy!r}")
+    return Bench(bridge, root, strategy)
+'''
+
+
+def _package_zip() -> bytes:
+    """The working tree's streampace package, as the page needs it (no server side)."""
+    buf = io.BytesIO()
+    src = ROOT / "py"
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted((src / "streampace").rglob("*.py")):
+            rel = path.relative_to(src)
+            if "server" in rel.parts or "__pycache__" in rel.parts or rel.name == "cli.py":
+                continue
+            zf.write(path, rel.as_posix())
+    return buf.getvalue()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class BenchServer:
+    """Static files (vendor/, js_shim/), the bench page, and a trace-playing socket."""
+
+    def __init__(self, traces: dict[str, Trace]) -> None:
+        self.traces = traces
+        self.port = _free_port()
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def ws_url(self, trace: str) -> str:
+        return f"ws://127.0.0.1:{self.port}/bench/ws/{trace}"
+
+    def _app(self) -> Any:
+        from starlette.applications import Starlette
+        from starlette.responses import HTMLResponse, PlainTextResponse, Response
+        from starlette.routing import Mount, Route, WebSocketRoute
+        from starlette.staticfiles import StaticFiles
+        from starlette.websockets import WebSocket, WebSocketDisconnect
+
+        mimetypes.add_type("application/wasm", ".wasm")
+        mimetypes.add_type("text/javascript", ".mjs")
+        package = _package_zip()
+
+        async def page(_request: Any) -> Response:
+            return HTMLResponse(PAGE_HTML)
+
+        async def page_js(_request: Any) -> Response:
+            return Response(PAGE_JS, media_type="text/javascript")
+
+        async def page_py(_request: Any) -> Response:
+            return PlainTextResponse(PAGE_PY)
+
+        async def package_zip(_request: Any) -> Response:
+            return Response(package, media_type="application/zip")
+
+        async def play(ws: WebSocket) -> None:
+            trace = self.traces.get(ws.path_params["trace"])
+            await ws.accept()
+            if trace is None:
+                await ws.close(4404)
+                return
+
+            async def drain() -> None:  # the client's resume request; nothing to do
+                with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                    while True:
+                        await ws.receive_text()
+
+            reader = asyncio.create_task(drain())
+            loop = asyncio.get_running_loop()
+            t0 = loop.time() + LEAD_MS / 1000.0
+            first = trace.arrivals[0][0] if trace.arrivals else 0.0
+            try:
+                for k, (t, batch) in enumerate(trace.arrivals, 1):
+                    delay = t0 + (t - first) / 1000.0 - loop.time()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    await ws.send_text(json.dumps({"through": k, "events": batch},
+                                                  ensure_ascii=False))
+                await reader
+            except (WebSocketDisconnect, RuntimeError):
+                pass
+            finally:
+                reader.cancel()
+
+        return Starlette(routes=[
+            Route("/bench/page", page),
+            Route("/bench/page.js", page_js),
+            Route("/bench/page.py", page_py),
+            Route("/bench/streampace.zip", package_zip),
+            WebSocketRoute("/bench/ws/{trace}", play),
+            Mount("/", StaticFiles(directory=str(ROOT))),
+        ])
+
+    def start(self) -> None:
+        import uvicorn
+
+        config = uvicorn.Config(self._app(), host="127.0.0.1", port=self.port,
+                                log_level="warning", ws="websockets-sansio")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("bench server did not start")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Chromium with a fresh profile (so its first load is a cold boot)."""
+    os.environ.setdefault("SE_MANAGER_PATH", "/nonexistent/selenium-manager-disabled")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    with tempfile.TemporaryDirectory(prefix="streampace-bench-") as profile:
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = CHROMIUM
+        for flag in FLAGS:
+            opts.add_argument(flag)
+        opts.add_argument(f"--user-data-dir={profile}")
+        opts.add_argument("--window-size=1000,800")
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+        try:
+            yield driver
+        finally:
+            driver.quit()
+
+
+def _wait_phase(driver: Any, want: set[str], timeout_s: float) -> str:
+    deadline = time.monotonic() + timeout_s
+    phase = None
+    while time.monotonic() < deadline:
+        phase = driver.execute_script("return window.benchState && window.benchState.phase")
+        if phase in want:
+            return phase
+        if phase == "error":
+            raise RuntimeError("bench page failed: " + str(
+                driver.execute_script("return window.benchState.error")))
+        time.sleep(0.05)
+    raise TimeoutError(f"bench page stuck in phase {phase!r} after {timeout_s:.0f} s")
+
+
+def load_page(driver: Any, server: BenchServer, strategy: str) -> float:
+    """Navigate and wait for Python to be ready; returns boot ms since navigation."""
+    driver.get(f"{server.base}/bench/page?strategy={strategy}")
+    _wait_phase(driver, {"ready"}, BOOT_TIMEOUT_S)
+    return float(driver.execute_script("return window.benchState.readyAt"))
+
+
+def play(driver: Any, server: BenchServer, trace: Trace) -> dict[str, Any]:
+    driver.execute_script("window.benchState.start(arguments[0])", server.ws_url(trace.name))
+    duration_s = (trace.arrivals[-1][0] - trace.arrivals[0][0]) / 1000.0 if trace.arrivals else 0
+    _wait_phase(driver, {"done"}, duration_s + 60.0)
+    state = driver.execute_script(
+        "const B = window.benchState; return {result: B.result, frames: B.frames,"
+        " longtasks: B.longtasks, startedAt: B.startedAt, doneAt: B.doneAt,"
+        " longtaskError: B.longtaskError || null};")
+    out = json.loads(state["result"])
+    out.update(frames=state["frames"], longtasks=state["longtasks"],
+               started_at=state["startedAt"], done_at=state["doneAt"],
+               longtask_error=state["longtaskError"])
+    return out
+
+
+class BrowserRecorder(Recorder):
+    """A Recorder on the page's real clock: paints are the logged frames."""
+
+    def __init__(self, truth: TraceTruth, frames: list[float], in_frame: set[float]) -> None:
+        super().__init__(truth, 1000.0 / 60)
+        self.frames = sorted(frames)
+        self._frames_np = np.array(self.frames) if self.frames else np.zeros(1)
+        self.in_frame = in_frame
+
+    def paint_time(self, t: float) -> float:
+        if t in self.in_frame:
+            return t  # committed inside a frame callback: painted by that frame
+        i = bisect.bisect_left(self.frames, t)
+        return self.frames[i] if i < len(self.frames) else t
+
+    def ticks(self, paint_times: np.ndarray) -> np.ndarray:
+        v = np.asarray(paint_times, dtype=float)
+        f = self._frames_np
+        i = np.clip(np.searchsorted(f, v), 1, len(f) - 1) if len(f) > 1 else np.zeros(
+            len(v), dtype=np.int64)
+        if len(f) > 1:
+            nearer_left = np.abs(v - f[i - 1]) <= np.abs(f[i] - v)
+            i = np.where(nearer_left, i - 1, i)
+        return i.astype(np.int64)
+
+    def tick_range(self, lo: float, hi: float) -> tuple[int, int]:
+        return (int(np.searchsorted(self._frames_np, lo)),
+                int(np.searchsorted(self._frames_np, hi, side="right")) - 1)
+
+
+def analyse(trace: Trace, raw: dict[str, Any]) -> dict[str, Any]:
+    arrivals = [(float(t), events) for t, events in raw["arrivals"]]
+    if not arrivals:
+        raise RuntimeError(f"{raw['strategy']}: the page received nothing")
+    shift = arrivals[0][0] - trace.arrivals[0][0]
+    model = [(t + shift, ev) for t, ev in trace.model]
+    truth = TraceTruth.build(model, arrivals)
+    in_frame = {float(t) for t, inf, _e in raw["commits"] if inf}
+    rec = BrowserRecorder(truth, raw["frames"], in_frame)
+    for t, _inf, events in raw["commits"]:
+        rec.commit(float(t), events, "paced")
+    # Tag flushes the way the virtual run does, so jumps are comparable.
+    rec.commits = [
+        (t, "barrier" if any(e.get("type") in _BARRIERS for e in evs) else r, n)
+        for (t, r, n), (_t, _i, evs) in zip(rec.commits, raw["commits"], strict=True)
+    ] if raw["strategy"] != "naive" else rec.commits
+    m = compute_metrics(rec)
+    start, end = raw["started_at"], raw["done_at"]
+    long_tasks = [d for s, d in raw["longtasks"] if start <= s <= end]
+    per_frame = raw["frame_ms"] + raw["timer_ms"] if raw["strategy"] != "naive" else raw[
+        "handle_ms"]
+    m.update(
+        strategy=raw["strategy"], trace=trace.name,
+        py_ms_p50=_q(per_frame, 50), py_ms_p99=_q(per_frame, 99), py_ms_max=_q(per_frame, 100),
+        py_callbacks=len(per_frame),
+        py_ms_total=float(sum(raw["frame_ms"]) + sum(raw["timer_ms"]) + sum(raw["handle_ms"])),
+        handle_ms_p50=_q(raw["handle_ms"], 50),
+        long_tasks=len(long_tasks), long_task_ms_max=max(long_tasks) if long_tasks else 0.0,
+        frames_logged=len(raw["frames"]),
+        fps=(len(raw["frames"]) / ((raw["frames"][-1] - raw["frames"][0]) / 1000.0)
+             if len(raw["frames"]) > 1 else None),
+        scheduler=raw["scheduler"], client=raw["client"],
+        longtask_observer_error=raw.get("longtask_error"),
+    )
+    return m
+
+
+_BARRIERS = frozenset({"TEXT_MESSAGE_END", "REASONING_END", "REASONING_MESSAGE_END",
+                       "STATE_SNAPSHOT", "MESSAGES_SNAPSHOT", "RUN_FINISHED", "RUN_ERROR"})
+
+
+def _q(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+BROWSER_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("py_ms_p50", "Python ms/frame p50", "x"),
+    ("py_ms_p99", "Python ms/frame p99", "x"),
+    ("long_tasks", "long tasks", "int"),
+    ("ttft_visible_ms", "TTFT ms", "ms"),
+    ("lag_p50_ms", "lag p50", "ms"),
+    ("lag_p95_ms", "lag p95", "ms"),
+    ("largest_reveal", "max jump", "int"),
+    ("jerk_cv", "jerk CV", "x"),
+    ("tail_ms", "tail ms", "ms"),
+    ("broken_reveals", "broken", "int"),
+    ("commits_per_s", "commits/s", "x1"),
+    ("fps", "fps", "x1"),
+    ("faithful", "faithful", "bool"),
+)
+
+
+def browser_markdown(data: dict[str, Any]) -> str:
+    boot = data["boot"]
+    lines = [
+        f"Headless Chromium ({data['meta']['chromium']}), Pyodide from `vendor/`, "
+        f"{data['meta']['date']}, wall time {data['meta']['wall_s']:.0f} s. Traces played in "
+        "real time over a loopback WebSocket (protocol v1) into the real page stack. "
+        "Python ms/frame = time inside each frame/timer callback (per socket message for "
+        "`naive`, which paints there); long tasks = PerformanceObserver entries > 50 ms "
+        "during the stream.",
+        "",
+        md_table(["boot to ready", "runs", "median ms", "min ms", "max ms"], [
+            [kind, str(len(v)), fmt(statistics.median(v), "ms") if v else "—",
+             fmt(min(v), "ms") if v else "—", fmt(max(v), "ms") if v else "—"]
+            for kind, v in (("cold (fresh profile)", boot["cold_ms"]),
+                            ("warm (same browser, reload)", boot["warm_ms"]))
+        ]),
+        "",
+    ]
+    for trace in data["meta"]["traces"]:
+        rows = [[f"`{r['strategy']}`", *(fmt(r.get(k), kind) for k, _t, kind in BROWSER_COLUMNS)]
+                for r in data["runs"] if r["trace"] == trace]
+        lines += [f"Trace `{trace}`:", "",
+                  md_table(["strategy", *(t for _k, t, _f in BROWSER_COLUMNS)], rows), ""]
+    return "\n".join(lines)
+
+
+def run_browser(trace_names: list[str], strategies: list[str], seed: int = 1,
+                cold_runs: int = 2, out: Path | None = None) -> dict[str, Any]:
+    missing = [p for p in ("vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.wasm",
+                           "js_shim/bridge.js", "py/streampace/browser/host.py")
+               if not (ROOT / p).is_file()]
+    if missing:
+        raise SystemExit(f"browser bench: missing {', '.join(missing)} — run scripts/setup")
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not Path(path).exists():
+            raise SystemExit(f"browser bench: {path} missing (apt-get install chromium "
+                             "chromium-driver)")
+    started = time.perf_counter()
+    traces = {name: build_trace(name, seed=seed) for name in trace_names}
+    server = BenchServer(traces)
+    server.start()
+    boot: dict[str, list[float]] = {"cold_ms": [], "warm_ms": []}
+    runs: list[dict[str, Any]] = []
+    raws: list[dict[str, Any]] = []
+    version = "?"
+    try:
+        for _ in range(cold_runs):
+            with chromium() as driver:
+                version = driver.capabilities.get("browserVersion", "?")
+                boot["cold_ms"].append(load_page(driver, server, "streampace"))
+                boot["warm_ms"].append(load_page(driver, server, "streampace"))
+        with chromium() as driver:
+            load_page(driver, server, "streampace")  # fill the cache; not a sample
+            for name, trace in traces.items():
+                for strategy in strategies:
+                    boot["warm_ms"].append(load_page(driver, server, strategy))
+                    raw = play(driver, server, trace)
+                    raws.append({"trace": name, **raw})
+                    m = analyse(trace, raw)
+                    runs.append(m)
+                    print(f"  {name:10s} {strategy:11s} py p50 {fmt(m['py_ms_p50'], 'x')} "
+                          f"p99 {fmt(m['py_ms_p99'], 'x')} ms, long tasks {m['long_tasks']}, "
+                          f"lag p95 {fmt(m.get('lag_p95_ms'), 'ms')} ms", flush=True)
+    finally:
+        server.stop()
+    data = {
+        "meta": {"date": _dt.datetime.now().isoformat(timespec="seconds"),
+                 "chromium": version, "traces": list(traces), "strategies": strategies,
+                 "wall_s": time.perf_counter() - started, "seed": seed},
+        "boot": boot,
+        "runs": runs,
+    }
+    data["markdown"] = browser_markdown(data)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(out / "browser.json", data)
+        write_json(out / "browser_raw.json", {"runs": raws})
+        (out / "browser.md").write_text("# streampace benchmark — real browser\n\n"
+                                        + data["markdown"] + "\n", encoding="utf-8")
+    return data
+
+
+def main(args: Any) -> int:
+    names = args.traces.split(",") if args.traces else list(DEFAULT_TRACES)
+    strategies = args.strategies.split(",") if args.strategies else list(BROWSER_STRATEGIES)
+    bad = [s for s in strategies if s not in BROWSER_STRATEGIES]
+    if bad:
+        raise SystemExit(f"browser mode runs {', '.join(BROWSER_STRATEGIES)}; not {bad}")
+    data = run_browser(names, strategies, seed=args.seed, cold_runs=1 if args.quick else 2,
+                       out=args.out)
+    print(data["markdown"])
+    unfaithful = [f"{r['strategy']}/{r['trace']}" for r in data["runs"] if not r["faithful"]]
+    if unfaithful:
+        print("final text differs from what arrived: " + ", ".join(unfaithful))
+        return 1
+    return 0
