@@ -103,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hz", help="comma-separated refresh rates (default 60,120; quick 60)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, help="runs per cell for the CPU probe (default 3)")
+    ap.add_argument("--reference", action="store_true",
+                    help="also write bench/results/REFERENCE.md (with browser.md if present)")
     args = ap.parse_args(argv)
 
     if args.browser:
@@ -154,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             "date": _dt.datetime.now().isoformat(timespec="seconds"),
             "machine": f"{platform.machine()}, {platform.system()}, {_cpus()} CPUs",
             "python": platform.python_version(),
+            "git": git_state(),
             "wall_s": wall,
             "hz": hzs,
             "repeat": repeat,
@@ -172,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     write_json(out / "results.json", data)
     write_markdown(out / "results.md", data)
     print(headline_table(rows, hzs[0]))
+    if args.reference:
+        _log(f"wrote {write_reference(out)}")
     bad = [c["name"] for c in checks if not c["ok"]]
     unfaithful = [f"{r['strategy']}/{r['trace']}" for r in rows if not r["faithful"]]
     _log(f"wrote {out / 'results.md'}, results.json, {len(plots)} plots in {wall:.1f} s")
@@ -180,6 +185,38 @@ def main(argv: list[str] | None = None) -> int:
     if unfaithful:
         _log("final text differs from what arrived: " + ", ".join(unfaithful))
     return 1 if bad else 0
+
+
+def git_state() -> dict[str, Any]:
+    """Which code produced the figures: HEAD, and whether the core had local edits."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"head": git("rev-parse", "--short", "HEAD"),
+            "core_uncommitted": bool(git("status", "--porcelain", "--", ":(glob)py/streampace/*.py",
+                                         "py/streampace/browser"))}
+
+
+def write_reference(out: Path) -> Path:
+    """bench/results/REFERENCE.md: the last full report (+ browser section), no images."""
+    text = (out / "results.md").read_text(encoding="utf-8")
+    head, _sep, _plots = text.partition("\n## Plots\n")
+    parts = [head.rstrip() + "\n"]
+    browser = out / "browser.md"
+    if browser.is_file():
+        body = browser.read_text(encoding="utf-8").split("\n", 1)[1]
+        parts.append("\n## Real browser (`python -m bench --browser`)\n" + body)
+    ref = RESULTS / "REFERENCE.md"
+    ref.write_text("\n".join(parts), encoding="utf-8")
+    return ref
 
 
 def _cpus() -> int:

@@ -540,7 +540,9 @@ def browser_markdown(data: dict[str, Any]) -> str:
     boot = data["boot"]
     lines = [
         f"Headless Chromium ({data['meta']['chromium']}), Pyodide from `vendor/`, "
-        f"{data['meta']['date']}, wall time {data['meta']['wall_s']:.0f} s. Traces played in "
+        f"{data['meta']['date']}, code at {data['meta']['git']['head']}"
+        f"{' with uncommitted core edits' if data['meta']['git']['core_uncommitted'] else ''}"
+        f", wall time {data['meta']['wall_s']:.0f} s. Traces played in "
         "real time over a loopback WebSocket (protocol v1) into the real page stack. "
         "Python ms/frame = time inside each frame/timer callback (per socket message for "
         "`naive`, which paints there); long tasks = PerformanceObserver entries > 50 ms "
@@ -603,6 +605,7 @@ def run_browser(trace_names: list[str], strategies: list[str], seed: int = 1,
         server.stop()
     data = {
         "meta": {"date": _dt.datetime.now().isoformat(timespec="seconds"),
+                 "git": _git_state(),
                  "chromium": version, "traces": list(traces), "strategies": strategies,
                  "wall_s": time.perf_counter() - started, "seed": seed},
         "boot": boot,
@@ -616,6 +619,12 @@ def run_browser(trace_names: list[str], strategies: list[str], seed: int = 1,
         (out / "browser.md").write_text("# streampace benchmark — real browser\n\n"
                                         + data["markdown"] + "\n", encoding="utf-8")
     return data
+
+
+def _git_state() -> dict[str, Any]:
+    from bench.__main__ import git_state
+
+    return git_state()
 
 
 def main(args: Any) -> int:
