@@ -564,8 +564,10 @@ def browser_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run_browser(trace_names: list[str], strategies: list[str], seed: int = 1,
+def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                 cold_runs: int = 2, out: Path | None = None) -> dict[str, Any]:
+    """Play each trace through each strategy in one warm browser; boot-time samples
+    from `cold_runs` fresh profiles.  Writes browser.md/.json into `out` if given."""
     missing = [p for p in ("vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.wasm",
                            "js_shim/bridge.js", "py/streampace/browser/host.py")
                if not (ROOT / p).is_file()]
@@ -576,8 +578,8 @@ def run_browser(trace_names: list[str], strategies: list[str], seed: int = 1,
             raise SystemExit(f"browser bench: {path} missing (apt-get install chromium "
                              "chromium-driver)")
     started = time.perf_counter()
-    traces = {name: build_trace(name, seed=seed) for name in trace_names}
-    server = BenchServer(traces)
+    by_name = {t.name: t for t in traces}
+    server = BenchServer(by_name)
     server.start()
     boot: dict[str, list[float]] = {"cold_ms": [], "warm_ms": []}
     runs: list[dict[str, Any]] = []
@@ -591,7 +593,7 @@ def run_browser(trace_names: list[str], strategies: list[str], seed: int = 1,
                 boot["warm_ms"].append(load_page(driver, server, "streampace"))
         with chromium() as driver:
             load_page(driver, server, "streampace")  # fill the cache; not a sample
-            for name, trace in traces.items():
+            for name, trace in by_name.items():
                 for strategy in strategies:
                     boot["warm_ms"].append(load_page(driver, server, strategy))
                     raw = play(driver, server, trace)
@@ -606,7 +608,7 @@ def run_browser(trace_names: list[str], strategies: list[str], seed: int = 1,
     data = {
         "meta": {"date": _dt.datetime.now().isoformat(timespec="seconds"),
                  "git": _git_state(),
-                 "chromium": version, "traces": list(traces), "strategies": strategies,
+                 "chromium": version, "traces": list(by_name), "strategies": strategies,
                  "wall_s": time.perf_counter() - started, "seed": seed},
         "boot": boot,
         "runs": runs,
@@ -633,7 +635,8 @@ def main(args: Any) -> int:
     bad = [s for s in strategies if s not in BROWSER_STRATEGIES]
     if bad:
         raise SystemExit(f"browser mode runs {', '.join(BROWSER_STRATEGIES)}; not {bad}")
-    data = run_browser(names, strategies, seed=args.seed, cold_runs=1 if args.quick else 2,
+    traces = [build_trace(name, seed=args.seed) for name in names]
+    data = run_browser(traces, strategies, seed=args.seed, cold_runs=1 if args.quick else 2,
                        out=args.out)
     print(data["markdown"])
     unfaithful = [f"{r['strategy']}/{r['trace']}" for r in data["runs"] if not r["faithful"]]

@@ -1,0 +1,48 @@
+"""`python -m bench --browser` end to end on a tiny trace (headless Chromium).
+
+Asserts what the mode produced, never how fast: the machine is shared.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers_bench import delivered, steady_model
+
+from bench import browser_bench
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.browser
+
+
+def _missing() -> str | None:
+    for path in (browser_bench.CHROMIUM, browser_bench.CHROMEDRIVER,
+                 ROOT / "vendor/pyodide/pyodide.mjs"):
+        if not Path(path).exists():
+            return f"{path} missing: run scripts/setup --browser"
+    return None
+
+
+def test_browser_mode_plays_a_trace_through_the_page(tmp_path: Path) -> None:
+    if _missing():
+        pytest.fail(_missing())
+    model = steady_model(150, 1.5, unit="ab🇯🇵 ")
+    trace = delivered("tiny", model)
+    data = browser_bench.run_browser([trace], ["streampace", "naive"], cold_runs=0,
+                                     out=tmp_path)
+    runs = {r["strategy"]: r for r in data["runs"]}
+    assert set(runs) == {"streampace", "naive"}
+    for name, r in runs.items():
+        assert r["faithful"], name
+        assert r["missing"] == 0, name
+        assert r["frames_logged"] > 10, name
+        assert r["py_ms_p50"] is not None and r["py_ms_p50"] >= 0, name
+        assert r["longtask_observer_error"] is None, name
+    assert runs["streampace"]["broken_reveals"] == 0
+    # naive paints each socket message whole; the pacer spreads each over many frames
+    assert runs["naive"]["commits"] == runs["naive"]["client"]["batches"]
+    assert runs["streampace"]["scheduler"]["applies"] > 3 * runs["naive"]["client"]["batches"]
+    assert data["boot"]["warm_ms"], "every page load is a boot sample"
+    assert (tmp_path / "browser.md").is_file() and (tmp_path / "browser.json").is_file()
