@@ -29,6 +29,7 @@ class ServerConfig:
     max_message_bytes: int = 65_536
     max_prompt_chars: int = 32_768
     outbound_limit_bytes: int = 1024 * 1024
+    send_timeout_s: float = 30.0  # a viewer that takes no data this long is disconnected
     abuse_errors: int = 10  # refused client messages ...
     abuse_window_s: float = 10.0  # ... within this window close the socket (4400)
     shutdown_drain_s: float = 3.0  # how long shutdown waits for viewers to take their data

@@ -38,26 +38,28 @@ class Session:
         """Log events, update the conversation and hand them to every viewer."""
         if not events:
             return
+        first = self.log.head + 1
         through = self.log.append(events)
         for event in events:
             self.conversation.apply(event)
         for viewer in list(self.viewers):
-            viewer.deliver(events, through)
+            viewer.on_append(events, first, through)
 
     def attach(self, viewer: Viewer, after: int | None) -> str:
         """Attach after seq ``after`` (None: from now). Returns "log", "live" or "snapshot".
 
-        Runs synchronously, so no event can slip in between the replay and live delivery.
+        Runs synchronously and only sets the viewer's position, so no event can slip
+        in between the replay and live delivery.
         """
         head = self.log.head
         if after is None:
-            viewer.attach(self, [], head)
+            viewer.attach(self, head)
             mode = "live"
         elif self.log.covers(after):
-            viewer.attach(self, self.log.events_after(after), head)
+            viewer.attach(self, after)  # its sender replays the log from there
             mode = "log"
         else:
-            viewer.attach_snapshot(self, self.conversation.snapshot_events(), head)
+            viewer.attach(self, head, snapshot=self.conversation.snapshot_events())
             mode = "snapshot"
         self.viewers.add(viewer)
         return mode

@@ -64,9 +64,19 @@ class SessionLog:
         """True if every event with seq > after is still in the log."""
         return self.first_seq - 1 <= after <= self.head
 
-    def events_after(self, after: int) -> list[dict[str, Any]]:
-        """The logged events with seq > after; callers check covers() first."""
+    def read(self, after: int, max_events: int, max_bytes: int) -> list[dict[str, Any]]:
+        """Up to ``max_events`` / about ``max_bytes`` of events with seq > after, in order.
+
+        At least one event is returned when there is one, however large.
+        """
         if not self.covers(after):
             raise ValueError(f"log does not cover seq {after + 1}..{self.head}")
         skip = after - (self.first_seq - 1)
-        return [event for _, event, _ in islice(self._entries, skip, None)]
+        out: list[dict[str, Any]] = []
+        total = 0
+        for _, event, size in islice(self._entries, skip, None):
+            if out and (len(out) >= max_events or total + size > max_bytes):
+                break
+            out.append(event)
+            total += size
+        return out

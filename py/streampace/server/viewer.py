@@ -1,9 +1,16 @@
 """One WebSocket viewer: its delivery buffer, bounded outbound queue and sender task.
 
-All writes to a socket go through the viewer's queue and its single sender
-task, so batches and error replies keep their order.  The queue is bounded in
-bytes: a viewer that stops reading is disconnected (4408) rather than letting
-the server buffer without limit; it can reconnect and resume.
+A viewer's position in its session is ``cursor``: the highest sequence number
+handed to its delivery buffer.  While the viewer keeps up, live events go
+straight into its buffer.  When its outbound queue is full (the socket is not
+taking data) or it is replaying after a resume, it stops taking live events and
+its sender task pulls from the session log instead, one bounded chunk at a
+time, whenever the queue has drained.  So a stalled viewer costs at most one
+bounded queue; if it falls so far behind that the log no longer holds its next
+event it is disconnected (4408) and can resume from a snapshot.
+
+All writes to a socket go through the queue and its single sender task, so
+batches and error replies keep their order.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +28,14 @@ from starlette.websockets import WebSocket, WebSocketState
 
 from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
 
-__all__ = ["Viewer", "CLOSE_SLOW_CONSUMER", "CLOSE_GOING_AWAY"]
+__all__ = [
+    "Viewer",
+    "CLOSE_GOING_AWAY",
+    "CLOSE_TOO_BIG",
+    "CLOSE_ABUSE",
+    "CLOSE_BAD_ORIGIN",
+    "CLOSE_SLOW_CONSUMER",
+]
 
 log = logging.getLogger("streampace.server")
 
@@ -30,9 +45,15 @@ CLOSE_ABUSE = 4400
 CLOSE_BAD_ORIGIN = 4403
 CLOSE_SLOW_CONSUMER = 4408
 
+PULL_EVENTS = 256  # events per log read while catching up
+
 
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def _size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 class Viewer:
@@ -42,13 +63,18 @@ class Viewer:
         delivery: DeliveryConfig,
         outbound_limit_bytes: int,
         on_send: Callable[[Batch], None] | None = None,
+        send_timeout_s: float = 30.0,
     ) -> None:
         self.ws = websocket
+        self.send_timeout_s = send_timeout_s
+        self._send_since: float | None = None  # loop time the current send began
         self.delivery_config = delivery
         self.limit = outbound_limit_bytes
         self.on_send = on_send  # instrumentation hook (the load benchmark)
         self.buffer: DeliveryBuffer | None = None
-        self.session: Any = None  # the Session it is attached to
+        self.session: Any = None
+        self.cursor = 0
+        self.last_through = 0
         self.closing = False
         self.close_code: int | None = None
         self._queue: deque[str] = deque()
@@ -58,35 +84,80 @@ class Viewer:
         self._idle.set()
         self._loop = asyncio.get_running_loop()
         self._sender = asyncio.create_task(self._send_loop())
-        self._closer: asyncio.Task[None] | None = None
+        self._closer: asyncio.Future[None] | None = None
 
-    # -- delivery -----------------------------------------------------------
+    # -- attaching and live delivery ----------------------------------------
 
     @property
     def attached(self) -> bool:
         return self.buffer is not None
 
-    def attach(self, session: Any, events: list[dict[str, Any]], through: int) -> None:
-        """Start delivering; ``events`` (possibly empty) are what precede live events."""
+    def attach(
+        self, session: Any, after: int, snapshot: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Deliver from seq ``after`` on (pulled from the log), optionally after a snapshot."""
         self.session = session
+        self.cursor = after
+        self.last_through = after
         self.buffer = DeliveryBuffer(
             self._publish,
             lambda cb, ms: self._loop.call_later(ms / 1000, cb),
             lambda handle: handle.cancel(),
             self.delivery_config,
         )
-        if events:
-            self.buffer.enqueue(events, through=through)
-        self.last_through = through
+        if snapshot:
+            self._publish(Batch(snapshot, after))  # one batch, never split or delayed
+        self._wake.set()
 
-    def attach_snapshot(self, session: Any, events: list[dict[str, Any]], through: int) -> None:
-        """Start with one snapshot batch, published as it is (never split or delayed)."""
-        self.attach(session, [], through)
-        self._publish(Batch(events, through))
-
-    def deliver(self, events: list[dict[str, Any]], through: int) -> None:
-        if self.buffer is not None and not self.closing:
+    def on_append(self, events: list[dict[str, Any]], first_seq: int, through: int) -> None:
+        """The session logged ``events`` as seqs first_seq..through."""
+        if self.buffer is None or self.closing:
+            return
+        if self._stalled():
+            return
+        if self.cursor == first_seq - 1 and self._queued_bytes <= self.limit:
+            self.cursor = through
             self.buffer.enqueue(events, through=through)
+        elif not self.session.log.covers(self.cursor):
+            self._fell_behind()
+        else:
+            self._wake.set()  # behind: the sender pulls from the log once the queue drains
+
+    def _stalled(self) -> bool:
+        """A send that has not completed for send_timeout_s: the peer stopped reading."""
+        since = self._send_since
+        if since is None or self._loop.time() - since <= self.send_timeout_s:
+            return False
+        log.warning(
+            "viewer of session %s took no data for %.0f s; closing with %d",
+            getattr(self.session, "id", "?"), self.send_timeout_s, CLOSE_SLOW_CONSUMER,
+        )
+        self.close(CLOSE_SLOW_CONSUMER, "slow consumer: resume to continue")
+        return True
+
+    def _fell_behind(self) -> None:
+        if self.closing:
+            return
+        log.warning(
+            "viewer of session %s fell behind the log (at %d, log starts at %d); closing with %d",
+            self.session.id, self.cursor, self.session.log.first_seq, CLOSE_SLOW_CONSUMER,
+        )
+        self.close(CLOSE_SLOW_CONSUMER, "slow consumer: resume to continue")
+
+    def _pull(self) -> bool:
+        """Move the next chunk of the log into the buffer; False when caught up."""
+        if self.buffer is None or self.closing:
+            return False
+        log_ = self.session.log
+        if self.cursor >= log_.head:
+            return False
+        if not log_.covers(self.cursor):
+            self._fell_behind()
+            return False
+        events = log_.read(self.cursor, PULL_EVENTS, max(self.limit // 2, 1))
+        self.cursor += len(events)
+        self.buffer.enqueue(events, through=self.cursor)
+        return True
 
     def _publish(self, batch: Batch) -> bool:
         if self.closing:
@@ -103,29 +174,31 @@ class Viewer:
             self._put(_dumps({"type": "error", "code": code, "message": message}))
 
     def _put(self, text: str) -> None:
-        size = len(text.encode("utf-8")) if not text.isascii() else len(text)
         self._queue.append(text)
-        self._queued_bytes += size
+        self._queued_bytes += _size(text)
         self._idle.clear()
         self._wake.set()
-        if self._queued_bytes > self.limit:
-            log.warning(
-                "viewer of session %s is not reading (%d bytes unsent); closing it with %d",
-                getattr(self.session, "id", "?"), self._queued_bytes, CLOSE_SLOW_CONSUMER,
-            )
-            self.close(CLOSE_SLOW_CONSUMER, "slow consumer: resume to continue")
+        self._stalled()
+
+    @property
+    def queued_bytes(self) -> int:
+        return self._queued_bytes
 
     async def _send_loop(self) -> None:
         try:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
-                while self._queue:
-                    text = self._queue[0]
-                    await self.ws.send_text(text)
-                    self._queue.popleft()
-                    self._queued_bytes -= len(text.encode("utf-8")) if not text.isascii() \
-                        else len(text)
+                while not self.closing:
+                    if self._queue:
+                        text = self._queue[0]
+                        self._send_since = self._loop.time()
+                        await self.ws.send_text(text)
+                        self._send_since = None
+                        self._queue.popleft()
+                        self._queued_bytes -= _size(text)
+                    elif not self._pull():
+                        break
                 self._idle.set()
         except asyncio.CancelledError:
             raise
@@ -139,9 +212,12 @@ class Viewer:
         self._queued_bytes = 0
         self._idle.set()
 
-    @property
-    def queued_bytes(self) -> int:
-        return self._queued_bytes
+    def _caught_up(self) -> bool:
+        return (
+            not self._queue
+            and (self.buffer is None or self.buffer.pending_events() == 0)
+            and (self.session is None or self.cursor >= self.session.log.head)
+        )
 
     # -- closing ------------------------------------------------------------
 
@@ -157,18 +233,21 @@ class Viewer:
         self._closer = asyncio.ensure_future(self._close(code, reason, drain_s=0))
 
     async def drain_and_close(self, code: int, reason: str, drain_s: float) -> None:
-        """Flush the delivery buffer, let the socket take it (bounded), then close."""
+        """Deliver everything logged (bounded by ``drain_s``), then close."""
         if self._closer is None:
-            if self.buffer is not None and not self.closing:
-                self.buffer.flush()
             self.close_code = code
             self._closer = asyncio.ensure_future(self._close(code, reason, drain_s))
         await asyncio.shield(self._closer)
 
     async def _close(self, code: int, reason: str, drain_s: float) -> None:
-        if drain_s > 0 and not self.closing:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), drain_s)
+        deadline = time.monotonic() + drain_s
+        while drain_s > 0 and not self.closing and not self._caught_up():
+            if self.buffer is not None:
+                self.buffer.flush()
+            self._wake.set()
+            await asyncio.sleep(0.01)
+            if time.monotonic() > deadline:
+                break
         self.closing = True
         if self.buffer is not None and not self.buffer.closed:
             self.buffer.close()

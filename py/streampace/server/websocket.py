@@ -68,6 +68,7 @@ async def session_socket(websocket: WebSocket) -> None:
         config.delivery,
         config.outbound_limit_bytes,
         on_send=getattr(websocket.app.state, "on_send", None),
+        send_timeout_s=config.send_timeout_s,
     )
     hub.viewers.add(viewer)
     abuse = _AbuseMeter(config.abuse_errors, config.abuse_window_s)

@@ -28,8 +28,8 @@ async def paced(
         if not group:
             group_t = t_ms
             delay = start + t_ms / 1000 - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
+            # Sleep even when late (0 s), so viewers' senders run between groups.
+            await asyncio.sleep(max(delay, 0.0))
         group.append(event)
     if group:
         yield group

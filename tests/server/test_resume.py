@@ -1,0 +1,289 @@
+"""Reconnect and resume: from the log, past the log (snapshots), slow consumers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+
+import websockets
+from streampace.delivery import compact
+from streampace.sim import visible_text
+from websockets.client import ClientProtocol
+from websockets.frames import Close, Opcode
+from websockets.http11 import Response
+from websockets.uri import parse_uri
+
+from .conftest import (
+    WAIT_S,
+    Received,
+    assert_conformant,
+    recv_until,
+    runs_ended,
+    send,
+    split_runs,
+    write_jsonl,
+)
+
+
+def _content_count(r: Received) -> int:
+    return sum(e["type"] == "TEXT_MESSAGE_CONTENT" for e in r.events)
+
+
+def test_resume_after_a_drop_loses_and_duplicates_nothing(serve):
+    server = serve("demo", speed=4.0)
+
+    async def scenario():
+        url = server.ws_url("drop")
+        async with websockets.connect(url) as steady:
+            await send(steady, type="resume", after=0)
+            await send(steady, type="run", prompt="resume me", scenario="long")
+            full = Received()
+            dropped = Received()
+            async with websockets.connect(url) as flaky:
+                await send(flaky, type="resume", after=0)
+                await recv_until(flaky, dropped, lambda r: _content_count(r) >= 3)
+            # The socket is gone mid-run; the steady viewer keeps receiving meanwhile.
+            await recv_until(steady, full, lambda r: _content_count(r) >= _content_count(
+                dropped) + 3)
+            async with websockets.connect(url) as again:
+                await send(again, type="resume", after=dropped.through)
+                rest = Received()
+                await recv_until(again, rest, runs_ended(1), timeout=60)
+            await recv_until(steady, full, runs_ended(1), timeout=60)
+            return full, dropped, rest
+
+    full, dropped, rest = asyncio.run(scenario())
+    assert rest.batches[0]["through"] > dropped.through
+    joined = dropped.events + rest.events
+    assert_conformant(joined, prompt="resume me")
+    assert compact(joined) == compact(full.events)
+    assert rest.through == full.through
+
+
+def test_fresh_viewer_mid_run_gets_the_whole_run_from_the_log(serve):
+    server = serve("demo", speed=4.0)
+
+    async def scenario():
+        url = server.ws_url("join")
+        async with websockets.connect(url) as first:
+            await send(first, type="resume", after=0)
+            await send(first, type="run", prompt="join late", scenario="long")
+            a = Received()
+            await recv_until(first, a, lambda r: _content_count(r) >= 4)
+            async with websockets.connect(url) as late:
+                await send(late, type="resume", after=0)
+                b = Received()
+                await recv_until(late, b, runs_ended(1), timeout=60)
+            await recv_until(first, a, runs_ended(1), timeout=60)
+            return a, b
+
+    a, b = asyncio.run(scenario())
+    assert_conformant(b.events, prompt="join late")
+    assert compact(a.events) == compact(b.events)
+
+
+def test_resume_past_the_log_gets_snapshots_when_idle(serve):
+    server = serve("demo", speed=200.0, log_events=20)
+
+    async def scenario():
+        url = server.ws_url("snap")
+        async with websockets.connect(url) as ws:
+            await send(ws, type="resume", after=0)
+            await send(ws, type="run", prompt="first", scenario="agentic")
+            full = Received()
+            await recv_until(ws, full, runs_ended(1))
+        async with websockets.connect(url) as ws:
+            await send(ws, type="resume", after=0)
+            snap = Received()
+            await recv_until(ws, snap, lambda r: len(r.batches) >= 1)
+            # The snapshot leaves the socket live: the next run streams normally.
+            await send(ws, type="run", prompt="second", scenario="very_fast")
+            await recv_until(ws, snap, runs_ended(1))
+        return full, snap
+
+    full, snap = asyncio.run(scenario())
+    first = snap.batches[0]
+    assert [e["type"] for e in first["events"]] == ["MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"]
+    assert first["through"] == full.through
+    messages = first["events"][0]["messages"]
+    texts = {m["id"]: m["content"] for m in messages if m["role"] in ("user", "assistant")
+             and m.get("content")}
+    expected = {k: v for k, v in visible_text(full.events).items() if k in texts or v}
+    for mid, text in texts.items():
+        assert expected[mid] == text
+    assert any(m["role"] == "user" and m["content"] == "first" for m in messages)
+    assistant_ids = {e["messageId"] for e in full.events
+                     if e["type"] == "TEXT_MESSAGE_START" and e["role"] == "assistant"}
+    assert assistant_ids <= set(texts)
+    assert any(m.get("toolCalls") for m in messages), "the agentic run's tool call is kept"
+    assert_conformant(split_runs(snap.events)[0], prompt="second")
+
+
+def test_resume_past_the_log_mid_run_reopens_what_is_streaming(serve):
+    server = serve("demo", speed=4.0, log_events=8)
+
+    async def scenario():
+        url = server.ws_url("midsnap")
+        async with websockets.connect(url) as first:
+            await send(first, type="resume", after=0)
+            await send(first, type="run", prompt="snapshot me", scenario="long")
+            a = Received()
+            await recv_until(first, a, lambda r: _content_count(r) >= 12)
+            async with websockets.connect(url) as late:
+                await send(late, type="resume", after=0)
+                b = Received()
+                await recv_until(late, b, runs_ended(1), timeout=60)
+            await recv_until(first, a, runs_ended(1), timeout=60)
+            return a, b
+
+    a, b = asyncio.run(scenario())
+    head = [e["type"] for e in b.batches[0]["events"]]
+    assert head[:3] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"]
+    # A conformant run for the late viewer, ending in the same text.
+    assert_conformant(b.events)
+    snap_msgs = b.batches[0]["events"][1]["messages"]
+    late_text = {m["id"]: m["content"] for m in snap_msgs if isinstance(m.get("content"), str)}
+    for mid, text in visible_text(b.events).items():
+        late_text[mid] = late_text.get(mid, "") + text
+    for mid, text in visible_text(a.events).items():
+        assert late_text.get(mid, "") == text, mid
+    assert b.through == a.through
+
+
+class StalledClient:
+    """A WebSocket client that stops reading: a raw socket with a tiny receive
+    buffer, driven by the websockets sans-IO protocol (so nothing reads behind
+    the test's back)."""
+
+    def __init__(self, url: str) -> None:
+        hostport = url.split("//")[1].split("/")[0]
+        host, port = hostport.rsplit(":", 1)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+        self.sock.settimeout(WAIT_S)
+        self.sock.connect((host, int(port)))
+        self.proto = ClientProtocol(parse_uri(url), max_size=None)
+        self.proto.send_request(self.proto.connect())
+        self._flush()
+        while not isinstance(self._next_event(), Response):
+            pass
+
+    def _flush(self) -> None:
+        for chunk in self.proto.data_to_send():
+            if chunk:
+                self.sock.sendall(chunk)
+
+    def _next_event(self) -> object:
+        while True:
+            events = self.proto.events_received()
+            if events:
+                self._pending = events[1:]
+                return events[0]
+            data = self.sock.recv(65536)
+            self.proto.receive_data(data if data else b"")
+            if not data:
+                self.proto.receive_eof()
+
+    def send_json(self, obj: dict) -> None:
+        self.proto.send_text(json.dumps(obj).encode())
+        self._flush()
+
+    def drain(self, received: Received) -> int | None:
+        """Read everything up to the server's close frame; return its code."""
+        frames = list(getattr(self, "_pending", []))
+        while True:
+            for frame in frames:
+                if frame.opcode == Opcode.TEXT:
+                    received.add(frame.data.decode())
+                elif frame.opcode == Opcode.CLOSE:
+                    return Close.parse(frame.data).code
+            data = self.sock.recv(1 << 20)
+            if not data:
+                return None
+            self.proto.receive_data(data)
+            frames = self.proto.events_received()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_slow_consumer_is_disconnected_and_can_resume(serve, tmp_path):
+    # 1500 deltas of 8 KiB, 4 ms apart: ~12 MB over ~6 s, which a reading viewer
+    # takes easily and a viewer that stopped reading cannot.
+    big = "x" * 8192
+    n = 1500
+    events = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 0},
+              {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant",
+               "timestamp": 0}]
+    events += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": big,
+                "timestamp": 4 * i} for i in range(n)]
+    events += [{"type": "TEXT_MESSAGE_END", "messageId": "m", "timestamp": 4 * n},
+               {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "timestamp": 4 * n}]
+    path = write_jsonl(tmp_path / "big.jsonl", events)
+    limit = 256 * 1024
+    # The log holds the whole run, so only the send timeout can cut the stalled viewer.
+    server = serve(f"replay:{path}", speed=1.0, outbound_limit_bytes=limit,
+                   log_bytes=64 * 1024 * 1024, send_timeout_s=1.5)
+    url = server.ws_url("slow")
+    stalled = StalledClient(url)
+    stalled.send_json({"type": "resume", "after": 0})
+    peak = 0
+
+    async def good_viewer():
+        nonlocal peak
+        async with websockets.connect(url, max_size=None) as good:
+            await send(good, type="resume", after=0)
+            await send(good, type="run", prompt="flood")
+            got = Received()
+            async with asyncio.timeout(60):
+                while not runs_ended(1)(got):
+                    got.add(await good.recv())
+                    peak = max([peak] + [v.queued_bytes for v in server.hub.viewers])
+            return got
+
+    try:
+        got = asyncio.run(good_viewer())
+        text = "".join(e["delta"] for e in got.events
+                       if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] == "m")
+        assert text == big * n  # the healthy viewer got everything, undisturbed
+        seen = Received()
+        code = stalled.drain(seen)
+    finally:
+        stalled.close()
+    assert code == 4408
+    assert seen.through < got.through
+    # What it got before the cut is a prefix of the run.
+    assert compact(seen.events) == compact(got.events[: len(seen.events)]) or seen.events == []
+
+    async def resume():
+        async with websockets.connect(url, max_size=None) as back:
+            await send(back, type="resume", after=seen.through)
+            return await recv_until(back, Received(), runs_ended(1), timeout=60)
+
+    rest = asyncio.run(resume())
+    # Resumed from the log: together exactly the run, nothing lost or doubled.
+    assert compact(seen.events + rest.events) == compact(got.events)
+    # No viewer's queue ever held much more than the bound (plus one pulled chunk).
+    assert peak <= limit + limit // 2 + 64 * 1024, peak
+
+
+def test_json_of_batches_is_compact_utf8(serve):
+    server = serve("demo", speed=200.0)
+
+    async def scenario():
+        async with websockets.connect(server.ws_url("u")) as ws:
+            await send(ws, type="resume", after=0)
+            await send(ws, type="run", prompt="日本語 🇯🇵", scenario="cjk_emoji")
+            raws = []
+            async with asyncio.timeout(20):
+                while True:
+                    raw = await ws.recv()
+                    raws.append(raw)
+                    if '"RUN_FINISHED"' in raw:
+                        return raws
+
+    raws = asyncio.run(scenario())
+    assert all(isinstance(r, str) for r in raws)  # text frames only
+    assert any("日本語 🇯🇵" in r for r in raws)  # UTF-8, not \\u escapes
+    assert all(json.loads(r)["events"] for r in raws)
