@@ -188,12 +188,16 @@ class FifoPacer(Strategy):
                 continue
             if emit <= 0:
                 break
-            take = 0
             units = head.units
             start = head.pos
-            while start + take < len(units) and emit > 0:
-                emit -= self._cost(units[start + take])
-                take += 1
+            if self.unit_cost_utf16:
+                take = 0
+                while start + take < len(units) and emit > 0:
+                    emit -= self._cost(units[start + take])
+                    take += 1
+            else:
+                take = min(emit, len(units) - start)
+                emit -= take
             self._emit_units(head, take, out)
             if head.pos < len(units):
                 break
