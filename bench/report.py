@@ -124,7 +124,8 @@ def write_markdown(path: Path, data: dict[str, Any]) -> None:
         "frame between the 10th and 90th arrival percentiles; tail = terminal event → all "
         "text visible; broken frames = paints whose text ends inside a grapheme cluster a "
         "later paint completes; µs/drain = CPU per frame/timer callback in this CPython run "
-        "(min over repeats; noisy shared machine).",
+        "(min over repeats; noisy shared machine; for the eight baselines it measures the "
+        "bench's own implementations of their descriptions).",
         "",
     ]
     for hz in hzs[1:]:
