@@ -50,11 +50,14 @@ def start_server(
     seed: int = 0,
     stall_timeout_s: float = 5.0,
     model: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
     **config: Any,
 ) -> RunningServer:
     cfg = ServerConfig(port=0, **config)
     src = parse_source(
-        source, SourceOptions(speed=speed, seed=seed, model=model, stall_timeout_s=stall_timeout_s)
+        source,
+        SourceOptions(speed=speed, seed=seed, model=model, stall_timeout_s=stall_timeout_s,
+                      api_key_env=api_key_env),
     )
     urls: list[str] = []
     srv = build_server(cfg, src, log_level="warning", on_ready=urls.append)

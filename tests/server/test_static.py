@@ -1,0 +1,122 @@
+"""Serving the page: whitelist, MIME types, cache and security headers, traversal."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import httpx
+import pytest
+
+
+@pytest.fixture
+def site(tmp_path, serve):
+    root = tmp_path / "root"
+    (root / "py" / "streampace").mkdir(parents=True)
+    (root / "js_shim").mkdir()
+    (root / "vendor" / "pyodide").mkdir(parents=True)
+    (root / "examples").mkdir()
+    (root / "index.html").write_text("<!doctype html><title>t</title>")
+    (root / "pyscript.toml").write_text('name = "t"\n')
+    (root / "pyproject.toml").write_text("secret-ish\n")
+    (root / ".env").write_text("KEY=1\n")
+    (root / "py" / "streampace" / "x.py").write_text("print('hi')\n")
+    (root / "js_shim" / "boot.mjs").write_text("export {};\n")
+    (root / "js_shim" / "old.js").write_text("1;\n")
+    (root / "vendor" / "pyodide" / "pyodide.asm.wasm").write_bytes(b"\0asm\1\0\0\0")
+    (root / "vendor" / "pyodide" / "pyodide-lock.json").write_text("{}")
+    (root / "vendor" / "w-1.0-py3-none-any.whl").write_bytes(b"PK\3\4")
+    (root / "vendor" / "python_stdlib.zip").write_bytes(b"PK\3\4")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("must not be served\n")
+    os.symlink(outside, root / "examples" / "escape.txt")
+    os.symlink(tmp_path, root / "examples" / "up")
+    (root / "examples" / "inside.txt").write_text("fine\n")
+    server = serve("demo", root=root)
+    return server
+
+
+def _raw_get(server, target: str) -> int:
+    """Send the request line exactly as given (no client-side normalisation)."""
+    host, port = server.url.split("//")[1].strip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(f"GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n"
+                  .encode())
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return int(data.split(b" ", 2)[1])
+
+
+@pytest.mark.parametrize(
+    ("path", "ctype"),
+    [
+        ("/", "text/html"),
+        ("/index.html", "text/html"),
+        ("/pyscript.toml", "text/plain"),
+        ("/py/streampace/x.py", "text/plain"),
+        ("/js_shim/boot.mjs", "text/javascript"),
+        ("/js_shim/old.js", "text/javascript"),
+        ("/vendor/pyodide/pyodide.asm.wasm", "application/wasm"),
+        ("/vendor/pyodide/pyodide-lock.json", "application/json"),
+        ("/vendor/w-1.0-py3-none-any.whl", "application/zip"),
+        ("/vendor/python_stdlib.zip", "application/zip"),
+        ("/examples/inside.txt", "text/plain"),
+    ],
+)
+def test_whitelisted_files_with_types_and_headers(site, path, ctype):
+    r = httpx.get(site.url.rstrip("/") + path)
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith(ctype)
+    assert r.headers["x-content-type-options"] == "nosniff"
+    csp = r.headers["content-security-policy"]
+    assert "default-src 'self'" in csp and "'wasm-unsafe-eval'" in csp
+    host = site.url.split("//")[1].strip("/")
+    assert f"ws://{host}" in csp and "object-src 'none'" in csp
+    assert "*" not in csp.replace("'", "")
+    if path.startswith("/vendor/"):
+        assert "immutable" in r.headers["cache-control"]
+        assert "max-age=31536000" in r.headers["cache-control"]
+    else:
+        assert r.headers["cache-control"] == "no-cache"
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/py/../pyproject.toml",
+        "/py/%2e%2e/pyproject.toml",
+        "/py/%2E%2E/%2E%2E/etc/passwd",
+        "/py/..%2fpyproject.toml",
+        "/py/%2e%2e%2fpyproject.toml",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "//etc/passwd",
+        "/etc/passwd",
+        "/py/..\\pyproject.toml",
+        "/py/%5c..%5cpyproject.toml",
+        "/pyproject.toml",
+        "/.env",
+        "/py/./streampace/x.py",
+        "/py//streampace/x.py",
+        "/py/streampace/x.py%00.html",
+        "/examples/escape.txt",
+        "/examples/up/outside.txt",
+        "/examples/",
+        "/py",
+        "/nothing-here.html",
+        "/vendor/../pyproject.toml",
+    ],
+)
+def test_traversal_and_non_whitelisted_paths_are_404(site, target):
+    assert _raw_get(site, target) == 404
+
+
+def test_other_methods_refused(site):
+    r = httpx.post(site.url + "index.html", content=b"x")
+    assert r.status_code in (404, 405)
+
+
+def test_missing_root_files_are_404_not_500(serve, tmp_path):
+    server = serve("demo", root=tmp_path)
+    assert httpx.get(server.url).status_code == 404
+    assert httpx.get(server.url + "vendor/pyodide/pyodide.mjs").status_code == 404
