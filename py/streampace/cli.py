@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -104,7 +105,9 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"streampace: serving {url} (source: {args.source}) - Ctrl-C to stop", flush=True)
 
     server = build_server(config, source, log_level=args.log_level, on_ready=ready)
-    server.run()
+    # uvicorn re-raises the Ctrl-C it caught once its graceful shutdown is done.
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
     return 0 if server.started else 1
 
 
