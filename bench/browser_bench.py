@@ -523,6 +523,7 @@ BROWSER_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("py_ms_p50", "Python ms/frame p50", "x"),
     ("py_ms_p99", "Python ms/frame p99", "x"),
     ("long_tasks", "long tasks", "int"),
+    ("long_task_ms_max", "longest task ms", "ms"),
     ("ttft_visible_ms", "TTFT ms", "ms"),
     ("lag_p50_ms", "lag p50", "ms"),
     ("lag_p95_ms", "lag p95", "ms"),
