@@ -1,0 +1,237 @@
+"""Server load benchmark: K viewers x M sessions on loopback, real WebSocket clients.
+
+    python3 bench/server_load.py                       # the default matrix
+    python3 bench/server_load.py --sessions 10 --viewers 100 --scenario fast --speed 1
+
+The server runs in a child process (so its memory is its own), instrumented
+only to note when each event enters a session log; one client process holds
+every viewer.  Per configuration it reports:
+
+- delivered events/s: raw session events that reached viewers (each viewer
+  counts every event its batches cover), divided by the streaming time;
+- p50 / p99 / max delay between an event entering the session log and the
+  batch that covers it reaching a viewer (both processes read CLOCK_MONOTONIC);
+- memory per viewer: server RSS with all viewers attached minus RSS before
+  they connected, divided by the number of viewers; plus peak RSS while streaming.
+
+This is a benchmark, not a test: figures depend on the machine and its load
+(the client process competes with the server for the same cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# -- child: the instrumented server -----------------------------------------
+
+
+def child(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(REPO / "py"))
+    from streampace.server import ServerConfig, build_server, parse_source
+    from streampace.server.session import Session
+    from streampace.server.sources.base import SourceOptions
+
+    entered: dict[str, list[float]] = {}
+    original = Session.append
+
+    def append(self: Session, events: list[dict]) -> None:
+        t = time.monotonic()
+        times = entered.setdefault(self.id, [0.0])  # index = seq
+        times.extend([t] * len(events))
+        original(self, events)
+
+    Session.append = append  # type: ignore[method-assign]
+    config = ServerConfig(port=0, log_events=args.log_events)
+    source = parse_source("demo", SourceOptions(speed=args.speed, seed=1))
+    server = build_server(config, source, log_level="warning",
+                          on_ready=lambda url: print(f"URL {url}", flush=True))
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+    Path(args.dump).write_text(json.dumps(entered))
+
+
+# -- parent: clients and measurement ----------------------------------------
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+async def viewer(url: str, start_run: bool, scenario: str, attached: asyncio.Event,
+                 go: asyncio.Event, log: list[tuple[float, int, int]]) -> None:
+    import websockets
+
+    async with websockets.connect(url, max_size=None, open_timeout=60) as ws:
+        await ws.send(json.dumps({"type": "resume", "after": 0}))
+        # An error reply proves the server processed our resume (there is no run yet).
+        await ws.send(json.dumps({"type": "cancel"}))
+        while "type" not in json.loads(await ws.recv()):
+            pass
+        attached.set()
+        await go.wait()
+        if start_run:
+            await ws.send(json.dumps({"type": "run", "prompt": "load test", "scenario": scenario}))
+        prev = 0
+        while True:
+            msg = json.loads(await ws.recv())
+            if "through" not in msg:
+                continue
+            log.append((time.monotonic(), prev, msg["through"]))
+            prev = msg["through"]
+            if any(e["type"] in ("RUN_FINISHED", "RUN_ERROR") for e in msg["events"]):
+                return
+
+
+async def drive(base: str, sessions: int, viewers: int, scenario: str, pid: int) -> dict:
+    go = asyncio.Event()
+    logs: dict[tuple[int, int], list[tuple[float, int, int]]] = {}
+    events_attached: list[asyncio.Event] = []
+    tasks = []
+    rss_before = rss_kib(pid)
+    sem = asyncio.Semaphore(200)  # bounded connection concurrency
+
+    async def one(s: int, v: int) -> None:
+        attached = asyncio.Event()
+        events_attached.append(attached)
+        log: list[tuple[float, int, int]] = []
+        logs[(s, v)] = log
+        async with sem:
+            task = asyncio.create_task(viewer(
+                f"{base}ws/sessions/load{s}", v == 0, scenario, attached, go, log))
+            await attached.wait()
+        await task
+
+    for s in range(sessions):
+        for v in range(viewers):
+            tasks.append(asyncio.create_task(one(s, v)))
+    t_connect = time.monotonic()
+    while len(events_attached) < sessions * viewers or not all(
+            e.is_set() for e in events_attached):
+        await asyncio.sleep(0.05)
+        if time.monotonic() - t_connect > 300:
+            raise RuntimeError("viewers did not attach within 300 s")
+    connect_s = time.monotonic() - t_connect
+    await asyncio.sleep(1.0)
+    rss_attached = rss_kib(pid)
+    peak = rss_attached
+    t0 = time.monotonic()
+    go.set()
+    done = asyncio.gather(*tasks)
+    while not done.done():
+        peak = max(peak, rss_kib(pid))
+        await asyncio.sleep(0.1)
+    await done
+    t1 = time.monotonic()
+    return {"logs": logs, "rss_before": rss_before, "rss_attached": rss_attached,
+            "rss_peak": peak, "t0": t0, "t1": t1, "connect_s": connect_s}
+
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    k = min(len(sorted_values) - 1, max(0, round(p / 100 * (len(sorted_values) - 1))))
+    return sorted_values[k]
+
+
+def run_config(sessions: int, viewers: int, scenario: str, speed: float, log_events: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = Path(tmp) / "entered.json"
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--child", "--dump", str(dump), "--speed", str(speed),
+             "--log-events", str(log_events)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        try:
+            line = proc.stdout.readline()
+            if not line.startswith("URL "):
+                raise RuntimeError(f"server did not start: {line!r}")
+            base = line.split()[1].replace("http://", "ws://")
+            res = asyncio.run(drive(base, sessions, viewers, scenario, proc.pid))
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(60)
+        entered = {k: v for k, v in json.loads(dump.read_text()).items()}
+    delays: list[float] = []
+    delivered = 0
+    for (s, _v), log in res["logs"].items():
+        times = entered[f"load{s}"]
+        for t_recv, prev, through in log:
+            for seq in range(prev + 1, through + 1):
+                delays.append((t_recv - times[seq]) * 1000)
+            delivered += through - prev
+    delays.sort()
+    n = sessions * viewers
+    streaming_s = res["t1"] - res["t0"]
+    return {
+        "sessions": sessions,
+        "viewers_per_session": viewers,
+        "viewers": n,
+        "scenario": scenario,
+        "speed": speed,
+        "connect_s": round(res["connect_s"], 2),
+        "streaming_s": round(streaming_s, 2),
+        "delivered_events": delivered,
+        "delivered_events_per_s": round(delivered / streaming_s),
+        "delay_ms_p50": round(percentile(delays, 50), 1),
+        "delay_ms_p99": round(percentile(delays, 99), 1),
+        "delay_ms_max": round(delays[-1], 1) if delays else None,
+        "rss_before_mib": round(res["rss_before"] / 1024, 1),
+        "rss_attached_mib": round(res["rss_attached"] / 1024, 1),
+        "rss_peak_mib": round(res["rss_peak"] / 1024, 1),
+        "kib_per_viewer_attached": round((res["rss_attached"] - res["rss_before"]) / n, 1),
+        "kib_per_viewer_peak": round((res["rss_peak"] - res["rss_before"]) / n, 1),
+    }
+
+
+DEFAULT_MATRIX = [(1, 10), (10, 10), (10, 50), (10, 100), (1, 1000), (1000, 1)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--dump", help=argparse.SUPPRESS)
+    p.add_argument("--sessions", type=int, help="M sessions (with --viewers: one config)")
+    p.add_argument("--viewers", type=int, help="K viewers per session")
+    p.add_argument("--scenario", default="fast", help="demo scenario per run (default fast)")
+    p.add_argument("--speed", type=float, default=1.0, help="demo speed (default 1 = real time)")
+    p.add_argument("--log-events", type=int, default=10_000)
+    p.add_argument("--json", type=Path, help="also write the results here")
+    args = p.parse_args(argv)
+    if args.child:
+        child(args)
+        return 0
+    matrix = [(args.sessions, args.viewers)] if args.sessions and args.viewers else DEFAULT_MATRIX
+    results = []
+    header = (f"{'M x K':>11} {'viewers':>7} {'events/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
+              f"{'max ms':>7} {'KiB/viewer':>10} {'peak KiB/v':>10} {'RSS MiB':>8}")
+    print(header)
+    for sessions, viewers in matrix:
+        r = run_config(sessions, viewers, args.scenario, args.speed, args.log_events)
+        results.append(r)
+        print(f"{sessions:>4} x {viewers:<4} {r['viewers']:>7} {r['delivered_events_per_s']:>9} "
+              f"{r['delay_ms_p50']:>7} {r['delay_ms_p99']:>7} {r['delay_ms_max']:>7} "
+              f"{r['kib_per_viewer_attached']:>10} {r['kib_per_viewer_peak']:>10} "
+              f"{r['rss_peak_mib']:>8}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
