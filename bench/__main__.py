@@ -143,10 +143,15 @@ def main(argv: list[str] | None = None) -> int:
     if tw:
         checks.append(tw)
     plots: list[str] = []
-    for pt in PLOT_TRACES[:1] if args.quick else PLOT_TRACES:
-        if pt in traces:
-            recs = {s: results[(pt, s, hzs[0])].recorder for s in strategies}
-            plots += write_plots(out, pt, recs)
+    try:
+        import matplotlib  # noqa: F401  (the optional `bench` extra)
+    except ImportError:
+        _log("matplotlib is not installed (pip install -e '.[bench]'): plots skipped")
+    else:
+        for pt in PLOT_TRACES[:1] if args.quick else PLOT_TRACES:
+            if pt in traces:
+                recs = {s: results[(pt, s, hzs[0])].recorder for s in strategies}
+                plots += write_plots(out, pt, recs)
 
     wall = time.perf_counter() - started
     command = " ".join(["python -m bench", *(sys.argv[1:] if argv is None else argv)])
