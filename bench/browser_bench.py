@@ -522,6 +522,8 @@ def _q(values: list[float], q: float) -> float | None:
 BROWSER_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("py_ms_p50", "Python ms/frame p50", "x"),
     ("py_ms_p99", "Python ms/frame p99", "x"),
+    ("handle_ms_p50", "Python ms/message p50", "x"),
+    ("py_ms_total", "Python ms total", "ms"),
     ("long_tasks", "long tasks", "int"),
     ("long_task_ms_max", "longest task ms", "ms"),
     ("ttft_visible_ms", "TTFT ms", "ms"),
@@ -546,8 +548,10 @@ def browser_markdown(data: dict[str, Any]) -> str:
         f", wall time {data['meta']['wall_s']:.0f} s. Traces played in "
         "real time over a loopback WebSocket (protocol v1) into the real page stack. "
         "Python ms/frame = time inside each frame/timer callback (per socket message for "
-        "`naive`, which paints there); long tasks = PerformanceObserver entries > 50 ms "
-        "during the stream.",
+        "`naive`, which paints there); ms/message = handling one socket message (parse, "
+        "validate, enqueue — and render, for `naive`); total = all Python time of the stream; "
+        "long tasks = PerformanceObserver entries > 50 ms during the stream. Timer "
+        "resolution is 0.1 ms; the machine is shared, so compare rows of one run.",
         "",
         md_table(["boot to ready", "runs", "median ms", "min ms", "max ms"], [
             [kind, str(len(v)), fmt(statistics.median(v), "ms") if v else "—",
