@@ -188,6 +188,9 @@ const api = {
   send: (message) => first().send(message),
   flush: () => first().flush(),
   stats: () => first().stats(),
+  // The page's Pyodide (booted once, shared by all instances), for pages that
+  // add their own Python; resolves after the first instance booted.
+  runtime: () => runtimePromise,
 };
 
 if (!("streampace" in window)) {

@@ -82,12 +82,14 @@ class ScriptedSessions:
         self.sockets: dict[str, set[Any]] = {}
         self.received: list[tuple[str, dict]] = []
         self.connects: dict[str, int] = {}
+        # A misbehaving server: ignore `after` and replay everything on resume.
+        self.replay_all: set[str] = set()
         self._lock = threading.Lock()
 
     def _run(self, coro: Any) -> Any:
         if self.loop is None:
             return asyncio.run(coro)  # nobody connected yet: no sockets to write to
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(10)
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
 
     def push(self, sid: str, events: list[dict]) -> int:
         """Log `events` as one batch and send it to attached viewers; returns through."""
@@ -108,6 +110,18 @@ class ScriptedSessions:
             except Exception:
                 self.sockets[sid].discard(ws)
         return seq
+
+    def push_spaced(self, sid: str, batches: list[list[dict]], gap_ms: float) -> int:
+        """Send several batches `gap_ms` apart (network timing, server side)."""
+        return self._run(self._push_spaced(sid, batches, gap_ms))
+
+    async def _push_spaced(self, sid: str, batches: list[list[dict]], gap_ms: float) -> int:
+        through = 0
+        for i, events in enumerate(batches):
+            if i:
+                await asyncio.sleep(gap_ms / 1000)
+            through = await self._push(sid, events)
+        return through
 
     def drop(self, sid: str) -> int:
         """Close every viewer of `sid` as a network failure would; returns how many."""
@@ -139,7 +153,7 @@ class ScriptedSessions:
                 with self._lock:
                     self.received.append((sid, msg))
                 if msg.get("type") == "resume":
-                    after = int(msg.get("after", 0))
+                    after = 0 if sid in self.replay_all else int(msg.get("after", 0))
                     for through, numbered in self.batches.get(sid, []):
                         rest = [event for seq, event in numbered if seq > after]
                         if rest:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import traceback
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +62,8 @@ class BrowserHost:
         self.on_error = on_error or self._log_error
         self.errors = 0
         self.frames = 0
+        # Python time per animation frame that had work (ms), for p50/p99 figures.
+        self.frame_work_ms: deque[float] = deque(maxlen=8192)
         self.hidden = bool(self._document.hidden)
         self.visibility_listeners: list[Callable[[bool], None]] = []
         self.closed = False
@@ -168,7 +171,9 @@ class BrowserHost:
         # Re-arm before the work: if a callback raises, the next frame still comes
         # (it finds nothing to do and stops unless someone asked again).
         self._arm_frame()
+        t0 = self._performance.now()
         self._run_all(waiters.values())
+        self.frame_work_ms.append(float(self._performance.now() - t0))
 
     def _on_timeout(self) -> None:
         self._timeout_handle = None

@@ -1,0 +1,216 @@
+"""DOM renderer: `LiveState` changes -> one DOM commit per delivered batch.
+
+Only the nodes a batch changed are touched. Text deltas go to the item's Text
+node with `appendData`, so a frame costs O(delta), not O(message), and a
+selection in already shown text survives. Stream text is only ever inserted as
+text (createTextNode / appendData / textContent), never parsed as HTML.
+Messages, reasoning, tool calls and run status are separate elements with
+`sp-*` classes; the only styles set are the two text needs to read right (pre-wrap,
+overflow-wrap, via CSSOM), so an embedding page needs no stylesheet from us.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any
+
+import js
+
+from streampace.live_state import MESSAGE, REASONING, TOOL_CALL, Changes, ItemRef, LiveState
+
+__all__ = ["DomRenderer"]
+
+
+
+class _Node:
+    """DOM handles of one timeline item (cached: lookups cost ~10 us each)."""
+
+    __slots__ = ("el", "text", "name", "result")
+
+    def __init__(self, el: Any, text: Any, name: Any = None, result: Any = None) -> None:
+        self.el = el
+        self.text = text
+        self.name = name
+        self.result = result
+
+
+class DomRenderer:
+    """Renders one session view into `mount` (an element it owns the children of).
+
+    `bridge` provides `emit(el, name, detailJson)` for the DOM CustomEvents
+    `streampace:message-end` and `streampace:run-end`.
+    """
+
+    def __init__(self, mount: Any, bridge: Any, *, label: str = "Answer",
+                 emit_events: bool = True) -> None:
+        self._doc = js.document
+        self._perf = js.performance
+        self._bridge = bridge
+        self._emit_events = emit_events
+        self.mount = mount
+        self.root = self._el("div", "sp-view")
+        self.status = self._el("div", "sp-status")
+        self.status.setAttribute("role", "status")
+        self.timeline = self._el("div", "sp-timeline")
+        # Not a live region: a screen reader would read every frame's slice.
+        # aria-busy marks it as in flux while a run streams.
+        self.timeline.setAttribute("aria-label", label)
+        self.timeline.setAttribute("aria-busy", "false")
+        self.root.append(self.status, self.timeline)
+        mount.append(self.root)
+        self.state = LiveState()
+        self._nodes: dict[ItemRef, _Node] = {}
+        self.commits = 0
+        self.apply_ms: deque[float] = deque(maxlen=4096)
+        self.closed = False
+
+    # -- public ------------------------------------------------------------
+    def apply(self, events: list[dict]) -> None:
+        """Fold `events` into the live state and commit the changes to the DOM."""
+        t0 = self._perf.now()
+        changes = self.state.apply(events)
+        if changes:
+            self._commit(changes)
+            self.commits += 1
+        self.apply_ms.append(self._perf.now() - t0)
+
+    def reset(self) -> None:
+        """Forget everything shown (session switch)."""
+        self.state = LiveState()
+        self._nodes.clear()
+        self.timeline.replaceChildren()
+        self.status.textContent = ""
+        self.timeline.setAttribute("aria-busy", "false")
+
+    def text_of(self, message_id: str) -> str:
+        item = self.state.messages.get(message_id)
+        return item.text if item is not None else ""
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.root.remove()
+            self._nodes.clear()
+
+    # -- commit ------------------------------------------------------------
+    def _commit(self, ch: Changes) -> None:
+        state = self.state
+        if ch.reset:
+            self._nodes.clear()
+            self.timeline.replaceChildren()
+            for ref in state.timeline:
+                self._create(ref)
+        else:
+            for ref in ch.created:
+                self._create(ref)
+            for ref, parts in ch.appended.items():
+                node = self._nodes.get(ref)
+                if node is None:
+                    self._create(ref)
+                else:
+                    # One FFI call for all of this item's slices in the batch.
+                    node.text.appendData(parts[0] if len(parts) == 1 else "".join(parts))
+            for ref in ch.updated:
+                self._refresh(ref)
+        for tid in ch.tool_calls:
+            ref = ItemRef(TOOL_CALL, tid)
+            if ref not in ch.created:
+                self._refresh(ref)
+        for ref in ch.ended:
+            node = self._nodes.get(ref)
+            if node is not None:
+                node.el.setAttribute("data-state", "done")
+            if ref.kind == MESSAGE and self._emit_events:
+                item = state.messages.get(ref.id)
+                if item is not None:
+                    self._emit("streampace:message-end", {
+                        "messageId": ref.id, "role": item.role, "text": item.text})
+        if ch.run_status:
+            self._run_status()
+
+    def _run_status(self) -> None:
+        run = self.state.run
+        busy = run.status == "running"
+        self.timeline.setAttribute("aria-busy", "true" if busy else "false")
+        self.root.setAttribute("data-run", run.status)
+        labels = {"idle": "", "running": "Generating…", "finished": "Done"}
+        text = labels.get(run.status, "")
+        if run.status == "error":
+            text = f"Error: {run.error or 'run failed'}"
+            if run.error_code:
+                text += f" ({run.error_code})"
+        self.status.textContent = text
+        if run.status in ("finished", "error") and self._emit_events:
+            self._emit("streampace:run-end", {
+                "status": run.status, "runId": run.run_id, "threadId": run.thread_id,
+                "error": run.error, "code": run.error_code})
+
+    def _emit(self, name: str, detail: dict) -> None:
+        self._bridge.emit(self.mount, name, json.dumps(detail))
+
+    # -- elements ----------------------------------------------------------
+    def _el(self, tag: str, cls: str) -> Any:
+        el = self._doc.createElement(tag)
+        el.className = cls
+        return el
+
+    def _text_block(self, tag: str, cls: str, text: str) -> tuple[Any, Any]:
+        el = self._el(tag, cls)
+        # CSSOM, not a style attribute: a strict CSP (style-src 'self') blocks
+        # the attribute but not this.
+        el.style.whiteSpace = "pre-wrap"
+        el.style.overflowWrap = "anywhere"
+        node = self._doc.createTextNode(text)
+        el.append(node)
+        return el, node
+
+    def _create(self, ref: ItemRef) -> None:
+        item = self.state.item(ref)
+        if ref.kind == TOOL_CALL:
+            el = self._el("div", "sp-item sp-tool")
+            name = self._el("div", "sp-tool-name")
+            name.textContent = f"Tool call: {item.name or '…'}"
+            args_el, args = self._text_block("pre", "sp-tool-args", item.args)
+            result_el, _ = self._text_block("pre", "sp-tool-result", "")
+            result_el.hidden = True
+            el.append(name, args_el, result_el)
+            node = _Node(el, args, name, result_el)
+        elif ref.kind == REASONING:
+            el = self._el("details", "sp-item sp-reasoning")
+            el.open = True
+            summary = self._el("summary", "sp-reasoning-label")
+            summary.textContent = "Reasoning"
+            body, text = self._text_block("div", "sp-text", item.text)
+            el.append(summary, body)
+            node = _Node(el, text)
+        else:
+            el = self._el("div", "sp-item sp-message")
+            el.setAttribute("data-role", item.role)
+            role = self._el("div", "sp-role")
+            role.textContent = item.role
+            body, text = self._text_block("div", "sp-text", item.text)
+            el.append(role, body)
+            node = _Node(el, text)
+        el.setAttribute("data-id", ref.id)
+        el.setAttribute("data-state", "done" if item.ended else "streaming")
+        self._nodes[ref] = node
+        self.timeline.append(el)
+        if ref.kind == TOOL_CALL:
+            self._refresh(ref)
+
+    def _refresh(self, ref: ItemRef) -> None:
+        node = self._nodes.get(ref)
+        if node is None:
+            self._create(ref)
+            return
+        item = self.state.item(ref)
+        if ref.kind == TOOL_CALL:
+            node.name.textContent = f"Tool call: {item.name or '…'}"
+            if item.result is not None:
+                result = item.result
+                if not isinstance(result, str):
+                    result = json.dumps(result, ensure_ascii=False)
+                node.result.textContent = result
+                node.result.hidden = False
+        node.el.setAttribute("data-state", "done" if item.ended else "streaming")

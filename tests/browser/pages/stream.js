@@ -1,0 +1,52 @@
+// Test page glue: records what the page looks like every animation frame
+// (independently of streampace's own counters), then mounts the embed on the
+// session named in ?sid= (no socket when ?sid= is absent).
+const params = new URLSearchParams(location.search);
+const seg = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+const rec = { frames: [], events: [], globalsBefore: Object.getOwnPropertyNames(window) };
+window.__rec = rec;
+
+function visibleText() {
+  const nodes = document.querySelectorAll("#answer .sp-message[data-role=assistant] .sp-text");
+  let text = "";
+  for (const n of nodes) text += n.textContent;
+  return text;
+}
+rec.visibleText = visibleText;
+rec.graphemes = (t) => [...seg.segment(t)].length;
+
+// Every frame: [timestamp, UTF-16 length of the visible answer, hidden?].
+// While hidden there are no frames; a timer samples instead (throttled ~1/s).
+function onFrame(ts) {
+  rec.frames.push([ts, visibleText().length, document.hidden ? 1 : 0]);
+  requestAnimationFrame(onFrame);
+}
+requestAnimationFrame(onFrame);
+setInterval(() => {
+  if (document.hidden) rec.frames.push([performance.now(), visibleText().length, 1]);
+}, 200);
+document.addEventListener("visibilitychange", () => {
+  rec.frames.push([performance.now(), visibleText().length, document.hidden ? 1 : 0, "visibility"]);
+});
+// Boundaries (UTF-16 offsets) of the grapheme clusters of `text`.
+rec.boundaries = (text) => {
+  const out = [0];
+  for (const { index, segment } of seg.segment(text)) out.push(index + segment.length);
+  return out;
+};
+
+rec.longtasks = [];
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) rec.longtasks.push([e.startTime, e.duration]);
+  }).observe({ type: "longtask", buffered: true });
+} catch (_) { /* not supported */ }
+
+for (const name of ["streampace:ready", "streampace:message-end", "streampace:run-end", "streampace:error"]) {
+  document.addEventListener(name, (ev) => rec.events.push({ name, detail: ev.detail, t: performance.now() }));
+}
+
+await import("/js_shim/streampace.js");
+const sid = params.get("sid");
+const inst = window.streampace.mount({ target: "#answer", stream: sid ? `/ws/sessions/${sid}` : null });
+inst.ready.then(() => { rec.ready = true; rec.bootMs = inst.bootMs; });

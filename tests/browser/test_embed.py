@@ -1,0 +1,432 @@
+"""The embed (js_shim/streampace.js) in real headless Chromium, on a scripted stream.
+
+One page load (one Pyodide boot) serves most tests: each test switches the view
+to its own session with the JS API and pushes that session's batches from the
+test. Frame-by-frame observations come from the test page's own rAF recorder
+(tests/browser/pages/stream.js), not from streampace's counters.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from conftest import (
+    BOOT_TIMEOUT_S,
+    console_errors,
+    record_figure,
+    requested_urls,
+    wait_for,
+)
+
+pytestmark = pytest.mark.browser
+
+MAX_RATE = 800  # graphemes/s: PacingConfig.max_rate (the budget's ceiling)
+
+
+def run_start(sid: str, run: str = "r1") -> list[dict]:
+    return [{"type": "RUN_STARTED", "threadId": sid, "runId": run}]
+
+
+def msg_start(mid: str, role: str = "assistant") -> dict:
+    return {"type": "TEXT_MESSAGE_START", "messageId": mid, "role": role}
+
+
+def delta(mid: str, text: str) -> dict:
+    return {"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": text}
+
+
+def msg_end(mid: str) -> dict:
+    return {"type": "TEXT_MESSAGE_END", "messageId": mid}
+
+
+def run_end(sid: str, run: str = "r1") -> dict:
+    return {"type": "RUN_FINISHED", "threadId": sid, "runId": run}
+
+
+@pytest.fixture(scope="module")
+def page(driver: Any, page_server: Any) -> Any:
+    """The test page booted once on session "boot", fed before and during boot."""
+    sessions = page_server.sessions
+    sid = "boot"
+    pieces = [f"[{i:03d}] " for i in range(60)]
+    sessions.push(sid, [*run_start(sid), msg_start("b1"), delta("b1", pieces[0])])
+    requested_urls(driver)  # start the performance log afresh
+    t0 = time.monotonic()
+    driver.get(page_server.url(f"/tests/browser/pages/stream.html?sid={sid}"))
+    # The socket is open before Python is: push while it boots.
+    wait_for(driver, "return window.streampace && window.streampace.instances.length > 0")
+    booting_pushes = 0
+    for piece in pieces[1:]:
+        sessions.push(sid, [delta("b1", piece)])
+        if not driver.execute_script("return !!window.__rec.ready"):
+            booting_pushes += 1
+    sessions.push(sid, [msg_end("b1"), run_end(sid)])
+    wait_for(driver, "return !!window.__rec.ready", BOOT_TIMEOUT_S)
+    record_figure("embed boot to ready, cold cache (ms)",
+                  driver.execute_script("return Math.round(window.__rec.bootMs)"))
+    record_figure("embed boot wall clock incl. page load, cold (s)",
+                  round(time.monotonic() - t0, 2))
+    return {"sid": sid, "pieces": pieces, "booting_pushes": booting_pushes}
+
+
+def switch(driver: Any, sid: str) -> None:
+    driver.execute_script(
+        "window.__rec.frames.length = 0; window.__rec.events.length = 0;"
+        "window.streampace.switchSession(arguments[0]);", f"/ws/sessions/{sid}")
+
+
+def visible(driver: Any) -> str:
+    return driver.execute_script("return window.__rec.visibleText()")
+
+
+def wait_text(driver: Any, expected: str, timeout: float = 30) -> None:
+    wait_for(driver, "return window.__rec.visibleText() === arguments[0]", timeout, expected)
+
+
+def frames(driver: Any) -> list[list[Any]]:
+    return driver.execute_script("return window.__rec.frames")
+
+
+def boundaries(driver: Any, text: str) -> list[int]:
+    return driver.execute_script("return window.__rec.boundaries(arguments[0])", text)
+
+
+def graphemes_between(bounds: list[int], a: int, b: int) -> int:
+    import bisect
+
+    return bisect.bisect_right(bounds, b) - bisect.bisect_right(bounds, a)
+
+
+def stats(driver: Any) -> dict:
+    return driver.execute_script("return window.streampace.stats()")
+
+
+# ---------------------------------------------------------------- boot
+def test_boot_and_messages_sent_during_boot_are_all_shown_in_order(driver: Any, page: Any) -> None:
+    expected = "".join(page["pieces"])
+    wait_text(driver, expected)
+    assert page["booting_pushes"] > 0, "no batch was pushed while Python was still booting"
+    st = stats(driver)
+    assert st["client"]["duplicates"] == 0
+    assert st["client"]["batches"] == len(page["pieces"]) + 1
+    ends = [e for e in driver.execute_script("return window.__rec.events")
+            if e["name"] == "streampace:run-end"]
+    assert ends and ends[-1]["detail"]["status"] == "finished"
+    assert not [e for e in console_errors(driver) if "favicon" not in e]
+
+
+def test_no_request_leaves_the_origin(driver: Any, page: Any, page_server: Any) -> None:
+    urls = requested_urls(driver)
+    assert any(u.endswith("/vendor/pyodide/pyodide.asm.wasm") for u in urls), urls
+    foreign = [u for u in urls
+               if not (u.startswith(page_server.origin + "/") or
+                       u.startswith(page_server.ws_origin + "/") or u.startswith("data:"))]
+    assert foreign == []
+
+
+def test_embed_adds_one_global_and_no_css(driver: Any, page: Any) -> None:
+    added = driver.execute_script(
+        "const before = new Set(window.__rec.globalsBefore);"
+        "return Object.getOwnPropertyNames(window).filter(k => !before.has(k));")
+    # __rec is the test page's recorder; ret_nodes is chromedriver's own
+    # execute_script helper (a sloppy-mode global in its injected wrapper).
+    assert sorted(set(added) - {"__rec", "ret_nodes"}) == ["streampace"]
+    sheets = driver.execute_script(
+        "return document.styleSheets.length + document.querySelectorAll('style').length")
+    assert sheets == 0
+
+
+# ---------------------------------------------------------------- pacing
+def test_pacing_on_real_frames_stays_within_budget(driver: Any, page_server: Any,
+                                                   page: Any) -> None:
+    sid = "pace"
+    switch(driver, sid)
+    body = "".join(f"word{i:04d} " for i in range(120))  # 1080 ASCII graphemes
+    page_server.sessions.push(sid, [*run_start(sid), msg_start("p1"), delta("p1", body)])
+    wait_text(driver, body)
+    rec = frames(driver)
+    bounds = boundaries(driver, body)
+    changes = []
+    for i in range(2, len(rec)):
+        shown = graphemes_between(bounds, rec[i - 1][1], rec[i][1])
+        if shown:
+            # Up to two drains (frame + fallback timeout) can land between two
+            # recorder frames; together they cover at most t[i] - t[i-2].
+            allowed = MAX_RATE * (rec[i][0] - rec[i - 2][0]) / 1000 + 2
+            changes.append((shown, allowed))
+    assert len(changes) >= 10, f"revealed in only {len(changes)} frames"
+    over = [c for c in changes if c[0] > c[1]]
+    assert over == [], f"frames over budget (graphemes, allowed): {over[:5]}"
+    first_t = next(r[0] for r in rec if r[1] > 0)
+    last_t = next(r[0] for r in rec if r[1] == len(body))
+    # 1080 graphemes at <= 800/s cannot take less than 1.35 s.
+    assert last_t - first_t >= 1000 * (len(body) - MAX_RATE * 0.05) / MAX_RATE - 50
+    record_figure("1080-grapheme backlog: frames with new text", len(changes))
+
+    # A message already followed by its END is a barrier: shown whole at once.
+    switch(driver, sid + "-barrier")
+    whole = "Z" * 600
+    page_server.sessions.push(sid + "-barrier", [
+        *run_start(sid), msg_start("q1"), delta("q1", whole), msg_end("q1")])
+    wait_text(driver, whole)
+    lengths = [r[1] for r in frames(driver)]
+    assert all(n in (0, len(whole)) for n in lengths), "barrier text was paced"
+
+
+def test_frame_figures_during_a_stream(driver: Any, page_server: Any, page: Any) -> None:
+    sid = "figures"
+    switch(driver, sid)
+    driver.execute_script("window.__rec.longtasks.length = 0")
+    sessions = page_server.sessions
+    sessions.push(sid, [*run_start(sid), msg_start("f1")])
+    words = [f"token{i} " for i in range(300)]
+    batches = [[delta("f1", "".join(words[i:i + 10]))] for i in range(0, 300, 10)]
+    sessions.push_spaced(sid, batches, 100)
+    sessions.push(sid, [msg_end("f1"), run_end(sid)])
+    wait_text(driver, "".join(words))
+    st = stats(driver)
+    work = st["frameWorkMs"]
+    record_figure("Python ms per frame with work, p50/p99 (n)",
+                  f"{work['p50']:.2f} / {work['p99']:.2f} ({work['n']})")
+    longtasks = driver.execute_script("return window.__rec.longtasks")
+    record_figure("long tasks (>50 ms) during a 3 s stream",
+                  f"{len(longtasks)} (max {max((d for _, d in longtasks), default=0):.0f} ms)")
+    assert work["n"] > 0 and st["scheduler"]["graphemes"] > 0
+
+
+# ---------------------------------------------------------------- clusters, XSS
+def test_clusters_split_across_deltas_are_never_visible_broken(driver: Any, page_server: Any,
+                                                               page: Any) -> None:
+    sid = "clusters"
+    switch(driver, sid)
+    family = "\U0001F468\u200D\U0001F469\u200D\U0001F467\u200D\U0001F466"
+    flag = "\U0001F1EF\U0001F1F5"
+    thumbs = "\U0001F44D\U0001F3FD"
+    parts = [
+        "Family ", family[:3], family[3:] + " flag ", flag[:1], flag[1:] + " thumbs ",
+        thumbs[:1], thumbs[1:] + " e\u0301 done ", "\U0001F3F3", "\uFE0F\u200D\U0001F308 end",
+    ]
+    page_server.sessions.push(sid, [*run_start(sid), msg_start("c1")])
+    page_server.sessions.push_spaced(sid, [[delta("c1", p)] for p in parts], 40)
+    final = "".join(parts)
+    wait_text(driver, final)
+    bounds = set(boundaries(driver, final))
+    lengths = sorted({r[1] for r in frames(driver)})
+    broken = [n for n in lengths if n not in bounds]
+    assert broken == [], f"visible text ended inside a cluster at UTF-16 offsets {broken}"
+    assert len(lengths) > 3  # it was revealed progressively, not only at the end
+
+
+def test_markup_in_deltas_is_shown_as_text_and_never_runs(driver: Any, page_server: Any,
+                                                          page: Any) -> None:
+    sid = "xss"
+    switch(driver, sid)
+    payload = ('<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+               '<b onmouseover="window.__pwned=3">bold</b> &amp; &lt;')
+    events = [
+        *run_start(sid), msg_start("x1"), delta("x1", payload), msg_end("x1"),
+        {"type": "TOOL_CALL_START", "toolCallId": "t1", "toolCallName": "<svg onload=alert(1)>"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "t1", "delta": '{"q": "<script>x()</script>"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "t1"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "tr1", "toolCallId": "t1",
+         "content": "<iframe src=javascript:alert(1)>"},
+        run_end(sid),
+    ]
+    page_server.sessions.push(sid, events)
+    wait_text(driver, payload)
+    wait_for(driver, "return document.querySelector('#answer .sp-tool-result:not([hidden])')", 10)
+    injected = driver.execute_script(
+        "return document.querySelectorAll('#answer img, #answer script, #answer svg,"
+        " #answer iframe, #answer b').length")
+    assert injected == 0
+    assert driver.execute_script("return window.__pwned === undefined")
+    tool_text = driver.execute_script(
+        "return document.querySelector('#answer .sp-tool').textContent")
+    assert "<svg onload=alert(1)>" in tool_text and "<iframe src=javascript:alert(1)>" in tool_text
+
+
+# ---------------------------------------------------------------- transport
+def test_reconnect_resumes_without_loss_or_duplicates(driver: Any, page_server: Any,
+                                                      page: Any) -> None:
+    sid = "reconnect"
+    sessions = page_server.sessions
+    switch(driver, sid)
+    sessions.push(sid, [*run_start(sid), msg_start("r1"), delta("r1", "one ")])
+    through = sessions.push(sid, [delta("r1", "two ")])
+    wait_text(driver, "one two ")
+    assert sessions.drop(sid) == 1
+    # Logged while the viewer is away: must arrive through the resume.
+    sessions.push(sid, [delta("r1", "three ")])
+    sessions.push(sid, [delta("r1", "four ")])
+    wait_for(driver, "return window.streampace.stats().client.opens >= 2", 30)
+    sessions.push(sid, [delta("r1", "five"), msg_end("r1"), run_end(sid)])
+    wait_text(driver, "one two three four five")
+    resumes = [m["after"] for m in sessions.client_messages(sid, "resume")]
+    assert resumes == [0, through]
+    st = stats(driver)
+    assert st["client"]["duplicates"] == 0 and st["client"]["closes"] >= 1
+
+    # A server that replays what the viewer already has: shown once, not twice.
+    sid2 = "replaying"
+    sessions.replay_all.add(sid2)
+    switch(driver, sid2)
+    sessions.push(sid2, [*run_start(sid2), msg_start("d1"), delta("d1", "alpha ")])
+    sessions.push(sid2, [delta("d1", "beta ")])
+    wait_text(driver, "alpha beta ")
+    sessions.drop(sid2)
+    wait_for(driver, "return window.streampace.stats().client.opens >= 2", 30)
+    sessions.push(sid2, [delta("d1", "gamma"), msg_end("d1"), run_end(sid2)])
+    wait_text(driver, "alpha beta gamma")
+    assert stats(driver)["client"]["duplicates"] >= 2
+
+
+def test_socket_close_flushes_what_was_received(driver: Any, page_server: Any,
+                                                page: Any) -> None:
+    sid = "closeflush"
+    switch(driver, sid)
+    body = "x" * 3000  # ~4 s of pacing at the ceiling rate
+    page_server.sessions.push(sid, [*run_start(sid), msg_start("k1"), delta("k1", body)])
+    wait_for(driver, "return window.__rec.visibleText().length > 0", 30)
+    driver.execute_script("window.streampace.disconnect()")
+    # flush_now on close: everything received is on screen at once.
+    assert len(visible(driver)) == len(body)
+
+
+def test_hidden_tab_keeps_filling_and_shows_no_burst_on_return(driver: Any, page_server: Any,
+                                                               page: Any) -> None:
+    sid = "hidden"
+    sessions = page_server.sessions
+    switch(driver, sid)
+    sessions.push(sid, [*run_start(sid), msg_start("h1"), delta("h1", "start ")])
+    wait_text(driver, "start ")
+    main = driver.current_window_handle
+    driver.switch_to.new_window("tab")  # the test page is now a hidden tab
+    try:
+        chunks = [[delta("h1", f"hidden{i:02d} ")] for i in range(20)]
+        sessions.push_spaced(sid, chunks, 150)
+    finally:
+        driver.switch_to.window(main)
+        other = [h for h in driver.window_handles if h != main]
+        for handle in other:
+            driver.switch_to.window(handle)
+            driver.close()
+        driver.switch_to.window(main)
+    final = "start " + "".join(c[0]["delta"] for c in chunks)
+    wait_text(driver, final)
+    rec = frames(driver)
+    hidden = [r for r in rec if r[2] == 1]
+    assert hidden, "the page never became hidden"
+    assert max(r[1] for r in hidden) > len("start "), "no text arrived while hidden"
+    # After the return, every frame stays within the budget for its interval.
+    back = next(i for i, r in enumerate(rec) if len(r) > 3 and r[2] == 0 and i > 0
+                and any(x[2] == 1 for x in rec[:i]))
+    bounds = boundaries(driver, final)
+    over = []
+    for i in range(back + 1, len(rec)):
+        shown = graphemes_between(bounds, rec[i - 1][1], rec[i][1])
+        allowed = MAX_RATE * (rec[i][0] - rec[max(back, i - 2)][0]) / 1000 + 2
+        if shown > allowed:
+            over.append((shown, round(allowed)))
+    assert over == [], f"burst after returning to the tab (graphemes, allowed): {over}"
+
+
+# ---------------------------------------------------------------- proxies
+def run_python(driver: Any, code: str) -> Any:
+    return driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "window.streampace.runtime().then(py => done(py.runPython(arguments[0])))"
+        ".catch(e => done('ERROR ' + e));", code)
+
+
+def test_host_proxies_are_released_after_close(driver: Any, page: Any) -> None:
+    code = """
+import gc, json, weakref
+from streampace.browser.host import BrowserHost
+
+def refs_after(close):
+    host = BrowserHost()
+    refs = [weakref.ref(host.frame_callback), weakref.ref(host.timeout_callback),
+            weakref.ref(host.visibility_callback)]
+    host.request_frame(lambda: None)
+    host.request_timeout(lambda: None, 5)
+    if close:
+        host.close()
+    keep = host if not close else None
+    del host
+    gc.collect()
+    alive = sum(r() is not None for r in refs)
+    if keep is not None:
+        keep.close()
+    return alive
+
+json.dumps({"closed": refs_after(True), "open": refs_after(False)})
+"""
+    result = json.loads(run_python(driver, code))
+    assert result == {"closed": 0, "open": 3}
+
+
+def test_host_surfaces_exceptions_and_keeps_the_loop_alive(driver: Any, page: Any) -> None:
+    code = """
+import json
+from streampace.browser.host import BrowserHost
+seen = {"errors": [], "ran": 0}
+host = BrowserHost(on_error=lambda exc: seen["errors"].append(str(exc)))
+def boom():
+    raise ValueError("boom")
+def later():
+    seen["ran"] += 1
+host.request_frame(boom)
+host.request_frame(later)
+host.request_timeout(boom, 0)
+host.request_timeout(later, 1)
+_streampace_test_host = host
+json.dumps(seen)
+"""
+    run_python(driver, code)
+    result = None
+    for _ in range(200):  # bounded poll: frames and timeouts must have run
+        result = json.loads(run_python(driver, "json.dumps({**seen, 'n': host.errors})"))
+        if result["ran"] == 2 and result["n"] == 2:
+            break
+        wait_for(driver, "return new Promise(r => requestAnimationFrame(() => r(true)))", 5)
+    run_python(driver, "host.close()")
+    assert result is not None and result["ran"] == 2 and result["errors"] == ["boom", "boom"]
+
+
+def test_view_close_destroys_its_proxies(driver: Any, page: Any) -> None:
+    # The bridge module is the shim's; reach it through a dynamic import.
+    driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "import('/js_shim/bridge.js').then(m => { window.__bridge = m; done(true); });")
+    code = """
+import gc, json, weakref, js
+from streampace.browser.embed import start
+el = js.document.createElement("div")
+js.document.body.append(el)
+view = start(js.__bridge, el, None, True)
+refs = [weakref.ref(view.host.frame_callback), weakref.ref(view.host.timeout_callback)]
+view.close()
+del view
+gc.collect()
+el.remove()
+json.dumps([r() is None for r in refs])
+"""
+    try:
+        assert json.loads(run_python(driver, code)) == [True, True]
+    finally:
+        driver.execute_script("delete window.__bridge")
+
+
+# ---------------------------------------------------------------- warm boot
+def test_warm_boot_figure(driver: Any, page_server: Any, page: Any) -> None:
+    sid = "warm"
+    page_server.sessions.push(sid, [*run_start(sid), msg_start("w1"), delta("w1", "warm"),
+                                    msg_end("w1"), run_end(sid)])
+    driver.get(page_server.url(f"/tests/browser/pages/stream.html?sid={sid}"))
+    wait_for(driver, "return !!window.__rec.ready", BOOT_TIMEOUT_S)
+    record_figure("embed boot to ready, warm cache (ms)",
+                  driver.execute_script("return Math.round(window.__rec.bootMs)"))
+    wait_text(driver, "warm")
