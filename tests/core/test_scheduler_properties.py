@@ -9,6 +9,7 @@ events must also be valid AG-UI 1.0 (checked with the official models).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import regex
@@ -20,6 +21,8 @@ from streampace.scheduler import PacingConfig, PacingScheduler
 from streampace.testing import ManualHost
 
 AGUI = TypeAdapter(Event)
+# Moderate by default (shared 2-core machine); raise for a soak run.
+EXAMPLES = int(os.environ.get("STREAMPACE_HYPOTHESIS_EXAMPLES", "150"))
 TEXT_TYPES = ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK", "REASONING_MESSAGE_CONTENT")
 
 FAMILY = "\U0001F468\u200D\U0001F469\u200D\U0001F467"
@@ -216,8 +219,11 @@ def check_invariants(rec: Recorder, config: PacingConfig, streams: dict[str, lis
         for e, text in zip(stream, is_text, strict=True):
             if text:
                 mid = e["messageId"]
+                start = len(full.get(mid, ""))
                 full[mid] = full.get(mid, "") + e["delta"]
-                delta_bounds.setdefault(mid, {0}).add(len(full[mid]))
+                # where the seed's per-event segmentation may cut
+                delta_bounds.setdefault(mid, {0}).update(
+                    start + b for b in clusters_bounds(e["delta"]))
             else:
                 others.append(e)
                 before.append({m: len(t) for m, t in full.items()})
@@ -244,12 +250,12 @@ def check_invariants(rec: Recorder, config: PacingConfig, streams: dict[str, lis
                     if got != n:
                         assert got > n, ("text overtaken", mid, got, n)
                         nxt = min(b for b in clusters_bounds(full[mid]) if b > n)
-                        assert got == nxt, ("moved more than a cluster", mid, got, n)
+                        assert got <= nxt, ("moved more than a cluster", mid, got, n)
                 k += 1
         assert shown == full
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.data_too_large])
 @given(config=CONFIGS, data=st.data())
 def test_random_streams_under_random_drivers(config, data):
@@ -262,7 +268,7 @@ def test_random_streams_under_random_drivers(config, data):
     check_invariants(rec, config, streams)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(parts=split_text(tokens=SAFE_TOKENS, max_tokens=30),
        gaps=st.lists(st.integers(0, 130), min_size=10, max_size=10),
        hz=st.sampled_from([60, 120, 144]), reject=st.booleans())
