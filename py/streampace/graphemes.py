@@ -68,6 +68,8 @@ def default_segmenter() -> Segmenter:
 # Extended_Pictographic, from Unicode emoji-data.txt (stable since 13.0; the
 # large reserved blocks in the SMP are included there on purpose so future
 # emoji already segment correctly).  Inclusive (start, end) pairs, sorted.
+# The `regex` module ships a narrower set; a superset only means that such a
+# symbol at the very end of a delta waits for the next delta (<= holdback_ms).
 _EXT_PICT: tuple[tuple[int, int], ...] = (
     (0x00A9, 0x00A9), (0x00AE, 0x00AE), (0x203C, 0x203C), (0x2049, 0x2049),
     (0x2122, 0x2122), (0x2139, 0x2139), (0x2194, 0x2199), (0x21A9, 0x21AA),

@@ -160,6 +160,7 @@ class PacingScheduler:
         self._holds: deque[tuple[float, _Entry]] = deque()
         self._hold_timer: Any = None
         self._in_apply = False
+        self._stalled = False  # head waits on a held cluster; no drains are armed
         self._deferred_flush: list[str] = []
         self._stats: dict[str, Any] = {
             "frames": 0, "applies": 0, "graphemes": 0, "flushes": 0,
@@ -420,8 +421,18 @@ class PacingScheduler:
         if self._frame is not None or self._timeout is not None or self._live == 0:
             return
         head = self._head_entry()
-        if head is None or self._blocked(head):
+        if head is None:
             return
+        if self._blocked(head):
+            self._stalled = True
+            return
+        if self._stalled:
+            # Like idle -> active: time spent waiting for a held cluster must
+            # not turn into one big step when the wait ends; the held cluster
+            # itself has waited long enough, so one grapheme is owed at once.
+            self._stalled = False
+            self._baseline = self._host.now()
+            self._carry = max(self._carry, 1.0)
         self._frame = self._host.request_frame(self._on_frame)
         self._timeout = self._host.request_timeout(self._on_timeout, self.config.fallback_ms)
 
@@ -597,6 +608,7 @@ class PacingScheduler:
     def _go_idle(self) -> None:
         self._baseline = None
         self._carry = 0.0
+        self._stalled = False
         if self._frame is not None:
             self._host.cancel_frame(self._frame)
             self._frame = None

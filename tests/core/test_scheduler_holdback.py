@@ -217,3 +217,15 @@ def test_all_pairs_of_cluster_split_positions_keep_text(rig_factory, ag):
         rig.frames_until_idle()
         assert rig.text() == text
         assert set(piece_ends(rig)) <= boundaries(text), (i, j)
+
+
+def test_no_burst_when_a_hold_ends(rig, ag):
+    rig.sched.enqueue("s", [ag.content("\U0001F44D")])
+    rig.host.tick(140)  # held: nothing armed, nothing shown
+    assert rig.host.pending_frames == 0
+    rig.sched.enqueue("s", [ag.content(" " + "w" * 400)])
+    rig.host.frame(16)
+    # the owed held cluster + 16 ms at 800/s (12.8); not 156 ms worth (~125)
+    assert len(rig.accepted) == 1
+    shown = "".join(e["delta"] for e in rig.accepted[0].events)
+    assert shown == "\U0001F44D" + " " + "w" * 11  # floor(1 + 12.8) = 13 graphemes
