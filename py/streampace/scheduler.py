@@ -27,7 +27,6 @@ plain per-event segmentation.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -137,7 +136,13 @@ class PacingScheduler:
     frame or the fallback timeout), ``applies`` (accepted batches),
     ``graphemes`` (paced graphemes delivered), ``flushes`` (flush_now calls
     that delivered something), ``overloads`` (drains that found the backlog
-    over the limit), ``rejects`` (rejected batches).
+    over the limit), ``rejects`` (rejected batches).  Live values:
+    ``pending`` (paced graphemes queued), ``queued_events``, ``held`` (clusters
+    held back), and for a live chart the last drain's ``last_drain_at`` (ms,
+    host clock), ``last_drain_graphemes``, ``last_drain_events``,
+    ``last_drain_source`` ("frame" | "timeout" | "flush") and ``last_rate``
+    (graphemes/s; None when the drain was an overload dump).  All values are
+    JSON-safe.
     """
 
     def __init__(self, host: FrameHost, apply: Callable[[str, list[dict]], bool],
@@ -473,7 +478,7 @@ class PacingScheduler:
         unlimited = pending > cfg.overload_graphemes
         if unlimited:
             stats["overloads"] += 1
-            emit, carry, rate = 0, 0.0, math.inf
+            emit, carry, rate = 0, 0.0, None  # unlimited (None keeps stats JSON-safe)
         elif pending == 0:
             emit, carry, rate = 0, 0.0, 0.0
         else:

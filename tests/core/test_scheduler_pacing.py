@@ -193,3 +193,13 @@ def test_config_validation():
         PacingConfig(min_rate=10, max_rate=5)
     with pytest.raises(ValueError):
         PacingConfig(max_events_per_frame=0)
+
+
+def test_stats_are_json_safe_even_after_overload(rig, ag):
+    import json
+
+    rig.sched.enqueue("s", [ag.content("o" * 5000)])
+    rig.host.frame(16)
+    st = rig.sched.stats()
+    assert st["last_rate"] is None and st["overloads"] == 1
+    assert json.loads(json.dumps(st, allow_nan=False)) == st
