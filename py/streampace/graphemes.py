@@ -54,6 +54,9 @@ class RegexSegmenter:
         self._findall = regex.compile(r"\X").findall
 
     def split(self, text: str) -> list[str]:
+        if text.isascii() and "\r" not in text:
+            # Every ASCII character but CR (CR LF) is its own cluster; ~35x faster.
+            return list(text)
         return self._findall(text)
 
 

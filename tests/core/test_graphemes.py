@@ -125,3 +125,10 @@ def test_may_extend_agrees_with_segmentation_for_single_code_points():
                 continue  # everything takes a ZWJ (GB9); only pictographs join onwards
             if len(seg.split(x + f)) == 1 and f not in "\U0001F3FD\uFE0F":
                 assert may_extend(x), (hex(ord(x)), hex(ord(f)))
+
+
+def test_ascii_fast_path_matches_uax29():
+    seg = RegexSegmenter()
+    ascii_all = "".join(chr(c) for c in range(128))
+    for text in (ascii_all, "plain words", "a\r\nb\rc\n", "\r"):
+        assert seg.split(text) == regex.findall(r"\X", text)
