@@ -218,8 +218,16 @@ class PacingScheduler:
         entries = [e for e in self._queue[self._head:] if not e.done and e.session == session_id]
         limit = self.config.max_events_per_frame
         delivered_any = False
-        for start in range(0, len(entries), limit):
-            chunk = entries[start:start + limit]
+        idx = 0
+        while idx < len(entries):
+            chunk: list[_Entry] = []
+            while idx < len(entries) and len(chunk) < limit:
+                e = entries[idx]
+                idx += 1
+                if not e.done:  # an apply may have flushed or cleared meanwhile
+                    chunk.append(e)
+            if not chunk:
+                break
             plan = [(e, len(e.clusters) if e.clusters is not None else 0) for e in chunk]
             batch = [self._piece(e, e.pos, n) if e.clusters is not None else e.event
                      for e, n in plan]

@@ -343,3 +343,21 @@ def test_empty_delta_is_not_paced(rig_factory, ag):
     assert rig.sched.pending_graphemes() == 0
     rig.host.frame(16)
     assert rig.delivered() == [ag.content("")]
+
+
+def test_flush_requested_inside_a_flush_apply_delivers_nothing_twice(rig_factory, ag):
+    rig = rig_factory(PacingConfig(max_events_per_frame=2))
+    asked = {"n": 0}
+
+    def reject(s, evs):
+        if asked["n"] == 0:
+            asked["n"] += 1
+            rig.sched.flush_now("s")  # deferred until this apply returns
+        return False
+
+    rig.reject = reject
+    rig.sched.enqueue("s", [ag.custom(i) for i in range(5)])
+    rig.sched.flush_now("s")
+    values = [e["value"] for c in rig.accepted for e in c.events]
+    assert values == [0, 1, 2, 3, 4]
+    assert all(len(c.events) <= 2 for c in rig.calls)
