@@ -1,4 +1,4 @@
-"""Command line: `streampace serve ...` (also `python -m streampace serve`)."""
+"""Command line: `streampace serve` and `streampace record` (also `python -m streampace`)."""
 
 from __future__ import annotations
 
@@ -68,7 +68,33 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default: the repository root)")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"])
+    record = sub.add_parser(
+        "record",
+        help="write a simulated run as JSONL with timestamps (for --source replay:PATH)",
+    )
+    record.add_argument("--scenario", default="demo", help="simulated scenario (default demo)")
+    record.add_argument("--seed", type=int, default=0)
+    record.add_argument("-o", "--output", type=Path, default=None, help="file (default stdout)")
     return parser
+
+
+def _record(args: argparse.Namespace) -> int:
+    import json
+
+    from streampace.sim import SCENARIOS, simulate, stamped
+
+    if args.scenario not in SCENARIOS:
+        print(f"streampace: unknown scenario {args.scenario!r}; choose one of: "
+              f"{', '.join(SCENARIOS)}", file=sys.stderr)
+        return 2
+    events = stamped(simulate(args.scenario, seed=args.seed),
+                     start_ms=1_700_000_000_000)
+    text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -115,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "record":
+        return _record(args)
     return 2  # pragma: no cover - argparse enforces the subcommand
 
 

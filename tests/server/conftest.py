@@ -152,12 +152,14 @@ _OPEN = {
     "REASONING_START": ("phase", "messageId"),
     "REASONING_MESSAGE_START": ("reasoning", "messageId"),
     "TOOL_CALL_START": ("tool", "toolCallId"),
+    "STEP_STARTED": ("step", "stepName"),
 }
 _CLOSE = {
     "TEXT_MESSAGE_END": ("text", "messageId"),
     "REASONING_END": ("phase", "messageId"),
     "REASONING_MESSAGE_END": ("reasoning", "messageId"),
     "TOOL_CALL_END": ("tool", "toolCallId"),
+    "STEP_FINISHED": ("step", "stepName"),
 }
 _INSIDE = {
     "TEXT_MESSAGE_CONTENT": ("text", "messageId"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
 
 import websockets
 from streampace.delivery import compact
@@ -31,13 +32,13 @@ def _content_count(r: Received) -> int:
 
 
 def test_resume_after_a_drop_loses_and_duplicates_nothing(serve):
-    server = serve("demo", speed=4.0)
+    server = serve("demo", speed=3.0)
 
     async def scenario():
         url = server.ws_url("drop")
         async with websockets.connect(url) as steady:
             await send(steady, type="resume", after=0)
-            await send(steady, type="run", prompt="resume me", scenario="long")
+            await send(steady, type="run", prompt="resume me", scenario="demo")
             full = Received()
             dropped = Received()
             async with websockets.connect(url) as flaky:
@@ -62,13 +63,13 @@ def test_resume_after_a_drop_loses_and_duplicates_nothing(serve):
 
 
 def test_fresh_viewer_mid_run_gets_the_whole_run_from_the_log(serve):
-    server = serve("demo", speed=4.0)
+    server = serve("demo", speed=3.0)
 
     async def scenario():
         url = server.ws_url("join")
         async with websockets.connect(url) as first:
             await send(first, type="resume", after=0)
-            await send(first, type="run", prompt="join late", scenario="long")
+            await send(first, type="run", prompt="join late", scenario="demo")
             a = Received()
             await recv_until(first, a, lambda r: _content_count(r) >= 4)
             async with websockets.connect(url) as late:
@@ -121,13 +122,13 @@ def test_resume_past_the_log_gets_snapshots_when_idle(serve):
 
 
 def test_resume_past_the_log_mid_run_reopens_what_is_streaming(serve):
-    server = serve("demo", speed=4.0, log_events=8)
+    server = serve("demo", speed=3.0, log_events=8)
 
     async def scenario():
         url = server.ws_url("midsnap")
         async with websockets.connect(url) as first:
             await send(first, type="resume", after=0)
-            await send(first, type="run", prompt="snapshot me", scenario="long")
+            await send(first, type="run", prompt="snapshot me", scenario="demo")
             a = Received()
             await recv_until(first, a, lambda r: _content_count(r) >= 12)
             async with websockets.connect(url) as late:
@@ -202,6 +203,7 @@ class StalledClient:
             if not data:
                 return None
             self.proto.receive_data(data)
+            self._flush()  # pongs
             frames = self.proto.events_received()
 
     def close(self) -> None:
@@ -266,6 +268,59 @@ def test_slow_consumer_is_disconnected_and_can_resume(serve, tmp_path):
     assert compact(seen.events + rest.events) == compact(got.events)
     # No viewer's queue ever held much more than the bound (plus one pulled chunk).
     assert peak <= limit + limit // 2 + 64 * 1024, peak
+
+
+def test_viewer_that_falls_out_of_the_log_is_cut_and_resumes_from_a_snapshot(serve, tmp_path):
+    big = "y" * 8192
+    n = 1500
+    events = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 0},
+              {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant",
+               "timestamp": 0}]
+    events += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": big,
+                "timestamp": 2 * i} for i in range(n)]
+    events += [{"type": "TEXT_MESSAGE_END", "messageId": "m", "timestamp": 2 * n},
+               {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "timestamp": 2 * n}]
+    path = write_jsonl(tmp_path / "big.jsonl", events)
+    # A short log and a long send timeout: only falling out of the log can cut it.
+    server = serve(f"replay:{path}", speed=1.0, outbound_limit_bytes=128 * 1024,
+                   log_events=50, send_timeout_s=600)
+    url = server.ws_url("behind")
+    stalled = StalledClient(url)
+    try:
+        stalled.send_json({"type": "resume", "after": 0})
+        stalled.send_json({"type": "run", "prompt": "flood"})
+        # Not reading until the server has given up on this viewer.
+        deadline = time.monotonic() + 60
+        while not any(v.close_code == 4408 for v in list(server.hub.viewers)):
+            assert time.monotonic() < deadline, "the stalled viewer was never cut"
+            time.sleep(0.05)
+        seen = Received()
+        code = stalled.drain(seen)
+    finally:
+        stalled.close()
+    assert code == 4408
+    assert seen.events[0]["type"] == "RUN_STARTED"
+    assert seen.events[0]["threadId"] == "behind"
+
+    async def resume():
+        async with websockets.connect(url, max_size=None) as back:
+            await send(back, type="resume", after=seen.through)
+            # Either the run is still going (snapshot inside a re-opened run, then live
+            # events to its end) or it is over (one idle snapshot).
+            return await recv_until(back, Received(), lambda r: runs_ended(1)(r) or (
+                r.batches and r.batches[0]["events"][0]["type"] == "MESSAGES_SNAPSHOT"),
+                timeout=60)
+
+    rest = asyncio.run(resume())
+    head = [e["type"] for e in rest.batches[0]["events"]]
+    assert head[:3] in (["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"],
+                        ["MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"])
+    snap = next(e for e in rest.batches[0]["events"] if e["type"] == "MESSAGES_SNAPSHOT")
+    done = {m["id"]: m.get("content") for m in snap["messages"]}
+    text = done.get("m") or ""
+    text += "".join(e["delta"] for e in rest.events
+                    if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] == "m")
+    assert text == big * n
 
 
 def test_json_of_batches_is_compact_utf8(serve):

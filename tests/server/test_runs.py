@@ -116,7 +116,7 @@ def test_cancel_ends_the_run_with_run_error_cancelled(serve):
     async def scenario():
         async with websockets.connect(server.ws_url("c1")) as ws:
             await send(ws, type="resume", after=0)
-            await send(ws, type="run", prompt="long please", scenario="long")
+            await send(ws, type="run", prompt="long please", scenario="demo")
             got = Received()
             # Wait until the model is mid-answer, then cancel.
             await recv_until(ws, got, lambda r: sum(

@@ -32,8 +32,8 @@ class Conversation:
         self._by_id: dict[str, dict[str, Any]] = {}
         self.state: Any = {}
         self.run: tuple[str, str] | None = None  # (threadId, runId) of the active run
-        # Open items in opening order: key -> (kind, id); kinds: text, reasoning_phase,
-        # reasoning, tool.
+        # Open items in opening order: (kind, id) -> details; kinds: step, text,
+        # reasoning_phase, reasoning, tool.
         self._open: dict[tuple[str, str], dict[str, Any]] = {}
 
     # -- model --------------------------------------------------------------
@@ -91,6 +91,10 @@ class Conversation:
                 call["call"]["function"]["arguments"] += event["delta"]
         elif t == ev.TOOL_CALL_END:
             self._open.pop(("tool", event["toolCallId"]), None)
+        elif t == ev.STEP_STARTED:
+            self._open[("step", event["stepName"])] = {}
+        elif t == ev.STEP_FINISHED:
+            self._open.pop(("step", event["stepName"]), None)
         elif t == ev.TOOL_CALL_RESULT:
             msg = {
                 "id": event["messageId"],
@@ -167,6 +171,8 @@ class Conversation:
         return out_events
 
     def _reopen(self, kind: str, ident: str, info: dict[str, Any]) -> list[dict[str, Any]]:
+        if kind == "step":
+            return [{"type": ev.STEP_STARTED, "stepName": ident}]
         if kind == "reasoning_phase":
             return [{"type": ev.REASONING_START, "messageId": ident}]
         if kind == "tool":
@@ -193,5 +199,5 @@ class Conversation:
 
     def history(self) -> list[dict[str, Any]]:
         """Completed messages, for an upstream's input (RunAgentInput.messages)."""
-        open_ids = {i for (_, i) in self._open}
+        open_ids = {i for (k, i) in self._open if k != "step"}
         return [copy.deepcopy(m) for m in self.messages if m.get("id") not in open_ids]

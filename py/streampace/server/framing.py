@@ -31,6 +31,7 @@ _OPENERS = {
     ev.REASONING_START: ("reasoning_phase", "messageId", ev.REASONING_END),
     ev.REASONING_MESSAGE_START: ("reasoning", "messageId", ev.REASONING_MESSAGE_END),
     ev.TOOL_CALL_START: ("tool", "toolCallId", ev.TOOL_CALL_END),
+    ev.STEP_STARTED: ("step", "stepName", ev.STEP_FINISHED),
 }
 _CLOSERS = {end: (kind, field) for kind, field, end in _OPENERS.values()}
 _CONTENT = {
