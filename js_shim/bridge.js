@@ -56,9 +56,11 @@ export function backoffDelay(attempt, baseMs = 250, capMs = 10000) {
 // that order and directly from then on.  Reconnects with backoff and resumes
 // after the highest `through` received, so nothing is lost or duplicated.
 export class SessionSocket {
-  constructor(url, { autoReconnect = true, baseMs = 250, capMs = 10000 } = {}) {
+  constructor(url, { autoReconnect = true, retryBeforeOpen = true, baseMs = 250, capMs = 10000 } = {}) {
     this.url = url;
     this.autoReconnect = autoReconnect;
+    // false: a first connection that fails is final (the demo's server probe).
+    this.retryBeforeOpen = retryBeforeOpen;
     this.baseMs = baseMs;
     this.capMs = capMs;
     this.lastThrough = 0;
@@ -116,14 +118,13 @@ export class SessionSocket {
       if (this.ws !== ws) return;
       this.ws = null;
       this.push("close", JSON.stringify({ code: ev.code, reason: ev.reason, wasOpen: this.everOpened }));
-      if (!this.closedByUser && this.autoReconnect && ev.code !== 4400 && ev.code !== 4403) {
+      const retry = this.autoReconnect && (this.everOpened || this.retryBeforeOpen);
+      if (!this.closedByUser && retry && ev.code !== 4400 && ev.code !== 4403) {
         this.scheduleReconnect();
       }
     };
-    ws.onerror = () => {
-      if (this.ws !== ws) return;
-      this.push("error", "websocket error");
-    };
+    // onerror carries no detail and is always followed by onclose, which
+    // reports the code; nothing to add here.
   }
 
   scheduleReconnect() {

@@ -1,0 +1,127 @@
+// Demo page glue (UI only, no pacing): boot progress, the early session socket,
+// the live chart. Python (streampace.browser.demo) drives everything else.
+import * as bridge from "../js_shim/bridge.js";
+
+const $ = (id) => document.getElementById(id);
+
+// A fresh session per page load; the socket opens now, before Python boots,
+// and buffers whatever arrives. On plain static files the upgrade fails and the
+// page falls back to the in-page simulation.
+export const sessionId = `demo-${Math.random().toString(36).slice(2, 10)}`;
+const wsUrl = new URL(`ws/sessions/${sessionId}`, location.href);
+wsUrl.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+const params = new URLSearchParams(location.search);
+const speed = Number(params.get("speed") || "1");
+export const simSpeed = Number.isFinite(speed) && speed > 0 ? speed : 1;
+export const earlySocket = bridge.openSession(wsUrl.href, { retryBeforeOpen: false });
+
+// ---- boot progress (PyScript dispatches py:progress on window)
+const bootStarted = performance.now();
+const bootText = $("boot-text");
+const bootBar = $("boot-progress");
+let steps = 0;
+addEventListener("py:progress", (ev) => {
+  steps += 1;
+  if (bootText) bootText.textContent = String(ev.detail);
+  if (bootBar) bootBar.value = Math.min(0.95, steps / 14);
+});
+
+export const state = { ready: false, mode: null, bootMs: null, stats: null };
+
+export function setReady(mode) {
+  state.ready = true;
+  state.mode = mode;
+  state.bootMs = performance.now() - bootStarted;
+  const boot = $("boot");
+  if (boot) boot.hidden = true;
+  document.body.classList.add("ready");
+  $("prompt")?.focus();
+  document.dispatchEvent(new CustomEvent("streampace:ready", { detail: { mode, bootMs: state.bootMs } }));
+}
+
+export function attachDemo(statsJson) {
+  state.stats = () => JSON.parse(statsJson());
+}
+
+// The demo page's one global, for tests and the curious.
+window.streampaceDemo = state;
+
+// ---- live chart: graphemes revealed per frame, backlog, display lag
+class Chart {
+  constructor(canvas, size = 360) {
+    this.canvas = canvas;
+    this.size = size;
+    this.shown = [];
+    this.backlog = [];
+    this.lag = [];
+    this.pending = false;
+    this.ctx = canvas ? canvas.getContext("2d") : null;
+  }
+
+  push(shown, backlog, lag) {
+    for (const [arr, v] of [[this.shown, shown], [this.backlog, backlog], [this.lag, lag]]) {
+      arr.push(v);
+      if (arr.length > this.size) arr.shift();
+    }
+    if (!this.pending && this.ctx) {
+      this.pending = true;
+      requestAnimationFrame(() => this.draw());
+    }
+  }
+
+  draw() {
+    this.pending = false;
+    const { canvas, ctx } = this;
+    const dpr = window.devicePixelRatio || 1;
+    const w = canvas.clientWidth;
+    const h = canvas.clientHeight;
+    if (canvas.width !== Math.round(w * dpr)) {
+      canvas.width = Math.round(w * dpr);
+      canvas.height = Math.round(h * dpr);
+    }
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const css = getComputedStyle(canvas);
+    const color = (name) => css.getPropertyValue(name).trim() || "#888";
+    ctx.clearRect(0, 0, w, h);
+    const n = this.size;
+    const dx = w / n;
+    const maxShown = Math.max(8, ...this.shown);
+    const maxBacklog = Math.max(50, ...this.backlog);
+    const maxLag = Math.max(300, ...this.lag);
+    const off = n - this.shown.length;
+    ctx.fillStyle = color("--chart-shown");
+    this.shown.forEach((v, i) => {
+      const bh = (v / maxShown) * (h - 4);
+      ctx.fillRect((off + i) * dx, h - bh, Math.max(1, dx - 0.5), bh);
+    });
+    const line = (arr, max, stroke) => {
+      ctx.strokeStyle = stroke;
+      ctx.lineWidth = 1.5;
+      ctx.beginPath();
+      arr.forEach((v, i) => {
+        const x = (off + i) * dx + dx / 2;
+        const y = h - 2 - (v / max) * (h - 6);
+        if (i === 0) ctx.moveTo(x, y);
+        else ctx.lineTo(x, y);
+      });
+      ctx.stroke();
+    };
+    line(this.backlog, maxBacklog, color("--chart-backlog"));
+    line(this.lag, maxLag, color("--chart-lag"));
+    $("chart-scale").textContent =
+      `scales: ${maxShown} graphemes/frame · ${maxBacklog} backlog · ${Math.round(maxLag)} ms lag`;
+  }
+}
+
+export const chart = new Chart($("chart"));
+
+// ---- keep each pane scrolled to the newest text unless the reader scrolled up
+for (const pane of document.querySelectorAll(".pane")) {
+  let pinned = true;
+  pane.addEventListener("scroll", () => {
+    pinned = pane.scrollTop + pane.clientHeight >= pane.scrollHeight - 24;
+  });
+  new MutationObserver(() => {
+    if (pinned) pane.scrollTop = pane.scrollHeight;
+  }).observe(pane, { childList: true, subtree: true, characterData: true });
+}

@@ -1,0 +1,186 @@
+"""The demo page (index.html): one stream shown "as delivered" and "paced".
+
+The page's JS glue (demo/demo.js) opens the session socket before Python boots.
+If it connects, the streampace server is the source; if the first connection
+fails (plain static files, e.g. `python3 -m http.server`), the in-page
+`SimulatedSession` takes over. Both views get the same batches: "as delivered"
+paints each batch when it arrives, "paced" goes through the scheduler.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import traceback
+from typing import Any
+
+import js
+from pyodide.ffi import create_proxy
+
+from streampace.browser.controller import StreamView
+from streampace.browser.host import BrowserHost
+from streampace.browser.renderer import DomRenderer
+from streampace.browser.simsource import SimulatedSession
+
+__all__ = ["Demo", "main", "SCENARIO_CHOICES"]
+
+# Picker value -> (server/sim scenario, drop the connection mid-run?)
+SCENARIO_CHOICES: dict[str, tuple[str, bool]] = {
+    "fast": ("fast", False),
+    "slow": ("slow", False),
+    "bursty": ("bursty", False),
+    "cjk_emoji": ("cjk_emoji", False),
+    "agentic": ("agentic", False),
+    "long": ("long", False),
+    "reconnect": ("cjk_emoji", True),
+    "demo": ("demo", False),
+}
+_DROP_AFTER_MS = (1500.0, 4500.0)  # forced reconnect: drop twice during the run
+
+
+class Demo:
+    def __init__(self, bridge: Any, glue: Any) -> None:
+        doc = js.document
+        self.doc = doc
+        self.bridge = bridge
+        self.glue = glue
+        self.host = BrowserHost(on_error=self._on_exception)
+        self.delivered = DomRenderer(doc.getElementById("delivered"), bridge,
+                                     label="As delivered", emit_events=False)
+        self.view = StreamView(bridge, doc.getElementById("paced"), host=self.host,
+                               label="Paced answer", on_delivered=self._on_delivered,
+                               on_sample=self._on_sample, on_status=self._on_status)
+        self.mode: str | None = None
+        self.socket: Any = glue.earlySocket
+        self.session_id = str(glue.sessionId)
+        # ?speed=2 plays the in-page simulation twice as fast (like serve --speed).
+        self.speed = float(glue.simSpeed)
+        self._drops: list[Any] = []
+        self._samples = 0
+        self._listeners: list[tuple[Any, str, Any]] = []
+        self.form = doc.getElementById("prompt-form")
+        self.prompt = doc.getElementById("prompt")
+        self.scenario = doc.getElementById("scenario")
+        self.run_button = doc.getElementById("run")
+        self.stop_button = doc.getElementById("cancel")
+        self.source_label = doc.getElementById("source")
+        self.figures = {name: doc.getElementById(f"fig-{name}")
+                        for name in ("graphemes", "backlog", "lag", "frame-ms")}
+        self._listen(self.form, "submit", self._on_submit)
+        self._listen(self.stop_button, "click", self._on_stop)
+        self._listen(self.prompt, "keydown", self._on_key)
+        # Replays what the socket saw while Python booted; _on_status decides
+        # the source from its first open (server) or failed connect (static).
+        self.view.connect(self.socket)
+
+    # -- source selection --------------------------------------------------
+    def _on_status(self, state: str, detail: dict) -> None:
+        if self.mode is None:
+            if state == "open":
+                self.mode = "server"
+                self.source_label.textContent = "Source: streampace server (WebSocket)"
+                self._set_ready()
+            elif state == "closed" and not detail.get("wasOpen"):
+                # No WebSocket here (static files): simulate in the page. Deferred
+                # so the socket's own callback has returned before we close it.
+                self.host.request_timeout(self._use_simulation, 0)
+        elif state == "reconnecting":
+            self.source_label.textContent = (
+                f"Reconnecting (attempt {detail.get('attempt')}, "
+                f"{detail.get('delayMs')} ms)…")
+        elif state == "open":
+            self.source_label.textContent = (
+                "Source: streampace server (WebSocket)" if self.mode == "server"
+                else "Source: in-page simulation (no streampace server found)")
+
+    def _use_simulation(self) -> None:
+        if self.mode is not None:
+            return
+        self.mode = "sim"
+        self.socket = SimulatedSession(self.host, self.session_id, speed=self.speed)
+        self.view.switch_session(self.socket)
+        self.delivered.reset()
+        self.source_label.textContent = "Source: in-page simulation (no streampace server found)"
+        self._set_ready()
+
+    def _set_ready(self) -> None:
+        self.run_button.disabled = False
+        self.doc.body.setAttribute("data-source", self.mode or "")
+        self.glue.setReady(self.mode)
+
+    # -- UI ----------------------------------------------------------------
+    def _listen(self, el: Any, name: str, fn: Any) -> None:
+        proxy = create_proxy(fn)
+        el.addEventListener(name, proxy)
+        self._listeners.append((el, name, proxy))
+
+    def _on_key(self, event: Any) -> None:
+        if event.key == "Enter" and (event.ctrlKey or event.metaKey):
+            event.preventDefault()
+            self.form.requestSubmit()
+
+    def _on_submit(self, event: Any) -> None:
+        event.preventDefault()
+        if self.mode is None:
+            return
+        prompt = str(self.prompt.value).strip() or "Tell me about pacing streamed text."
+        scenario, drop = SCENARIO_CHOICES.get(str(self.scenario.value), ("demo", False))
+        self.socket.send(json.dumps({"type": "run", "prompt": prompt, "scenario": scenario}))
+        for handle in self._drops:
+            self.host.cancel_timeout(handle)
+        self._drops = []
+        if drop:
+            for at in _DROP_AFTER_MS:
+                delay = (at + random.uniform(0, 500)) / self.speed
+                self._drops.append(self.host.request_timeout(self._drop, delay))
+
+    def _drop(self) -> None:
+        if self.socket is not None:
+            self.socket.drop()
+
+    def _on_stop(self, _event: Any) -> None:
+        if self.socket is not None:
+            self.socket.send(json.dumps({"type": "cancel"}))
+
+    def _on_delivered(self, events: list[dict]) -> None:
+        self.delivered.apply(events)
+        running = self.delivered.state.run.status == "running"
+        self.run_button.disabled = running
+        self.stop_button.disabled = not running
+
+    def _on_sample(self, sample: tuple[float, int, int, float]) -> None:
+        _now, shown, backlog, lag = sample
+        self.glue.chart.push(shown, backlog, lag)
+        self._samples += 1
+        if self._samples % 10 == 0:
+            work = self.host.frame_work_ms
+            self.figures["graphemes"].textContent = str(shown)
+            self.figures["backlog"].textContent = str(backlog)
+            self.figures["lag"].textContent = f"{lag:.0f} ms"
+            if work:
+                self.figures["frame-ms"].textContent = f"{work[-1]:.2f} ms"
+
+    def _on_exception(self, exc: BaseException) -> None:
+        js.console.error("streampace demo: " + "".join(traceback.format_exception(exc)))
+
+    def stats_json(self) -> str:
+        stats = self.view.stats()
+        stats["mode"] = self.mode
+        stats["deliveredCommits"] = self.delivered.commits
+        return json.dumps(stats)
+
+    def close(self) -> None:
+        for el, name, proxy in self._listeners:
+            el.removeEventListener(name, proxy)
+            proxy.destroy()
+        self._listeners.clear()
+        self.view.close()
+        if isinstance(self.socket, SimulatedSession):
+            self.socket.close()
+        self.host.close()
+
+
+def main(bridge: Any, glue: Any) -> Demo:
+    demo = Demo(bridge, glue)
+    glue.attachDemo(create_proxy(demo.stats_json))
+    return demo

@@ -1,0 +1,199 @@
+"""The demo page (index.html, PyScript) the way a newcomer runs it.
+
+1. Static files: `python3 -m http.server` in the repo root. The page finds no
+   streampace server and streams from the in-page simulated source.
+2. `streampace serve`: the same page on the server's WebSocket session stream,
+   under the server's CSP.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from conftest import (
+    BOOT_TIMEOUT_S,
+    ROOT,
+    free_port,
+    make_driver,
+    record_figure,
+    requested_urls,
+    wait_for,
+)
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+pytestmark = pytest.mark.browser
+
+RUN_DONE = ("return document.querySelector('#paced .sp-view')"
+            ".getAttribute('data-run') === arguments[0]")
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise RuntimeError("server did not start listening")
+
+
+@contextlib.contextmanager
+def serving(cmd: list[str], port: int) -> Iterator[str]:
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_port(port, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def static_origin() -> Iterator[str]:
+    port = free_port()
+    with serving([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                 port) as origin:
+        yield origin
+
+
+@pytest.fixture(scope="module")
+def demo(driver: Any, static_origin: str) -> Any:
+    requested_urls(driver)
+    driver.get(static_origin + "/?speed=3")
+    # Boot progress is visible instead of a blank area while Python loads.
+    boot_text = driver.execute_script("return document.getElementById('boot').hidden ? null :"
+                                      " document.getElementById('boot-text').textContent")
+    wait_for(driver, "return !!(window.streampaceDemo && window.streampaceDemo.ready)",
+             BOOT_TIMEOUT_S)
+    record_figure("demo (PyScript) boot to ready, cold cache (ms)",
+                  driver.execute_script("return Math.round(window.streampaceDemo.bootMs)"))
+    return {"boot_text": boot_text}
+
+
+def demo_stats(driver: Any) -> dict:
+    return driver.execute_script("return window.streampaceDemo.stats()")
+
+
+def run_scenario(driver: Any, label: str, timeout: float = 90) -> None:
+    Select(driver.find_element(By.ID, "scenario")).select_by_visible_text(label)
+    prompt = driver.find_element(By.ID, "prompt")
+    prompt.clear()
+    prompt.send_keys(f"Demo run: {label}")
+    # Keyboard only: Ctrl+Enter in the prompt runs.
+    prompt.send_keys(Keys.CONTROL, Keys.ENTER)
+    wait_for(driver, "return document.querySelector('#paced .sp-view')"
+             ".getAttribute('data-run') === 'running'", 30)
+    wait_for(driver, "const r = document.querySelector('#paced .sp-view').getAttribute('data-run');"
+             " return r === 'finished' || r === 'error'", timeout)
+
+
+def pane_text(driver: Any, pane: str) -> str:
+    return driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0] + ' .sp-message .sp-text')]"
+        ".map(n => n.textContent).join('\\n')", f"#{pane}")
+
+
+def test_static_files_boot_to_simulated_source(driver: Any, demo: Any, static_origin: str) -> None:
+    assert demo["boot_text"], "no boot progress was shown"
+    assert driver.execute_script("return window.streampaceDemo.mode") == "sim"
+    assert driver.find_element(By.ID, "boot").get_attribute("hidden") is not None
+    assert "in-page simulation" in driver.find_element(By.ID, "source").text
+    run_scenario(driver, "Fast model")
+    paced, delivered = pane_text(driver, "paced"), pane_text(driver, "delivered")
+    assert len(paced) > 500 and paced == delivered
+    assert driver.execute_script(RUN_DONE, "finished")
+    # Same stream, two renderings: the paced one committed on many more frames.
+    st = demo_stats(driver)
+    assert st["commits"] > st["deliveredCommits"]
+
+
+def test_demo_requests_stay_on_the_origin(driver: Any, demo: Any, static_origin: str) -> None:
+    urls = requested_urls(driver)
+    assert any(u.endswith("/vendor/pyodide/pyodide.asm.wasm") for u in urls)
+    ws_origin = static_origin.replace("http://", "ws://")
+    foreign = [u for u in urls if not (u.startswith(static_origin + "/") or
+                                       u.startswith(ws_origin + "/") or
+                                       u.startswith(("data:", "blob:")))]
+    assert foreign == []
+
+
+def test_reasoning_tool_calls_and_status_have_their_own_elements(driver: Any, demo: Any) -> None:
+    run_scenario(driver, "Tool call + reasoning")
+    counts = driver.execute_script(
+        "const p = document.querySelector('#paced');"
+        "return [p.querySelectorAll('.sp-reasoning').length, p.querySelectorAll('.sp-tool').length,"
+        " p.querySelector('.sp-status').textContent,"
+        " p.querySelector('.sp-timeline').getAttribute('aria-busy'),"
+        " p.querySelectorAll('.sp-tool-result:not([hidden])').length]")
+    reasoning, tools, status, busy, results = counts
+    assert reasoning >= 1 and tools >= 2 and results >= 1
+    assert status == "Done" and busy == "false"
+    assert pane_text(driver, "paced") == pane_text(driver, "delivered")
+
+
+def test_forced_reconnect_in_page_loses_and_duplicates_nothing(driver: Any, demo: Any) -> None:
+    run_scenario(driver, "Forced reconnect", timeout=120)
+    st = demo_stats(driver)
+    assert st["client"]["opens"] >= 3  # first connect + two forced drops
+    assert st["client"]["duplicates"] == 0
+    assert pane_text(driver, "paced") == pane_text(driver, "delivered")
+
+
+def test_selection_survives_streaming(driver: Any, demo: Any) -> None:
+    Select(driver.find_element(By.ID, "scenario")).select_by_visible_text("Slow model")
+    driver.find_element(By.ID, "run").click()
+    streaming = "#paced .sp-message[data-role=assistant][data-state=streaming] .sp-text"
+    wait_for(driver, "const n = document.querySelector(arguments[0]);"
+             " return n && n.textContent.length > 40", 30, streaming)
+    selected = driver.execute_script(
+        "const n = document.querySelector(arguments[0]).firstChild;"
+        "const r = document.createRange(); r.setStart(n, 0); r.setEnd(n, 30);"
+        "const s = getSelection(); s.removeAllRanges(); s.addRange(r); return s.toString();",
+        streaming)
+    wait_for(driver, RUN_DONE, 60, "finished")
+    assert driver.execute_script("return getSelection().toString()") == selected
+    assert len(selected) == 30
+
+
+def test_demo_on_streampace_serve(tmp_path: Any) -> None:
+    probe = subprocess.run([sys.executable, "-m", "streampace", "serve", "--help"],
+                           cwd=ROOT, capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip("`streampace serve` is not available in this checkout")
+    port = free_port()
+    cmd = [sys.executable, "-m", "streampace", "serve", "--port", str(port), "--speed", "2"]
+    with serving(cmd, port) as origin:
+        drv = make_driver()
+        try:
+            drv.get(origin + "/")
+            not_found = ("return performance.getEntriesByType('resource').filter(e =>"
+                         " e.responseStatus === 404 && !e.name.includes('favicon'))"
+                         ".map(e => e.name)")
+            wait_for(drv, "return (window.streampaceDemo && window.streampaceDemo.ready) ||"
+                     " (" + not_found[len("return "):] + ").length > 0", BOOT_TIMEOUT_S)
+            missing = drv.execute_script(not_found)
+            assert missing == [], f"streampace serve does not serve these page files: {missing}"
+            assert drv.execute_script("return window.streampaceDemo.mode") == "server"
+            run_scenario(drv, "Fast model")
+            assert drv.execute_script(RUN_DONE, "finished")
+            paced = pane_text(drv, "paced")
+            assert len(paced) > 500 and paced == pane_text(drv, "delivered")
+            severe = [e["message"] for e in drv.get_log("browser")
+                      if e.get("level") == "SEVERE" and "favicon" not in e["message"]]
+            assert severe == [], json.dumps(severe, indent=1)
+        finally:
+            drv.quit()
