@@ -4,10 +4,11 @@ Headless Debian Chromium (selenium, the system chromedriver, no Selenium
 Manager) loads a bench page from a loopback server.  The page boots the
 vendored Pyodide, unpacks the working tree's `streampace` package and plays a
 trace in real time through the real page stack: a WebSocket speaking protocol
-v1 (`js_shim/bridge.js` SessionSocket) → `SessionClient` → the strategy on
-`BrowserHost` (real requestAnimationFrame / setTimeout) → `LiveState` → DOM
-text nodes.  Strategies: `streampace` (PacingScheduler, default config),
-`mosoo_450` (holdback_ms=0), `naive` (each batch rendered on arrival).
+v1 (`js_shim/bridge.js` SessionSocket) → the project's `StreamView`
+(`SessionClient` → `PacingScheduler` on `BrowserHost`, real
+requestAnimationFrame / setTimeout, Intl.Segmenter → `DomRenderer`).
+Strategies: `streampace` (default config), `mosoo_450` (holdback_ms=0) and
+`naive` (StreamView with pace=False: each batch rendered as it arrives).
 
 Measured per strategy × trace: Python ms per frame callback (p50/p99; per
 socket message for `naive`, which paints there), long tasks (> 50 ms) during
@@ -111,28 +112,31 @@ import json
 import js
 from pyodide.ffi import create_proxy
 
-from streampace.browser.client import SessionClient
+from streampace.browser.controller import StreamView
 from streampace.browser.host import BrowserHost
-from streampace.browser.segmenter import IntlSegmenter
-from streampace.live_state import LiveState
-from streampace.scheduler import PacingConfig, PacingScheduler
+from streampace.scheduler import PacingConfig
 
 CONFIGS = {
     "streampace": PacingConfig(),
     "mosoo_450": PacingConfig(tau_ms=250, min_rate=20, max_rate=800, overload_graphemes=4096,
                               max_events_per_frame=512, fallback_ms=50, holdback_ms=0),
+    "naive": PacingConfig(),  # unused: pace=False renders each batch as it arrives
 }
 _perf = js.performance
 
 
 class TimedHost:
-    """BrowserHost with the time spent in each frame / timeout callback logged."""
+    # BrowserHost that knows whether a frame callback is running and times
+    # timeouts; per-frame Python time is BrowserHost.frame_work_ms (all the
+    # callbacks of one animation frame together).
 
     def __init__(self, inner):
         self.inner = inner
-        self.frame_ms = []
         self.timer_ms = []
         self.in_frame = False
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
 
     def now(self):
         return self.inner.now()
@@ -156,115 +160,97 @@ class TimedHost:
             cb()
         finally:
             self.in_frame = False
-            (self.frame_ms if frame else self.timer_ms).append(_perf.now() - t0)
+            if not frame:
+                self.timer_ms.append(_perf.now() - t0)
 
 
-class View:
-    """LiveState → one Text node per item, appended to (never re-set) as text grows."""
+class TimedSocket:
+    # The JS SessionSocket, with each item's handling timed and its arrival stamped.
 
-    def __init__(self, root):
-        self.root = root
-        self.doc = js.document
-        self.state = LiveState()
-        self.nodes = {}
+    def __init__(self, socket):
+        self.socket = socket
+        self.handle_ms = []
+        self.t_msg = 0.0
+        self._proxy = None
 
-    def _text(self, item):
-        return item.args if item.ref.kind == "tool_call" else item.text
+    def attach(self, sink):
+        def handle(kind, data=None):
+            t0 = self.t_msg = _perf.now()
+            sink(kind, data)
+            if kind == "message":
+                self.handle_ms.append(_perf.now() - t0)
 
-    def _node(self, item):
-        div = self.doc.createElement("div")
-        div.className = item.ref.kind
-        node = self.doc.createTextNode(self._text(item))
-        div.appendChild(node)
-        self.root.appendChild(div)
-        self.nodes[item.ref] = node
+        self._proxy = create_proxy(handle)
+        self.socket.attach(self._proxy)
 
-    def apply(self, events):
-        ch = self.state.apply(events)
-        if ch.reset:
-            self.root.textContent = ""
-            self.nodes.clear()
-            for item in self.state.items():
-                self._node(item)
-            return
-        for ref in ch.created:
-            self._node(self.state.item(ref))
-        for ref, parts in ch.appended.items():
-            node = self.nodes.get(ref)
-            if node is not None:
-                for piece in parts:
-                    node.appendData(piece)
+    def detach(self):
+        self.socket.detach()
+
+    def close(self):
+        self.socket.close()
+        if self._proxy is not None:
+            self._proxy.destroy()
+            self._proxy = None
+
+    def send(self, data):
+        self.socket.send(data)
 
 
 class Bench:
+    # The project's StreamView (client -> scheduler -> DomRenderer), instrumented.
+
     def __init__(self, bridge, root, strategy):
         self.strategy = strategy
         self.host = TimedHost(BrowserHost())
-        self.view = View(root)
         self.arrivals = []
         self.commits = []
-        self.handle_ms = []
         self.reported = False
-        self._t_msg = 0.0
-        if strategy == "naive":
-            self.scheduler = None
-        else:
-            self.scheduler = PacingScheduler(self.host, self._apply, CONFIGS[strategy],
-                                             IntlSegmenter(bridge))
-        self.client = SessionClient(self._deliver)
-        self._sink = create_proxy(self._handle)
         self.socket = None
+        self.view = StreamView(bridge, root, pace=strategy != "naive", host=self.host,
+                               config=CONFIGS[strategy], on_delivered=self._arrived)
+        render = self.view.renderer.apply
+
+        def apply(events):
+            t = _perf.now()
+            render(events)
+            self.commits.append([t, self.host.in_frame, events])
+            if not self.reported and any(
+                e.get("type") in ("RUN_FINISHED", "RUN_ERROR") for e in events
+            ):
+                self.reported = True
+                # Leave time for the last paint and for the long-task observer.
+                self.host.inner.request_timeout(self._report, 500)
+
+        self.view.renderer.apply = apply
 
     def start(self, socket):
-        self.socket = socket
-        socket.attach(self._sink)
+        self.socket = TimedSocket(socket)
+        self.view.connect(self.socket)
 
-    def _handle(self, kind, data=None):
-        t0 = self._t_msg = _perf.now()
-        self.client.handle(kind, data)
-        if kind == "message":
-            self.handle_ms.append(_perf.now() - t0)
-
-    def _deliver(self, events):
-        self.arrivals.append([self._t_msg, events])
-        if self.scheduler is None:
-            self._apply("bench", events)
-        else:
-            self.scheduler.enqueue("bench", events)
-
-    def _apply(self, _sid, events):
-        t = _perf.now()
-        self.view.apply(events)
-        self.commits.append([t, self.host.in_frame, events])
-        if not self.reported and any(
-            e.get("type") in ("RUN_FINISHED", "RUN_ERROR") for e in events
-        ):
-            self.reported = True
-            # Leave time for the last paint and for the long-task observer.
-            self.host.inner.request_timeout(self._report, 500)
-        return True
+    def _arrived(self, events):
+        self.arrivals.append([self.socket.t_msg, list(events)])
 
     def _report(self):
+        stats = self.view.stats()
         result = {
             "strategy": self.strategy,
             "arrivals": self.arrivals,
             "commits": self.commits,
-            "frame_ms": self.host.frame_ms,
+            "frame_ms": list(self.host.inner.frame_work_ms),
             "timer_ms": self.host.timer_ms,
-            "handle_ms": self.handle_ms,
-            "scheduler": self.scheduler.stats() if self.scheduler is not None else None,
-            "client": self.client.stats,
-            "segmenter_intl": True,
+            "handle_ms": self.socket.handle_ms,
+            "scheduler": stats["scheduler"],
+            "client": stats["client"],
+            "view_stats": stats,
         }
-        if self.socket is not None:
-            self.socket.close()
-        js.benchState.finish(json.dumps(result))
-        self._sink.destroy()
+        self.view.close()
+        self.socket.close()
         self.host.inner.close()
+        js.benchState.finish(json.dumps(result))
 
 
 def make_bench(bridge, root, strategy):
-    if strategy not in ("streampace", "mosoo_450", "naive"):
+    if strategy not in CONFIGS:
         raise ValueError(f"unknown strategy {strategy!r}")
     return Bench(bridge, root, strategy)
 '''
