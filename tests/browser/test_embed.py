@@ -420,6 +420,54 @@ json.dumps([r() is None for r in refs])
         driver.execute_script("delete window.__bridge")
 
 
+# ---------------------------------------------------------------- micropip
+def _tiny_wheel(path: Any) -> str:
+    """A minimal pure-Python wheel, built here so the test needs no network."""
+    import base64
+    import hashlib
+    import zipfile
+
+    name = "sp_hello-1.0-py3-none-any.whl"
+    files = {
+        "sp_hello/__init__.py": b"def hi():\n    return 'hello from a local wheel'\n",
+        "sp_hello-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: sp-hello\nVersion: 1.0\n",
+        "sp_hello-1.0.dist-info/WHEEL": (b"Wheel-Version: 1.0\nGenerator: test\n"
+                                         b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
+    }
+    record = []
+    for arc, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{arc},sha256={digest},{len(data)}")
+    record.append("sp_hello-1.0.dist-info/RECORD,,")
+    files["sp_hello-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
+    path.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path / name, "w") as zf:
+        for arc, data in files.items():
+            zf.writestr(arc, data)
+    return name
+
+
+def test_micropip_works_offline_with_local_wheels(driver: Any, page: Any,
+                                                  page_server: Any) -> None:
+    from conftest import ROOT
+
+    name = _tiny_wheel(ROOT / "vendor" / "test-wheels")
+    requested_urls(driver)
+    result = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "(async () => {"
+        "  const py = await window.streampace.runtime();"
+        "  await py.loadPackage('micropip');"  # integrity-checked against our lock entry
+        "  return await py.runPythonAsync("
+        "    'import micropip\\nawait micropip.install(\"' + arguments[0] + '\")\\n'"
+        "    + 'import sp_hello\\nsp_hello.hi()');"
+        "})().then(done, e => done('ERROR ' + e));", f"/vendor/test-wheels/{name}")
+    assert result == "hello from a local wheel"
+    urls = requested_urls(driver)
+    assert any(u.endswith("/vendor/pyodide/micropip-0.11.1-py3-none-any.whl") for u in urls)
+    assert all(u.startswith((page_server.origin, page_server.ws_origin, "data:")) for u in urls)
+
+
 # ---------------------------------------------------------------- warm boot
 def test_warm_boot_figure(driver: Any, page_server: Any, page: Any) -> None:
     sid = "warm"
@@ -430,3 +478,36 @@ def test_warm_boot_figure(driver: Any, page_server: Any, page: Any) -> None:
     record_figure("embed boot to ready, warm cache (ms)",
                   driver.execute_script("return Math.round(window.__rec.bootMs)"))
     wait_text(driver, "warm")
+
+
+# ---------------------------------------------------------------- example page
+def test_example_embed_page_works_next_to_its_host_content(driver: Any,
+                                                           page_server: Any) -> None:
+    sid = "embed-example"
+    sessions = page_server.sessions
+    driver.get(page_server.url("/examples/embed.html"))
+    host_before = driver.execute_script(
+        "return [document.getElementById('host-note').textContent,"
+        " getComputedStyle(document.body).fontFamily, document.styleSheets.length]")
+    wait_for(driver, "return !document.getElementById('ask-button').disabled", BOOT_TIMEOUT_S)
+    driver.find_element("id", "ask-button").click()
+    deadline = time.monotonic() + 20
+    while not sessions.client_messages(sid, "run"):
+        assert time.monotonic() < deadline, "the embed never sent the run message"
+        time.sleep(0.05)
+    prompt = sessions.client_messages(sid, "run")[0]["prompt"]
+    answer = "Assam or a strong breakfast blend. \U0001F375"
+    sessions.push(sid, [*run_start(sid), msg_start("u1", "user"), delta("u1", prompt),
+                        msg_end("u1"), msg_start("a1"), delta("a1", answer)])
+    sessions.push(sid, [msg_end("a1"), run_end(sid)])
+    wait_for(driver, "return document.getElementById('embed-status').textContent === 'Answered.'",
+             30)
+    shown = driver.execute_script(
+        "return [...document.querySelectorAll('#answer .sp-message .sp-text')]"
+        ".map(n => n.textContent)")
+    assert shown == [prompt, answer]
+    host_after = driver.execute_script(
+        "return [document.getElementById('host-note').textContent,"
+        " getComputedStyle(document.body).fontFamily, document.styleSheets.length]")
+    assert host_after == host_before
+    assert driver.execute_script("return typeof window.acmeHost === 'object'")
