@@ -169,6 +169,15 @@ def test_selection_survives_streaming(driver: Any, demo: Any) -> None:
     assert len(selected) == 30
 
 
+def test_demo_warm_boot_figure(driver: Any, demo: Any, static_origin: str) -> None:
+    driver.get(static_origin + "/?speed=3")
+    wait_for(driver, "return !!(window.streampaceDemo && window.streampaceDemo.ready)",
+             BOOT_TIMEOUT_S)
+    record_figure("demo (PyScript) boot to ready, warm cache (ms)",
+                  driver.execute_script("return Math.round(window.streampaceDemo.bootMs)"))
+    assert driver.execute_script("return window.streampaceDemo.mode") == "sim"
+
+
 def test_demo_on_streampace_serve(tmp_path: Any) -> None:
     probe = subprocess.run([sys.executable, "-m", "streampace", "serve", "--help"],
                            cwd=ROOT, capture_output=True, text=True)

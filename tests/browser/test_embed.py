@@ -333,6 +333,44 @@ def test_hidden_tab_keeps_filling_and_shows_no_burst_on_return(driver: Any, page
     assert over == [], f"burst after returning to the tab (graphemes, allowed): {over}"
 
 
+# ---------------------------------------------------------------- accessibility
+def test_reduced_motion_reveals_per_batch_and_aria_busy_tracks_the_run(
+        driver: Any, page_server: Any, page: Any) -> None:
+    sid = "reduced"
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+        "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+    try:
+        driver.execute_script(
+            "const d = document.createElement('div'); d.id = 'reduced'; document.body.append(d);"
+            "window.__lens = [];"
+            "const tick = () => { const n = d.querySelector('.sp-message .sp-text');"
+            "  window.__lens.push(n ? n.textContent.length : 0);"
+            "  if (window.__inst2) requestAnimationFrame(tick); };"
+            "window.__inst2 = window.streampace.mount({target: d, stream: arguments[0]});"
+            "requestAnimationFrame(tick);", f"/ws/sessions/{sid}")
+        wait_for(driver, "return window.__inst2.controller !== null", 30)
+        st = driver.execute_script("return window.__inst2.stats()")
+        assert st["reducedMotion"] is True and st["paced"] is False
+        body = "y" * 1500
+        page_server.sessions.push(sid, [*run_start(sid), msg_start("y1"), delta("y1", body)])
+        wait_for(driver, "const n = document.querySelector('#reduced .sp-message .sp-text');"
+                 " return n && n.textContent.length === 1500", 20)
+        lengths = set(driver.execute_script("return window.__lens"))
+        assert lengths <= {0, 1500}, "text was paced despite prefers-reduced-motion"
+        busy = "return document.querySelector('#reduced .sp-timeline').getAttribute('aria-busy')"
+        assert driver.execute_script(busy) == "true"
+        assert driver.execute_script(
+            "return document.querySelector('#reduced [aria-live], #reduced .sp-timeline"
+            "[role=log]') === null")  # the streaming text is not a chatty live region
+        page_server.sessions.push(sid, [msg_end("y1"), run_end(sid)])
+        wait_for(driver, busy + " === 'false'", 20)
+    finally:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        driver.execute_script("if (window.__inst2) { window.__inst2.destroy();"
+                              " window.__inst2 = null; }"
+                              "document.getElementById('reduced')?.remove();")
+
+
 # ---------------------------------------------------------------- proxies
 def run_python(driver: Any, code: str) -> Any:
     return driver.execute_async_script(
