@@ -303,3 +303,35 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("streampace browser figures (measured, not asserted)")
         for name, value in FIGURES.items():
             terminalreporter.write_line(f"{name}: {value}")
+
+
+def _tiny_wheel(path: Path) -> str:
+    """A minimal pure-Python wheel, built here so the test needs no network."""
+    import base64
+    import hashlib
+    import zipfile
+
+    name = "sp_hello-1.0-py3-none-any.whl"
+    files = {
+        "sp_hello/__init__.py": b"def hi():\n    return 'hello from a local wheel'\n",
+        "sp_hello-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: sp-hello\nVersion: 1.0\n",
+        "sp_hello-1.0.dist-info/WHEEL": (b"Wheel-Version: 1.0\nGenerator: test\n"
+                                         b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
+    }
+    record = []
+    for arc, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{arc},sha256={digest},{len(data)}")
+    record.append("sp_hello-1.0.dist-info/RECORD,,")
+    files["sp_hello-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
+    path.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path / name, "w") as zf:
+        for arc, data in files.items():
+            zf.writestr(arc, data)
+    return name
+
+
+@pytest.fixture(scope="session")
+def local_wheel() -> str:
+    """URL path of a tiny local wheel (vendor/ is served and gitignored)."""
+    return "/vendor/test-wheels/" + _tiny_wheel(ROOT / "vendor" / "test-wheels")

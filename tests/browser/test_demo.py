@@ -178,6 +178,19 @@ def test_demo_warm_boot_figure(driver: Any, demo: Any, static_origin: str) -> No
     assert driver.execute_script("return window.streampaceDemo.mode") == "sim"
 
 
+def test_pyscript_packages_install_local_wheels_offline(driver: Any, demo: Any,
+                                                         static_origin: str,
+                                                         local_wheel: str) -> None:
+    requested_urls(driver)
+    driver.get(static_origin + "/tests/browser/pages/packages.html")
+    wait_for(driver, "return document.getElementById('out').textContent !== 'booting…'",
+             BOOT_TIMEOUT_S)
+    assert driver.find_element(By.ID, "out").text == "hello from a local wheel"
+    urls = requested_urls(driver)
+    assert any(u.endswith("/micropip-0.11.1-py3-none-any.whl") for u in urls)
+    assert all(u.startswith((static_origin, "data:", "blob:")) for u in urls), urls
+
+
 def test_demo_on_streampace_serve(tmp_path: Any) -> None:
     probe = subprocess.run([sys.executable, "-m", "streampace", "serve", "--help"],
                            cwd=ROOT, capture_output=True, text=True)

@@ -459,37 +459,8 @@ json.dumps([r() is None for r in refs])
 
 
 # ---------------------------------------------------------------- micropip
-def _tiny_wheel(path: Any) -> str:
-    """A minimal pure-Python wheel, built here so the test needs no network."""
-    import base64
-    import hashlib
-    import zipfile
-
-    name = "sp_hello-1.0-py3-none-any.whl"
-    files = {
-        "sp_hello/__init__.py": b"def hi():\n    return 'hello from a local wheel'\n",
-        "sp_hello-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: sp-hello\nVersion: 1.0\n",
-        "sp_hello-1.0.dist-info/WHEEL": (b"Wheel-Version: 1.0\nGenerator: test\n"
-                                         b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
-    }
-    record = []
-    for arc, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{arc},sha256={digest},{len(data)}")
-    record.append("sp_hello-1.0.dist-info/RECORD,,")
-    files["sp_hello-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
-    path.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path / name, "w") as zf:
-        for arc, data in files.items():
-            zf.writestr(arc, data)
-    return name
-
-
-def test_micropip_works_offline_with_local_wheels(driver: Any, page: Any,
-                                                  page_server: Any) -> None:
-    from conftest import ROOT
-
-    name = _tiny_wheel(ROOT / "vendor" / "test-wheels")
+def test_micropip_works_offline_with_local_wheels(driver: Any, page: Any, page_server: Any,
+                                                  local_wheel: str) -> None:
     requested_urls(driver)
     result = driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
@@ -499,7 +470,7 @@ def test_micropip_works_offline_with_local_wheels(driver: Any, page: Any,
         "  return await py.runPythonAsync("
         "    'import micropip\\nawait micropip.install(\"' + arguments[0] + '\")\\n'"
         "    + 'import sp_hello\\nsp_hello.hi()');"
-        "})().then(done, e => done('ERROR ' + e));", f"/vendor/test-wheels/{name}")
+        "})().then(done, e => done('ERROR ' + e));", local_wheel)
     assert result == "hello from a local wheel"
     urls = requested_urls(driver)
     assert any(u.endswith("/vendor/pyodide/micropip-0.11.1-py3-none-any.whl") for u in urls)
