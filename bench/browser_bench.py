@@ -531,7 +531,9 @@ def browser_markdown(data: dict[str, Any]) -> str:
         f"Headless Chromium ({data['meta']['chromium']}), Pyodide from `vendor/`, "
         f"{data['meta']['date']}, code at {data['meta']['git']['head']}"
         f"{' with uncommitted core edits' if data['meta']['git']['core_uncommitted'] else ''}"
-        f", wall time {data['meta']['wall_s']:.0f} s. Traces played in "
+        f", wall time {data['meta']['wall_s']:.0f} s; {data['meta']['repeat']} round(s), "
+        "figures are medians over rounds (long tasks and broken frames: totals). "
+        "Traces played in "
         "real time over a loopback WebSocket (protocol v1) into the real page stack. "
         "Python ms/frame = time inside each frame/timer callback (per socket message for "
         "`naive`, which paints there); ms/message = handling one socket message (parse, "
@@ -555,10 +557,34 @@ def browser_markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Repeats of one strategy × trace: the median of each figure, worst-case where
+    a single bad run is the point (faithful, broken frames, long tasks)."""
+    if len(runs) == 1:
+        return {**runs[0], "repeats": 1}
+    out: dict[str, Any] = {"repeats": len(runs)}
+    for key, value in runs[0].items():
+        values = [r.get(key) for r in runs]
+        if key == "faithful":
+            out[key] = all(values)
+        elif key in ("long_tasks", "broken_reveals", "missing"):
+            out[key] = sum(v or 0 for v in values)
+        elif key == "long_task_ms_max":
+            out[key] = max(v or 0.0 for v in values)
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            out[key] = value
+        else:
+            nums = [v for v in values if isinstance(v, (int, float))]
+            out[key] = float(statistics.median(nums)) if nums else None
+    return out
+
+
 def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
-                cold_runs: int = 2, out: Path | None = None) -> dict[str, Any]:
-    """Play each trace through each strategy in one warm browser; boot-time samples
-    from `cold_runs` fresh profiles.  Writes browser.md/.json into `out` if given."""
+                cold_runs: int = 2, out: Path | None = None,
+                repeat: int = 1) -> dict[str, Any]:
+    """Play each trace through each strategy in one warm browser (`repeat` rounds,
+    strategies interleaved so machine noise spreads over all of them); boot-time
+    samples from `cold_runs` fresh profiles.  Writes browser.md/.json into `out`."""
     missing = [p for p in ("vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.wasm",
                            "js_shim/bridge.js", "py/streampace/browser/host.py")
                if not (ROOT / p).is_file()]
@@ -573,7 +599,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
     server = BenchServer(by_name)
     server.start()
     boot: dict[str, list[float]] = {"cold_ms": [], "warm_ms": []}
-    runs: list[dict[str, Any]] = []
+    per_cell: dict[tuple[str, str], list[dict[str, Any]]] = {}
     raws: list[dict[str, Any]] = []
     version = "?"
     try:
@@ -584,25 +610,28 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                 boot["warm_ms"].append(load_page(driver, server, "streampace"))
         with chromium() as driver:
             load_page(driver, server, "streampace")  # fill the cache; not a sample
-            for name, trace in by_name.items():
-                for strategy in strategies:
-                    boot["warm_ms"].append(load_page(driver, server, strategy))
-                    raw = play(driver, server, trace)
-                    raws.append({"trace": name, **raw})
-                    m = analyse(trace, raw)
-                    runs.append(m)
-                    print(f"  {name:10s} {strategy:11s} py p50 {fmt(m['py_ms_p50'], 'x')} "
-                          f"p99 {fmt(m['py_ms_p99'], 'x')} ms, long tasks {m['long_tasks']}, "
-                          f"lag p95 {fmt(m.get('lag_p95_ms'), 'ms')} ms", flush=True)
+            for round_no in range(repeat):
+                for name, trace in by_name.items():
+                    for strategy in strategies:
+                        boot["warm_ms"].append(load_page(driver, server, strategy))
+                        raw = play(driver, server, trace)
+                        raws.append({"trace": name, "round": round_no, **raw})
+                        m = analyse(trace, raw)
+                        per_cell.setdefault((name, strategy), []).append(m)
+                        print(f"  {name:10s} {strategy:11s} py p50 {fmt(m['py_ms_p50'], 'x')}"
+                              f" p99 {fmt(m['py_ms_p99'], 'x')} ms, long tasks "
+                              f"{m['long_tasks']}, lag p95 {fmt(m.get('lag_p95_ms'), 'ms')} ms",
+                              flush=True)
     finally:
         server.stop()
     data = {
         "meta": {"date": _dt.datetime.now().isoformat(timespec="seconds"),
                  "git": _git_state(),
                  "chromium": version, "traces": list(by_name), "strategies": strategies,
-                 "wall_s": time.perf_counter() - started, "seed": seed},
+                 "wall_s": time.perf_counter() - started, "seed": seed, "repeat": repeat},
         "boot": boot,
-        "runs": runs,
+        "runs": [combine(v) for v in per_cell.values()],
+        "runs_each": [m for v in per_cell.values() for m in v],
     }
     data["markdown"] = browser_markdown(data)
     if out is not None:
@@ -627,8 +656,9 @@ def main(args: Any) -> int:
     if bad:
         raise SystemExit(f"browser mode runs {', '.join(BROWSER_STRATEGIES)}; not {bad}")
     traces = [build_trace(name, seed=args.seed) for name in names]
+    repeat = args.repeat if args.repeat else (1 if args.quick else 3)
     data = run_browser(traces, strategies, seed=args.seed, cold_runs=1 if args.quick else 2,
-                       out=args.out)
+                       out=args.out, repeat=repeat)
     print(data["markdown"])
     unfaithful = [f"{r['strategy']}/{r['trace']}" for r in data["runs"] if not r["faithful"]]
     if unfaithful:
