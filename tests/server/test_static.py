@@ -16,6 +16,8 @@ def site(tmp_path, serve):
     (root / "js_shim").mkdir()
     (root / "vendor" / "pyodide").mkdir(parents=True)
     (root / "examples").mkdir()
+    (root / "demo").mkdir()
+    (root / "demo" / "demo.css").write_text("body{}\n")
     (root / "index.html").write_text("<!doctype html><title>t</title>")
     (root / "pyscript.toml").write_text('name = "t"\n')
     (root / "pyproject.toml").write_text("secret-ish\n")
@@ -62,6 +64,7 @@ def _raw_get(server, target: str) -> int:
         ("/vendor/w-1.0-py3-none-any.whl", "application/zip"),
         ("/vendor/python_stdlib.zip", "application/zip"),
         ("/examples/inside.txt", "text/plain"),
+        ("/demo/demo.css", "text/css"),
     ],
 )
 def test_whitelisted_files_with_types_and_headers(site, path, ctype):

@@ -70,7 +70,8 @@ def test_agui_upstream_is_forwarded_as_is(serve, upstream):
 
     up = upstream(script)
     server = serve(f"agui:{up.url}/agent")
-    got = asyncio.run(watch_run(server.ws_url("ag"), prompt="make tea"))
+    # The page always sends a scenario; sources other than demo ignore it.
+    got = asyncio.run(watch_run(server.ws_url("ag"), prompt="make tea", scenario="agentic"))
     assert_conformant(got.events, prompt="make tea")
     assert compact(_model_part(got.events)) == compact(sent[0])
     req = up.requests[0]

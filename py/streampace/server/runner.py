@@ -70,6 +70,9 @@ def build_server(
         host=config.host,
         port=config.port,
         ws_max_size=config.max_message_bytes,  # bigger frames: close 1009 at the protocol level
+        # Batches are small and mostly loopback/LAN; per-connection deflate cost ~10 % of
+        # the server's CPU under load (bench/server_load.py) and a zlib context per viewer.
+        ws_per_message_deflate=False,
         ws_ping_interval=20,
         ws_ping_timeout=20,
         lifespan="off",

@@ -33,7 +33,7 @@ MIME_TYPES = {
 }
 
 TOP_FILES = ("index.html", "pyscript.toml")
-TOP_DIRS = ("py", "js_shim", "vendor", "examples")
+TOP_DIRS = ("py", "js_shim", "vendor", "examples", "demo")
 
 # The vendored runtime is versioned by its npm package version: cache for good.
 IMMUTABLE = "public, max-age=31536000, immutable"

@@ -113,18 +113,19 @@ def _handle(hub: Hub, session: Session, viewer: Viewer, msg: object) -> None:
         mode = session.attach(viewer, msg.after)
         log.info("session %s: viewer attached after %d (%s)", session.id, msg.after, mode)
     elif isinstance(msg, RunMessage):
-        if msg.scenario is not None:
-            if not getattr(session.source, "supports_scenarios", False):
-                raise ClientError("bad_scenario", "scenarios exist only with the demo source")
-            if msg.scenario not in session.source.scenarios():  # type: ignore[attr-defined]
-                raise ClientError("bad_scenario", f"unknown scenario {msg.scenario[:40]!r}")
+        scenario = msg.scenario
+        if getattr(session.source, "supports_scenarios", False):
+            if scenario is not None and scenario not in session.source.scenarios():  # type: ignore[attr-defined]
+                raise ClientError("bad_scenario", f"unknown scenario {scenario[:40]!r}")
+        else:
+            scenario = None  # the page always sends one; only the demo source has scenarios
         if session.running:
             raise ClientError("run_active", "a run is already in progress in this session")
         if hub.shutting_down:
             raise ClientError("run_active", "the server is shutting down")
         if not viewer.attached:
             session.attach(viewer, None)
-        session.start_run(msg.prompt, msg.scenario)
+        session.start_run(msg.prompt, scenario)
     elif isinstance(msg, CancelMessage):
         if not session.running:
             raise ClientError("no_run", "no run is in progress")
