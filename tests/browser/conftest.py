@@ -40,12 +40,6 @@ BOOT_TIMEOUT_S = 90
 os.environ.setdefault("SE_MANAGER_PATH", "/nonexistent/selenium-manager-disabled")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/browser/" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(pytest.mark.browser)
-
-
 def _runtime_missing() -> str | None:
     for path in ("vendor/pyodide/pyodide.mjs", "vendor/pyscript/core.js", "vendor/streampace.zip"):
         if not (ROOT / path).is_file():
@@ -55,8 +49,8 @@ def _runtime_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _runtime_ready() -> None:
+@pytest.fixture(scope="session")
+def runtime_ready() -> None:
     # Rebuild vendor/streampace.zip if a module changed since the last setup.
     if (ROOT / "scripts" / "setup_runtime").is_file() and shutil.which("npm"):
         subprocess.run([sys.executable, str(ROOT / "scripts" / "setup_runtime")], check=True)
@@ -212,7 +206,7 @@ def _build_app(sessions: ScriptedSessions, csp: str | None) -> Any:
 
 
 @pytest.fixture(scope="module")
-def page_server() -> Iterator[PageServer]:
+def page_server(runtime_ready: None) -> Iterator[PageServer]:
     import uvicorn
 
     sessions = ScriptedSessions()
@@ -257,7 +251,7 @@ def make_driver() -> Any:
 
 
 @pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
+def driver(runtime_ready: None) -> Iterator[Any]:
     drv = make_driver()
     try:
         yield drv

@@ -191,7 +191,7 @@ def test_pyscript_packages_install_local_wheels_offline(driver: Any, demo: Any,
     assert all(u.startswith((static_origin, "data:", "blob:")) for u in urls), urls
 
 
-def test_demo_on_streampace_serve(tmp_path: Any) -> None:
+def test_demo_on_streampace_serve(runtime_ready: None) -> None:
     probe = subprocess.run([sys.executable, "-m", "streampace", "serve", "--help"],
                            cwd=ROOT, capture_output=True, text=True)
     if probe.returncode != 0:
