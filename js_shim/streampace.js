@@ -99,13 +99,10 @@ class Instance {
     return this;
   }
 
-  requireController() {
-    if (this.controller === null) throw new Error("streampace is still booting; await streampace.ready");
-    return this.controller;
-  }
-
   // Connect to a session stream (a ws:// URL or a path on this origin).
+  // Before boot the new socket simply replaces the one Python will attach.
   connect(stream) {
+    if (this.controller === null && this.socket !== null) this.socket.close();
     const socket = bridge.openSession(wsURL(stream));
     this.socket = socket;
     if (this.controller !== null) this.controller.connect(socket);
@@ -121,19 +118,23 @@ class Instance {
 
   // Show another session: the old session's queue is cleared, its view emptied.
   switchSession(stream) {
+    if (this.controller === null) return this.connect(stream);
     const socket = bridge.openSession(wsURL(stream));
     this.socket = socket;
-    this.requireController().switch_session(socket);
+    this.controller.switch_session(socket);
     return this;
   }
 
+  // A client message ({type: "run" | "cancel", ...}); sent once the socket is
+  // open if it is still connecting, also during boot.
   send(message) {
-    this.requireController().send(JSON.stringify(message));
+    if (this.socket === null) throw new Error("streampace: not connected");
+    this.socket.send(JSON.stringify(message));
     return this;
   }
 
   flush() {
-    this.requireController().flush();
+    if (this.controller !== null) this.controller.flush();
     return this;
   }
 

@@ -15,10 +15,12 @@ function visibleText() {
 rec.visibleText = visibleText;
 rec.graphemes = (t) => [...seg.segment(t)].length;
 
-// Every frame: [timestamp, UTF-16 length of the visible answer, hidden?].
+// Every frame: [time, UTF-16 length of the visible answer, hidden?]. The time is
+// performance.now() when this callback runs (the pacer measures elapsed time the
+// same way), not the rAF timestamp, which can lag behind a busy main thread.
 // While hidden there are no frames; a timer samples instead (throttled ~1/s).
-function onFrame(ts) {
-  rec.frames.push([ts, visibleText().length, document.hidden ? 1 : 0]);
+function onFrame() {
+  rec.frames.push([performance.now(), visibleText().length, document.hidden ? 1 : 0]);
   requestAnimationFrame(onFrame);
 }
 requestAnimationFrame(onFrame);
