@@ -15,19 +15,20 @@ def content_security_policy(host: str | None) -> str:
     """Only our own origin, plus what Pyodide and PyScript need to boot.
 
     - 'wasm-unsafe-eval': compiling the Pyodide WebAssembly module.
-    - 'unsafe-eval': Pyodide's Emscripten glue evals EM_ASM snippets of loaded
-      modules, and PyScript builds its `js_import` helper with `Function(...)`.
-    - blob: workers and fetches: PyScript runs its storage helper in a worker made
-      from a Blob URL and reads inline <script type="py"> sources through Blob URLs.
+    - 'unsafe-eval': @pyscript/core builds helpers with `Function(...)` at boot
+      (without it the demo page stops with "EvalError: Evaluating a string as
+      JavaScript violates ... script-src", checked in headless Chromium), and
+      Pyodide's Emscripten glue evals the EM_ASM snippets of modules it loads.
+    No blob: sources: the demo page boots and streams without them.
     """
-    connect = ["'self'", "blob:"]
+    connect = ["'self'"]
     if host and _HOST_RE.match(host):
         connect += [f"ws://{host}", f"wss://{host}"]
     return "; ".join(
         [
             "default-src 'self'",
             "script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'",
-            "worker-src 'self' blob:",
+            "worker-src 'self'",
             f"connect-src {' '.join(connect)}",
             "img-src 'self' data:",
             "style-src 'self'",

@@ -32,7 +32,7 @@ MIME_TYPES = {
     ".woff2": "font/woff2",
 }
 
-TOP_FILES = ("index.html", "pyscript.toml")
+TOP_FILES = ("index.html", "pyscript.toml", "favicon.ico")
 TOP_DIRS = ("py", "js_shim", "vendor", "examples", "demo")
 
 # The vendored runtime is versioned by its npm package version: cache for good.
@@ -79,6 +79,8 @@ class StaticSite:
             return PlainTextResponse("method not allowed\n", status_code=405,
                                      headers={"Allow": "GET, HEAD"})
         path = request.path_params.get("path", "")
+        if path == "favicon.ico" and not (self.root / "favicon.ico").is_file():
+            return Response(status_code=204)  # browsers ask for it; keep their console clean
         target = self.resolve(path)
         if target is None:
             return _not_found()
