@@ -119,6 +119,36 @@ def test_static_files_boot_to_simulated_source(driver: Any, demo: Any, static_or
     # Same stream, two renderings: the paced one committed on many more frames.
     st = demo_stats(driver)
     assert st["commits"] > st["deliveredCommits"]
+    # The live chart was drawn (some non-transparent pixels on the canvas).
+    painted = driver.execute_script(
+        "const c = document.getElementById('chart');"
+        "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;")
+    assert painted > 100
+
+
+def test_stop_cancels_the_run(driver: Any, demo: Any) -> None:
+    Select(driver.find_element(By.ID, "scenario")).select_by_visible_text("Long answer")
+    driver.find_element(By.ID, "run").click()
+    wait_for(driver, "return !document.getElementById('cancel').disabled", 30)
+    driver.find_element(By.ID, "cancel").click()
+    wait_for(driver, RUN_DONE, 30, "error")
+    status = driver.execute_script(
+        "return document.querySelector('#paced .sp-status').textContent")
+    assert "cancelled" in status
+    assert pane_text(driver, "paced") == pane_text(driver, "delivered")
+
+
+def test_dark_and_light_follow_the_color_scheme(driver: Any, demo: Any) -> None:
+    colors = []
+    for scheme in ("light", "dark"):
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+            "features": [{"name": "prefers-color-scheme", "value": scheme}]})
+        colors.append(driver.execute_script(
+            "return [getComputedStyle(document.body).backgroundColor,"
+            " getComputedStyle(document.body).color]"))
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    assert colors[0] != colors[1]
 
 
 def test_demo_requests_stay_on_the_origin(driver: Any, demo: Any, static_origin: str) -> None:
