@@ -244,6 +244,10 @@ def test_demo_on_streampace_serve(runtime_ready: None) -> None:
             assert drv.execute_script(RUN_DONE, "finished")
             paced = pane_text(drv, "paced")
             assert len(paced) > 500 and paced == pane_text(drv, "delivered")
+            ws_origin = origin.replace("http://", "ws://")
+            urls = requested_urls(drv)
+            assert urls and all(u.startswith((origin + "/", ws_origin + "/", "data:", "blob:"))
+                                for u in urls), urls
             severe = [e["message"] for e in drv.get_log("browser")
                       if e.get("level") == "SEVERE" and "favicon" not in e["message"]]
             assert severe == [], json.dumps(severe, indent=1)

@@ -500,6 +500,7 @@ def test_example_embed_page_works_next_to_its_host_content(driver: Any,
                                                            page_server: Any) -> None:
     sid = "embed-example"
     sessions = page_server.sessions
+    requested_urls(driver)
     driver.get(page_server.url("/examples/embed.html"))
     host_before = driver.execute_script(
         "return [document.getElementById('host-note').textContent,"
@@ -526,3 +527,7 @@ def test_example_embed_page_works_next_to_its_host_content(driver: Any,
         " getComputedStyle(document.body).fontFamily, document.styleSheets.length]")
     assert host_after == host_before
     assert driver.execute_script("return typeof window.acmeHost === 'object'")
+    urls = requested_urls(driver)
+    assert any(u.endswith("/vendor/pyodide/pyodide.asm.wasm") for u in urls)
+    assert all(u.startswith((page_server.origin + "/", page_server.ws_origin + "/"))
+               for u in urls), urls
