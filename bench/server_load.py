@@ -12,7 +12,11 @@ every viewer.  Per configuration it reports:
 - p50 / p99 / max delay between an event entering the session log and the
   batch that covers it reaching a viewer (both processes read CLOCK_MONOTONIC);
 - memory per viewer: server RSS with all viewers attached minus RSS before
-  they connected, divided by the number of viewers; plus peak RSS while streaming.
+  they connected, divided by the number of viewers; plus peak RSS while streaming;
+- server CPU per delivered event (user + system time of the server process while
+  streaming, divided by delivered events): less sensitive to machine load than
+  events/s, since on a busy machine the server simply gets fewer cores;
+- the 1-minute load average at the end, to judge how shared the machine was.
 
 This is a benchmark, not a test: figures depend on the machine and its load
 (the client process competes with the server for the same cores).
@@ -24,6 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -53,7 +58,7 @@ def child(args: argparse.Namespace) -> None:
         original(self, events)
 
     Session.append = append  # type: ignore[method-assign]
-    config = ServerConfig(port=0, log_events=args.log_events)
+    config = ServerConfig(port=0, log_events=args.log_events, max_sessions=100_000)
     source = parse_source("demo", SourceOptions(speed=args.speed, seed=1))
     server = build_server(config, source, log_level="warning",
                           on_ready=lambda url: print(f"URL {url}", flush=True))
@@ -63,6 +68,12 @@ def child(args: argparse.Namespace) -> None:
 
 
 # -- parent: clients and measurement ----------------------------------------
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds the process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kib(pid: int) -> int:
@@ -129,6 +140,7 @@ async def drive(base: str, sessions: int, viewers: int, scenario: str, pid: int)
     await asyncio.sleep(1.0)
     rss_attached = rss_kib(pid)
     peak = rss_attached
+    cpu0 = cpu_s(pid)
     t0 = time.monotonic()
     go.set()
     done = asyncio.gather(*tasks)
@@ -137,7 +149,9 @@ async def drive(base: str, sessions: int, viewers: int, scenario: str, pid: int)
         await asyncio.sleep(0.1)
     await done
     t1 = time.monotonic()
+    cpu1 = cpu_s(pid)
     return {"logs": logs, "rss_before": rss_before, "rss_attached": rss_attached,
+            "server_cpu_s": cpu1 - cpu0,
             "rss_peak": peak, "t0": t0, "t1": t1, "connect_s": connect_s}
 
 
@@ -187,6 +201,9 @@ def run_config(sessions: int, viewers: int, scenario: str, speed: float, log_eve
         "streaming_s": round(streaming_s, 2),
         "delivered_events": delivered,
         "delivered_events_per_s": round(delivered / streaming_s),
+        "server_cpu_s": round(res["server_cpu_s"], 2),
+        "server_cpu_us_per_event": round(res["server_cpu_s"] / max(delivered, 1) * 1e6, 1),
+        "loadavg_1m": round(os.getloadavg()[0], 2),
         "delay_ms_p50": round(percentile(delays, 50), 1),
         "delay_ms_p99": round(percentile(delays, 99), 1),
         "delay_ms_max": round(delays[-1], 1) if delays else None,
@@ -219,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     matrix = [(args.sessions, args.viewers)] if args.sessions and args.viewers else DEFAULT_MATRIX
     results = []
     header = (f"{'M x K':>11} {'viewers':>7} {'events/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
-              f"{'max ms':>7} {'KiB/viewer':>10} {'peak KiB/v':>10} {'RSS MiB':>8}")
+              f"{'max ms':>7} {'KiB/viewer':>10} {'peak KiB/v':>10} {'RSS MiB':>8} "
+              f"{'CPU us/ev':>9} {'load':>5}")
     print(header)
     for sessions, viewers in matrix:
         r = run_config(sessions, viewers, args.scenario, args.speed, args.log_events)
@@ -227,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{sessions:>4} x {viewers:<4} {r['viewers']:>7} {r['delivered_events_per_s']:>9} "
               f"{r['delay_ms_p50']:>7} {r['delay_ms_p99']:>7} {r['delay_ms_max']:>7} "
               f"{r['kib_per_viewer_attached']:>10} {r['kib_per_viewer_peak']:>10} "
-              f"{r['rss_peak_mib']:>8}", flush=True)
+              f"{r['rss_peak_mib']:>8} {r['server_cpu_us_per_event']:>9} "
+              f"{r['loadavg_1m']:>5}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

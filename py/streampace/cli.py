@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="session log bound in events (default 10000)")
     serve.add_argument("--log-bytes", type=_positive_int, default=8 * 1024 * 1024,
                        help="session log bound in bytes of JSON (default 8 MiB)")
+    serve.add_argument("--max-sessions", type=_positive_int, default=1_000,
+                       help="sessions held in memory; past it the longest-idle unwatched one is "
+                            "forgotten (default 1000)")
     serve.add_argument("--stall-timeout", type=_positive_float, default=60.0,
                        help="seconds without data before an upstream counts as stalled")
     serve.add_argument("--root", type=Path, default=None,
@@ -109,6 +112,7 @@ def _serve(args: argparse.Namespace) -> int:
         allow_origins=tuple(args.allow_origin),
         log_events=args.log_events,
         log_bytes=args.log_bytes,
+        max_sessions=args.max_sessions,
     )
     if args.root is not None:
         config.root = args.root.resolve()

@@ -156,3 +156,34 @@ def test_own_origin_and_allowlisted_origins_are_accepted(serve):
                    "http://app.example", None):
         got = asyncio.run(scenario(origin))
         assert got.events[-1]["type"] == "RUN_FINISHED"
+
+
+def test_session_limit_forgets_idle_sessions_and_refuses_when_all_are_busy(serve):
+    server = serve("demo", max_sessions=2)
+
+    async def scenario():
+        a = await websockets.connect(server.ws_url("s1"))
+        b = await websockets.connect(server.ws_url("s2"))
+        await send(a, type="resume", after=0)
+        await send(b, type="resume", after=0)
+        await send(a, type="cancel")  # an error reply proves the server has set s1 up
+        await recv_until(a, Received(), errors_at_least(1))
+        await send(b, type="cancel")
+        await recv_until(b, Received(), errors_at_least(1))
+        async with websockets.connect(server.ws_url("s3")) as c:
+            busy = await _expect_close(c)
+        await a.close()
+        deadline = asyncio.get_running_loop().time() + 10
+        while server.hub.sessions["s1"].viewers:
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.02)
+        async with websockets.connect(server.ws_url("s3")) as c:
+            await send(c, type="run", prompt="room now", scenario="very_fast")
+            got = await recv_until(c, Received(), runs_ended(1))
+        await b.close()
+        return busy, got
+
+    busy, got = asyncio.run(scenario())
+    assert busy == 1013
+    assert_conformant(got.events, prompt="room now")
+    assert "s1" not in server.hub.sessions and "s2" in server.hub.sessions

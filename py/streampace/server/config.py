@@ -24,6 +24,7 @@ class ServerConfig:
     root: Path = field(default_factory=default_root)
     source: str = "demo"
     allow_origins: tuple[str, ...] = ()  # added to the server's own origins; "*" = any
+    max_sessions: int = 1_000  # beyond this, the longest-idle unwatched session is forgotten
     log_events: int = 10_000
     log_bytes: int = 8 * 1024 * 1024
     max_message_bytes: int = 65_536

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from typing import Any
 
@@ -31,6 +32,12 @@ class Session:
         self.run_count = 0
         self._framer: RunFramer | None = None
         self._stop: tuple[str, str] | None = None  # (code, message) for a requested stop
+        self.last_active = time.monotonic()
+
+    @property
+    def idle(self) -> bool:
+        """Nobody watching and nothing running: the session may be evicted."""
+        return not self.viewers and self.run_task is None
 
     # -- log and fan-out ----------------------------------------------------
 
@@ -66,6 +73,7 @@ class Session:
 
     def detach(self, viewer: Viewer) -> None:
         self.viewers.discard(viewer)
+        self.last_active = time.monotonic()
 
     # -- runs ---------------------------------------------------------------
 
@@ -151,11 +159,24 @@ class Hub:
             return True
         return "*" in self.allowed_origins or origin.rstrip("/") in self.allowed_origins
 
-    def session(self, session_id: str) -> Session:
+    def session(self, session_id: str) -> Session | None:
+        """The session (created on first use); None when the server holds too many."""
         s = self.sessions.get(session_id)
         if s is None:
+            if len(self.sessions) >= self.config.max_sessions and not self._evict_idle():
+                return None
             s = self.sessions[session_id] = Session(session_id, self.source, self.config)
         return s
+
+    def _evict_idle(self) -> bool:
+        """Forget the longest-idle session nobody watches; False if every one is in use."""
+        idle = [s for s in self.sessions.values() if s.idle]
+        if not idle:
+            return False
+        oldest = min(idle, key=lambda s: s.last_active)
+        del self.sessions[oldest.id]
+        log.info("forgot idle session %s (session limit %d)", oldest.id, self.config.max_sessions)
+        return True
 
     async def shutdown(self) -> None:
         """End runs (RUN_ERROR server_shutdown), flush every viewer, close with 1001."""

@@ -32,6 +32,7 @@ __all__ = [
     "Viewer",
     "CLOSE_GOING_AWAY",
     "CLOSE_TOO_BIG",
+    "CLOSE_TRY_AGAIN",
     "CLOSE_ABUSE",
     "CLOSE_BAD_ORIGIN",
     "CLOSE_SLOW_CONSUMER",
@@ -41,6 +42,7 @@ log = logging.getLogger("streampace.server")
 
 CLOSE_GOING_AWAY = 1001
 CLOSE_TOO_BIG = 1009
+CLOSE_TRY_AGAIN = 1013
 CLOSE_ABUSE = 4400
 CLOSE_BAD_ORIGIN = 4403
 CLOSE_SLOW_CONSUMER = 4408

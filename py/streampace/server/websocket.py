@@ -18,7 +18,7 @@ from .client_messages import (
     parse_client_message,
 )
 from .session import Hub, Session
-from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, Viewer
+from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN, Viewer
 
 __all__ = ["session_socket", "SESSION_ID_RE"]
 
@@ -63,6 +63,10 @@ async def session_socket(websocket: WebSocket) -> None:
         return
     await websocket.accept()
     session = hub.session(session_id)
+    if session is None:
+        log.warning("refused session %s: %d sessions in use", session_id, len(hub.sessions))
+        await websocket.close(CLOSE_TRY_AGAIN, "too many sessions in use")
+        return
     viewer = Viewer(
         websocket,
         config.delivery,
