@@ -2,7 +2,7 @@
 
     python -m bench             # full: 9 traces × 10 strategies × 60/120 Hz
     python -m bench --quick     # 6 traces, 60 Hz, one repeat (< 1 min)
-    python -m bench --browser   # real headless Chromium (see docs/bench.md)
+    python -m bench --browser   # real headless Chromium, streampace vs mosoo_450 vs naive
 """
 
 from __future__ import annotations
@@ -98,11 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small run, under a minute")
     ap.add_argument("--browser", action="store_true", help="real headless Chromium mode")
     ap.add_argument("--out", type=Path, default=RESULTS, help="output directory")
-    ap.add_argument("--traces", help="comma-separated trace names")
+    ap.add_argument("--traces", help="comma-separated trace names "
+                    "(--browser default: bursty,cjk_emoji)")
     ap.add_argument("--strategies", help="comma-separated strategy names")
     ap.add_argument("--hz", help="comma-separated refresh rates (default 60,120; quick 60)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--repeat", type=int, help="runs per cell for the CPU probe (default 3)")
+    ap.add_argument("--repeat", type=int,
+                    help="virtual: runs per cell for the CPU probe (default 3, quick 1); "
+                         "--browser: rounds of every strategy × trace (default 3, quick 1)")
     ap.add_argument("--reference", action="store_true",
                     help="also write bench/results/REFERENCE.md (with browser.md if present)")
     args = ap.parse_args(argv)
