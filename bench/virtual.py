@@ -13,7 +13,7 @@ import heapq
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bench.metrics import Recorder
@@ -33,6 +33,7 @@ class VirtualHost:
         self._heap: list[tuple[float, int, int, Callable[[], None]]] = []
         self._cancelled: set[int] = set()
         self._frames: dict[int, Callable[[], None]] = {}
+        self._running: dict[int, Callable[[], None]] = {}  # this tick's, still to run
         self._last_tick = -1
         self.cpu_ns = 0  # inside frame and timer callbacks (the drains)
         self.drains = 0
@@ -51,6 +52,7 @@ class VirtualHost:
 
     def cancel_frame(self, handle: Any) -> None:
         self._frames.pop(handle, None)
+        self._running.pop(handle, None)
 
     def request_timeout(self, callback: Callable[[], None], delay_ms: float) -> Any:
         self._seq += 1
@@ -104,9 +106,10 @@ class VirtualHost:
                     return False
                 self._now = tick_t
                 self._last_tick = k
-                frames, self._frames = self._frames, {}
-                for cb in frames.values():
-                    self._timed(cb, drain=True)
+                self._running, self._frames = self._frames, {}
+                while self._running:
+                    handle = next(iter(self._running))
+                    self._timed(self._running.pop(handle), drain=True)
             else:
                 return True
 
@@ -122,7 +125,6 @@ class RunResult:
     drains: int
     cpu_ms_total: float
     end_ms: float
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def run_virtual(
