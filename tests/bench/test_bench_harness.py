@@ -111,3 +111,37 @@ def test_trace_load_rejects_garbage(tmp_path: Path) -> None:
     path.write_text('{"stage": "model", "t_ms": 0, "event": {"type": "RUN_STARTED"}}\nnope\n')
     with pytest.raises(ValueError, match="bad.jsonl:2"):
         Trace.load(path)
+
+
+def test_virtual_host_orders_data_timers_then_frames_on_a_vsync_grid() -> None:
+    from bench.virtual import VirtualHost
+
+    host = VirtualHost(60)
+    log: list[tuple[str, float]] = []
+
+    def frame() -> None:
+        log.append(("frame", host.now()))
+
+    host.at(FRAME, lambda: log.append(("data", host.now())))
+    host.at(1.0, lambda: host.request_frame(frame))
+    host.at(2.0, lambda: host.request_timeout(lambda: log.append(("timer", host.now())),
+                                              FRAME - 2.0))
+    cancelled = []
+    host.at(3.0, lambda: cancelled.append(host.request_frame(lambda: log.append(("x", 0.0)))))
+    host.at(4.0, lambda: host.cancel_frame(cancelled[0]))
+    assert host.run(10_000.0)
+    assert [k for k, _t in log] == ["data", "timer", "frame"]
+    assert all(t == pytest.approx(FRAME) for _k, t in log)
+
+
+def test_virtual_host_gives_up_on_a_strategy_that_never_idles() -> None:
+    from bench.virtual import VirtualHost
+
+    host = VirtualHost(120)
+
+    def again() -> None:
+        host.request_frame(again)
+
+    host.request_frame(again)
+    assert host.run(100.0) is False
+    assert host.now() <= 100.0
