@@ -283,6 +283,28 @@ def test_reconnect_resumes_without_loss_or_duplicates(driver: Any, page_server: 
     assert stats(driver)["client"]["duplicates"] >= 2
 
 
+def test_snapshot_batch_replaces_what_is_shown(driver: Any, page_server: Any,
+                                               page: Any) -> None:
+    sid = "snapshot"
+    switch(driver, sid)
+    sessions = page_server.sessions
+    sessions.push(sid, [*run_start(sid), msg_start("s1"), delta("s1", "stale text"),
+                        msg_end("s1"), run_end(sid)])
+    wait_text(driver, "stale text")
+    # What a server sends when the log no longer reaches back (docs/protocol.md).
+    sessions.push(sid, [
+        {"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "u9", "role": "user", "content": "question"},
+            {"id": "s9", "role": "assistant", "content": "fresh answer"}]},
+        {"type": "STATE_SNAPSHOT", "snapshot": {}},
+    ])
+    wait_text(driver, "fresh answer")
+    shown = driver.execute_script(
+        "return [...document.querySelectorAll('#answer .sp-message')]"
+        ".map(n => [n.dataset.role, n.querySelector('.sp-text').textContent])")
+    assert shown == [["user", "question"], ["assistant", "fresh answer"]]
+
+
 def test_socket_close_flushes_what_was_received(driver: Any, page_server: Any,
                                                 page: Any) -> None:
     sid = "closeflush"
