@@ -14,6 +14,7 @@ __all__ = ["DemoSource"]
 class DemoSource:
     name = "demo"
     supports_scenarios = True
+    trusted = True  # our own simulated model: its events skip per-event validation
 
     def __init__(self, speed: float = 1.0, seed: int = 0) -> None:
         if not speed > 0:
