@@ -9,10 +9,6 @@ test can fail on any request that leaves the page's origin.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import os
 import shutil
 import socket
 import subprocess
@@ -20,33 +16,20 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-# The CSP `streampace serve` sends: only our own origin, plus compiling wasm.
-CSP = (
-    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
-    "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-    "frame-ancestors 'none'"
+from browser_harness import (
+    CSP,
+    FIGURES,
+    ROOT,
+    PageServer,
+    ScriptedSessions,
+    build_app,
+    make_driver,
+    runtime_missing,
+    tiny_wheel,
 )
-BOOT_TIMEOUT_S = 90
-
-# Never let Selenium Manager look for (or download) a browser or driver.
-os.environ.setdefault("SE_MANAGER_PATH", "/nonexistent/selenium-manager-disabled")
-
-
-def _runtime_missing() -> str | None:
-    for path in ("vendor/pyodide/pyodide.mjs", "vendor/pyscript/core.js", "vendor/streampace.zip"):
-        if not (ROOT / path).is_file():
-            return f"{path} missing: run scripts/setup"
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        return "chromium/chromedriver missing: apt-get install chromium chromium-driver"
-    return None
 
 
 @pytest.fixture(scope="session")
@@ -54,155 +37,9 @@ def runtime_ready() -> None:
     # Rebuild vendor/streampace.zip if a module changed since the last setup.
     if (ROOT / "scripts" / "setup_runtime").is_file() and shutil.which("npm"):
         subprocess.run([sys.executable, str(ROOT / "scripts" / "setup_runtime")], check=True)
-    missing = _runtime_missing()
+    missing = runtime_missing()
     if missing:
         pytest.fail(missing)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-# ---------------------------------------------------------------- scripted stream
-class ScriptedSessions:
-    """Protocol-v1 sessions whose batches the test pushes; can drop connections."""
-
-    def __init__(self) -> None:
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.batches: dict[str, list[tuple[int, list[tuple[int, dict]]]]] = {}
-        self.seq: dict[str, int] = {}
-        self.sockets: dict[str, set[Any]] = {}
-        self.received: list[tuple[str, dict]] = []
-        self.connects: dict[str, int] = {}
-        # A misbehaving server: ignore `after` and replay everything on resume.
-        self.replay_all: set[str] = set()
-        self._lock = threading.Lock()
-
-    def _run(self, coro: Any) -> Any:
-        if self.loop is None:
-            return asyncio.run(coro)  # nobody connected yet: no sockets to write to
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(60)
-
-    def push(self, sid: str, events: list[dict]) -> int:
-        """Log `events` as one batch and send it to attached viewers; returns through."""
-        return self._run(self._push(sid, events))
-
-    async def _push(self, sid: str, events: list[dict]) -> int:
-        seq = self.seq.get(sid, 0)
-        numbered = []
-        for event in events:
-            seq += 1
-            numbered.append((seq, event))
-        self.seq[sid] = seq
-        self.batches.setdefault(sid, []).append((seq, numbered))
-        text = json.dumps({"through": seq, "events": events})
-        for ws in list(self.sockets.get(sid, ())):
-            try:
-                await ws.send_text(text)
-            except Exception:
-                self.sockets[sid].discard(ws)
-        return seq
-
-    def push_spaced(self, sid: str, batches: list[list[dict]], gap_ms: float) -> int:
-        """Send several batches `gap_ms` apart (network timing, server side)."""
-        return self._run(self._push_spaced(sid, batches, gap_ms))
-
-    async def _push_spaced(self, sid: str, batches: list[list[dict]], gap_ms: float) -> int:
-        through = 0
-        for i, events in enumerate(batches):
-            if i:
-                await asyncio.sleep(gap_ms / 1000)
-            through = await self._push(sid, events)
-        return through
-
-    def drop(self, sid: str) -> int:
-        """Close every viewer of `sid` as a network failure would; returns how many."""
-        return self._run(self._drop(sid))
-
-    async def _drop(self, sid: str) -> int:
-        viewers = list(self.sockets.get(sid, ()))
-        self.sockets[sid] = set()
-        for ws in viewers:
-            with contextlib.suppress(Exception):
-                await ws.close(code=1012)
-        return len(viewers)
-
-    def client_messages(self, sid: str, kind: str | None = None) -> list[dict]:
-        with self._lock:
-            return [m for s, m in self.received
-                    if s == sid and (kind is None or m.get("type") == kind)]
-
-    async def endpoint(self, websocket: Any) -> None:
-        from starlette.websockets import WebSocketDisconnect
-
-        self.loop = asyncio.get_running_loop()
-        sid = websocket.path_params["sid"]
-        await websocket.accept()
-        self.connects[sid] = self.connects.get(sid, 0) + 1
-        try:
-            while True:
-                msg = json.loads(await websocket.receive_text())
-                with self._lock:
-                    self.received.append((sid, msg))
-                if msg.get("type") == "resume":
-                    after = 0 if sid in self.replay_all else int(msg.get("after", 0))
-                    for through, numbered in self.batches.get(sid, []):
-                        rest = [event for seq, event in numbered if seq > after]
-                        if rest:
-                            batch = {"through": through, "events": rest}
-                            await websocket.send_text(json.dumps(batch))
-                    self.sockets.setdefault(sid, set()).add(websocket)
-        except WebSocketDisconnect:
-            pass
-        finally:
-            self.sockets.get(sid, set()).discard(websocket)
-
-
-class PageServer:
-    def __init__(self, port: int, sessions: ScriptedSessions) -> None:
-        self.port = port
-        self.origin = f"http://127.0.0.1:{port}"
-        self.ws_origin = f"ws://127.0.0.1:{port}"
-        self.sessions = sessions
-
-    def url(self, path: str) -> str:
-        return f"{self.origin}/{path.lstrip('/')}"
-
-
-def _build_app(sessions: ScriptedSessions, csp: str | None) -> Any:
-    from starlette.applications import Starlette
-    from starlette.middleware import Middleware
-    from starlette.routing import Mount, WebSocketRoute
-    from starlette.staticfiles import StaticFiles
-
-    class CSPMiddleware:
-        def __init__(self, app: Any) -> None:
-            self.app = app
-
-        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            if scope["type"] != "http" or csp is None:
-                await self.app(scope, receive, send)
-                return
-
-            async def send_with_csp(message: Any) -> None:
-                if message["type"] == "http.response.start":
-                    headers = list(message.get("headers", []))
-                    headers.append((b"content-security-policy", csp.encode()))
-                    headers.append((b"cache-control", b"no-cache"))
-                    message = {**message, "headers": headers}
-                await send(message)
-
-            await self.app(scope, receive, send_with_csp)
-
-    return Starlette(
-        routes=[
-            WebSocketRoute("/ws/sessions/{sid}", sessions.endpoint),
-            Mount("/", app=StaticFiles(directory=str(ROOT), html=True)),
-        ],
-        middleware=[Middleware(CSPMiddleware)],
-    )
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +50,7 @@ def page_server(runtime_ready: None) -> Iterator[PageServer]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(_build_app(sessions, CSP), log_level="warning", lifespan="off",
+    config = uvicorn.Config(build_app(sessions, CSP), log_level="warning", lifespan="off",
                             ws_ping_interval=None)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -232,24 +69,6 @@ def page_server(runtime_ready: None) -> Iterator[PageServer]:
 
 
 # ---------------------------------------------------------------- browser
-def make_driver() -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--disable-quic", "--window-size=1200,900",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_script_timeout(BOOT_TIMEOUT_S)
-    return driver
-
-
 @pytest.fixture(scope="module")
 def driver(runtime_ready: None) -> Iterator[Any]:
     drv = make_driver()
@@ -259,39 +78,6 @@ def driver(runtime_ready: None) -> Iterator[Any]:
         drv.quit()
 
 
-def wait_for(driver: Any, script: str, timeout: float = BOOT_TIMEOUT_S, *args: Any) -> Any:
-    """Wait until the JS expression `script` (a function body's return) is truthy."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(
-        lambda d: d.execute_script(script, *args)
-    )
-
-
-def requested_urls(driver: Any) -> list[str]:
-    """Every URL the browser requested since the last call (performance log)."""
-    urls = []
-    for entry in driver.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message.get("method") == "Network.requestWillBeSent":
-            urls.append(message["params"]["request"]["url"])
-        elif message.get("method") == "Network.webSocketCreated":
-            urls.append(message["params"]["url"])
-    return urls
-
-
-def console_errors(driver: Any) -> list[str]:
-    return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
-
-
-FIGURES: dict[str, Any] = {}
-
-
-def record_figure(name: str, value: Any) -> None:
-    """Measured, never asserted (the machine is shared); printed at the end."""
-    FIGURES[name] = value
-
-
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if FIGURES:
         terminalreporter.section("streampace browser figures (measured, not asserted)")
@@ -299,33 +85,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_line(f"{name}: {value}")
 
 
-def _tiny_wheel(path: Path) -> str:
-    """A minimal pure-Python wheel, built here so the test needs no network."""
-    import base64
-    import hashlib
-    import zipfile
-
-    name = "sp_hello-1.0-py3-none-any.whl"
-    files = {
-        "sp_hello/__init__.py": b"def hi():\n    return 'hello from a local wheel'\n",
-        "sp_hello-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: sp-hello\nVersion: 1.0\n",
-        "sp_hello-1.0.dist-info/WHEEL": (b"Wheel-Version: 1.0\nGenerator: test\n"
-                                         b"Root-Is-Purelib: true\nTag: py3-none-any\n"),
-    }
-    record = []
-    for arc, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{arc},sha256={digest},{len(data)}")
-    record.append("sp_hello-1.0.dist-info/RECORD,,")
-    files["sp_hello-1.0.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
-    path.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(path / name, "w") as zf:
-        for arc, data in files.items():
-            zf.writestr(arc, data)
-    return name
-
-
 @pytest.fixture(scope="session")
 def local_wheel() -> str:
     """URL path of a tiny local wheel (vendor/ is served and gitignored)."""
-    return "/vendor/test-wheels/" + _tiny_wheel(ROOT / "vendor" / "test-wheels")
+    return "/vendor/test-wheels/" + tiny_wheel(ROOT / "vendor" / "test-wheels")

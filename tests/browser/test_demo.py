@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import (
+from browser_harness import (
     BOOT_TIMEOUT_S,
     ROOT,
     free_port,

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 import pytest
-from conftest import (
+from browser_harness import (
     BOOT_TIMEOUT_S,
     console_errors,
     record_figure,
