@@ -342,3 +342,31 @@ def test_json_of_batches_is_compact_utf8(serve):
     assert all(isinstance(r, str) for r in raws)  # text frames only
     assert any("日本語 🇯🇵" in r for r in raws)  # UTF-8, not \\u escapes
     assert all(json.loads(r)["events"] for r in raws)
+
+
+def test_snapshot_state_follows_state_snapshot_and_deltas(serve, tmp_path):
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"plan": ["a"], "done": False}},
+        {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/plan/-", "value": "b"},
+                                          {"op": "replace", "path": "/done", "value": True}]},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "planned"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+    ]
+    server = serve(f"replay:{write_jsonl(tmp_path / 's.jsonl', events)}", log_events=3)
+
+    async def scenario():
+        url = server.ws_url("state")
+        async with websockets.connect(url) as ws:
+            await send(ws, type="resume", after=0)
+            await send(ws, type="run", prompt="plan")
+            await recv_until(ws, Received(), runs_ended(1))
+        async with websockets.connect(url) as ws:
+            await send(ws, type="resume", after=0)
+            return await recv_until(ws, Received(), lambda r: len(r.batches) >= 1)
+
+    snap = asyncio.run(scenario()).batches[0]["events"]
+    assert snap[1] == {"type": "STATE_SNAPSHOT", "snapshot": {"plan": ["a", "b"], "done": True}}
+    assert [m["content"] for m in snap[0]["messages"]] == ["plan", "planned"]

@@ -131,7 +131,7 @@ class Conversation:
             log.warning("STATE_DELTA ignored for snapshots: streampace.json_patch unavailable")
             return
         try:
-            self.state = _apply_patch(copy.deepcopy(self.state), patch)
+            self.state = _apply_patch(self.state, patch)  # returns a new document
         except Exception as exc:  # a bad patch must not break the session
             log.warning("STATE_DELTA could not be applied to the snapshot state: %s", exc)
 
