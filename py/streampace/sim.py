@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from . import sim_text as corpus
+from .json_patch import apply_patch
 
 __all__ = [
     "SCENARIOS",
@@ -78,7 +79,10 @@ class TimedEvent:
 
 
 # ---------------------------------------------------------------------------
-# Grapheme clusters (enough of UAX #29 for the corpus and typical prompts)
+# Grapheme clusters (enough of UAX #29 for the corpus and typical prompts).
+# Not streampace.graphemes.default_segmenter: that one depends on whether
+# `regex` is importable (not in Pyodide), and a run must be identical on the
+# host and in the page for the same seed.
 
 
 def _is_extend(cp: int) -> bool:
@@ -1023,42 +1027,6 @@ def messages_snapshot(events: Iterable[TimedEvent | Mapping[str, Any]]) -> dict[
     return {"type": "MESSAGES_SNAPSHOT", "messages": [dict(m) for m in msgs.values()]}
 
 
-def _pointer(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise ValueError(f"JSON pointer must start with '/': {path!r}")
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
-
-
-def _apply_ops(doc: Any, ops: list[dict[str, Any]]) -> Any:
-    # Only add/replace/remove, the ops this module emits; other patches are
-    # left to streampace's full JSON Patch implementation.
-    doc = json.loads(json.dumps(doc))
-    for op in ops:
-        *parents, last = _pointer(op["path"]) or [""]
-        target = doc
-        for key in parents:
-            target = target[int(key)] if isinstance(target, list) else target[key]
-        kind = op["op"]
-        if isinstance(target, list):
-            if kind == "add":
-                target.insert(len(target) if last == "-" else int(last), op["value"])
-            elif kind == "replace":
-                target[int(last)] = op["value"]
-            elif kind == "remove":
-                del target[int(last)]
-            else:
-                raise ValueError(f"unsupported patch op {kind!r}")
-        elif kind in ("add", "replace"):
-            target[last] = op["value"]
-        elif kind == "remove":
-            del target[last]
-        else:
-            raise ValueError(f"unsupported patch op {kind!r}")
-    return doc
-
-
 def with_snapshot(timed: Iterable[TimedEvent], at_ms: float) -> list[TimedEvent]:
     """The run with a reconnect-style snapshot inserted at ``at_ms``.
 
@@ -1082,7 +1050,9 @@ def with_snapshot(timed: Iterable[TimedEvent], at_ms: float) -> list[TimedEvent]
         if ev["type"] == "STATE_SNAPSHOT":
             state, has_state = ev["snapshot"], True
         elif ev["type"] == "STATE_DELTA" and has_state:
-            state = _apply_ops(state, ev["delta"])
+            state = apply_patch(state, ev["delta"])
     if has_state:
-        inserted.append(TimedEvent(t, {"type": "STATE_SNAPSHOT", "snapshot": state}))
+        # A copy: apply_patch shares unchanged parts with the run's own events.
+        snapshot = json.loads(json.dumps(state))
+        inserted.append(TimedEvent(t, {"type": "STATE_SNAPSHOT", "snapshot": snapshot}))
     return before + inserted + items[cut:]
