@@ -655,6 +655,17 @@ def _search_tool(run: _Run, parent: str | None) -> Iterator[TimedEvent]:
     yield from run.tool_call("search_docs", args, result, parent)
 
 
+def _preamble_and_search(run: _Run, message_id: str) -> Iterator[TimedEvent]:
+    """A one-line assistant message, then the search tool call it announces."""
+    yield from run.stream_text(
+        [run.rng.choice(corpus.PREAMBLE_LINES)],
+        _CADENCE["agentic"],
+        stop=lambda _g, _t: False,
+        message_id=message_id,
+    )
+    yield from _search_tool(run, message_id)
+
+
 def _agentic(run: _Run) -> Iterator[TimedEvent]:
     rng = run.rng
     yield from run.run_started()
@@ -674,13 +685,7 @@ def _agentic(run: _Run) -> Iterator[TimedEvent]:
     )
     yield run.step("search")
     pre = run.new_id("msg")
-    yield from run.stream_text(
-        [rng.choice(corpus.PREAMBLE_LINES)],
-        _CADENCE["agentic"],
-        stop=lambda _g, _t: False,
-        message_id=pre,
-    )
-    yield from _search_tool(run, pre)
+    yield from _preamble_and_search(run, pre)
     path, snippet = rng.choice(corpus.TOOL_SOURCES)
     note = " ".join([snippet, *_sentences(rng.choice(corpus.EN_PARAGRAPHS))[:2]])
     yield from run.tool_call(
@@ -738,13 +743,7 @@ def _demo(run: _Run) -> Iterator[TimedEvent]:
     yield run.step("think", finished=True)
     yield run.step("search")
     pre = run.new_id("msg")
-    yield from run.stream_text(
-        [rng.choice(corpus.PREAMBLE_LINES)],
-        _CADENCE["agentic"],
-        stop=lambda _g, _t: False,
-        message_id=pre,
-    )
-    yield from _search_tool(run, pre)
+    yield from _preamble_and_search(run, pre)
     yield run.step("search", finished=True)
     yield run.step("answer")
     # Every script and emoji kind shows up early in the answer, then the rest.
