@@ -31,6 +31,24 @@ def _content_count(r: Received) -> int:
     return sum(e["type"] == "TEXT_MESSAGE_CONTENT" for e in r.events)
 
 
+async def _late_join(server, session: str, prompt: str,
+                     after_contents: int) -> tuple[Received, Received]:
+    """A first viewer starts a demo run; a second joins (resume after=0) once the
+    first has seen `after_contents` content events. Both read to the run's end."""
+    url = server.ws_url(session)
+    async with websockets.connect(url) as first:
+        await send(first, type="resume", after=0)
+        await send(first, type="run", prompt=prompt, scenario="demo")
+        a = Received()
+        await recv_until(first, a, lambda r: _content_count(r) >= after_contents)
+        async with websockets.connect(url) as late:
+            await send(late, type="resume", after=0)
+            b = Received()
+            await recv_until(late, b, runs_ended(1), timeout=60)
+        await recv_until(first, a, runs_ended(1), timeout=60)
+        return a, b
+
+
 def test_resume_after_a_drop_loses_and_duplicates_nothing(serve):
     server = serve("demo", speed=3.0)
 
@@ -65,21 +83,7 @@ def test_resume_after_a_drop_loses_and_duplicates_nothing(serve):
 def test_fresh_viewer_mid_run_gets_the_whole_run_from_the_log(serve):
     server = serve("demo", speed=3.0)
 
-    async def scenario():
-        url = server.ws_url("join")
-        async with websockets.connect(url) as first:
-            await send(first, type="resume", after=0)
-            await send(first, type="run", prompt="join late", scenario="demo")
-            a = Received()
-            await recv_until(first, a, lambda r: _content_count(r) >= 4)
-            async with websockets.connect(url) as late:
-                await send(late, type="resume", after=0)
-                b = Received()
-                await recv_until(late, b, runs_ended(1), timeout=60)
-            await recv_until(first, a, runs_ended(1), timeout=60)
-            return a, b
-
-    a, b = asyncio.run(scenario())
+    a, b = asyncio.run(_late_join(server, "join", "join late", after_contents=4))
     assert_conformant(b.events, prompt="join late")
     assert compact(a.events) == compact(b.events)
 
@@ -124,21 +128,7 @@ def test_resume_past_the_log_gets_snapshots_when_idle(serve):
 def test_resume_past_the_log_mid_run_reopens_what_is_streaming(serve):
     server = serve("demo", speed=3.0, log_events=8)
 
-    async def scenario():
-        url = server.ws_url("midsnap")
-        async with websockets.connect(url) as first:
-            await send(first, type="resume", after=0)
-            await send(first, type="run", prompt="snapshot me", scenario="demo")
-            a = Received()
-            await recv_until(first, a, lambda r: _content_count(r) >= 12)
-            async with websockets.connect(url) as late:
-                await send(late, type="resume", after=0)
-                b = Received()
-                await recv_until(late, b, runs_ended(1), timeout=60)
-            await recv_until(first, a, runs_ended(1), timeout=60)
-            return a, b
-
-    a, b = asyncio.run(scenario())
+    a, b = asyncio.run(_late_join(server, "midsnap", "snapshot me", after_contents=12))
     head = [e["type"] for e in b.batches[0]["events"]]
     assert head[:3] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"]
     # A conformant run for the late viewer, ending in the same text.
