@@ -83,7 +83,15 @@ def visible(driver: Any) -> str:
 
 
 def wait_text(driver: Any, expected: str, timeout: float = 30) -> None:
-    wait_for(driver, "return window.__rec.visibleText() === arguments[0]", timeout, expected)
+    """Wait until `expected` is visible *and* the recorder has a frame showing it.
+
+    The final commit can come from the pacer's fallback timeout, between two
+    animation frames; reading `__rec.frames` right then would miss it.
+    """
+    wait_for(driver,
+             "const f = window.__rec.frames;"
+             "return window.__rec.visibleText() === arguments[0] && f.length > 0"
+             " && f[f.length - 1][1] === arguments[0].length;", timeout, expected)
 
 
 def frames(driver: Any) -> list[list[Any]]:
