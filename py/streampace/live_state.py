@@ -345,6 +345,15 @@ class LiveState:
         self._open.pop(item.ref, None)
         self._rec.end(item.ref)
 
+    def _end_by_event(self, item: Item, etype: str, ident: str | None) -> None:
+        """An END event for a known item: a second END is an anomaly."""
+        if item.ended and item._ended_by_event:
+            self._anomaly(f"{etype}: {ident!r} already ended")
+            return
+        item.source = "stream"
+        self._end(item, by_event=True)
+        item._ended_by_event = True  # also when it was already ended by snapshot/run end
+
     def _reopen_if_snapshot(self, item: Item) -> bool:
         """Resume a snapshot item; True if it was one (so no anomaly)."""
         if item.source != "snapshot":
@@ -412,12 +421,7 @@ class LiveState:
         if item is None:
             self._anomaly(f"{event['type']}: unknown {kind} {mid!r}; ignored")
             return
-        if item.ended and item._ended_by_event:
-            self._anomaly(f"{event['type']}: {mid!r} already ended")
-            return
-        item.source = "stream"
-        self._end(item, by_event=True)
-        item._ended_by_event = True  # also when it was already ended by snapshot/run end
+        self._end_by_event(item, event["type"], mid)
 
     def _chunk_text(self, kind: str, event: Mapping[str, Any]) -> None:
         attr = "_chunk_reasoning" if kind == REASONING else "_chunk_message"
@@ -494,12 +498,7 @@ class LiveState:
         if item is None:
             self._anomaly(f"TOOL_CALL_END: unknown tool call {tid!r}; ignored")
             return
-        if item.ended and item._ended_by_event:
-            self._anomaly(f"TOOL_CALL_END: {tid!r} already ended")
-            return
-        item.source = "stream"
-        self._end(item, by_event=True)
-        item._ended_by_event = True
+        self._end_by_event(item, "TOOL_CALL_END", tid)
 
     def _tool_chunk(self, event: Mapping[str, Any]) -> None:
         active = self._chunk_tool
