@@ -8,6 +8,8 @@
 // over in order. Defines one global, `window.streampace`; adds no CSS to the page.
 
 import * as bridge from "./bridge.js";
+// pyproject.toml's version, written there by scripts/setup_runtime.
+import { version } from "../vendor/streampace-version.js";
 
 const BASE = new URL("../", import.meta.url);
 const EVENTS = {
@@ -178,7 +180,7 @@ const first = () => {
 };
 
 const api = {
-  version: "0.1.0",
+  version,
   events: EVENTS,
   instances,
   mount,

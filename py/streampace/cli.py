@@ -27,7 +27,10 @@ def _positive_float(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from streampace._version import package_version
+
     parser = argparse.ArgumentParser(prog="streampace", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser(
         "serve",
@@ -67,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--stall-timeout", type=_positive_float, default=60.0,
                        help="seconds without data before an upstream counts as stalled")
     serve.add_argument("--root", type=Path, default=None,
-                       help="directory holding index.html, py/, js_shim/, vendor/ "
-                            "(default: the repository root)")
+                       help="directory holding index.html, js_shim/, vendor/ "
+                            "(default: the installed package's copy, else the source checkout)")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"])
     record = sub.add_parser(

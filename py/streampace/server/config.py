@@ -13,8 +13,17 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def default_root() -> Path:
-    """The repository root: the parent of py/ (this file is py/streampace/server/)."""
-    return Path(__file__).resolve().parents[3]
+    """Where the page files are: the installed package's copy, else the source checkout.
+
+    A wheel carries them as streampace/_site/ (hatch_build.py); an editable
+    install or a bare checkout serves the repository root, the parent of py/
+    (this file is py/streampace/server/).
+    """
+    here = Path(__file__).resolve()
+    packaged = here.parents[1] / "_site"
+    if (packaged / "index.html").is_file():
+        return packaged
+    return here.parents[3]
 
 
 @dataclass
