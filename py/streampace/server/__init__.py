@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .app import create_app
 from .config import ServerConfig
+from .mount import StreampaceApp
 from .runner import StreampaceServer, build_server
 from .session import Hub, Session
 from .sources import SourceSpecError, parse_source
@@ -18,6 +19,7 @@ __all__ = [
     "ServerConfig",
     "Session",
     "SourceSpecError",
+    "StreampaceApp",
     "StreampaceServer",
     "build_server",
     "create_app",

@@ -25,17 +25,19 @@ def create_app(
     source: Source,
     hub: Hub | None = None,
     on_send: Callable[[Batch], None] | None = None,
+    *,
+    static: bool = True,
 ) -> Starlette:
+    """The app; ``static=False`` leaves out the page files (only the session WebSocket)."""
     hub = hub or Hub(source, config)
-    site = StaticSite(config.root)
-    app = Starlette(
-        routes=[
-            WebSocketRoute("/ws/sessions/{session_id}", session_socket),
+    routes = [WebSocketRoute("/ws/sessions/{session_id}", session_socket)]
+    if static:
+        site = StaticSite(config.root)
+        routes += [
             Route("/", site.handle, methods=["GET", "HEAD"]),
             Route("/{path:path}", site.handle, methods=["GET", "HEAD", "POST", "PUT", "DELETE"]),
-        ],
-        middleware=[Middleware(SecurityHeaders)],
-    )
+        ]
+    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)])
     app.state.hub = hub
     app.state.on_send = on_send
     return app
