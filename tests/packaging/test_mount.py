@@ -274,3 +274,17 @@ def test_agent_yielding_something_else_is_a_protocol_error() -> None:
     with pytest.raises(UpstreamError) as err:
         asyncio.run(drain(AgentSource(agent)))
     assert err.value.code == "upstream_protocol_error" and "int" in err.value.message
+
+
+def test_run_agent_input_is_a_valid_ag_ui_run_input() -> None:
+    """What docs/mount.md hands a framework's AG-UI adapter (e.g. Pydantic AI's)."""
+    from ag_ui.core import RunAgentInput
+    from streampace.server.mount import run_agent_input
+
+    run = RunRequest(thread_id="t1", run_id="r2", prompt="and now?", run_index=1,
+                     history=[{"id": "u0", "role": "user", "content": "hi"},
+                              {"id": "a0", "role": "assistant", "content": "hello"}],
+                     state={"step": 1})
+    parsed = RunAgentInput.model_validate(run_agent_input(run))
+    assert (parsed.thread_id, parsed.run_id, parsed.state) == ("t1", "r2", {"step": 1})
+    assert [m.content for m in parsed.messages] == ["hi", "hello", "and now?"]
