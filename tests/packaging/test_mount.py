@@ -65,7 +65,7 @@ class Served:
 
 
 @pytest.fixture
-def example() -> Iterator[tuple[ModuleType, Served]]:
+def example(runtime_laid_out: None) -> Iterator[tuple[ModuleType, Served]]:
     module = load_example()
     served = Served(module.app)
     try:
@@ -114,6 +114,30 @@ def test_example_serves_its_page_and_the_tag_with_the_runtime(example: Any) -> N
     archive = httpx.get(served.origin + "/streampace/vendor/streampace.zip")
     assert archive.status_code == 200 and archive.content[:2] == b"PK"
     assert httpx.get(served.origin + "/streampace/.git/config").status_code == 404
+
+
+@pytest.mark.browser
+def test_example_page_boots_the_mounted_tag_and_streams_the_agent(example: Any,
+                                                                  driver: Any) -> None:
+    from browser_harness import BOOT_TIMEOUT_S, requested_urls, wait_for
+
+    _, served = example
+    requested_urls(driver)
+    driver.get(served.origin + "/")
+    wait_for(driver, "return !!(window.streampace && window.streampace.instances.length"
+                     " && window.streampace.instances[0].controller)", BOOT_TIMEOUT_S)
+    driver.find_element("css selector", "form button").click()
+    wait_for(driver, "const v = document.querySelector('#answer .sp-view');"
+                     " return v && v.getAttribute('data-run') === 'finished'", 60)
+    shown = driver.execute_script(
+        "return [...document.querySelectorAll('#answer .sp-message .sp-text')]"
+        ".map(n => n.textContent)")
+    assert shown == ["Hello from my own agent", "Hello from my own agent "]
+    ws_origin = served.origin.replace("http://", "ws://")
+    urls = requested_urls(driver)
+    assert any(u.endswith("/streampace/vendor/pyodide/pyodide.asm.wasm") for u in urls)
+    assert all(u.startswith((served.origin + "/", ws_origin + "/streampace/", "data:"))
+               for u in urls), urls
 
 
 def test_example_refuses_a_foreign_origin(example: Any) -> None:

@@ -60,7 +60,13 @@ def test_tarball_holds_exactly_what_the_tag_needs(tarball: Path) -> None:
             "vendor/streampace.zip", "vendor/streampace-version.js",
             "vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.wasm",
             "vendor/pyodide/python_stdlib.zip", "vendor/pyodide/pyodide-lock.json"} <= names
-    # Nothing of the demo, the server or the tests; PyScript is the demo page's only.
+    # Generic: whatever setup_runtime laid out ships (a boot snapshot included) ...
+    vendor = ROOT / "vendor"
+    laid_out = {p.relative_to(ROOT).as_posix() for p in vendor.rglob("*")
+                if p.is_file() and not any(part.startswith(".") for part in p.parts)
+                and not {"test-wheels", "pyscript"} & set(p.relative_to(vendor).parts)}
+    assert laid_out <= names
+    # ... and nothing of the demo, the server or the tests; PyScript is the demo page's only.
     extra = {n for n in names if not n.startswith(("js_shim/", "vendor/"))}
     assert extra == {"README.md", "package.json"}
     assert not [n for n in names if n.startswith("vendor/pyscript/") or n.endswith(".py")
