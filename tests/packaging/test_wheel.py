@@ -51,6 +51,11 @@ def test_installed_package_serves_from_any_directory(installed_wheel: InstalledW
                                                      tmp_path: Path) -> None:
     root = site_root(installed_wheel)
     assert root.is_relative_to(installed_wheel.venv), root
+    where = subprocess.run([str(installed_wheel.python), "-c",
+                            "import streampace, starlette, uvicorn, regex; print(streampace."
+                            "__file__, starlette.__file__, uvicorn.__file__, regex.__file__)"],
+                           cwd=tmp_path, check=True, capture_output=True, text=True)
+    assert all(Path(f).is_relative_to(installed_wheel.venv) for f in where.stdout.split())
     version = subprocess.run([str(installed_wheel.streampace), "--version"], cwd=tmp_path,
                              check=True, capture_output=True, text=True).stdout.strip()
     assert version == f"streampace {pyproject_version()}"
