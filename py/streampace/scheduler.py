@@ -164,6 +164,7 @@ class PacingScheduler:
         self._timeout: Any = None
         self._holds: deque[tuple[float, _Entry]] = deque()
         self._hold_timer: Any = None
+        self._hold_timer_at = 0.0
         self._in_apply = False
         self._stalled = False  # head waits on a held cluster; no drains are armed
         self._deferred_flush: list[str] = []
@@ -375,12 +376,20 @@ class PacingScheduler:
     # ---------------------------------------------------------------- holdback
 
     def _hold(self, st: _Session, key: tuple[str, Any], entry: _Entry, until: float) -> None:
+        # No timer here: almost every delta ends in a held cluster, and a hold
+        # only needs waking when the head of the queue waits on it (_arm).
         entry.hold_until = until
         st.held[key] = entry
         self._holds.append((until, entry))
-        if self._hold_timer is None:
-            self._hold_timer = self._host.request_timeout(
-                self._on_hold_timer, max(0.0, until - self._host.now()))
+
+    def _arm_hold_timer(self, until: float) -> None:
+        if self._hold_timer is not None:
+            if self._hold_timer_at <= until:
+                return
+            self._host.cancel_timeout(self._hold_timer)
+        self._hold_timer_at = until
+        self._hold_timer = self._host.request_timeout(
+            self._on_hold_timer, max(0.0, until - self._host.now()))
 
     def _release(self, st: _Session, key: tuple[str, Any]) -> None:
         entry = st.held.pop(key, None)
@@ -402,11 +411,7 @@ class PacingScheduler:
 
     def _on_hold_timer(self) -> None:
         self._hold_timer = None
-        now = self._host.now()
-        self._expire_holds(now)
-        if self._holds:
-            self._hold_timer = self._host.request_timeout(
-                self._on_hold_timer, max(0.0, self._holds[0][0] - now))
+        self._expire_holds(self._host.now())
         self._arm()
 
     # ------------------------------------------------------------------- drain
@@ -438,6 +443,8 @@ class PacingScheduler:
             return
         if self._blocked(head):
             self._stalled = True
+            assert head.hold_until is not None
+            self._arm_hold_timer(head.hold_until)
             return
         if self._stalled:
             # Like idle -> active: time spent waiting for a held cluster must

@@ -12,6 +12,7 @@ from streampace.graphemes import (
     RegexSegmenter,
     Segmenter,
     default_segmenter,
+    is_control,
     is_extended_pictographic,
     is_regional_indicator,
     may_extend,
@@ -99,17 +100,66 @@ def test_core_modules_import_without_regex():
     "\U0001F3F4\U000E0067",         # unfinished tag sequence
     "\u1100", "\u1100\u1161",       # Hangul L, LV jamo
     "\u0915\u094D",                 # consonant + virama (conjunct may follow)
-    "\r",
+    "\r",                           # CR LF
+    # Until issue 12 item 7 these were "final"; each can take a combining mark
+    # (GB9), a SpacingMark (GB9a) or a ZWJ, so a later delta may extend them:
+    "a", "e\u0301",                  # Latin base / decomposed Latin: + U+0301, + U+0323
+    "\u0915",                       # Devanagari KA + vowel sign AA (SpacingMark)
+    "가",                           # Hangul LV syllable + T jamo (GB8)
+    "\uAC01",                       # LVT + T
+    FLAG_JP,                        # a complete flag still takes Extend
+    "漢", " ", "1", ".",            # any base takes a combining mark / ZWJ
+    "\u0600",                       # Prepend joins whatever follows (GB9b)
 ])
 def test_may_extend_true(cluster):
     assert may_extend(cluster)
 
 
 @pytest.mark.parametrize("cluster", [
-    "", "a", "e\u0301", "漢", "가", FLAG_JP, " ", "\n", "\r\n", "1", ".", "\u0915",
+    "", "\n", "\r\n", "\t", "\x00", "\x1b", "\x7f", "\x85", "\u00ad", "\u200b", "\u2028",
+    "\u2029", "\ufeff",
 ])
-def test_may_extend_false(cluster):
+def test_may_extend_false_only_after_a_control(cluster):
     assert not may_extend(cluster)
+
+
+def test_only_controls_are_final():
+    """Every code point may_extend calls final is Control or LF (GB4) per `regex`."""
+    final = {c for c in range(0x110000)
+             if not 0xD800 <= c <= 0xDFFF and not may_extend(chr(c))}
+    controls = _property_set("Grapheme_Cluster_Break=Control") | {0x0A}
+    assert final <= controls
+    assert set(range(0x20)) - {0x0D} <= final  # all of C0 but CR
+    assert all(is_control(c) for c in range(0x7F, 0xA0))
+
+
+def test_every_proper_prefix_of_a_vector_cluster_may_extend(multi_code_point_clusters):
+    """The holdback's premise, on Unicode's own vectors: a delta that ends inside
+    a cluster ends in a cluster that may_extend says could still grow."""
+    seg = RegexSegmenter()
+    missed = []
+    for cluster in multi_code_point_clusters:
+        for cut in range(1, len(cluster)):
+            head = seg.split(cluster[:cut])
+            if not may_extend(head[-1]):
+                missed.append(" ".join(f"{ord(c):04X}" for c in cluster[:cut]))
+    assert missed == []
+
+
+def test_regex_segmenter_passes_every_grapheme_break_test_vector(grapheme_vectors):
+    seg = RegexSegmenter()
+    failed = [v for v in grapheme_vectors if seg.split("".join(v)) != v]
+    assert failed == [], f"{len(failed)} of {len(grapheme_vectors)} vectors segmented wrongly"
+
+
+def test_regex_segmenter_closes_regex_gb11_gap():
+    # U+2701 is Extended_Pictographic (emoji-data.txt) but not in regex's table.
+    seg = RegexSegmenter()
+    scissors = "\u2701\u200d\u2701"
+    assert seg.split(scissors) == [scissors]
+    assert seg.split("x\u2701\u0308\u200d\U0001F600!") == ["x", "\u2701\u0308\u200d\U0001F600", "!"]
+    assert seg.split("a\u200d\u2701") == ["a\u200d", "\u2701"]  # GB11 needs an ExtPict
+    assert seg.split(FAMILY + "\u200d\u2701") == [FAMILY + "\u200d\u2701"]
 
 
 def test_may_extend_agrees_with_segmentation_for_single_code_points():

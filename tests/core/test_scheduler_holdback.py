@@ -113,14 +113,24 @@ def test_next_delta_that_does_not_extend_releases_the_hold(rig, ag):
     rig.sched.enqueue("s", [ag.content("\U0001F44D")])
     assert rig.sched.stats()["held"] == 1
     rig.sched.enqueue("s", [ag.content(" yes")])
-    assert rig.sched.stats()["held"] == 0
+    # The thumb is released; what is held now is the "s" (an "s" + U+0301 may
+    # still come: until issue 12 item 7 a plain letter was wrongly never held).
+    assert rig.sched.stats()["held"] == 1
+    rig.host.frame(16)
+    assert rig.text().startswith("\U0001F44D")
     rig.frames_until_idle(16)
     assert rig.text() == "\U0001F44D yes"
 
 
-def test_plain_letters_and_cjk_are_not_held(rig, ag):
+def test_plain_letters_and_cjk_wait_only_for_their_last_cluster(rig_factory, ag):
+    # Until issue 12 item 7 these were never held, and "가" + U+11A8 (GB8) or
+    # "c" + U+0301 split across deltas was shown broken.
+    rig = rig_factory(PacingConfig(holdback_ms=1000))
     rig.sched.enqueue("s", [ag.content("abc"), ag.content("漢字"), ag.content("가")])
     rig.frames(30, 16)
+    assert rig.text() == "abc漢字"
+    assert rig.sched.stats()["held"] == 1
+    rig.frames(40, 16)  # past holdback_ms the hold expires
     assert rig.text() == "abc漢字가"
     assert rig.sched.stats()["held"] == 0
 
