@@ -17,7 +17,9 @@ answer whichever segmenter is injected, and must not need ``regex``.
 
 from __future__ import annotations
 
+import unicodedata
 from bisect import bisect_right
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 __all__ = [
@@ -25,6 +27,8 @@ __all__ = [
     "RegexSegmenter",
     "CodePointSegmenter",
     "default_segmenter",
+    "rejoin_emoji_zwj",
+    "is_extend_like",
     "may_extend",
     "is_extended_pictographic",
     "is_regional_indicator",
@@ -51,9 +55,7 @@ class RegexSegmenter:
 
     ``regex`` ships a narrower Extended_Pictographic set than emoji-data.txt
     (U+2701 is missing, so GraphemeBreakTest's ``2701 200D 2701`` comes out
-    split).  GB11 is therefore applied once more over its output with this
-    module's full table: a cluster ending in ExtPict Extend* ZWJ absorbs a
-    following cluster that starts with an ExtPict.
+    split), hence :func:`rejoin_emoji_zwj` over its output.
     """
 
     name = "regex"
@@ -62,7 +64,8 @@ class RegexSegmenter:
         import regex  # deferred: absent in the browser, where Intl.Segmenter is injected
 
         self._findall = regex.compile(r"\X").findall
-        self._is_extend = regex.compile(r"\p{Grapheme_Cluster_Break=Extend}").match
+        match_extend = regex.compile(r"\p{Grapheme_Cluster_Break=Extend}").match
+        self._is_extend = lambda ch: match_extend(ch) is not None
 
     def split(self, text: str) -> list[str]:
         if text.isascii() and "\r" not in text:
@@ -70,28 +73,53 @@ class RegexSegmenter:
             return list(text)
         clusters = self._findall(text)
         if "\u200d" in text:
-            clusters = self._join_emoji_zwj(clusters)
+            clusters = rejoin_emoji_zwj(clusters, self._is_extend)
         return clusters
 
-    def _join_emoji_zwj(self, clusters: list[str]) -> list[str]:
-        out: list[str] = []
-        for c in clusters:
-            if out and is_extended_pictographic(ord(c[0])) and self._ends_emoji_zwj(out[-1]):
-                out[-1] += c
-            else:
-                out.append(c)
-        return out
 
-    def _ends_emoji_zwj(self, cluster: str) -> bool:
-        """Does ``cluster`` end in ExtPict Extend* ZWJ (the left side of GB11)?"""
-        if cluster[-1] != "\u200d":
-            return False
-        for ch in reversed(cluster[:-1]):
-            if is_extended_pictographic(ord(ch)):
-                return True
-            if not self._is_extend(ch):
-                return False
+def rejoin_emoji_zwj(clusters: list[str],
+                     is_extend: Callable[[str], bool] | None = None) -> list[str]:
+    """Apply GB11 (ExtPict Extend* ZWJ x ExtPict) again with this module's table.
+
+    Both ``regex`` and Chromium's Intl.Segmenter (156) miss U+2701 (emoji-data
+    15.0: ``26FE..2701 ; Extended_Pictographic``) and split ``2701 200D 2701``.
+    Only adjacent clusters are joined, so this can never cut one.  ``is_extend``
+    is Grapheme_Cluster_Break=Extend; without it :func:`is_extend_like`.
+    """
+    if len(clusters) < 2:
+        return clusters
+    ext = is_extend if is_extend is not None else is_extend_like
+    out: list[str] = []
+    for c in clusters:
+        if out and is_extended_pictographic(ord(c[0])) and _ends_emoji_zwj(out[-1], ext):
+            out[-1] += c
+        else:
+            out.append(c)
+    return out
+
+
+def _ends_emoji_zwj(cluster: str, is_extend: Callable[[str], bool]) -> bool:
+    """Does ``cluster`` end in ExtPict Extend* ZWJ (the left side of GB11)?"""
+    if cluster[-1] != "\u200d":
         return False
+    for ch in reversed(cluster[:-1]):
+        if is_extended_pictographic(ord(ch)):
+            return True
+        if not is_extend(ch):
+            return False
+    return False
+
+
+def is_extend_like(ch: str) -> bool:
+    """Grapheme_Cluster_Break=Extend from ``unicodedata`` alone (no ``regex``).
+
+    Nonspacing and enclosing marks, emoji modifiers, ZWNJ and tag characters;
+    the few Extend code points outside those (some Mc, U+FF9E/F) answer False,
+    which only makes :func:`rejoin_emoji_zwj` keep a segmenter's split.
+    """
+    cp = ord(ch)
+    return (unicodedata.category(ch) in ("Mn", "Me") or 0x1F3FB <= cp <= 0x1F3FF
+            or cp == 0x200C or 0xE0020 <= cp <= 0xE007F)
 
 
 def default_segmenter() -> Segmenter:

@@ -13,9 +13,11 @@ from streampace.graphemes import (
     Segmenter,
     default_segmenter,
     is_control,
+    is_extend_like,
     is_extended_pictographic,
     is_regional_indicator,
     may_extend,
+    rejoin_emoji_zwj,
 )
 
 ALL_SCALARS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
@@ -182,3 +184,59 @@ def test_ascii_fast_path_matches_uax29():
     ascii_all = "".join(chr(c) for c in range(128))
     for text in (ascii_all, "plain words", "a\r\nb\rc\n", "\r"):
         assert seg.split(text) == regex.findall(r"\X", text)
+
+
+def test_is_extend_like_is_a_subset_of_grapheme_extend():
+    extend = _property_set("Grapheme_Cluster_Break=Extend")
+    like = {ord(ch) for ch in ALL_SCALARS if is_extend_like(ch)}
+    # unicodedata and regex may follow different Unicode versions (CPython
+    # 3.11: 14.0): U+1171E AHOM CONSONANT SIGN MEDIAL RA was Mn until 14.0.
+    assert like - extend <= {0x1171E}
+    assert {0x0301, 0xFE0F, 0x1F3FB, 0x20E3, 0xE0067, 0x200C} <= like
+    assert len(like) > 0.9 * len(extend)
+
+
+class _FakeLengths:
+    def __init__(self, lengths: list[int]) -> None:
+        self._lengths = lengths
+        self.destroyed = False
+
+    def to_py(self):
+        return self
+
+    def tolist(self) -> list[int]:
+        return self._lengths
+
+    def destroy(self) -> None:
+        self.destroyed = True
+
+
+class _FakeBridge:
+    """js_shim/bridge.js as Pyodide sees it, segmenting like Chromium 156 does
+    (which, like `regex`, splits 2701 200D 2701)."""
+
+    def __init__(self) -> None:
+        self._findall = regex.compile(r"\X").findall
+
+    def hasSegmenter(self) -> bool:  # noqa: N802 (the JS name)
+        return True
+
+    def graphemeLengths(self, text: str) -> _FakeLengths:  # noqa: N802
+        return _FakeLengths([len(c) for c in self._findall(text)])
+
+
+def test_intl_segmenter_path_gets_the_gb11_fix_too():
+    from streampace.browser.segmenter import IntlSegmenter
+
+    seg = IntlSegmenter(_FakeBridge())
+    assert seg.split("a\u2701\u200d\u2701b") == ["a", "\u2701\u200d\u2701", "b"]
+    assert seg.split("\u2701\ufe0f\u200d\u2701") == ["\u2701\ufe0f\u200d\u2701"]
+    assert seg.split("a\u200d\u2701") == ["a\u200d", "\u2701"]
+    assert seg.split(FAMILY + FLAG_JP) == [FAMILY, FLAG_JP]
+
+
+def test_rejoin_emoji_zwj_only_joins_adjacent_clusters():
+    parts = ["x", "\u2701\u200d", "\u2701", "\u0308", "\u200d", "\U0001F600"]
+    out = rejoin_emoji_zwj(parts)
+    assert "".join(out) == "".join(parts)
+    assert out == ["x", "\u2701\u200d\u2701", "\u0308", "\u200d", "\U0001F600"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from streampace.graphemes import rejoin_emoji_zwj
+
 __all__ = ["IntlSegmenter", "split_with_lengths"]
 
 
@@ -50,4 +52,7 @@ class IntlSegmenter:
         finally:
             if hasattr(lengths, "destroy"):
                 lengths.destroy()
-        return split_with_lengths(text, counts)
+        clusters = split_with_lengths(text, counts)
+        if "\u200d" in text:
+            clusters = rejoin_emoji_zwj(clusters)  # Intl.Segmenter misses U+2701 in GB11
+        return clusters
