@@ -228,6 +228,92 @@ def test_clusters_split_across_deltas_are_never_visible_broken(driver: Any, page
     assert len(lengths) > 3  # it was revealed progressively, not only at the end
 
 
+# Issue 12 item 7 in the page: Python 3.14 in Pyodide, Intl.Segmenter via the
+# bridge, the same holdback.  The vectors come from tests/conftest.py.
+_PAGE_SEGMENTER_CHECK = """
+import json
+from streampace.browser.segmenter import IntlSegmenter
+from streampace.graphemes import may_extend
+seg = IntlSegmenter(sp_bridge)
+vectors = json.loads(sp_vectors)
+failed = [i for i, v in enumerate(vectors) if seg.split("".join(v)) != v]
+cuts = [c[:k] for v in vectors for c in v for k in range(1, len(c))]
+missed = [p for p in cuts if not may_extend(seg.split(p)[-1])]
+json.dumps({"intl": seg.uses_intl, "failed": failed, "cuts": len(cuts), "missed": missed})
+"""
+
+
+def test_page_segmenter_passes_the_grapheme_break_vectors(driver: Any, page: Any,
+                                                          grapheme_vectors: list) -> None:
+    raw_ok = driver.execute_script(
+        "const seg = new Intl.Segmenter(undefined, {granularity: 'grapheme'});"
+        "return arguments[0].filter(v => JSON.stringify([...seg.segment(v.join(''))]"
+        ".map(s => s.segment)) === JSON.stringify(v)).length;", grapheme_vectors)
+    record_figure("Intl.Segmenter alone: GraphemeBreakTest vectors passed",
+                  f"{raw_ok}/{len(grapheme_vectors)}")
+    out = driver.execute_async_script(
+        "const [code, vectors, done] = arguments;"
+        "(async () => {"
+        "  const py = await window.streampace.runtime();"
+        "  const bridge = await import('/js_shim/bridge.js');"
+        "  const g = py.globals.get('dict')();"
+        "  g.set('sp_bridge', bridge); g.set('sp_vectors', JSON.stringify(vectors));"
+        "  try { done(py.runPython(code, {globals: g})); } finally { g.destroy(); }"
+        "})().catch((e) => done('error: ' + e));",
+        _PAGE_SEGMENTER_CHECK, grapheme_vectors)
+    assert not out.startswith("error"), out
+    res = json.loads(out)
+    assert res["intl"] is True
+    record_figure("page IntlSegmenter (Python): GraphemeBreakTest vectors passed",
+                  f"{len(grapheme_vectors) - len(res['failed'])}/{len(grapheme_vectors)}")
+    assert [grapheme_vectors[i] for i in res["failed"]] == []
+    assert res["cuts"] >= 231 and res["missed"] == []
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def test_split_vector_clusters_are_never_visible_broken_in_the_page(
+        driver: Any, page_server: Any, page: Any, multi_code_point_clusters: list) -> None:
+    """A sample of the vector clusters, each cut in two deltas 100 ms apart
+    (inside the 150 ms holdback), one message per cut: every DOM state the
+    page ever shows ends on a cluster boundary."""
+    cuts = [(c, k) for c in multi_code_point_clusters for k in range(1, len(c))]
+    sample = [ck for i, ck in enumerate(cuts) if i % 6 == 0 or "\u2701" in ck[0]]
+    sid = "vectors"
+    switch(driver, sid)
+    driver.execute_script(
+        "window.__gbLens = [];"
+        "window.__gbObs = new MutationObserver(() =>"
+        "  window.__gbLens.push(window.__rec.visibleText().length));"
+        "window.__gbObs.observe(document.querySelector('#answer'),"
+        "  {subtree: true, childList: true, characterData: true});")
+    batches: list[list[dict]] = []
+    carry = [*run_start(sid)]
+    allowed, total = {0}, 0
+    for i, (cluster, k) in enumerate(sample):
+        mid = f"v{i}"
+        batches.append([*carry, msg_start(mid), delta(mid, cluster[:k])])
+        carry = [delta(mid, cluster[k:]), msg_end(mid)]
+        total += _utf16(cluster)
+        allowed.add(total)
+    batches.append([*carry, run_end(sid)])
+    try:
+        page_server.sessions.push_spaced(sid, batches, 100)
+        final = "".join(c for c, _ in sample)
+        wait_text(driver, final)
+        seen = set(driver.execute_script("return window.__gbLens"))
+    finally:
+        driver.execute_script("window.__gbObs.disconnect()")
+    seen |= {r[1] for r in frames(driver)}
+    broken = sorted(seen - allowed)
+    record_figure("page: split vector cuts streamed / shown broken",
+                  f"{len(sample)} / {len(broken)}")
+    assert broken == [], f"visible text ended inside a cluster at UTF-16 offsets {broken}"
+    assert len(seen) > len(sample) // 2  # shown progressively, not only at the end
+
+
 def test_markup_in_deltas_is_shown_as_text_and_never_runs(driver: Any, page_server: Any,
                                                           page: Any) -> None:
     sid = "xss"
