@@ -9,7 +9,7 @@ const graphemes =
 
 // Code-point lengths of the grapheme clusters of `text`, in one call, so Python
 // never crosses the FFI once per grapheme.  Returns null when Intl.Segmenter is
-// unavailable (Python then falls back to code points).
+// unavailable (Python then segments with its own FallbackSegmenter).
 export function graphemeLengths(text) {
   if (graphemes === null) return null;
   const out = [];

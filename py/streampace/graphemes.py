@@ -5,8 +5,8 @@ grapheme clusters (UAX #29) whose concatenation is ``text``.  On the host the
 default is the ``regex`` module's ``\\X`` (with its one known gap closed: see
 :class:`RegexSegmenter`); the browser adapter injects one backed by
 ``Intl.Segmenter`` because ``regex`` is not available in Pyodide.  Without
-either, :class:`CodePointSegmenter` at least never cuts a surrogate pair (a
-Python str has none) and keeps the engine working.
+either, :class:`FallbackSegmenter` does UAX #29 from ``unicodedata`` and small
+tables (:class:`CodePointSegmenter` remains for tests and benchmarks).
 
 :func:`may_extend` says whether a cluster that ends a provider delta could still
 grow when the next delta arrives.  Under UAX #29 almost every cluster can (a
@@ -26,6 +26,7 @@ __all__ = [
     "Segmenter",
     "RegexSegmenter",
     "CodePointSegmenter",
+    "FallbackSegmenter",
     "default_segmenter",
     "rejoin_emoji_zwj",
     "is_extend_like",
@@ -42,7 +43,7 @@ class Segmenter(Protocol):
 
 
 class CodePointSegmenter:
-    """Fallback: one cluster per code point (no UAX #29 library available)."""
+    """One cluster per code point (never cuts a surrogate pair; not UAX #29)."""
 
     name = "codepoint"
 
@@ -123,11 +124,59 @@ def is_extend_like(ch: str) -> bool:
 
 
 def default_segmenter() -> Segmenter:
-    """``regex`` ``\\X`` when importable, else code points."""
+    """``regex`` ``\\X`` when importable, else :class:`FallbackSegmenter`."""
     try:
         return RegexSegmenter()
     except ImportError:
-        return CodePointSegmenter()
+        return FallbackSegmenter()
+
+
+class FallbackSegmenter:
+    """UAX #29 from ``unicodedata`` and small tables, for when neither ``regex``
+    nor ``Intl.Segmenter`` is there (Pyodide in a browser without it).
+
+    Marks come from the General_Category of whatever Unicode version the
+    running Python has; the exceptions are tables below.  Where it is
+    approximate (a mark newer than the tables, GB9c beyond the six Indic
+    scripts of Unicode 15.1) it mostly joins rather than splits.
+    Passes Unicode 15.0's GraphemeBreakTest (tests/core/test_graphemes.py).
+    """
+
+    name = "fallback"
+
+    def split(self, text: str) -> list[str]:
+        if text.isascii() and "\r" not in text:
+            return list(text)
+        out: list[str] = []
+        start = 0
+        prev = _OTHER
+        ri_odd = False  # an odd run of regional indicators ends at prev
+        emoji = 0  # 1: after ExtPict Extend*; 2: after ExtPict Extend* ZWJ (GB11)
+        conjunct = 0  # 1: after an InCB consonant [Extend]*; 2: ... with a linker (GB9c)
+        for i, ch in enumerate(text):
+            cp = ord(ch)
+            cur = _gcb(ch)
+            if i and _breaks(prev, cur, ri_odd, emoji == 2 and is_extended_pictographic(cp),
+                             conjunct == 2 and _is_incb_consonant(cp)):
+                out.append(text[start:i])
+                start = i
+            ri_odd = cur == _RI and not ri_odd
+            if is_extended_pictographic(cp):
+                emoji = 1
+            elif emoji == 1 and cur == _ZWJ:
+                emoji = 2
+            elif not (emoji == 1 and cur == _EXTEND):
+                emoji = 0
+            if _is_incb_consonant(cp):
+                conjunct = 1
+            elif conjunct and cp in _INCB_LINKERS:
+                conjunct = 2
+            elif not (conjunct and cur in (_EXTEND, _ZWJ)):
+                conjunct = 0
+            prev = cur
+        if start < len(text):
+            out.append(text[start:])
+        return out
 
 
 # Extended_Pictographic, from Unicode emoji-data.txt (stable since 13.0; the
@@ -170,6 +219,98 @@ _CONTROL: tuple[tuple[int, int], ...] = (
     (0x2028, 0x202E), (0x2060, 0x2064), (0x2066, 0x206F), (0xFEFF, 0xFEFF),
     (0xFFF9, 0xFFFB),
 )
+
+
+# --- FallbackSegmenter's Grapheme_Cluster_Break, beyond General_Category.
+(_OTHER, _CR, _LF, _CONTROL_GCB, _EXTEND, _ZWJ, _RI, _PREPEND, _SPACING, _L, _V, _T, _LV,
+ _LVT) = range(14)
+_PREPEND_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0600, 0x0605), (0x06DD, 0x06DD), (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2),
+    (0x0D4E, 0x0D4E), (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x111C2, 0x111C3),
+    (0x1193F, 0x1193F), (0x11941, 0x11941), (0x11A3A, 0x11A3A), (0x11A84, 0x11A89),
+    (0x11D46, 0x11D46), (0x11F02, 0x11F02),
+)
+# Spacing marks (Mc) that UAX #29 counts as Extend (Other_Grapheme_Extend etc.),
+# and the Lo/Mc exceptions around SpacingMark.
+_EXTEND_MC = frozenset({
+    0x09BE, 0x09D7, 0x0B3E, 0x0B57, 0x0BBE, 0x0BD7, 0x0CC0, 0x0CC2, 0x0CC7, 0x0CC8, 0x0CCA,
+    0x0CCB, 0x0CD5, 0x0CD6, 0x0D3E, 0x0D57, 0x0DCF, 0x0DDF, 0x1715, 0x1734, 0x1B35, 0x1B3B,
+    0x1B3D, 0x1B43, 0x1B44, 0x1BAA, 0x1BF2, 0x1BF3, 0x302E, 0x302F, 0xA953, 0xA9C0, 0xFF9E,
+    0xFF9F, 0x1133E, 0x1134D, 0x11357, 0x114B0, 0x114BD, 0x115AF, 0x116B6, 0x11930, 0x1193D,
+    0x1D165, 0x1D16D, 0x1D16E, 0x1D16F, 0x1D170, 0x1D171, 0x1D172,
+})
+_SPACING_EXTRA = frozenset({0x0CF3, 0x0E33, 0x0EB3})
+# Mc that UAX #29 leaves as Other (Myanmar, Tai Tham, Tai Viet, Ahom).
+_MC_OTHER: tuple[tuple[int, int], ...] = (
+    (0x102B, 0x102C), (0x1038, 0x1038), (0x1062, 0x1064), (0x1067, 0x106D), (0x1083, 0x1083),
+    (0x1087, 0x108C), (0x108F, 0x108F), (0x109A, 0x109C), (0x1A61, 0x1A61), (0x1A63, 0x1A64),
+    (0xAA7B, 0xAA7B), (0xAA7D, 0xAA7D), (0x11720, 0x11721),
+)
+# InCB (Unicode 15.1, GB9c): the consonants and viramas of Devanagari, Bengali,
+# Gujarati, Oriya, Telugu and Malayalam.
+_INCB_CONSONANTS: tuple[tuple[int, int], ...] = (
+    (0x0915, 0x0939), (0x0958, 0x095F), (0x0978, 0x097F), (0x0995, 0x09A8), (0x09AA, 0x09B0),
+    (0x09B2, 0x09B2), (0x09B6, 0x09B9), (0x09DC, 0x09DD), (0x09DF, 0x09DF), (0x09F0, 0x09F1),
+    (0x0A95, 0x0AA8), (0x0AAA, 0x0AB0), (0x0AB2, 0x0AB3), (0x0AB5, 0x0AB9), (0x0AF9, 0x0AF9),
+    (0x0B15, 0x0B28), (0x0B2A, 0x0B30), (0x0B32, 0x0B33), (0x0B35, 0x0B39), (0x0B5C, 0x0B5D),
+    (0x0B5F, 0x0B5F), (0x0B71, 0x0B71), (0x0C15, 0x0C28), (0x0C2A, 0x0C39), (0x0C58, 0x0C5A),
+    (0x0D15, 0x0D3A),
+)
+_INCB_LINKERS = frozenset({0x094D, 0x09CD, 0x0ACD, 0x0B4D, 0x0C4D, 0x0D4D})
+
+
+def _is_incb_consonant(cp: int) -> bool:
+    return 0x0915 <= cp <= 0x0D3A and _in_ranges(cp, _INCB_CONSONANTS)
+
+
+def _gcb(ch: str) -> int:
+    cp = ord(ch)
+    if cp < 0x7F:
+        if cp >= 0x20:
+            return _OTHER
+        return _CR if cp == 0x0D else _LF if cp == 0x0A else _CONTROL_GCB
+    if cp == 0x200D:
+        return _ZWJ
+    if 0x1100 <= cp <= 0x115F or 0xA960 <= cp <= 0xA97C:
+        return _L
+    if 0x1160 <= cp <= 0x11A7 or 0xD7B0 <= cp <= 0xD7C6:
+        return _V
+    if 0x11A8 <= cp <= 0x11FF or 0xD7CB <= cp <= 0xD7FB:
+        return _T
+    if 0xAC00 <= cp <= 0xD7A3:
+        return _LV if (cp - 0xAC00) % 28 == 0 else _LVT
+    if _RI_FIRST <= cp <= _RI_LAST:
+        return _RI
+    cat = unicodedata.category(ch)
+    if cat in ("Mn", "Me") or cp in _EXTEND_MC or is_extend_like(ch):
+        return _EXTEND
+    if (cat == "Mc" and not _in_ranges(cp, _MC_OTHER)) or cp in _SPACING_EXTRA:
+        return _SPACING
+    if _in_ranges(cp, _PREPEND_RANGES):
+        return _PREPEND
+    if is_control(cp) or cat in ("Cc", "Zl", "Zp") or (cat == "Cf" and cp != 0x200C
+                                                       and not 0xE0020 <= cp <= 0xE007F):
+        return _CONTROL_GCB
+    return _OTHER
+
+
+def _breaks(prev: int, cur: int, ri_odd: bool, gb11: bool, gb9c: bool) -> bool:
+    """Is there a grapheme break between a code point of class prev and one of cur?"""
+    if prev == _CR and cur == _LF:
+        return False  # GB3
+    if prev in (_CR, _LF, _CONTROL_GCB) or cur in (_CR, _LF, _CONTROL_GCB):
+        return True  # GB4, GB5
+    if prev == _L and cur in (_L, _V, _LV, _LVT):
+        return False  # GB6
+    if prev in (_LV, _V) and cur in (_V, _T):
+        return False  # GB7
+    if prev in (_LVT, _T) and cur == _T:
+        return False  # GB8
+    if cur in (_EXTEND, _ZWJ, _SPACING) or prev == _PREPEND:
+        return False  # GB9, GB9a, GB9b
+    if gb9c or gb11:
+        return False  # GB9c, GB11
+    return not (prev == _RI and cur == _RI and ri_odd)  # GB12, GB13; else GB999
 
 
 def _in_ranges(cp: int, ranges: tuple[tuple[int, int], ...]) -> bool:

@@ -233,13 +233,16 @@ def test_clusters_split_across_deltas_are_never_visible_broken(driver: Any, page
 _PAGE_SEGMENTER_CHECK = """
 import json
 from streampace.browser.segmenter import IntlSegmenter
-from streampace.graphemes import may_extend
+from streampace.graphemes import FallbackSegmenter, may_extend
 seg = IntlSegmenter(sp_bridge)
 vectors = json.loads(sp_vectors)
 failed = [i for i, v in enumerate(vectors) if seg.split("".join(v)) != v]
+fallback = FallbackSegmenter()  # without Intl.Segmenter (and no regex in Pyodide)
+fallback_failed = [i for i, v in enumerate(vectors) if fallback.split("".join(v)) != v]
 cuts = [c[:k] for v in vectors for c in v for k in range(1, len(c))]
 missed = [p for p in cuts if not may_extend(seg.split(p)[-1])]
-json.dumps({"intl": seg.uses_intl, "failed": failed, "cuts": len(cuts), "missed": missed})
+json.dumps({"intl": seg.uses_intl, "failed": failed, "fallback_failed": fallback_failed,
+            "cuts": len(cuts), "missed": missed})
 """
 
 
@@ -267,6 +270,7 @@ def test_page_segmenter_passes_the_grapheme_break_vectors(driver: Any, page: Any
     record_figure("page IntlSegmenter (Python): GraphemeBreakTest vectors passed",
                   f"{len(grapheme_vectors) - len(res['failed'])}/{len(grapheme_vectors)}")
     assert [grapheme_vectors[i] for i in res["failed"]] == []
+    assert [grapheme_vectors[i] for i in res["fallback_failed"]] == []
     assert res["cuts"] >= 231 and res["missed"] == []
 
 

@@ -9,6 +9,7 @@ import pytest
 import regex
 from streampace.graphemes import (
     CodePointSegmenter,
+    FallbackSegmenter,
     RegexSegmenter,
     Segmenter,
     default_segmenter,
@@ -71,18 +72,38 @@ def test_default_segmenter_is_regex_on_host():
     assert isinstance(default_segmenter(), RegexSegmenter)
 
 
-def test_default_segmenter_falls_back_to_code_points_without_regex(monkeypatch):
+def test_default_segmenter_falls_back_to_uax29_in_python_without_regex(monkeypatch):
+    # Was code points (every flag, ZWJ sequence and accent cut); now FallbackSegmenter.
     monkeypatch.setitem(sys.modules, "regex", None)  # import regex -> ImportError
     seg = default_segmenter()
-    assert isinstance(seg, CodePointSegmenter)
-    assert seg.split(FLAG_JP + "a") == ["\U0001F1EF", "\U0001F1F5", "a"]
+    assert isinstance(seg, FallbackSegmenter)
+    assert seg.split(FLAG_JP + "a" + FAMILY) == [FLAG_JP, "a", FAMILY]
+
+
+def test_code_point_segmenter_splits_at_code_points():
+    assert CodePointSegmenter().split(FLAG_JP + "a") == ["\U0001F1EF", "\U0001F1F5", "a"]
+
+
+def test_fallback_segmenter_passes_every_grapheme_break_test_vector(grapheme_vectors):
+    seg = FallbackSegmenter()
+    failed = [v for v in grapheme_vectors if seg.split("".join(v)) != v]
+    assert failed == [], f"{len(failed)} of {len(grapheme_vectors)} vectors segmented wrongly"
+
+
+def test_fallback_segmenter_agrees_with_regex_on_real_text():
+    text = ("Zoë naïve café, e\u0301t\u00e9 \u0915\u094d\u0937\u093f \u0939\u093f\u0928"
+            "\u094d\u0926\u0940 \u09b8\u09cd\u09ac \u0e01\u0e33 \uac01\u1100\u1161\u11a8 "
+            f"{FAMILY} {FLAG_JP}{FLAG_JP}\U0001F1EF {THUMB_MEDIUM} {HEART_VS16} {SCOTLAND} "
+            "\u0600\u0661 \u05e9\u05c1\u05b8 \u0644\u064e \r\n\t\u2701\u200d\u2701 "
+            "\U0001F3F3\uFE0F\u200D\U0001F308 \u1000\u102c\u1038 漢字かな")
+    assert FallbackSegmenter().split(text) == RegexSegmenter().split(text)
 
 
 def test_core_modules_import_without_regex():
     code = (
         "import sys; sys.modules['regex'] = None\n"
         "import streampace.graphemes as g, streampace.scheduler as s\n"
-        "assert type(g.default_segmenter()).__name__ == 'CodePointSegmenter'\n"
+        "assert type(g.default_segmenter()).__name__ == 'FallbackSegmenter'\n"
         "assert g.may_extend('\\U0001F468\\u200d')\n"
         "print('ok')\n"
     )

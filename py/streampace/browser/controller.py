@@ -202,7 +202,7 @@ class StreamView:
             "applyMs": {"p50": percentile(applies, 50), "p99": percentile(applies, 99)},
             "maxFrameGraphemes": self.telemetry.max_frame_graphemes,
             "maxLagMs": self.telemetry.max_lag_ms,
-            "segmenter": "Intl.Segmenter" if self.segmenter.uses_intl else "code points",
+            "segmenter": "Intl.Segmenter" if self.segmenter.uses_intl else "Python fallback",
             "segmenterJsCalls": self.segmenter.js_calls,
             "hostErrors": self.host.errors,
             "errors": self.errors[-5:],

@@ -4,14 +4,15 @@ The JS helper (`graphemeLengths` in js_shim/bridge.js) segments with one
 `Intl.Segmenter` created once and returns the code-point length of every cluster
 as a Uint32Array, so crossing cost is per delta, not per grapheme. Pure ASCII
 without CR never needs the browser at all: each character is its own cluster
-(CR LF is the only multi-character ASCII cluster).
+(CR LF is the only multi-character ASCII cluster). Without Intl.Segmenter the
+core's pure-Python `FallbackSegmenter` segments instead.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from streampace.graphemes import rejoin_emoji_zwj
+from streampace.graphemes import FallbackSegmenter, rejoin_emoji_zwj
 
 __all__ = ["IntlSegmenter", "split_with_lengths"]
 
@@ -33,6 +34,7 @@ class IntlSegmenter:
 
     def __init__(self, bridge: Any) -> None:
         self._lengths = bridge.graphemeLengths if bool(bridge.hasSegmenter()) else None
+        self._fallback = FallbackSegmenter()
         self.js_calls = 0
 
     @property
@@ -42,9 +44,10 @@ class IntlSegmenter:
     def split(self, text: str) -> list[str]:
         if not text:
             return []
-        if (text.isascii() and "\r" not in text) or self._lengths is None:
-            # ASCII fast path, or the code-point fallback without Intl.Segmenter.
-            return list(text)
+        if text.isascii() and "\r" not in text:
+            return list(text)  # ASCII fast path
+        if self._lengths is None:
+            return self._fallback.split(text)
         self.js_calls += 1
         lengths = self._lengths(text)
         try:
