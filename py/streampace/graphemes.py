@@ -131,54 +131,6 @@ def default_segmenter() -> Segmenter:
         return FallbackSegmenter()
 
 
-class FallbackSegmenter:
-    """UAX #29 from ``unicodedata`` and small tables, for when neither ``regex``
-    nor ``Intl.Segmenter`` is there (Pyodide in a browser without it).
-
-    Marks come from the General_Category of whatever Unicode version the
-    running Python has; the exceptions are tables below.  Where it is
-    approximate (a mark newer than the tables, GB9c beyond the six Indic
-    scripts of Unicode 15.1) it mostly joins rather than splits.
-    Passes Unicode 15.0's GraphemeBreakTest (tests/core/test_graphemes.py).
-    """
-
-    name = "fallback"
-
-    def split(self, text: str) -> list[str]:
-        if text.isascii() and "\r" not in text:
-            return list(text)
-        out: list[str] = []
-        start = 0
-        prev = _OTHER
-        ri_odd = False  # an odd run of regional indicators ends at prev
-        emoji = 0  # 1: after ExtPict Extend*; 2: after ExtPict Extend* ZWJ (GB11)
-        conjunct = 0  # 1: after an InCB consonant [Extend]*; 2: ... with a linker (GB9c)
-        for i, ch in enumerate(text):
-            cp = ord(ch)
-            cur = _gcb(ch)
-            if i and _breaks(prev, cur, ri_odd, emoji == 2 and is_extended_pictographic(cp),
-                             conjunct == 2 and _is_incb_consonant(cp)):
-                out.append(text[start:i])
-                start = i
-            ri_odd = cur == _RI and not ri_odd
-            if is_extended_pictographic(cp):
-                emoji = 1
-            elif emoji == 1 and cur == _ZWJ:
-                emoji = 2
-            elif not (emoji == 1 and cur == _EXTEND):
-                emoji = 0
-            if _is_incb_consonant(cp):
-                conjunct = 1
-            elif conjunct and cp in _INCB_LINKERS:
-                conjunct = 2
-            elif not (conjunct and cur in (_EXTEND, _ZWJ)):
-                conjunct = 0
-            prev = cur
-        if start < len(text):
-            out.append(text[start:])
-        return out
-
-
 # Extended_Pictographic, from Unicode emoji-data.txt (stable since 13.0; the
 # large reserved blocks in the SMP are included there on purpose so future
 # emoji already segment correctly).  Inclusive (start, end) pairs, sorted.
@@ -311,6 +263,54 @@ def _breaks(prev: int, cur: int, ri_odd: bool, gb11: bool, gb9c: bool) -> bool:
     if gb9c or gb11:
         return False  # GB9c, GB11
     return not (prev == _RI and cur == _RI and ri_odd)  # GB12, GB13; else GB999
+
+
+class FallbackSegmenter:
+    """UAX #29 from ``unicodedata`` and small tables, for when neither ``regex``
+    nor ``Intl.Segmenter`` is there (Pyodide in a browser without it).
+
+    Marks come from the General_Category of whatever Unicode version the
+    running Python has; the exceptions are tables below.  Where it is
+    approximate (a mark newer than the tables, GB9c beyond the six Indic
+    scripts of Unicode 15.1) it mostly joins rather than splits.
+    Passes Unicode 15.0's GraphemeBreakTest (tests/core/test_graphemes.py).
+    """
+
+    name = "fallback"
+
+    def split(self, text: str) -> list[str]:
+        if text.isascii() and "\r" not in text:
+            return list(text)
+        out: list[str] = []
+        start = 0
+        prev = _OTHER
+        ri_odd = False  # an odd run of regional indicators ends at prev
+        emoji = 0  # 1: after ExtPict Extend*; 2: after ExtPict Extend* ZWJ (GB11)
+        conjunct = 0  # 1: after an InCB consonant [Extend]*; 2: ... with a linker (GB9c)
+        for i, ch in enumerate(text):
+            cp = ord(ch)
+            cur = _gcb(ch)
+            if i and _breaks(prev, cur, ri_odd, emoji == 2 and is_extended_pictographic(cp),
+                             conjunct == 2 and _is_incb_consonant(cp)):
+                out.append(text[start:i])
+                start = i
+            ri_odd = cur == _RI and not ri_odd
+            if is_extended_pictographic(cp):
+                emoji = 1
+            elif emoji == 1 and cur == _ZWJ:
+                emoji = 2
+            elif not (emoji == 1 and cur == _EXTEND):
+                emoji = 0
+            if _is_incb_consonant(cp):
+                conjunct = 1
+            elif conjunct and cp in _INCB_LINKERS:
+                conjunct = 2
+            elif not (conjunct and cur in (_EXTEND, _ZWJ)):
+                conjunct = 0
+            prev = cur
+        if start < len(text):
+            out.append(text[start:])
+        return out
 
 
 def _in_ranges(cp: int, ranges: tuple[tuple[int, int], ...]) -> bool:
