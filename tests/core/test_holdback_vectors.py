@@ -118,31 +118,6 @@ def test_extension_after_the_holdback_is_shown_late_but_text_is_whole(rig_factor
     assert rig.text() == cluster
 
 
-def test_hold_costs_at_most_one_grapheme_per_delta(rig_factory, ag):
-    """Frame by frame, the held run is never more than one grapheme behind the
-    same stream paced without holdback."""
-    seg = RegexSegmenter()
-    deltas = ["Hello", " wor", "ld", ", e\u0301", "\u0301t\u00e9 ", "\u0915", "\u093F",
-              " \uAC00", "\u11A8\u2701", "\u200d\u2701 ", "end"]
-    gaps = [30, 60, 10, 120, 40, 90, 200, 16, 70, 50, 30]
-    shown = {}
-    for hold in (150, 0):
-        rig = rig_factory(PacingConfig(holdback_ms=hold))
-        rig.sched.enqueue("s", [ag.start()])
-        counts = []
-        for d, gap in zip(deltas, gaps, strict=True):
-            rig.sched.enqueue("s", [ag.content(d)])
-            t = 0.0
-            while t < gap:
-                rig.host.frame(min(8, gap - t))
-                t += 8
-                counts.append(len(seg.split(rig.text())))
-        shown[hold] = counts
-    behind = [b - a for a, b in zip(shown[150], shown[0], strict=True)]
-    assert max(behind) <= 1, behind
-    assert max(behind) == 1  # the holdback did hold something back
-
-
 def test_overload_dump_keeps_the_last_cluster_until_its_extension(rig, ag):
     rig.sched.enqueue("s", [ag.start(), ag.content("o" * 4200 + "e")])
     rig.host.frame(16)
@@ -169,70 +144,110 @@ def test_a_hold_arms_no_timer_until_the_pacer_waits_on_it(rig_factory, ag):
 
 
 _EXAMPLES = int(os.environ.get("STREAMPACE_HYPOTHESIS_EXAMPLES", "150"))
+# The lag bound is stated for the seed's law: PacingConfig() on this branch,
+# PacingConfig.seed() once issue 13's adaptive law is the default.
+_SEED_LAW = getattr(PacingConfig, "seed", PacingConfig)
 
 
-def _run_parts(config: PacingConfig, parts: list[str], gaps: list[int], hz: int,
-               bounds: list[int]) -> tuple[list[int], list[int]]:
-    """Stream `parts` as deltas `gaps` ms apart; per frame, how many whole
-    clusters are visible, and every delivered piece end."""
+def _bounds(text: str) -> list[int]:
+    out, pos = [0], 0
+    for c in RegexSegmenter().split(text):
+        pos += len(c)
+        out.append(pos)
+    return out
+
+
+def _aligned(parts: list[str], bounds: list[int]) -> list[str]:
+    """The same deltas with every cut moved forward to the end of its cluster:
+    a provider that never splits one.  The holdback joins the completing code
+    points to the earlier delta, so this is what it should cost nothing against."""
+    text = "".join(parts)
+    cuts, pos = [], 0
+    for part in parts[:-1]:
+        pos += len(part)
+        cuts.append(bounds[bisect.bisect_left(bounds, pos)])
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+
+
+def _visible_per_frame(config: PacingConfig, parts: list[str], gaps: list[int], hz: int,
+                       bounds: list[int]) -> tuple[list[int], set[int]]:
+    """Stream `parts` as deltas `gaps` ms apart: whole clusters visible after
+    each frame, and the set of delivered piece ends."""
     from streampace.testing import ManualHost
 
     host = ManualHost(1000.0)
     shown: list[str] = []
+    ends: set[int] = set()
 
     def apply(_sid: str, events: list[dict]) -> bool:
         shown.extend(e["delta"] for e in events if "delta" in e)
-        ends.append(sum(map(len, shown)))
+        ends.add(sum(map(len, shown)))
         return True
 
-    ends: list[int] = []
     visible: list[int] = []
     sched = PacingScheduler(host, apply, config)
     sched.enqueue("s", [{"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}])
-    for part, gap in zip(parts, gaps, strict=False):
-        sched.enqueue("s", [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": part}])
+    for part, gap in zip(parts, gaps, strict=True):
+        if part:
+            sched.enqueue("s", [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
+                                 "delta": part}])
         left = float(gap)
         while left > 0:
             step = min(left, 1000 / hz)
             host.frame(step)
             left -= step
-            visible.append(bisect.bisect_right(bounds, sum(map(len, shown))))
+            visible.append(bisect.bisect_right(bounds, sum(map(len, shown))) - 1)
     sched.enqueue("s", [{"type": "TEXT_MESSAGE_END", "messageId": "m"}])
     host.frame(1000 / hz)
     assert "".join(shown) == "".join(parts)
     return visible, ends
 
 
+def _behind(parts: list[str], gaps: list[int], hz: int) -> tuple[list[int], set[int], list[int]]:
+    bounds = _bounds("".join(parts))
+    held, ends = _visible_per_frame(_SEED_LAW(), parts, gaps, hz, bounds)
+    fair, _ = _visible_per_frame(_SEED_LAW(holdback_ms=0), _aligned(parts, bounds), gaps, hz,
+                                 bounds)
+    return [b - a for a, b in zip(held, fair, strict=True)], ends, bounds
+
+
+@pytest.mark.parametrize("hz", [60, 120])
+def test_hold_costs_at_most_one_cluster_of_lag(hz):
+    """Realistic splits (decomposed Latin, Devanagari vowel sign, Hangul LV + T,
+    emoji ZWJ), deltas 100 ms apart so the pacer catches up with each: frame by
+    frame the held stream is never more than one cluster behind the same text
+    from a provider that never splits one."""
+    parts = ["Hello", " wor", "ld", ", e\u0301", "\u0301t\u00e9 ", "\u0915", "\u093F",
+             " \uAC00", "\u11A8\u2701", "\u200d\u2701 ", "end"]
+    behind, ends, bounds = _behind(parts, [100] * len(parts), hz)
+    assert ends <= set(bounds)
+    assert max(behind) == 1, behind  # held something back, and never more than one
+
+
 @st.composite
-def _vector_stream(draw, clusters: list[str]) -> list[str]:
+def _vector_stream(draw, clusters: list[str]) -> tuple[list[str], list[int]]:
     tokens = st.sampled_from([*clusters, "a", " ", "\n", "word "])
     text = "".join(draw(st.lists(tokens, min_size=1, max_size=20)))
     cuts = sorted(draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=8)))
     cuts = [c for c in cuts if 0 < c < len(text)]
-    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    parts = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    gaps = draw(st.lists(st.integers(0, 130), min_size=len(parts), max_size=len(parts)))
+    return parts, gaps
 
 
 def test_random_splits_of_vector_text_hold_and_lag_at_most_one_cluster(
         multi_code_point_clusters):
     """Random text built from the vectors' clusters, cut anywhere, deltas 0-130 ms
-    apart: nothing is shown broken, and frame by frame the held run is at most
-    one cluster behind the same stream without holdback."""
-    seg = RegexSegmenter()
+    apart: nothing is shown broken, and frame by frame the held stream is at
+    most one cluster behind the cluster-aligned stream without holdback."""
 
     @settings(max_examples=_EXAMPLES, deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(parts=_vector_stream(multi_code_point_clusters),
-           gaps=st.lists(st.integers(0, 130), min_size=20, max_size=20),
-           hz=st.sampled_from([60, 120]))
-    def check(parts: list[str], gaps: list[int], hz: int) -> None:
-        bounds, pos = [0], 0
-        for c in seg.split("".join(parts)):
-            pos += len(c)
-            bounds.append(pos)
-        held, ends = _run_parts(PacingConfig(), parts, gaps, hz, bounds)
-        plain, _ = _run_parts(PacingConfig(holdback_ms=0), parts, gaps, hz, bounds)
-        assert set(ends) <= set(bounds), "a piece ended inside a cluster"
-        behind = [b - a for a, b in zip(held, plain, strict=True)]
+    @given(stream=_vector_stream(multi_code_point_clusters), hz=st.sampled_from([60, 120]))
+    def check(stream: tuple[list[str], list[int]], hz: int) -> None:
+        parts, gaps = stream
+        behind, ends, bounds = _behind(parts, gaps, hz)
+        assert ends <= set(bounds), "a piece ended inside a cluster"
         assert max(behind, default=0) <= 1, behind
 
     check()
