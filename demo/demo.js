@@ -1,6 +1,9 @@
 // Demo page glue (UI only, no pacing): boot progress, the early session socket,
 // the live chart. Python (streampace.browser.demo) drives everything else.
 import * as bridge from "../js_shim/bridge.js";
+import { bootRuntime, mark } from "../js_shim/boot.js";
+// This module itself, handed to Python as the demo's `glue`.
+import * as glue from "./demo.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -15,16 +18,16 @@ const speed = Number(params.get("speed") || "1");
 export const simSpeed = Number.isFinite(speed) && speed > 0 ? speed : 1;
 export const earlySocket = bridge.openSession(wsUrl.href, { retryBeforeOpen: false });
 
-// ---- boot progress (PyScript dispatches py:progress on window)
+// ---- boot progress (js_shim/boot.js reports each step)
 const bootStarted = performance.now();
 const bootText = $("boot-text");
 const bootBar = $("boot-progress");
 let steps = 0;
-addEventListener("py:progress", (ev) => {
+function bootProgress(text) {
   steps += 1;
-  if (bootText) bootText.textContent = String(ev.detail);
-  if (bootBar) bootBar.value = Math.min(0.95, steps / 14);
-});
+  if (bootText) bootText.textContent = text;
+  if (bootBar) bootBar.value = Math.min(0.95, steps / 4);
+}
 
 export const state = { ready: false, mode: null, bootMs: null, stats: null };
 
@@ -32,6 +35,7 @@ export function setReady(mode) {
   state.ready = true;
   state.mode = mode;
   state.bootMs = performance.now() - bootStarted;
+  mark("ready");
   const boot = $("boot");
   if (boot) boot.hidden = true;
   document.body.classList.add("ready");
@@ -125,3 +129,20 @@ for (const pane of document.querySelectorAll(".pane")) {
     if (pinned) pane.scrollTop = pane.scrollHeight;
   }).observe(pane, { childList: true, subtree: true, characterData: true });
 }
+
+// ---- boot: Pyodide (from the memory snapshot when it matches), then the demo.
+let demoApp = null; // the Python Demo, kept alive for the page's lifetime
+bootRuntime({ base: new URL("../", import.meta.url), onProgress: bootProgress })
+  .then(({ pyodide, snapshot }) => {
+    state.snapshot = snapshot;
+    bootProgress("Starting the demo…");
+    const demo = pyodide.pyimport("streampace.browser.demo");
+    demoApp = demo.main(bridge, glue);
+    demo.destroy();
+    mark("package-ready");
+  })
+  .catch((err) => {
+    console.error("streampace demo: boot failed", err);
+    if (bootText) bootText.textContent = `The demo failed to start: ${err && err.message ? err.message : err}`;
+    if (bootBar) bootBar.hidden = true;
+  });

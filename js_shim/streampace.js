@@ -10,6 +10,7 @@
 import * as bridge from "./bridge.js";
 // pyproject.toml's version, written there by scripts/setup_runtime.
 import { version } from "../vendor/streampace-version.js";
+import { bootRuntime, mark } from "./boot.js";
 
 const BASE = new URL("../", import.meta.url);
 const EVENTS = {
@@ -20,27 +21,16 @@ const EVENTS = {
 };
 
 let runtimePromise = null;
+let runtimeInfo = null;
 
-// One Pyodide per page, shared by every mounted instance.
-function loadRuntime(base, onProgress) {
+// One Pyodide per page, shared by every mounted instance (js_shim/boot.js:
+// memory snapshot when it matches, ordinary boot otherwise).
+function loadRuntime(base, onProgress, useSnapshot) {
   if (runtimePromise === null) {
-    runtimePromise = (async () => {
-      onProgress("Loading Python runtime…");
-      const { loadPyodide } = await import(new URL("vendor/pyodide/pyodide.mjs", base).href);
-      const [pyodide, archive] = await Promise.all([
-        loadPyodide({ indexURL: new URL("vendor/pyodide/", base).href }),
-        fetch(new URL("vendor/streampace.zip", base)).then((r) => {
-          if (!r.ok) throw new Error(`streampace.zip: HTTP ${r.status}`);
-          return r.arrayBuffer();
-        }),
-      ]);
-      onProgress("Starting streampace…");
-      pyodide.unpackArchive(archive, "zip", { extractDir: "/home/pyodide/streampace-pkg" });
-      const sys = pyodide.pyimport("sys");
-      sys.path.insert(0, "/home/pyodide/streampace-pkg");
-      sys.destroy();
-      return pyodide;
-    })();
+    runtimePromise = bootRuntime({ base, onProgress, useSnapshot }).then((info) => {
+      runtimeInfo = info;
+      return info.pyodide;
+    });
   }
   return runtimePromise;
 }
@@ -67,7 +57,7 @@ function resolveTarget(target, fallbackAfter) {
 
 // One mounted view: a target element, a session stream, a Python controller.
 class Instance {
-  constructor({ target, stream = null, base = BASE, pace = true, scriptEl = null }) {
+  constructor({ target, stream = null, base = BASE, pace = true, snapshot = true, scriptEl = null }) {
     this.target = resolveTarget(target, scriptEl);
     this.base = base;
     this.controller = null;
@@ -81,23 +71,28 @@ class Instance {
     this.progress.className = "streampace-boot";
     this.progress.textContent = "Loading streampace…";
     this.target.append(this.progress);
-    this.ready = this.boot(pace).catch((err) => {
+    this.ready = this.boot(pace, snapshot).catch((err) => {
       this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
       bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", message: String(err) }));
       throw err;
     });
   }
 
-  async boot(pace) {
+  async boot(pace, snapshot) {
     const pyodide = await loadRuntime(this.base, (text) => {
       this.progress.textContent = text;
-    });
+    }, snapshot);
     const embed = pyodide.pyimport("streampace.browser.embed");
-    this.controller = embed.start(bridge, this.target, this.socket, pace);
+    // `undefined`, not null: a JS null reaches Python as JsNull, not None.
+    this.controller = embed.start(bridge, this.target, this.socket ?? undefined, pace);
     embed.destroy();
+    mark("package-ready");
     this.progress.remove();
     this.bootMs = performance.now() - this.startedAt;
-    bridge.emit(this.target, EVENTS.ready, JSON.stringify({ bootMs: Math.round(this.bootMs) }));
+    mark("ready");
+    bridge.emit(this.target, EVENTS.ready, JSON.stringify({
+      bootMs: Math.round(this.bootMs), snapshot: runtimeInfo.snapshot,
+    }));
     return this;
   }
 
@@ -144,6 +139,7 @@ class Instance {
     if (this.controller === null) return { booting: true };
     const stats = JSON.parse(this.controller.stats_json());
     stats.bootMs = this.bootMs;
+    stats.boot = { snapshot: runtimeInfo.snapshot, fallback: runtimeInfo.fallback };
     return stats;
   }
 
@@ -206,6 +202,7 @@ if (own !== null && (own.dataset.target || own.dataset.stream)) {
     target: own.dataset.target || null,
     stream: own.dataset.stream || null,
     pace: own.dataset.pace !== "off",
+    snapshot: own.dataset.snapshot !== "off",
     scriptEl: own,
   });
 }

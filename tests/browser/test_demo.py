@@ -1,4 +1,4 @@
-"""The demo page (index.html, PyScript) the way a newcomer runs it.
+"""The demo page (index.html) the way a newcomer runs it.
 
 1. Static files: `python3 -m http.server` in the repo root. The page finds no
    streampace server and streams from the in-page simulated source.
@@ -79,7 +79,7 @@ def demo(driver: Any, static_origin: str) -> Any:
                                       " document.getElementById('boot-text').textContent")
     wait_for(driver, "return !!(window.streampaceDemo && window.streampaceDemo.ready)",
              BOOT_TIMEOUT_S)
-    record_figure("demo (PyScript) boot to ready, cold cache (ms)",
+    record_figure("demo boot to ready, cold cache (ms)",
                   driver.execute_script("return Math.round(window.streampaceDemo.bootMs)"))
     return {"boot_text": boot_text}
 
@@ -203,7 +203,7 @@ def test_demo_warm_boot_figure(driver: Any, demo: Any, static_origin: str) -> No
     driver.get(static_origin + "/?speed=3")
     wait_for(driver, "return !!(window.streampaceDemo && window.streampaceDemo.ready)",
              BOOT_TIMEOUT_S)
-    record_figure("demo (PyScript) boot to ready, warm cache (ms)",
+    record_figure("demo boot to ready, warm cache (ms)",
                   driver.execute_script("return Math.round(window.streampaceDemo.bootMs)"))
     assert driver.execute_script("return window.streampaceDemo.mode") == "sim"
 

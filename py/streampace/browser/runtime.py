@@ -1,0 +1,70 @@
+"""Python side of the page's boot: what goes into the memory snapshot, and what
+must be redone after restoring it.
+
+`scripts/make_snapshot.mjs` calls `prepare_snapshot` (in Node, at setup time);
+`js_shim/boot.js` calls `after_restore` in the page. Nothing here touches `js`:
+the module is imported while the snapshot is made, outside any browser.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import random
+import sys
+import time
+
+__all__ = ["after_restore", "prepare_snapshot", "snapshot_key"]
+
+# Never imported into the snapshot: entry points that run on import, and the
+# host-side I/O adapters (not shipped to the page at all).
+_SKIP = ("streampace.__main__", "streampace.cli", "streampace.server")
+
+_snapshot_key: str | None = None
+
+
+def _page_modules() -> list[str]:
+    import streampace
+
+    names = []
+    for info in pkgutil.walk_packages(streampace.__path__, "streampace."):
+        if any(info.name == s or info.name.startswith(s + ".") for s in _SKIP):
+            continue
+        names.append(info.name)
+    return sorted(names)
+
+
+def prepare_snapshot(key: str) -> str:
+    """Import every page module so the snapshot holds them compiled and
+    initialised. A module that cannot be imported outside a page is skipped
+    (the page imports it from the unpacked archive as usual). Returns a JSON
+    report: {"imported": n, "skipped": {name: error}}."""
+    global _snapshot_key
+    imported = 0
+    skipped: dict[str, str] = {}
+    for name in _page_modules():
+        try:
+            importlib.import_module(name)
+            imported += 1
+        except Exception as exc:  # noqa: BLE001 - reported to setup, never fatal
+            skipped[name] = f"{type(exc).__name__}: {exc}"
+            sys.modules.pop(name, None)
+    _snapshot_key = key
+    return json.dumps({"imported": imported, "skipped": skipped})
+
+
+def snapshot_key() -> str | None:
+    """The key the running snapshot was made with (None: not from a snapshot)."""
+    return _snapshot_key
+
+
+def after_restore() -> None:
+    """Undo what the snapshot froze: every restore would otherwise replay the
+    same random sequence, and the time zone would be the setup machine's.
+    (String hash randomisation stays fixed by the snapshot; nothing of ours
+    depends on it.)"""
+    random.seed()  # from os.urandom, i.e. crypto.getRandomValues in the page
+    tzset = getattr(time, "tzset", None)
+    if tzset is not None:
+        tzset()
