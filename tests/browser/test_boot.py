@@ -1,0 +1,179 @@
+"""Boot paths of the embed in headless Chromium: the memory snapshot, the
+ordinary boot when the snapshot is missing, stale or broken, and a view mounted
+without a stream that is connected later.
+
+A page server of its own serves vendor/snapshot/ through a switch, so one test
+can hand the page a corrupt snapshot or a manifest for another build.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_harness import (
+    CSP,
+    ROOT,
+    PageServer,
+    ScriptedSessions,
+    build_app,
+    wait_for,
+)
+
+pytestmark = pytest.mark.browser
+
+SNAPSHOT_DIR = ROOT / "vendor" / "snapshot"
+# Ready, or failed to boot (then the test says why instead of timing out).
+SETTLED = ("return !!(window.__rec && (window.__rec.ready ||"
+           " window.__rec.events.some(e => e.name === 'streampace:error')))")
+FALLBACK_NOTE = "booting Python without the memory snapshot"
+
+
+class SnapshotSwitch:
+    """What the page gets for vendor/snapshot/*: the real files or a fault."""
+
+    def __init__(self) -> None:
+        self.mode = "real"
+
+    async def handle(self, request: Any) -> Any:
+        from starlette.responses import FileResponse, PlainTextResponse, Response
+
+        name = request.path_params["name"]
+        path = SNAPSHOT_DIR / name
+        if self.mode == "missing" or not path.is_file() or "/" in name:
+            return PlainTextResponse("not found\n", status_code=404)
+        headers = {"Cache-Control": "no-store"}
+        if name == "manifest.json":
+            manifest = json.loads(path.read_text())
+            if self.mode == "stale-zip":
+                manifest["zipSha256"] = "0" * 64
+            return Response(json.dumps(manifest), media_type="application/json", headers=headers)
+        if self.mode == "corrupt":
+            return Response(gzip.compress(os.urandom(1 << 16)), media_type="application/gzip",
+                            headers=headers)
+        return FileResponse(path, media_type="application/gzip", headers=headers)
+
+
+@pytest.fixture(scope="module")
+def boot_server(runtime_ready: None) -> Iterator[tuple[PageServer, SnapshotSwitch]]:
+    import uvicorn
+    from starlette.routing import Route
+
+    if not (SNAPSHOT_DIR / "manifest.json").is_file():
+        pytest.fail("vendor/snapshot/manifest.json missing: scripts/setup_runtime made no snapshot")
+    sessions = ScriptedSessions()
+    switch = SnapshotSwitch()
+    app = build_app(sessions, CSP)
+    app.router.routes.insert(0, Route("/vendor/snapshot/{name}", switch.handle))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", ws_ping_interval=None)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("page server did not start")
+        time.sleep(0.02)
+    try:
+        yield PageServer(sock.getsockname()[1], sessions), switch
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def boot_page(driver: Any, server: PageServer, sid: str | None) -> dict:
+    driver.get_log("browser")  # forget earlier pages' console
+    query = f"?sid={sid}" if sid else ""
+    driver.get(server.url(f"/tests/browser/pages/stream.html{query}"))
+    wait_for(driver, SETTLED)
+    errors = driver.execute_script(
+        "return window.__rec.events.filter(e => e.name === 'streampace:error').map(e => e.detail)")
+    assert driver.execute_script("return !!window.__rec.ready"), errors
+    return driver.execute_script("return window.streampace.stats()")
+
+
+def console(driver: Any) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser")]
+
+
+def python(driver: Any, code: str) -> Any:
+    return driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "window.streampace.runtime().then((py) => done(py.runPython(arguments[0])));", code)
+
+
+def show_text(server: PageServer, sid: str, text: str) -> None:
+    server.sessions.push(sid, [
+        {"type": "RUN_STARTED", "threadId": sid, "runId": "r"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": text},
+        {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+        {"type": "RUN_FINISHED", "threadId": sid, "runId": "r"},
+    ])
+
+
+def test_snapshot_boot_shows_early_text_and_reseeds_random(driver: Any, boot_server: Any) -> None:
+    server, switch = boot_server
+    switch.mode = "real"
+    draws = []
+    for i in range(2):
+        sid = f"snap{i}"
+        show_text(server, sid, f"before boot {i}")  # logged before the page even loads
+        st = boot_page(driver, server, sid)
+        assert st["boot"] == {"snapshot": True, "fallback": None}
+        wait_for(driver, "return window.__rec.visibleText() === arguments[0]", 30,
+                 f"before boot {i}")
+        assert not [m for m in console(driver) if FALLBACK_NOTE in m]
+        # Our modules came from the snapshot, not from importing the archive.
+        assert python(driver, "import streampace.browser.runtime as r; r.snapshot_key()")
+        draws.append(python(driver, "import random; random.random()"))
+    # Without the reseed every restore would replay the setup machine's sequence.
+    assert draws[0] != draws[1]
+
+
+@pytest.mark.parametrize(("mode", "reason"), [
+    ("missing", "no snapshot manifest"),
+    ("stale-zip", "older than vendor/streampace.zip"),
+    ("corrupt", "failed to restore"),
+])
+def test_without_a_usable_snapshot_the_page_boots_normally_and_says_so_once(
+        driver: Any, boot_server: Any, mode: str, reason: str) -> None:
+    server, switch = boot_server
+    switch.mode = mode
+    sid = f"fallback-{mode}"
+    show_text(server, sid, f"shown after a {mode} snapshot")
+    try:
+        st = boot_page(driver, server, sid)
+    finally:
+        switch.mode = "real"
+    assert st["boot"]["snapshot"] is False
+    assert reason in st["boot"]["fallback"]
+    wait_for(driver, "return window.__rec.visibleText() === arguments[0]", 30,
+             f"shown after a {mode} snapshot")
+    notes = [m for m in console(driver) if FALLBACK_NOTE in m]
+    assert len(notes) == 1 and reason in notes[0], notes
+    assert driver.execute_script("return window.__rec.events.filter("
+                                 "e => e.name === 'streampace:error').length") == 0
+
+
+def test_mount_without_a_stream_boots_and_connects_later(driver: Any, boot_server: Any) -> None:
+    server, switch = boot_server
+    switch.mode = "real"
+    st = boot_page(driver, server, None)
+    assert st["connection"] == "none" and st["errors"] == []
+    assert not [m for m in console(driver) if "Error" in m]
+    show_text(server, "later", "connected after ready")
+    driver.execute_script("window.streampace.connect('/ws/sessions/later')")
+    wait_for(driver, "return window.__rec.visibleText() === arguments[0]", 30,
+             "connected after ready")
+    assert driver.execute_script("return window.streampace.stats().connection") != "none"
