@@ -3,6 +3,7 @@
     python -m bench             # full: 9 traces × 10 strategies × 60/120 Hz
     python -m bench --quick     # 6 traces, 60 Hz, one repeat (< 1 min)
     python -m bench --browser   # real headless Chromium, streampace vs mosoo_450 vs naive
+    python -m bench --boot      # navigation → ready: stock PyScript vs Pyodide vs embed vs demo
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small run, under a minute")
     ap.add_argument("--browser", action="store_true", help="real headless Chromium mode")
+    ap.add_argument("--boot", action="store_true",
+                    help="boot benchmark in headless Chromium (bench/boot.py; --repeat = rounds, "
+                         "default 5, quick 2)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="output directory")
     ap.add_argument("--traces", help="comma-separated trace names "
                     "(--browser default: bursty,cjk_emoji)")
@@ -109,6 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", action="store_true",
                     help="also write bench/results/REFERENCE.md (with browser.md if present)")
     args = ap.parse_args(argv)
+
+    if args.boot:
+        from bench.boot import main as boot_main
+
+        rounds = args.repeat or (2 if args.quick else 5)
+        return boot_main(["--rounds", str(rounds), "--out", str(args.out)])
 
     if args.browser:
         from bench.browser_bench import main as browser_main

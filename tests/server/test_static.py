@@ -77,7 +77,7 @@ def test_whitelisted_files_with_types_and_headers(site, path, ctype):
     host = site.url.split("//")[1].strip("/")
     assert f"ws://{host}" in csp and "object-src 'none'" in csp
     assert "*" not in csp.replace("'", "")
-    if path.startswith("/vendor/"):
+    if path.startswith(("/vendor/pyodide/", "/vendor/pyscript/")):
         assert "immutable" in r.headers["cache-control"]
         assert "max-age=31536000" in r.headers["cache-control"]
     else:
@@ -123,3 +123,72 @@ def test_missing_root_files_are_404_not_500(serve, tmp_path):
     server = serve("demo", root=tmp_path)
     assert httpx.get(server.url).status_code == 404
     assert httpx.get(server.url + "vendor/pyodide/pyodide.mjs").status_code == 404
+
+
+# -- caching and precompressed files (scripts/setup_runtime writes the .gz) ----
+@pytest.fixture
+def gz_site(tmp_path, serve):
+    import gzip
+
+    root = tmp_path / "root"
+    pyo = root / "vendor" / "pyodide"
+    pyo.mkdir(parents=True)
+    (root / "index.html").write_text("<!doctype html><title>t</title>")
+    wasm = b"\0asm\1\0\0\0" + bytes(range(256)) * 64
+    (pyo / "pyodide.asm.wasm").write_bytes(wasm)
+    gz = pyo / "pyodide.asm.wasm.gz"
+    gz.write_bytes(gzip.compress(wasm, mtime=0))
+    st = (pyo / "pyodide.asm.wasm").stat()
+    os.utime(gz, ns=(st.st_atime_ns, st.st_mtime_ns))  # as setup_runtime does
+    # A .gz made from other content (stale): same mtime, other decoded length.
+    (pyo / "pyodide.asm.mjs").write_text("export const x = 1;\n")
+    stale = pyo / "pyodide.asm.mjs.gz"
+    stale.write_bytes(gzip.compress(b"export const old = 1;\n" * 10, mtime=0))
+    st = (pyo / "pyodide.asm.mjs").stat()
+    os.utime(stale, ns=(st.st_atime_ns, st.st_mtime_ns))
+    (root / "vendor" / "snapshot").mkdir()
+    (root / "vendor" / "snapshot" / "manifest.json").write_text('{"key": "k"}')
+    (root / "vendor" / "streampace.zip").write_bytes(b"PK\3\4")
+    return serve("demo", root=root), wasm
+
+
+def test_precompressed_gzip_is_sent_to_clients_that_accept_it(gz_site):
+    server, wasm = gz_site
+    url = server.url.rstrip("/") + "/vendor/pyodide/pyodide.asm.wasm"
+    r = httpx.get(url, headers={"Accept-Encoding": "gzip"})
+    assert r.headers["content-encoding"] == "gzip"
+    assert r.headers["content-type"] == "application/wasm"
+    assert r.headers["vary"] == "Accept-Encoding"
+    assert int(r.headers["content-length"]) < len(wasm)
+    assert r.content == wasm  # httpx decodes it
+    plain = httpx.get(url, headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert plain.content == wasm and plain.headers["etag"] != r.headers["etag"]
+    refused = httpx.get(url, headers={"Accept-Encoding": "gzip;q=0"})
+    assert "content-encoding" not in refused.headers
+
+
+def test_a_stale_gz_is_never_sent(gz_site):
+    server, _ = gz_site
+    r = httpx.get(server.url.rstrip("/") + "/vendor/pyodide/pyodide.asm.mjs",
+                  headers={"Accept-Encoding": "gzip"})
+    assert "content-encoding" not in r.headers
+    assert r.text == "export const x = 1;\n"
+
+
+@pytest.mark.parametrize("path", ["/vendor/streampace.zip", "/vendor/snapshot/manifest.json",
+                                  "/vendor/pyodide/pyodide.asm.wasm", "/index.html"])
+def test_revalidation_answers_304_and_rebuilt_files_are_never_immutable(gz_site, path):
+    server, _ = gz_site
+    url = server.url.rstrip("/") + path
+    first = httpx.get(url, headers={"Accept-Encoding": "gzip"})
+    assert first.status_code == 200
+    again = httpx.get(url, headers={"Accept-Encoding": "gzip",
+                                    "If-None-Match": first.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+    assert again.headers["etag"] == first.headers["etag"]
+    immutable = "immutable" in first.headers["cache-control"]
+    # Our package and its snapshot change with the code: always revalidated.
+    assert immutable == path.startswith("/vendor/pyodide/")
+    other = httpx.get(url, headers={"If-None-Match": '"something-else"'})
+    assert other.status_code == 200

@@ -1,0 +1,446 @@
+"""Boot benchmark: `python -m bench --boot` (or `python -m bench.boot`).
+
+Navigation → ready in headless Debian Chromium, side by side in one run, for
+
+1. `pyscript`  — a minimal stock PyScript page on the same vendored Pyodide
+                 (ready = its Python script runs);
+2. `pyodide`   — bare `loadPyodide` (ready = it resolved);
+3. `embed`     — our tag (`js_shim/streampace.js`, ready = `streampace:ready`),
+                 with a session stream whose run was requested before Python
+                 booted, so text is waiting at ready;
+4. `embed-nosnap` — the same tag with `data-snapshot="off"` (the ordinary boot);
+5. `demo`      — the demo page `index.html` (ready = its `streampace:ready`).
+
+Served by the real `streampace serve` application (its static handler, cache
+headers and CSP; the demo simulated model behind `/ws/sessions/{id}`), with the
+bench pages added under `/bench-boot/`. Cold = a fresh browser profile; warm =
+a reload in that profile. Rounds interleave the pages; figures are medians;
+ratios are to `pyscript` in the same run. Bytes are what the page transferred
+(Resource Timing `transferSize`, HTML included, WebSocket not). Our boot is
+broken into phases from its `performance` marks (`streampace:*`, js_shim/boot.js).
+
+Results: bench/results/boot.md and boot.json. Figures, never assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as _dt
+import os
+import platform
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+FLAGS = (
+    "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-first-run", "--disable-quic", "--window-size=1000,800",
+)
+TIMEOUT_S = 120.0
+PAGES = ("pyscript", "pyodide", "embed", "embed-nosnap", "embed-nogzip", "demo")
+# Pages served with the precompressed .gz files switched off (same page as embed).
+IDENTITY_PAGES = ("embed-nogzip",)
+BASELINE = "pyscript"
+
+# ---------------------------------------------------------------- bench pages
+# The CSP of `streampace serve` allows no inline script: page code is in files.
+_RECORDER_JS = """
+// Bench recorder: when the page's text first appears, relative to ready.
+const B = (window.__boot = { firstTextAt: null, framesAfterReady: null, queuedAtReady: null });
+const target = document.getElementById("answer");
+if (target) {
+  new MutationObserver(() => {
+    if (B.firstTextAt === null && target.querySelector(".sp-text")
+        && target.querySelector(".sp-text").textContent.length > 0) {
+      B.firstTextAt = performance.now();
+    }
+  }).observe(target, { childList: true, subtree: true, characterData: true });
+  let frames = 0;
+  const tick = () => {
+    const ready = performance.getEntriesByName("streampace:ready").length > 0;
+    if (ready) {
+      if (B.firstTextAt !== null && B.framesAfterReady === null) B.framesAfterReady = frames;
+      frames += 1;
+    }
+    if (B.framesAfterReady === null) requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}
+"""
+
+_EMBED_RUN_JS = """
+// Ask for a run at once: its first batches arrive while Python boots.
+window.streampace.send({ type: "run", prompt: "Why pace streamed text?", scenario: "fast" });
+const inst = window.streampace.instances[0];
+document.addEventListener("streampace:ready", () => {
+  window.__boot.snapshot = inst.stats().boot.snapshot;
+});
+"""
+
+_PYODIDE_JS = """
+const { loadPyodide } = await import("/vendor/pyodide/pyodide.mjs");
+const py = await loadPyodide({ indexURL: "/vendor/pyodide/" });
+py.runPython("1 + 1");
+performance.mark("streampace:ready");
+"""
+
+_PYSCRIPT_TOML = 'name = "stock"\ninterpreter = "/vendor/pyodide/pyodide.mjs"\n'
+
+
+def _html(title: str, head: str, body: str) -> str:
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+            f"{head}</head>\n<body>{body}</body></html>\n")
+
+
+def _embed_html(snapshot: bool) -> str:
+    attr = "" if snapshot else ' data-snapshot="off"'
+    return _html("embed", "", (
+        '<div id="answer"></div>\n'
+        '<script type="module" src="/bench-boot/recorder.js"></script>\n'
+        '<script type="module" src="/js_shim/streampace.js" data-stream="/ws/sessions/'
+        f'bench-boot-{"snap" if snapshot else "nosnap"}" data-target="#answer"{attr}></script>\n'
+        '<script type="module" src="/bench-boot/embed-run.js"></script>'))
+
+
+BENCH_FILES: dict[str, tuple[str, str]] = {
+    "pyscript.html": ("text/html; charset=utf-8", _html(
+        "stock PyScript",
+        '<link rel="stylesheet" href="/vendor/pyscript/core.css">'
+        '<script type="module" src="/vendor/pyscript/core.js"></script>',
+        '<script type="py" config="/bench-boot/pyscript.toml">\n'
+        'from js import performance\nperformance.mark("streampace:ready")\n</script>')),
+    "pyscript.toml": ("text/plain; charset=utf-8", _PYSCRIPT_TOML),
+    "pyodide.html": ("text/html; charset=utf-8", _html(
+        "bare loadPyodide", '<script type="module" src="/bench-boot/pyodide.js"></script>', "")),
+    "pyodide.js": ("text/javascript; charset=utf-8", _PYODIDE_JS),
+    "embed.html": ("text/html; charset=utf-8", _embed_html(True)),
+    "embed-nosnap.html": ("text/html; charset=utf-8", _embed_html(False)),
+    "recorder.js": ("text/javascript; charset=utf-8", _RECORDER_JS),
+    "embed-run.js": ("text/javascript; charset=utf-8", _EMBED_RUN_JS),
+}
+PAGE_URLS = {
+    "pyscript": "/bench-boot/pyscript.html",
+    "pyodide": "/bench-boot/pyodide.html",
+    "embed": "/bench-boot/embed.html",
+    "embed-nosnap": "/bench-boot/embed-nosnap.html",
+    "embed-nogzip": "/bench-boot/embed.html",
+    "demo": "/",
+}
+
+# What a page reports once ready (all times ms since navigation start).
+_COLLECT_JS = """
+const mark = (n) => {
+  const e = performance.getEntriesByName("streampace:" + n);
+  return e.length ? e[0].startTime : null;
+};
+const res = performance.getEntriesByType("resource");
+const nav = performance.getEntriesByType("navigation")[0];
+const end = (suffix) => {
+  const e = res.find((r) => r.name.split("?")[0].endsWith(suffix));
+  return e ? e.responseEnd : null;
+};
+const marks = {};
+for (const n of ["boot-start", "runtime-module", "snapshot-fetched", "python-ready",
+                 "package-ready", "ready"]) marks[n] = mark(n);
+const b = window.__boot || {};
+return {
+  ready: marks.ready, marks,
+  fetched: { wasm: end("/pyodide.asm.wasm"), stdlib: end("/python_stdlib.zip"),
+             snapshot: end(".snap.gz") },
+  transferred: nav.transferSize + res.reduce((s, r) => s + r.transferSize, 0),
+  decoded: nav.decodedBodySize + res.reduce((s, r) => s + r.decodedBodySize, 0),
+  requests: res.length + 1,
+  firstTextAt: b.firstTextAt ?? null, framesAfterReady: b.framesAfterReady ?? null,
+  snapshot: b.snapshot ?? (window.streampaceDemo ? window.streampaceDemo.snapshot ?? null : null),
+};
+"""
+
+
+# ---------------------------------------------------------------- server
+class BootServer:
+    """`streampace serve`'s application plus the bench pages, on a loopback port."""
+
+    def __init__(self, precompressed: bool = True) -> None:
+        self.precompressed = precompressed
+        self.port = 0
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _app(self) -> Any:
+        from starlette.responses import PlainTextResponse, Response
+        from starlette.routing import Route
+        from streampace.server import ServerConfig, parse_source
+        from streampace.server.app import create_app
+        from streampace.server.sources.base import SourceOptions
+
+        config = ServerConfig(port=self.port, root=ROOT)
+        app = create_app(config, parse_source("demo", SourceOptions(speed=1.0, seed=1)))
+        if not self.precompressed:
+            for route in app.router.routes:
+                site = getattr(getattr(route, "endpoint", None), "__self__", None)
+                if hasattr(site, "precompressed"):
+                    site.precompressed = False
+
+        async def bench_file(request: Any) -> Response:
+            entry = BENCH_FILES.get(request.path_params["name"])
+            if entry is None:
+                return PlainTextResponse("not found\n", status_code=404)
+            media, text = entry
+            return Response(text, media_type=media, headers={"Cache-Control": "no-cache"})
+
+        app.router.routes.insert(0, Route("/bench-boot/{name}", bench_file))
+        return app
+
+    def start(self) -> None:
+        import uvicorn
+
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self._app(), log_level="warning", lifespan="on",
+                                ws_ping_interval=None)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("bench server did not start")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Chromium with a fresh profile: its first load is a cold boot."""
+    os.environ.setdefault("SE_MANAGER_PATH", "/nonexistent/selenium-manager-disabled")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    with tempfile.TemporaryDirectory(prefix="streampace-boot-") as profile:
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = CHROMIUM
+        for flag in FLAGS:
+            opts.add_argument(flag)
+        opts.add_argument(f"--user-data-dir={profile}")
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+        driver.set_script_timeout(TIMEOUT_S)
+        try:
+            yield driver
+        finally:
+            driver.quit()
+
+
+def _wait_ready(driver: Any, page: str) -> dict[str, Any]:
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        done = driver.execute_script(
+            "const r = performance.getEntriesByName('streampace:ready').length > 0;"
+            "const b = window.__boot;"
+            # The embed: also wait (bounded) for its first text, to time it.
+            "return r && (!b || b.framesAfterReady !== null"
+            " || performance.now() - performance.getEntriesByName('streampace:ready')[0].startTime"
+            " > 3000);")
+        if done:
+            return driver.execute_script(_COLLECT_JS)
+        time.sleep(0.03)
+    raise TimeoutError(f"{page}: not ready after {TIMEOUT_S:.0f} s")
+
+
+def measure(server: BootServer, page: str) -> dict[str, Any]:
+    """One cold load (fresh profile) and one warm reload of `page`."""
+    url = server.base + PAGE_URLS[page]
+    with chromium() as driver:
+        driver.get(url)
+        cold = _wait_ready(driver, page)
+        driver.refresh()
+        warm = _wait_ready(driver, page)
+    return {"cold": cold, "warm": warm}
+
+
+# ---------------------------------------------------------------- summary
+def _median(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+PHASES = (
+    ("page + shim module", None, "boot-start"),
+    ("pyodide.mjs, archive, manifest", "boot-start", "runtime-module"),
+    ("snapshot fetched + gunzipped", "runtime-module", "snapshot-fetched"),
+    ("wasm compile + Python start/restore", "runtime-module", "python-ready"),
+    ("our package (unpack, import, view)", "python-ready", "package-ready"),
+    ("ready → first text on screen", "ready", "firstText"),
+)
+
+
+def _phase(run: dict[str, Any], start: str | None, stop: str) -> float | None:
+    marks = dict(run["marks"])
+    marks["firstText"] = run.get("firstTextAt")
+    a = 0.0 if start is None else marks.get(start)
+    b = marks.get(stop)
+    return None if a is None or b is None else b - a
+
+
+def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for page, rounds in runs.items():
+        entry: dict[str, Any] = {}
+        for kind in ("cold", "warm"):
+            rs = [r[kind] for r in rounds]
+            entry[kind] = {
+                "ready_ms": _median([r["ready"] for r in rs]),
+                "ready_all_ms": [round(r["ready"]) for r in rs if r["ready"] is not None],
+                "transferred_bytes": _median([r["transferred"] for r in rs]),
+                "decoded_bytes": _median([r["decoded"] for r in rs]),
+                "requests": _median([r["requests"] for r in rs]),
+                "snapshot": [r.get("snapshot") for r in rs],
+                "frames_ready_to_text": _median([r.get("framesAfterReady") for r in rs]),
+                "phases_ms": {name: _median([_phase(r, a, b) for r in rs])
+                              for name, a, b in PHASES},
+                "fetched_at_ms": {k: _median([r["fetched"][k] for r in rs])
+                                  for k in ("wasm", "stdlib", "snapshot")},
+            }
+        out[page] = entry
+    for page in out:
+        for kind in ("cold", "warm"):
+            base = out[BASELINE][kind]["ready_ms"] if BASELINE in out else None
+            mine = out[page][kind]["ready_ms"]
+            out[page][kind]["ratio_to_pyscript"] = (mine / base) if base and mine else None
+    return out
+
+
+def _f(v: float | None, digits: int = 0) -> str:
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def _mb(v: float | None) -> str:
+    return "—" if v is None else f"{v / 1e6:.2f} MB"
+
+
+LABELS = {
+    "pyscript": "stock PyScript page (baseline)",
+    "pyodide": "bare `loadPyodide`",
+    "embed": "our embed tag (snapshot)",
+    "embed-nosnap": "our embed tag, `data-snapshot=\"off\"`",
+    "embed-nogzip": "our embed tag (snapshot), no precompressed .gz",
+    "demo": "demo page `index.html`",
+}
+
+
+def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
+    lines = [
+        "# Boot benchmark (`python -m bench --boot`)",
+        "",
+        f"{meta['date']}, {meta['machine']}, load average at start {meta['load']}; "
+        f"{meta['rounds']} rounds, medians; cold = fresh profile, warm = reload. "
+        "Ratios are to the stock PyScript page in the same run.",
+        "",
+        "| page | cold ready ms | × PyScript | warm ready ms | × PyScript "
+        "| first visit transferred | warm transferred |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for page in PAGES:
+        if page not in summary:
+            continue
+        c, w = summary[page]["cold"], summary[page]["warm"]
+        lines.append(
+            f"| {LABELS[page]} | {_f(c['ready_ms'])} | {_f(c['ratio_to_pyscript'], 2)} | "
+            f"{_f(w['ready_ms'])} | {_f(w['ratio_to_pyscript'], 2)} | "
+            f"{_mb(c['transferred_bytes'])} | {_mb(w['transferred_bytes'])} |")
+    lines += ["", "Phases of our boot (ms, medians; marks from js_shim/boot.js):", "",
+              "| phase | embed cold | embed warm | no snapshot cold | no snapshot warm "
+              "| demo cold | demo warm |",
+              "|---|---|---|---|---|---|---|"]
+    for name, _a, _b in PHASES:
+        row = [name]
+        for page in ("embed", "embed-nosnap", "demo"):
+            for kind in ("cold", "warm"):
+                row.append(_f(summary.get(page, {}).get(kind, {}).get("phases_ms", {}).get(name)))
+        lines.append("| " + " | ".join(row) + " |")
+    e = summary.get("embed", {})
+    if e:
+        lines += ["", "Embed, text that arrived during boot: animation frames from ready to "
+                  f"its first text on screen, median cold {_f(e['cold']['frames_ready_to_text'])}, "
+                  f"warm {_f(e['warm']['frames_ready_to_text'])}. Snapshot used per round: "
+                  f"cold {e['cold']['snapshot']}, warm {e['warm']['snapshot']}."]
+    lines += ["", "All runs (ready ms):", ""]
+    for page in PAGES:
+        if page in summary:
+            lines.append(f"- {page}: cold {summary[page]['cold']['ready_all_ms']}, "
+                         f"warm {summary[page]['warm']['ready_all_ms']}")
+    return "\n".join(lines) + "\n"
+
+
+def run(rounds: int, pages: list[str], out: Path) -> dict[str, Any]:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    server, identity = BootServer(), BootServer(precompressed=False)
+    server.start()
+    identity.start()
+    runs: dict[str, list[dict[str, Any]]] = {p: [] for p in pages}
+    try:
+        for i in range(rounds):
+            # Rotate the order each round so no page always goes first.
+            order = pages[i % len(pages):] + pages[:i % len(pages)]
+            for page in order:
+                runs[page].append(measure(identity if page in IDENTITY_PAGES else server, page))
+                c, w = runs[page][-1]["cold"], runs[page][-1]["warm"]
+                print(f"  round {i + 1} {page}: cold {_f(c['ready'])} ms, "
+                      f"warm {_f(w['ready'])} ms", file=sys.stderr, flush=True)
+    finally:
+        server.stop()
+        identity.stop()
+    summary = summarise(runs)
+    meta = {"date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+            "load": _f(load, 1), "rounds": rounds}
+    out.mkdir(parents=True, exist_ok=True)
+    text = markdown(summary, meta)
+    (out / "boot.md").write_text(text, encoding="utf-8")
+    import json
+
+    (out / "boot.json").write_text(json.dumps({"meta": meta, "summary": summary, "runs": runs},
+                                              indent=1), encoding="utf-8")
+    print(text)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench --boot", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--pages", default=",".join(PAGES), help=f"subset of {','.join(PAGES)}")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+    pages = args.pages.split(",")
+    for p in pages:
+        if p not in PAGES:
+            ap.error(f"unknown page {p!r}")
+    run(args.rounds, pages, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
