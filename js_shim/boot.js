@@ -13,6 +13,9 @@
 
 // Must match PACKAGE_DIR in scripts/make_snapshot.mjs.
 const PACKAGE_DIR = "/home/pyodide/streampace-pkg";
+// Must match SNAPSHOT_FILE in scripts/setup_runtime: fetched at once, in
+// parallel with its manifest, and dropped if the manifest does not match.
+const SNAPSHOT_FILE = "streampace.snap.gz";
 
 export function mark(name) {
   try {
@@ -32,16 +35,23 @@ async function sha256Hex(bytes) {
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-// Gzip unless a server already decoded it (sent it with Content-Encoding).
-async function gunzip(bytes) {
-  if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
+// The snapshot's heap, gunzipped while it downloads (measured faster than
+// buffering first, and than Content-Encoding from the server). A server that
+// labelled the .gz with Content-Encoding has had the browser decode it already.
+async function fetchSnapshot(url, signal) {
+  const response = await fetch(url, { signal });
+  if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
+  const encoding = response.headers.get("content-encoding") || "";
+  const body = /gzip/i.test(encoding)
+    ? response.body
+    : response.body.pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(body).arrayBuffer());
 }
 
 // Why the snapshot cannot be used, or null when it can.
 async function snapshotProblem(manifest, version, archive) {
   if (manifest === null) return "no snapshot manifest (run scripts/setup)";
+  if (manifest.file !== SNAPSHOT_FILE) return `unexpected snapshot file ${manifest.file}`;
   if (manifest.pyodideVersion !== version) {
     return `snapshot made for Pyodide ${manifest.pyodideVersion}, this is ${version}`;
   }
@@ -67,7 +77,7 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
     ? fetch(new URL("snapshot/manifest.json", vendor)).then((r) => (r.ok ? r.json() : null)).catch(() => null)
     : Promise.resolve(null);
   const snapshotP = useSnapshot
-    ? manifestP.then((m) => (m === null ? null : fetchBytes(new URL(`snapshot/${m.file}`, vendor), abort.signal)))
+    ? fetchSnapshot(new URL(`snapshot/${SNAPSHOT_FILE}`, vendor), abort.signal)
     : Promise.resolve(null);
   snapshotP.catch(() => {}); // a failed fetch is reported below, not as unhandled
 
@@ -79,7 +89,7 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
   if (fallback === null) {
     onProgress("Restoring the prepared Python…");
     try {
-      const heap = snapshotP.then(gunzip).then((bytes) => {
+      const heap = snapshotP.then((bytes) => {
         mark("snapshot-fetched");
         return bytes;
       });
