@@ -288,7 +288,7 @@ def _median(values: list[float | None]) -> float | None:
 
 PHASES = (
     ("page + shim module", None, "boot-start"),
-    ("pyodide.mjs, archive, manifest", "boot-start", "runtime-module"),
+    ("pyodide.mjs imported", "boot-start", "runtime-module"),
     ("snapshot fetched + gunzipped", "runtime-module", "snapshot-fetched"),
     ("wasm compile + Python start/restore", "runtime-module", "python-ready"),
     ("our package (unpack, import, view)", "python-ready", "package-ready"),

@@ -16,6 +16,7 @@ const PACKAGE_DIR = "/home/pyodide/streampace-pkg";
 // Must match SNAPSHOT_FILE in scripts/setup_runtime: fetched at once, in
 // parallel with its manifest, and dropped if the manifest does not match.
 const SNAPSHOT_FILE = "streampace.snap.gz";
+const SNAPSHOT_FORMAT = 2; // SNAPSHOT_FORMAT in scripts/setup_runtime
 
 export function mark(name) {
   try {
@@ -36,22 +37,51 @@ async function sha256Hex(bytes) {
 }
 
 // The snapshot's heap, gunzipped while it downloads (measured faster than
-// buffering first, and than Content-Encoding from the server). A server that
-// labelled the .gz with Content-Encoding has had the browser decode it already.
-async function fetchSnapshot(url, signal) {
+// buffering first, and than Content-Encoding from the server). The file holds
+// only the heap's non-zero runs; `manifest.runs` says where each one goes in a
+// zeroed buffer of `manifest.bytes` (half the heap is zero: half the work).
+// A server that labelled the .gz with Content-Encoding has had the browser
+// decode it already.
+async function fetchSnapshot(url, signal, manifestP) {
   const response = await fetch(url, { signal });
   if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
   const encoding = response.headers.get("content-encoding") || "";
   const body = /gzip/i.test(encoding)
     ? response.body
     : response.body.pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(body).arrayBuffer());
+  const manifest = await manifestP;
+  if (manifest === null) throw new Error("no snapshot manifest");
+  const { runs, bytes } = manifest;
+  const heap = new Uint8Array(bytes);
+  const reader = body.getReader();
+  let run = 0;
+  let filled = 0; // bytes of runs[run] written so far
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    for (let at = 0; at < value.length;) {
+      if (run >= runs.length) throw new Error("snapshot is longer than its manifest says");
+      const [offset, length] = runs[run];
+      const n = Math.min(length - filled, value.length - at);
+      heap.set(value.subarray(at, at + n), offset + filled);
+      at += n;
+      filled += n;
+      if (filled === length) {
+        run += 1;
+        filled = 0;
+      }
+    }
+  }
+  if (run !== runs.length) throw new Error("snapshot is shorter than its manifest says");
+  return heap;
 }
 
 // Why the snapshot cannot be used, or null when it can.
 async function snapshotProblem(manifest, version, archive) {
   if (manifest === null) return "no snapshot manifest (run scripts/setup)";
-  if (manifest.file !== SNAPSHOT_FILE) return `unexpected snapshot file ${manifest.file}`;
+  if (manifest.format !== SNAPSHOT_FORMAT || manifest.file !== SNAPSHOT_FILE) {
+    return `snapshot manifest of another format (${manifest.format}, ${manifest.file})`;
+  }
   if (manifest.pyodideVersion !== version) {
     return `snapshot made for Pyodide ${manifest.pyodideVersion}, this is ${version}`;
   }
@@ -77,25 +107,36 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
     ? fetch(new URL("snapshot/manifest.json", vendor)).then((r) => (r.ok ? r.json() : null)).catch(() => null)
     : Promise.resolve(null);
   const snapshotP = useSnapshot
-    ? fetchSnapshot(new URL(`snapshot/${SNAPSHOT_FILE}`, vendor), abort.signal)
+    ? fetchSnapshot(new URL(`snapshot/${SNAPSHOT_FILE}`, vendor), abort.signal, manifestP)
     : Promise.resolve(null);
   snapshotP.catch(() => {}); // a failed fetch is reported below, not as unhandled
 
   onProgress("Loading the Python runtime…");
-  const [{ loadPyodide, version }, archive, manifest] = await Promise.all([moduleP, archiveP, manifestP]);
+  const { loadPyodide, version } = await moduleP;
   mark("runtime-module");
-  let fallback = useSnapshot ? await snapshotProblem(manifest, version, archive) : "disabled by the page";
+  let fallback = useSnapshot ? null : "disabled by the page";
   let pyodide = null;
-  if (fallback === null) {
-    onProgress("Restoring the prepared Python…");
+  if (useSnapshot) {
+    // Pyodide fetches and compiles its runtime (asm.mjs, wasm, stdlib) while
+    // this decides whether the snapshot fits and the heap downloads; a snapshot
+    // that does not fit rejects here, and Python then boots the ordinary way.
+    let problem = null;
+    const heap = Promise.all([manifestP, archiveP]).then(async ([manifest, archive]) => {
+      problem = await snapshotProblem(manifest, version, archive);
+      if (problem !== null) {
+        abort.abort();
+        throw new Error(problem);
+      }
+      onProgress("Restoring the prepared Python…");
+      const bytes = await snapshotP;
+      mark("snapshot-fetched");
+      return bytes;
+    });
     try {
-      const heap = snapshotP.then((bytes) => {
-        mark("snapshot-fetched");
-        return bytes;
-      });
       pyodide = await loadPyodide({ indexURL, _loadSnapshot: heap });
       mark("python-ready");
       onProgress("Starting streampace…");
+      const [manifest, archive] = await Promise.all([manifestP, archiveP]);
       pyodide.unpackArchive(archive, "zip", { extractDir: PACKAGE_DIR });
       const runtime = pyodide.pyimport("streampace.browser.runtime");
       try {
@@ -105,11 +146,9 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
         runtime.destroy();
       }
     } catch (err) {
-      fallback = `snapshot failed to restore (${err && err.message ? err.message.split("\n")[0] : err})`;
+      fallback = problem ?? `snapshot failed to restore (${err && err.message ? err.message.split("\n")[0] : err})`;
       pyodide = null;
     }
-  } else {
-    abort.abort();
   }
   if (pyodide === null) {
     if (useSnapshot) console.warn(`streampace: booting Python without the memory snapshot: ${fallback}`);
@@ -117,7 +156,7 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
     pyodide = await loadPyodide({ indexURL });
     mark("python-ready");
     onProgress("Starting streampace…");
-    pyodide.unpackArchive(archive, "zip", { extractDir: PACKAGE_DIR });
+    pyodide.unpackArchive(await archiveP, "zip", { extractDir: PACKAGE_DIR });
     const sys = pyodide.pyimport("sys");
     sys.path.insert(0, PACKAGE_DIR);
     sys.destroy();

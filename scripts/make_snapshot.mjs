@@ -6,7 +6,11 @@
 // Boots the vendored Pyodide with the private `_makeSnapshot` option, unpacks
 // vendor/streampace.zip where the pages unpack it, imports our browser modules
 // (streampace.browser.runtime.prepare_snapshot) and writes the whole WASM heap,
-// gzipped. Prints one JSON line with sizes and timings for setup_runtime.
+// gzipped without its all-zero pages (about half of it): the file holds the
+// non-zero runs back to back, and `runs` ([offset, length] pairs, printed for
+// the manifest) says where each goes; js_shim/boot.js writes them into a zeroed
+// buffer of `bytes` bytes while they download. Prints one JSON line with sizes,
+// runs and timings for setup_runtime.
 // Pyodide checks its build id when restoring, so a snapshot made here is
 // refused (and the page boots normally) by any other Pyodide build.
 
@@ -17,6 +21,26 @@ import zlib from "node:zlib";
 
 // Must match PACKAGE_DIR in js_shim/boot.js: the snapshot's sys.path points here.
 const PACKAGE_DIR = "/home/pyodide/streampace-pkg";
+
+// [offset, length] of the runs of `page`-sized blocks that are not all zero.
+function nonZeroRuns(bytes, page) {
+  const runs = [];
+  for (let at = 0; at < bytes.length; at += page) {
+    const end = Math.min(at + page, bytes.length);
+    let zero = true;
+    for (let i = at; i < end; i++) {
+      if (bytes[i] !== 0) {
+        zero = false;
+        break;
+      }
+    }
+    if (zero) continue;
+    const last = runs[runs.length - 1];
+    if (last && last[0] + last[1] === at) last[1] += end - at;
+    else runs.push([at, end - at]);
+  }
+  return runs;
+}
 
 const [vendorDir, outFile, key] = process.argv.slice(2);
 if (!vendorDir || !outFile || !key) {
@@ -41,7 +65,9 @@ runtime.destroy();
 const tImport = performance.now();
 
 const heap = pyodide.makeMemorySnapshot();
-const gz = zlib.gzipSync(heap, { level: 6 });
+const runs = nonZeroRuns(heap, 4096);
+const packed = Buffer.concat(runs.map(([at, n]) => heap.subarray(at, at + n)));
+const gz = zlib.gzipSync(packed, { level: 6 });
 const tmp = `${outFile}.tmp`;
 fs.writeFileSync(tmp, gz);
 fs.renameSync(tmp, outFile);
@@ -49,7 +75,9 @@ const tDone = performance.now();
 
 console.log(JSON.stringify({
   bytes: heap.length,
+  packedBytes: packed.length,
   gzipBytes: gz.length,
+  runs,
   pyodideVersion: pyodide.version,
   imported: report.imported,
   skipped: report.skipped,
