@@ -177,3 +177,15 @@ def test_mount_without_a_stream_boots_and_connects_later(driver: Any, boot_serve
     wait_for(driver, "return window.__rec.visibleText() === arguments[0]", 30,
              "connected after ready")
     assert driver.execute_script("return window.streampace.stats().connection") != "none"
+
+
+def test_a_failed_boot_says_what_failed(driver: Any, boot_server: Any) -> None:
+    server, _ = boot_server
+    driver.get(server.url("/tests/browser/pages/boot-error.html"))
+    wait_for(driver, "return window.__rec && window.__rec.failed !== null", 60)
+    assert driver.execute_script("return window.__rec.failed") is not False
+    shown = driver.execute_script("return document.querySelector('#answer [role=status]')"
+                                  ".textContent")
+    assert shown.startswith("streampace failed to start:") and "pyodide.mjs" in shown, shown
+    events = driver.execute_script("return window.__rec.events")
+    assert [e["where"] for e in events] == ["boot"]
