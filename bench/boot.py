@@ -19,7 +19,11 @@ ratios are to `pyscript` in the same run. Bytes are what the page transferred
 (Resource Timing `transferSize`, HTML included, WebSocket not). Our boot is
 broken into phases from its `performance` marks (`streampace:*`, js_shim/boot.js).
 
-Results: bench/results/boot.md and boot.json. Figures, never assertions.
+`--mbps 50` throttles the browser's network (Chrome DevTools network emulation,
+20 ms RTT): on loopback compression cannot show what it saves.
+
+Results: bench/results/boot.md and boot.json (boot-<N>mbps.* when throttled).
+Figures, never assertions.
 """
 
 from __future__ import annotations
@@ -269,10 +273,16 @@ def _wait_ready(driver: Any, page: str) -> dict[str, Any]:
     raise TimeoutError(f"{page}: not ready after {TIMEOUT_S:.0f} s")
 
 
-def measure(server: BootServer, page: str) -> dict[str, Any]:
-    """One cold load (fresh profile) and one warm reload of `page`."""
+def measure(server: BootServer, page: str, mbps: float | None = None) -> dict[str, Any]:
+    """One cold load (fresh profile) and one warm reload of `page`; with `mbps`
+    the browser's network is throttled to that download rate (and 20 ms RTT)."""
     url = server.base + PAGE_URLS[page]
     with chromium() as driver:
+        if mbps:
+            driver.execute_cdp_cmd("Network.enable", {})
+            driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
+                "offline": False, "latency": 20,
+                "downloadThroughput": mbps * 1e6 / 8, "uploadThroughput": mbps * 1e6 / 8})
         driver.get(url)
         cold = _wait_ready(driver, page)
         driver.refresh()
@@ -354,7 +364,8 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     lines = [
         "# Boot benchmark (`python -m bench --boot`)",
         "",
-        f"{meta['date']}, {meta['machine']}, load average at start {meta['load']}; "
+        f"{meta['date']}, {meta['machine']}, load average at start {meta['load']}, "
+        f"network {meta['network']}; "
         f"{meta['rounds']} rounds, medians; cold = fresh profile, warm = reload. "
         "Ratios are to the stock PyScript page in the same run.",
         "",
@@ -394,7 +405,7 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(rounds: int, pages: list[str], out: Path) -> dict[str, Any]:
+def run(rounds: int, pages: list[str], out: Path, mbps: float | None = None) -> dict[str, Any]:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     server, identity = BootServer(), BootServer(precompressed=False)
     server.start()
@@ -405,7 +416,8 @@ def run(rounds: int, pages: list[str], out: Path) -> dict[str, Any]:
             # Rotate the order each round so no page always goes first.
             order = pages[i % len(pages):] + pages[:i % len(pages)]
             for page in order:
-                runs[page].append(measure(identity if page in IDENTITY_PAGES else server, page))
+                runs[page].append(measure(identity if page in IDENTITY_PAGES else server, page,
+                                          mbps))
                 c, w = runs[page][-1]["cold"], runs[page][-1]["warm"]
                 print(f"  round {i + 1} {page}: cold {_f(c['ready'])} ms, "
                       f"warm {_f(w['ready'])} ms", file=sys.stderr, flush=True)
@@ -415,13 +427,15 @@ def run(rounds: int, pages: list[str], out: Path) -> dict[str, Any]:
     summary = summarise(runs)
     meta = {"date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-            "load": _f(load, 1), "rounds": rounds}
+            "load": _f(load, 1), "rounds": rounds,
+            "network": f"throttled to {mbps:g} Mbit/s, 20 ms RTT" if mbps else "loopback"}
     out.mkdir(parents=True, exist_ok=True)
     text = markdown(summary, meta)
-    (out / "boot.md").write_text(text, encoding="utf-8")
+    name = f"boot-{mbps:g}mbps" if mbps else "boot"
+    (out / f"{name}.md").write_text(text, encoding="utf-8")
     import json
 
-    (out / "boot.json").write_text(json.dumps({"meta": meta, "summary": summary, "runs": runs},
+    (out / f"{name}.json").write_text(json.dumps({"meta": meta, "summary": summary, "runs": runs},
                                               indent=1), encoding="utf-8")
     print(text)
     return summary
@@ -433,12 +447,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--pages", default=",".join(PAGES), help=f"subset of {','.join(PAGES)}")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--mbps", type=float, help="throttle the browser's network (Mbit/s, 20 ms RTT)")
     args = ap.parse_args(argv)
     pages = args.pages.split(",")
     for p in pages:
         if p not in PAGES:
             ap.error(f"unknown page {p!r}")
-    run(args.rounds, pages, args.out)
+    run(args.rounds, pages, args.out, args.mbps)
     return 0
 
 
