@@ -51,7 +51,11 @@ if (!vendorDir || !outFile || !key) {
 const t0 = performance.now();
 const pyodideDir = path.join(path.resolve(vendorDir), "pyodide") + path.sep;
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
-const pyodide = await loadPyodide({ indexURL: pyodideDir, _makeSnapshot: true });
+// What a browser boot would have: without it Emscripten takes Node's argv[1],
+// and this machine's path would end up in sys.executable and os.environ["_"].
+const pyodide = await loadPyodide({
+  indexURL: pyodideDir, _makeSnapshot: true, _sysExecutable: "./this.program",
+});
 const tBoot = performance.now();
 
 const archive = new Uint8Array(fs.readFileSync(path.join(vendorDir, "streampace.zip")));

@@ -65,6 +65,8 @@ def after_restore() -> None:
     (String hash randomisation stays fixed by the snapshot; nothing of ours
     depends on it.)"""
     random.seed()  # from os.urandom, i.e. crypto.getRandomValues in the page
+    # Pyodide puts "" in front of sys.path again after a restore.
+    sys.path[:] = list(dict.fromkeys(sys.path))
     tzset = getattr(time, "tzset", None)
     if tzset is not None:
         tzset()
