@@ -51,4 +51,14 @@ for (const name of ["streampace:ready", "streampace:message-end", "streampace:ru
 await import("/js_shim/streampace.js");
 const sid = params.get("sid");
 const inst = window.streampace.mount({ target: "#answer", stream: sid ? `/ws/sessions/${sid}` : null });
+// How many socket messages were waiting, buffered, when Python attached: the
+// ones that arrived during the boot.
+if (inst.socket !== null) {
+  const socket = inst.socket;
+  const attach = socket.attach.bind(socket);
+  socket.attach = (sink) => {
+    rec.bufferedAtAttach = socket.backlog.filter(([kind]) => kind === "message").length;
+    attach(sink);
+  };
+}
 inst.ready.then(() => { rec.ready = true; rec.bootMs = inst.bootMs; });
