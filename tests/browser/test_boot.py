@@ -54,6 +54,8 @@ class SnapshotSwitch:
             manifest = json.loads(path.read_text())
             if self.mode == "stale-zip":
                 manifest["zipSha256"] = "0" * 64
+            elif self.mode == "other-pyodide":
+                manifest["pyodideVersion"] = "0.0.0"
             return Response(json.dumps(manifest), media_type="application/json", headers=headers)
         if self.mode == "corrupt":
             return Response(gzip.compress(os.urandom(1 << 16)), media_type="application/gzip",
@@ -145,6 +147,7 @@ def test_snapshot_boot_shows_early_text_and_reseeds_random(driver: Any, boot_ser
 @pytest.mark.parametrize(("mode", "reason"), [
     ("missing", "no snapshot manifest"),
     ("stale-zip", "older than vendor/streampace.zip"),
+    ("other-pyodide", "made for Pyodide 0.0.0"),
     ("corrupt", "failed to restore"),
 ])
 def test_without_a_usable_snapshot_the_page_boots_normally_and_says_so_once(
