@@ -391,6 +391,13 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
             for kind in ("cold", "warm"):
                 row.append(_f(summary.get(page, {}).get(kind, {}).get("phases_ms", {}).get(name)))
         lines.append("| " + " | ".join(row) + " |")
+    for what in ("snapshot", "wasm", "stdlib"):
+        row = [f"{what} downloaded (since navigation)"]
+        for page in ("embed", "embed-nosnap", "demo"):
+            for kind in ("cold", "warm"):
+                got = summary.get(page, {}).get(kind, {}).get("fetched_at_ms", {}).get(what)
+                row.append(_f(got))
+        lines.append("| " + " | ".join(row) + " |")
     e = summary.get("embed", {})
     if e:
         lines += ["", "Embed, text that arrived during boot: animation frames from ready to "
