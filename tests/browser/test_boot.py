@@ -195,3 +195,13 @@ def test_a_failed_boot_says_what_failed(driver: Any, boot_server: Any) -> None:
     assert shown.startswith("streampace failed to start:") and "pyodide.mjs" in shown, shown
     events = driver.execute_script("return window.__rec.events")
     assert [e["where"] for e in events] == ["boot"]
+
+
+def test_tag_without_a_stream_connected_during_boot(driver: Any, boot_server: Any) -> None:
+    server, switch = boot_server
+    switch.mode = "real"
+    show_text(server, "early", "connected while booting")
+    boot_page(driver, server, "early", page="mount-later.html")
+    assert driver.execute_script("return window.__rec.connectedBeforeReady") is True
+    wait_for(driver, "return window.__rec.visibleText() === arguments[0]", 30,
+             "connected while booting")
