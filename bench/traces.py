@@ -10,7 +10,16 @@ optionally through a network model:
   during a stall lands at its end), order preserved;
 * `agentic`: the socket drops mid-run; messages sent while it is down are lost
   and the reconnect delivers a MESSAGES_SNAPSHOT of everything published so
-  far, then the stream resumes.
+  far, then the stream resumes;
+* `batch40` / `batch300`: the delivery buffer with a 40 ms / 300 ms max wait;
+* `poisson`: socket messages at Poisson instants (exponential gaps, mean
+  100 ms), each carrying everything generated since the previous one;
+* `provider`: no server batching; the provider itself sends a delta every
+  20–60 ms (uniform) with an occasional 0.5 s pause, the model generating
+  smoothly all along (so what a pause holds back lands at its end).
+
+`ultra_fast` is the long answer generated four times faster (≈ 1800
+graphemes/s, beyond the seed's 800/s ceiling), through the usual buffer.
 
 Traces are saved as JSONL of timestamped AG-UI events (one line per event:
 `{"stage": "model"|"arrival", "t_ms": …, "batch": k, "event": {…}}`).
@@ -27,7 +36,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from streampace.delivery import Batch, DeliveryBuffer
+from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
 from streampace.sim import messages_snapshot, simulate
 
 from bench.metrics import TraceTruth
@@ -36,6 +45,9 @@ Arrivals = list[tuple[float, list[dict[str, Any]]]]
 Model = list[tuple[float, dict[str, Any]]]
 
 # name -> (sim scenario, network model, what it stands for)
+# Network models: "direct" (the 150 ms delivery buffer), "jittery",
+# "reconnect", "batchN" (the buffer with an N ms max wait), "poisson",
+# "provider"; a scenario "name@k" is generated k times faster.
 TRACE_KINDS: dict[str, tuple[str, str, str]] = {
     "fast": ("fast", "direct", "fast model, ~110 tokens/s"),
     "slow": ("slow", "direct", "slow model, ~15 tokens/s"),
@@ -46,7 +58,15 @@ TRACE_KINDS: dict[str, tuple[str, str, str]] = {
     "agentic": ("agentic", "reconnect", "reasoning, tools, several messages, reconnect"),
     "long": ("long", "direct", "a long answer, ≥ 50 000 graphemes"),
     "paste": ("paste", "direct", "a 10 000-grapheme paste in one delta"),
+    "batch40": ("fast", "batch40", "fast model, 40 ms max-wait batches"),
+    "batch300": ("fast", "batch300", "fast model, 300 ms max-wait batches"),
+    "ultra_fast": ("long@4", "direct", "a model at ≈ 1800 graphemes/s (long answer × 4)"),
+    "poisson": ("fast", "poisson", "fast model, Poisson-timed socket messages (mean 100 ms)"),
+    "provider": ("long", "provider",
+                 "provider cadence: a delta every 20–60 ms, occasional 0.5 s pauses"),
 }
+# Traces whose transport is steady (the lag targets apply to these).
+UNSTEADY_TRACES = frozenset({"jittery", "agentic", "paste", "bursty"})
 QUICK_TRACES = ("fast", "bursty", "jittery", "cjk_emoji", "agentic", "paste")
 PROMPT = "Explain how streaming text should be displayed."
 
@@ -132,7 +152,7 @@ class _Clock:
             self.run_until(self._heap[0][0])
 
 
-def deliver(model: Model) -> Arrivals:
+def deliver(model: Model, max_wait_ms: float = 150.0) -> Arrivals:
     """Pass the model stream through the real DeliveryBuffer on a virtual clock."""
     clock = _Clock()
     out: Arrivals = []
@@ -141,7 +161,8 @@ def deliver(model: Model) -> Arrivals:
         out.append((clock.now, [dict(e) for e in batch.events]))
         return True
 
-    buf = DeliveryBuffer(publish, clock.schedule, clock.cancel)
+    buf = DeliveryBuffer(publish, clock.schedule, clock.cancel,
+                         DeliveryConfig(max_wait_ms=max_wait_ms))
     for t, ev in model:
         clock.run_until(t)
         buf.enqueue([ev])
@@ -149,6 +170,52 @@ def deliver(model: Model) -> Arrivals:
     buf.flush()
     clock.drain()
     return out
+
+
+def regroup(model: Model, instants: list[float]) -> Arrivals:
+    """One socket message per instant, carrying every event generated since the last.
+
+    Events generated after the last instant go out at the model's last event.
+    """
+    out: Arrivals = []
+    i = 0
+    for t in instants:
+        batch = []
+        while i < len(model) and model[i][0] <= t:
+            batch.append(dict(model[i][1]))
+            i += 1
+        if batch:
+            out.append((round(t, 3), batch))
+    if i < len(model):
+        out.append((model[-1][0], [dict(e) for _t, e in model[i:]]))
+    return out
+
+
+def poisson_instants(model: Model, seed: int, mean_ms: float = 100.0) -> list[float]:
+    rng = random.Random(f"bench.poisson:{seed}")
+    end = model[-1][0] if model else 0.0
+    t = model[0][0] if model else 0.0
+    out = [t]  # the first event (run start) goes out at once
+    while t < end:
+        t += rng.expovariate(1.0 / mean_ms)
+        out.append(t)
+    return out
+
+
+def provider_instants(model: Model, seed: int) -> tuple[list[float], dict[str, Any]]:
+    rng = random.Random(f"bench.provider:{seed}")
+    end = model[-1][0] if model else 0.0
+    t = model[0][0] if model else 0.0
+    out = [t]
+    pauses = 0
+    while t < end:
+        if rng.random() < 0.03:
+            t += 500.0
+            pauses += 1
+        else:
+            t += rng.uniform(20.0, 60.0)
+        out.append(t)
+    return out, {"pauses": pauses}
 
 
 def jitter(arrivals: Arrivals, seed: int) -> tuple[Arrivals, dict[str, Any]]:
@@ -209,11 +276,22 @@ def build_trace(name: str, seed: int = 1) -> Trace:
     if name not in TRACE_KINDS:
         raise ValueError(f"unknown trace {name!r}; choose from {', '.join(TRACE_KINDS)}")
     scenario, network, description = TRACE_KINDS[name]
-    timed = simulate(scenario, seed=seed, prompt=PROMPT, run_id=f"run-{name}-{seed}")
+    base, _at, speed = scenario.partition("@")
+    timed = simulate(base, seed=seed, prompt=PROMPT, run_id=f"run-{name}-{seed}",
+                     speed=float(speed or 1))
     model: Model = [(te.t_ms, dict(te.event)) for te in timed]
-    arrivals = deliver(model)
-    meta: dict[str, Any] = {"scenario": scenario, "seed": seed, "network": network,
-                            "socket_messages": len(arrivals)}
+    meta: dict[str, Any] = {"scenario": scenario, "seed": seed, "network": network}
+    if network.startswith("batch"):
+        arrivals = deliver(model, max_wait_ms=float(network[len("batch"):]))
+    elif network == "poisson":
+        arrivals = regroup(model, poisson_instants(model, seed))
+    elif network == "provider":
+        instants, extra = provider_instants(model, seed)
+        arrivals = regroup(model, instants)
+        meta.update(extra)
+    else:
+        arrivals = deliver(model)
+    meta["socket_messages"] = len(arrivals)
     if network == "jittery":
         arrivals, extra = jitter(arrivals, seed)
         meta.update(extra)

@@ -1,7 +1,7 @@
 """streampace and mosoo_450: the project's real PacingScheduler, two configs.
 
-`streampace` is the default config; `mosoo_450` is the seed's algorithm with
-its exact constants (τ 250 ms, 20–800 graphemes/s, 4096 overload, 512 events,
+`streampace` is the default config (adaptive playout); `mosoo_450` is the
+seed's algorithm (`PacingConfig.seed()`) with its exact constants (τ 250 ms, 20–800 graphemes/s, 4096 overload, 512 events,
 50 ms fallback) and per-event segmentation — holdback_ms=0.
 """
 
@@ -43,14 +43,14 @@ class _Scheduled(Strategy):
 
 class Streampace(_Scheduled):
     name = "streampace"
-    summary = "streampace PacingScheduler, default config (cluster holdback on)"
+    summary = "streampace PacingScheduler, default: adaptive playout (cluster holdback on)"
     config = PacingConfig()
 
 
 class Mosoo450(_Scheduled):
     name = "mosoo_450"
     summary = "the seed: τ 250 ms, 20–800/s, 4096 overload, per-event segmentation"
-    config = PacingConfig(
+    config = PacingConfig.seed(
         tau_ms=250,
         min_rate=20,
         max_rate=800,

@@ -43,6 +43,7 @@ from .events import (
     EventError,
 )
 from .graphemes import Segmenter, default_segmenter, may_extend
+from .playout import AdaptiveLaw, SeedLaw
 
 __all__ = ["FrameHost", "PacingConfig", "PacingScheduler"]
 
@@ -63,8 +64,18 @@ class FrameHost(Protocol):
 
 @dataclass(frozen=True)
 class PacingConfig:
-    """Defaults are the seed's (mosoo PR #450) plus our cluster holdback."""
+    """How text is paced.  The default law is adaptive playout
+    (:mod:`streampace.playout`); :meth:`seed` is the seed's law exactly.
 
+    ``max_lag_ms`` is the one knob of the adaptive law: the most any grapheme
+    may wait after it arrived (outside stalls, which drain in bounded steps).
+    None = automatic (a few of the transport's own delivery gaps).  Smaller:
+    fresher text, less smoothing of the transport's batches.  ``tau_ms`` and
+    ``max_rate`` belong to the seed law only; ``min_rate`` is both laws' floor.
+    """
+
+    law: str = "adaptive"  # "adaptive" | "seed"
+    max_lag_ms: float | None = None  # adaptive law's knob; None = automatic
     tau_ms: float = 250
     min_rate: float = 20  # graphemes/s
     max_rate: float = 800  # graphemes/s
@@ -73,7 +84,22 @@ class PacingConfig:
     fallback_ms: float = 50
     holdback_ms: float = 150  # 0 disables cross-delta cluster holdback
 
+    @classmethod
+    def seed(cls, **overrides: Any) -> PacingConfig:
+        """The seed's law (mosoo PR #450): ``clamp(pending / 250 ms, 20, 800)``,
+        its constants, with our cross-delta cluster holdback on."""
+        return cls(**{"law": "seed", **overrides})
+
+    def make_law(self) -> AdaptiveLaw | SeedLaw:
+        if self.law == "seed":
+            return SeedLaw(self.tau_ms, self.min_rate, self.max_rate)
+        return AdaptiveLaw(self.max_lag_ms, self.min_rate)
+
     def __post_init__(self) -> None:
+        if self.law not in ("adaptive", "seed"):
+            raise ValueError("law must be 'adaptive' or 'seed'")
+        if self.max_lag_ms is not None and not self.max_lag_ms > 0:
+            raise ValueError("max_lag_ms must be > 0 (or None: automatic)")
         if not self.tau_ms > 0:
             raise ValueError("tau_ms must be > 0")
         if not 0 <= self.min_rate <= self.max_rate:
@@ -114,9 +140,10 @@ class _Entry:
 
 class _Session:
     __slots__ = ("pending", "live", "barriers", "last_barrier_seq", "roles",
-                 "last_entry", "held", "last_chunk_id")
+                 "last_entry", "held", "last_chunk_id", "track")
 
-    def __init__(self) -> None:
+    def __init__(self, track: Any) -> None:
+        self.track = track  # the pacing law's per-session estimates
         self.pending = 0  # paced graphemes queued, incl. held ones
         self.live = 0  # queued entries not yet fully delivered
         self.barriers = 0  # barriers queued
@@ -151,6 +178,7 @@ class PacingScheduler:
         self._host = host
         self._apply = apply
         self.config = config if config is not None else PacingConfig()
+        self._law = self.config.make_law()
         self._split = (segmenter if segmenter is not None else default_segmenter()).split
         self._queue: list[_Entry] = []
         self._head = 0
@@ -193,14 +221,17 @@ class PacingScheduler:
             return
         st = self._sessions.get(session_id)
         if st is None:
-            st = self._sessions[session_id] = _Session()
+            st = self._sessions[session_id] = _Session(self._law.new_track())
         now = self._host.now()
         if self._live == 0:
             # idle -> active: elapsed time restarts now, so an idle gap is no burst
             self._baseline = now
-            self._carry = 0.0
+            self._carry = self._law.first_frame_credit()
+        before = st.pending
         for ev in batch:
             self._enqueue_one(session_id, st, ev if isinstance(ev, dict) else dict(ev), now)
+        if st.pending > before:
+            self._law.on_arrival(st.track, now, st.pending - before)
         self._arm()
 
     def flush_now(self, session_id: str) -> None:
@@ -497,7 +528,7 @@ class PacingScheduler:
         elif pending == 0:
             emit, carry, rate = 0, 0.0, 0.0
         else:
-            rate = min(max(pending * 1000.0 / cfg.tau_ms, cfg.min_rate), cfg.max_rate)
+            rate = self._law.rate(st.track, now, st.pending, pending)
             budget = self._carry + rate * elapsed_s
             emit = int(budget)
             carry = budget - emit

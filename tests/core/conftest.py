@@ -146,6 +146,12 @@ def rig() -> Rig:
 
 
 @pytest.fixture
+def seed_rig() -> Rig:
+    """The seed's law (PacingConfig.seed()), for tests that pin its budget formula."""
+    return make_rig(PacingConfig.seed())
+
+
+@pytest.fixture
 def rig_factory() -> Callable[..., Rig]:
     return make_rig
 

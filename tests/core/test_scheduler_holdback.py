@@ -229,7 +229,8 @@ def test_all_pairs_of_cluster_split_positions_keep_text(rig_factory, ag):
         assert set(piece_ends(rig)) <= boundaries(text), (i, j)
 
 
-def test_no_burst_when_a_hold_ends(rig, ag):
+def test_no_burst_when_a_hold_ends(seed_rig, ag):
+    rig = seed_rig
     rig.sched.enqueue("s", [ag.content("\U0001F44D")])
     rig.host.tick(140)  # held: nothing armed, nothing shown
     assert rig.host.pending_frames == 0
@@ -239,3 +240,18 @@ def test_no_burst_when_a_hold_ends(rig, ag):
     assert len(rig.accepted) == 1
     shown = "".join(e["delta"] for e in rig.accepted[0].events)
     assert shown == "\U0001F44D" + " " + "w" * 11  # floor(1 + 12.8) = 13 graphemes
+
+
+
+def test_no_burst_when_a_hold_ends_adaptive(rig, ag):
+    rig.sched.enqueue("s", [ag.content("\U0001F44D")])
+    rig.host.tick(140)  # held: nothing armed, nothing shown
+    assert rig.host.pending_frames == 0
+    rig.sched.enqueue("s", [ag.content(" " + "w" * 400)])
+    rig.host.frame(16)
+    # the owed held cluster + 16 ms at this drain's rate; not 156 ms worth
+    assert len(rig.accepted) == 1
+    shown = "".join(e["delta"] for e in rig.accepted[0].events)
+    rate = rig.sched.stats()["last_rate"]
+    assert shown.startswith("\U0001F44D ")
+    assert len(shown) <= 2 + rate * 0.016 < 2 + rate * 0.156 - 10

@@ -1,4 +1,9 @@
-"""Budget, rate and arming behaviour of PacingScheduler on a virtual clock."""
+"""Budget, rate and arming behaviour of PacingScheduler on a virtual clock.
+
+Tests that pin the seed's budget formula (``clamp(pending / 250 ms, 20, 800)``)
+use ``seed_rig`` (``PacingConfig.seed()``); the others run against the default
+law.  The adaptive law's own behaviour is in test_playout.py.
+"""
 
 from __future__ import annotations
 
@@ -13,26 +18,26 @@ def per_call_graphemes(rig) -> list[int]:
     return [sum(len(e.get("delta", "")) for e in c.events) for c in rig.accepted]
 
 
-def test_mid_stream_batch_of_1000_chars_is_spread_over_more_than_70_frames(rig, ag):
-    rig.sched.enqueue("s", [ag.start(), ag.content("a" * 1000)])
-    frames = rig.frames_until_idle(16)
-    sizes = per_call_graphemes(rig)
+def test_mid_stream_batch_of_1000_chars_is_spread_over_more_than_70_frames(seed_rig, ag):
+    seed_rig.sched.enqueue("s", [ag.start(), ag.content("a" * 1000)])
+    frames = seed_rig.frames_until_idle(16)
+    sizes = per_call_graphemes(seed_rig)
     assert frames > 70
     assert max(sizes) <= 13
-    assert rig.text() == "a" * 1000
+    assert seed_rig.text() == "a" * 1000
 
 
-def test_rate_is_backlog_over_tau(rig, ag):
+def test_rate_is_backlog_over_tau(seed_rig, ag):
     # 100 pending -> 400 graphemes/s -> 6.4 per 16 ms frame: floor 6, carry .4
-    rig.sched.enqueue("s", [ag.content("b" * 100)])
-    rig.frames(1, 16)
-    assert per_call_graphemes(rig) == [6]
-    assert rig.sched.stats()["last_rate"] == pytest.approx(400)
+    seed_rig.sched.enqueue("s", [ag.content("b" * 100)])
+    seed_rig.frames(1, 16)
+    assert per_call_graphemes(seed_rig) == [6]
+    assert seed_rig.sched.stats()["last_rate"] == pytest.approx(400)
 
 
 def test_fraction_carries_to_next_frame(rig_factory, ag):
     # 50 g/s fixed (min == max): 0.8 per 16 ms frame; 1 at frames 2,3,4,5(4.0 total at 80 ms)
-    rig = rig_factory(PacingConfig(min_rate=50, max_rate=50, holdback_ms=0))
+    rig = rig_factory(PacingConfig.seed(min_rate=50, max_rate=50, holdback_ms=0))
     rig.sched.enqueue("s", [ag.content("x" * 10)])
     delivered = []
     for _ in range(5):
@@ -41,38 +46,39 @@ def test_fraction_carries_to_next_frame(rig_factory, ag):
     assert delivered == [0, 1, 2, 3, 4]
 
 
-def test_budget_uses_real_elapsed_time_not_frame_count(rig, ag):
-    rig.sched.enqueue("s", [ag.content("c" * 100)])
-    rig.host.frame(40)  # a slow frame: 400 g/s * 40 ms = 16
-    assert per_call_graphemes(rig) == [16]
+def test_budget_uses_real_elapsed_time_not_frame_count(seed_rig, ag):
+    seed_rig.sched.enqueue("s", [ag.content("c" * 100)])
+    seed_rig.host.frame(40)  # a slow frame: 400 g/s * 40 ms = 16
+    assert per_call_graphemes(seed_rig) == [16]
 
 
-def test_three_char_tail_drains_through_20_per_second_floor(rig, ag):
-    rig.sched.enqueue("s", [ag.content("xyz")])
-    frames = rig.frames_until_idle(16)
+def test_three_char_tail_drains_through_20_per_second_floor(seed_rig, ag):
+    seed_rig.sched.enqueue("s", [ag.content("xyz")])
+    frames = seed_rig.frames_until_idle(16)
     # 20/s = 0.32 per frame: 3 graphemes need 150 ms, i.e. 10 frames
     assert frames == 10
-    assert per_call_graphemes(rig) == [1, 1, 1]
+    assert per_call_graphemes(seed_rig) == [1, 1, 1]
 
 
-def test_rate_capped_at_800_per_second(rig, ag):
-    rig.sched.enqueue("s", [ag.content("d" * 4000)])
-    rig.frames(10, 10)
-    assert max(per_call_graphemes(rig)) == 8  # 800/s * 10 ms
+def test_rate_capped_at_800_per_second(seed_rig, ag):
+    seed_rig.sched.enqueue("s", [ag.content("d" * 4000)])
+    seed_rig.frames(10, 10)
+    assert max(per_call_graphemes(seed_rig)) == 8  # 800/s * 10 ms
 
 
-def test_60hz_and_120hz_show_same_progress(rig_factory, ag):
+@pytest.mark.parametrize("config", [PacingConfig(), PacingConfig.seed()], ids=["adaptive", "seed"])
+def test_60hz_and_120hz_show_same_progress(rig_factory, ag, config):
     progress = {}
     for hz in (60, 120):
-        rig = rig_factory()
-        rig.sched.enqueue("s", [ag.content("e" * 600)])
+        rig = rig_factory(config)
+        rig.sched.enqueue("s", [ag.content("e" * 1200)])
         per_100ms = hz // 10
         samples = []
         for _ in range(8):  # sample every 100 ms for 0.8 s
             rig.frames(per_100ms, 1000 / hz)
             samples.append(rig.sched.stats()["graphemes"])
         progress[hz] = samples
-    assert progress[60][0] > 0 and progress[60][-1] < 600  # still mid-stream
+    assert progress[60][0] > 0 and progress[60][-1] < 1200  # still mid-stream
     for a, b in zip(progress[60], progress[120], strict=True):
         assert abs(a - b) <= 2, progress
 
@@ -114,7 +120,8 @@ def test_hidden_page_timeouts_alone_drain_the_queue(rig, ag):
     assert all(c.at % 50 == 0 for c in rig.calls)
 
 
-def test_no_burst_after_long_idle_gap(rig, ag):
+def test_no_burst_after_long_idle_gap(seed_rig, ag):
+    rig = seed_rig
     rig.sched.enqueue("s", [ag.content("a" * 10)])
     rig.frames_until_idle(16)
     rig.host.tick(10_000)  # idle for 10 s
@@ -123,6 +130,19 @@ def test_no_burst_after_long_idle_gap(rig, ag):
     rig.host.frame(16)
     # baseline restarted at enqueue: 16 ms at 800/s -> 12, not 10 s worth
     assert per_call_graphemes(rig)[n_before:] == [12]
+
+
+def test_no_burst_after_long_idle_gap_adaptive(rig, ag):
+    rig.sched.enqueue("s", [ag.content("a" * 10)])
+    rig.frames_until_idle(16)
+    rig.host.tick(10_000)  # idle for 10 s
+    n_before = len(rig.accepted)
+    rig.sched.enqueue("s", [ag.content("b" * 500)])
+    rig.host.frame(16)
+    # the first grapheme is owed at once, then 16 ms at most at the step
+    # ceiling (840/s): not 10 s worth
+    first = per_call_graphemes(rig)[n_before:]
+    assert len(first) == 1 and 1 <= first[0] <= 1 + 16 * 0.84
 
 
 def test_nothing_is_armed_when_idle(rig, ag):
@@ -142,15 +162,15 @@ def test_one_apply_per_drain(rig, ag):
         before = len(rig.calls)
 
 
-def test_stats_counters_and_last_drain(rig, ag):
-    rig.sched.enqueue("s", [ag.content("a" * 100)])
-    rig.host.frame(16)
-    st = rig.sched.stats()
+def test_stats_counters_and_last_drain(seed_rig, ag):
+    seed_rig.sched.enqueue("s", [ag.content("a" * 100)])
+    seed_rig.host.frame(16)
+    st = seed_rig.sched.stats()
     assert st["frames"] == 1 and st["applies"] == 1 and st["graphemes"] == 6
-    assert st["last_drain_graphemes"] == 6 and st["last_drain_at"] == rig.host.now()
+    assert st["last_drain_graphemes"] == 6 and st["last_drain_at"] == seed_rig.host.now()
     assert st["last_drain_source"] == "frame" and st["pending"] == 94
-    rig.host.tick(50)
-    assert rig.sched.stats()["last_drain_source"] == "timeout"
+    seed_rig.host.tick(50)
+    assert seed_rig.sched.stats()["last_drain_source"] == "timeout"
 
 
 def test_pending_graphemes_per_session(rig, ag):
@@ -187,6 +207,10 @@ def test_queue_is_compacted(rig_factory, ag):
 
 
 def test_config_validation():
+    with pytest.raises(ValueError):
+        PacingConfig(law="fast")
+    with pytest.raises(ValueError):
+        PacingConfig(max_lag_ms=0)
     with pytest.raises(ValueError):
         PacingConfig(tau_ms=0)
     with pytest.raises(ValueError):

@@ -73,13 +73,17 @@ def test_reconnect_snapshot_after_partial_text_delivers_everything_before_it(rig
     assert rig.text("m2") == "fresh " * 40
 
 
-def test_everything_up_to_the_last_barrier_is_unpaced(rig, ag):
+@pytest.mark.parametrize("config", [PacingConfig(), PacingConfig.seed()], ids=["adaptive", "seed"])
+def test_everything_up_to_the_last_barrier_is_unpaced(rig_factory, ag, config):
+    rig = rig_factory(config)
     rig.sched.enqueue("s", [ag.start("a"), ag.content("x" * 300, "a"), ag.end("a"),
                             ag.start("b"), ag.content("y" * 300, "b"), ag.end("b"),
                             ag.start("c"), ag.content("z" * 300, "c")])
     rig.host.frame(16)
     assert rig.text("a") == "x" * 300 and rig.text("b") == "y" * 300
-    assert 0 < len(rig.text("c")) <= 13
+    # "c" is paced: one frame's step (≤ 13 for the seed's 800/s; the adaptive
+    # law's step ceiling is 840/s plus the grapheme owed to a first frame)
+    assert 0 < len(rig.text("c")) <= 15
 
 
 def test_tool_call_end_is_not_a_barrier(rig, ag):
@@ -101,7 +105,8 @@ def test_5000_pending_graphemes_are_delivered_in_one_frame(rig, ag):
     assert rig.sched.stats()["overloads"] == 1
 
 
-def test_exactly_4096_pending_is_still_paced_4097_is_overload(rig, ag):
+def test_exactly_4096_pending_is_still_paced_4097_is_overload(seed_rig, ag):
+    rig = seed_rig
     rig.sched.enqueue("s", [ag.content("o" * 4096)])
     rig.host.frame(16)
     assert len(rig.text()) == 12
@@ -117,7 +122,21 @@ def test_exactly_4096_pending_is_still_paced_4097_is_overload(rig, ag):
     assert rig.sched.pending_graphemes() == 0
 
 
-def test_overload_resets_carry_and_resumes_pacing(rig, ag):
+def test_overload_threshold_is_the_same_for_the_adaptive_law(rig, ag):
+    rig.sched.enqueue("s", [ag.content("o" * 4096)])
+    rig.host.frame(16)
+    assert rig.sched.stats()["overloads"] == 0 and 0 < len(rig.text()) < 4096
+    rig.sched.enqueue("s", [ag.content("o" * (4097 - rig.sched.pending_graphemes()))])
+    rig.host.frame(16)
+    assert rig.sched.stats()["overloads"] == 1
+    assert rig.sched.pending_graphemes() == 0
+    rig.sched.enqueue("s", [ag.content("n" * 100)])
+    rig.host.frame(16)
+    assert 4097 < len(rig.text()) < 4097 + 100  # paced again, not dumped
+
+
+def test_overload_resets_carry_and_resumes_pacing(seed_rig, ag):
+    rig = seed_rig
     rig.sched.enqueue("s", [ag.content("o" * 5000)])
     rig.host.frame(16)
     rig.sched.enqueue("s", [ag.content("n" * 100)])

@@ -1,0 +1,88 @@
+"""Issue 13's targets for the default law, checked as ratios within one run.
+
+Every target compares `streampace` with the oracle, `mosoo_450` or
+`cherry_jitter` measured on the same trace at the same refresh rate in the
+same run (never a fixed number of milliseconds), so a noisy machine cannot
+move them.  A missed target is reported with its figure, never loosened.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bench.metrics import Recorder, visible_times
+from bench.traces import UNSTEADY_TRACES
+
+SUBJECT = "streampace"
+SEED = "mosoo_450"
+FAST_MODEL_RATE = 800.0  # graphemes/s: the seed's ceiling
+
+
+def lag_at(rec: Recorder, frac: float, width: float = 0.02) -> float | None:
+    """Mean lag of the graphemes around `frac` of the answer (arrival order)."""
+    vis, _ex = visible_times(rec)
+    n = len(vis)
+    lo, hi = int(n * max(0.0, frac - width)), int(n * min(1.0, frac + width))
+    if hi <= lo:
+        return None
+    seg = vis[lo:hi] - rec.truth.arrival[lo:hi]
+    seg = seg[~np.isnan(seg)]
+    return float(seg.mean()) if len(seg) else None
+
+
+def mean_arrival_rate(rec: Recorder) -> float:
+    a = rec.truth.arrival
+    span = float(a.max() - a.min()) if len(a) else 0.0
+    return len(a) * 1000.0 / span if span > 0 else 0.0
+
+
+def _check(name: str, measured: float | None, limit: float | None, detail: str,
+           ) -> dict[str, Any]:
+    ok = measured is not None and limit is not None and measured <= limit + 1e-9
+    return {"target": name, "measured": measured, "limit": limit, "ok": ok, "detail": detail}
+
+
+def trace_targets(trace: str, hz: float, rows: dict[str, dict[str, Any]],
+                  recs: dict[str, Recorder]) -> list[dict[str, Any]]:
+    """All targets of one trace × refresh rate (rows/recs keyed by strategy)."""
+    me, seed = rows.get(SUBJECT), rows.get(SEED)
+    if me is None or seed is None:
+        return []
+    frame = 1000.0 / hz
+    out: list[dict[str, Any]] = []
+    if trace not in UNSTEADY_TRACES:
+        oracle = me.get("oracle_mean_lag_ms")
+        out.append(_check("mean lag ≤ 1.5× oracle", me.get("lag_mean_ms"),
+                          1.5 * oracle if oracle else None, f"oracle {oracle:.1f} ms"
+                          if oracle else "no oracle"))
+        out.append(_check("mean lag ≤ 0.6× mosoo_450", me.get("lag_mean_ms"),
+                          0.6 * seed["lag_mean_ms"], f"mosoo {seed['lag_mean_ms']:.1f} ms"))
+    if me.get("jerk_cv") is not None and seed.get("jerk_cv") is not None:
+        out.append(_check("jerk CV ≤ mosoo_450", me["jerk_cv"], seed["jerk_cv"], ""))
+    out.append(_check("freeze ≤ mosoo_450", me.get("longest_freeze_ms"),
+                      seed.get("longest_freeze_ms"), ""))
+    rate = mean_arrival_rate(recs[SUBJECT])
+    if rate > FAST_MODEL_RATE:
+        out.append(_check("max jump ≤ 1.5× mean arrival/frame", me.get("largest_reveal"),
+                          1.5 * rate / hz, f"arrival {rate:.0f}/s"))
+    else:
+        out.append(_check("max jump ≤ mosoo_450 + 2", me.get("largest_reveal"),
+                          seed.get("largest_reveal", 0) + 2, ""))
+    out.append(_check("broken frames = 0", me.get("broken_reveals"), 0, ""))
+    out.append(_check("faithful", 0 if me.get("faithful") else 1, 0, ""))
+    out.append(_check("TTFT ≤ 1 frame", me.get("ttft_visible_ms"), frame, ""))
+    if me.get("tail_ms") is not None:
+        out.append(_check("tail ≤ 1 frame", me["tail_ms"], frame, ""))
+    if rate >= 1500.0:
+        l10, lend = lag_at(recs[SUBJECT], 0.10), lag_at(recs[SUBJECT], 0.95)
+        out.append(_check("lag at end ≤ lag at 10 % + 100 ms", lend,
+                          l10 + 100.0 if l10 is not None else None,
+                          f"lag at 10 %: {l10:.0f} ms" if l10 is not None else ""))
+    if trace == "jittery" and "cherry_jitter" in rows:
+        out.append(_check("worst lag ≤ cherry_jitter", me.get("lag_max_ms"),
+                          rows["cherry_jitter"].get("lag_max_ms"), ""))
+    for c in out:
+        c.update(trace=trace, hz=hz)
+    return out
