@@ -1,8 +1,9 @@
 """streampace and mosoo_450: the project's real PacingScheduler, two configs.
 
 `streampace` is the default config (adaptive playout); `mosoo_450` is the
-seed's algorithm (`PacingConfig.seed()`) with its exact constants (τ 250 ms, 20–800 graphemes/s, 4096 overload, 512 events,
-50 ms fallback) and per-event segmentation — holdback_ms=0.
+seed's algorithm (`PacingConfig.seed()`) with its exact constants (τ 250 ms,
+20–800 graphemes/s, 4096 overload, 512 events, 50 ms fallback) and per-event
+segmentation — holdback_ms=0.
 """
 
 from __future__ import annotations
