@@ -118,8 +118,8 @@ from streampace.scheduler import PacingConfig
 
 CONFIGS = {
     "streampace": PacingConfig(),
-    "mosoo_450": PacingConfig(tau_ms=250, min_rate=20, max_rate=800, overload_graphemes=4096,
-                              max_events_per_frame=512, fallback_ms=50, holdback_ms=0),
+    "mosoo_450": PacingConfig.seed(tau_ms=250, min_rate=20, max_rate=800, overload_graphemes=4096,
+                                   max_events_per_frame=512, fallback_ms=50, holdback_ms=0),
     "naive": PacingConfig(),  # unused: pace=False renders each batch as it arrives
 }
 _perf = js.performance

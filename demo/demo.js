@@ -16,6 +16,9 @@ wsUrl.protocol = location.protocol === "https:" ? "wss:" : "ws:";
 const params = new URLSearchParams(location.search);
 const speed = Number(params.get("speed") || "1");
 export const simSpeed = Number.isFinite(speed) && speed > 0 ? speed : 1;
+// ?max_lag=120: the pacing law's one knob (ms a grapheme may trail its arrival);
+// absent or "auto": automatic.
+export const maxLag = params.get("max_lag") || "auto";
 export const earlySocket = bridge.openSession(wsUrl.href, { retryBeforeOpen: false });
 
 // ---- boot progress (js_shim/boot.js reports each step)

@@ -53,7 +53,11 @@ import math
 from collections import deque
 from typing import Any
 
-__all__ = ["AdaptiveLaw", "SeedLaw", "Track"]
+__all__ = ["STEP_RATE", "AdaptiveLaw", "SeedLaw", "Track"]
+
+# Step bound (graphemes/s) of the ceiling for models slower than it: the seed's
+# 800/s class, so per-frame steps stay what readers know (≈ 14 at 60 Hz).
+STEP_RATE = 840.0
 
 # Arrivals closer than this are one delivery (a socket message split in
 # several enqueue calls, or one batch carrying several deltas).
@@ -121,7 +125,8 @@ class Track:
         self.out: float | None = None  # filtered play-out rate, graphemes/ms
         self.out_at = 0.0
         self.arrived = 0  # paced graphemes ever queued for this session
-        self.groups: deque[list[float]] = deque()  # [arrival ms, cumulative arrived]
+        # [arrival ms, cumulative arrived, 1.0 if it ended a stall]
+        self.groups: deque[list[float]] = deque()
 
     def arrival_rate(self) -> float:
         """Graphemes per ms (0 before the first delivery)."""
@@ -132,7 +137,7 @@ class AdaptiveLaw:
     """Adaptive playout (the default law).  ``max_lag_ms`` = None: automatic deadline."""
 
     def __init__(self, max_lag_ms: float | None = None, min_rate: float = 20.0,
-                 max_step_rate: float = 840.0) -> None:
+                 max_step_rate: float = STEP_RATE) -> None:
         self.max_lag_ms = max_lag_ms
         self.min_rate = min_rate / 1000.0  # graphemes per ms
         self.max_step_rate = max_step_rate / 1000.0
@@ -155,7 +160,7 @@ class AdaptiveLaw:
             tr.rate_n += n
             tr.groups[-1][1] = tr.arrived
             return
-        tr.groups.append([now, float(tr.arrived)])
+        tr.groups.append([now, float(tr.arrived), 0.0])
         tr.last_arrival = now
         if last is None or now - last > _IDLE_MS:
             # First delivery of an answer: its size over the expected gap is
@@ -170,7 +175,9 @@ class AdaptiveLaw:
         tr.rate_t = tr.rate_t * w + g
         if tr.gaps_seen >= 2 and g > max(_STALL_MIN_MS, _STALL_FACTOR * (tr.gap + 2.0 * tr.dev)):
             # A stall: its text was generated meanwhile (so it counts for the
-            # rate) but the gap says nothing about the transport's cadence.
+            # rate) but the gap says nothing about the transport's cadence,
+            # and its backlog drains at the step ceiling, not by a deadline.
+            tr.groups[-1][2] = 1.0
             return
         if r_before > 0:
             err = min(abs(n - r_before * g) / r_before, 3.0 * tr.gap)
@@ -217,8 +224,12 @@ class AdaptiveLaw:
         else:
             dt = max(0.0, now - tr.out_at)
             out = tr.out + (target - tr.out) * (1.0 - math.exp(-dt / _SMOOTH_MS))
+        out = min(max(out, floor), ceiling)
         need = self._deadline_rate(tr, now, pending)
-        out = min(max(out, need, floor), ceiling)
+        if need > out:
+            # An explicit max_lag_ms outranks the smoothness ceiling; the
+            # automatic deadline works under it.
+            out = need if self.max_lag_ms is not None else min(need, ceiling)
         tr.out = out
         tr.out_at = now
         return out * 1000.0
@@ -233,8 +244,10 @@ class AdaptiveLaw:
             return 0.0
         deadline = self.deadline_ms(tr)
         need = 0.0
-        for k, (t_arr, cum) in enumerate(groups):
-            if k >= _DEADLINE_GROUPS:
-                break
+        for k, (t_arr, cum, stall) in enumerate(groups):
+            if stall or k >= _DEADLINE_GROUPS:
+                # Behind a stall's backlog nothing can be on time: the
+                # deadline holds again once that backlog is out.
+                return need
             need = max(need, (cum - delivered) / max(t_arr + deadline - now, 16.0))
         return need

@@ -125,6 +125,8 @@ ACTIONS = st.one_of(
 
 CONFIGS = st.sampled_from([
     PacingConfig(),
+    PacingConfig.seed(),
+    PacingConfig(max_lag_ms=60),
     PacingConfig(holdback_ms=0),
     PacingConfig(holdback_ms=40, max_events_per_frame=3),
     PacingConfig(overload_graphemes=30, max_events_per_frame=5),

@@ -18,6 +18,7 @@ import js
 from pyodide.ffi import create_proxy
 
 from streampace.browser.controller import StreamView
+from streampace.browser.embed import pacing_config
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
 from streampace.browser.simsource import SimulatedSession
@@ -47,7 +48,9 @@ class Demo:
         self.host = BrowserHost(on_error=self._on_exception)
         self.delivered = DomRenderer(doc.getElementById("delivered"), bridge,
                                      label="As delivered", emit_events=False)
+        # ?max_lag=120 sets the pacing law's knob (embed: data-max-lag).
         self.view = StreamView(bridge, doc.getElementById("paced"), host=self.host,
+                               config=pacing_config(getattr(glue, "maxLag", None)),
                                label="Paced answer", on_delivered=self._on_delivered,
                                on_sample=self._on_sample, on_status=self._on_status)
         self.mode: str | None = None

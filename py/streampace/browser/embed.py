@@ -7,17 +7,35 @@ from typing import Any
 from pyodide.ffi import JsNull
 
 from streampace.browser.controller import StreamView
+from streampace.scheduler import PacingConfig
 
-__all__ = ["start"]
+__all__ = ["pacing_config", "start"]
 
 
-def start(bridge: Any, target: Any, socket: Any = None, pace: bool = True) -> StreamView:
+def pacing_config(max_lag_ms: Any = None) -> PacingConfig:
+    """The default law with the knob from the tag ("auto", "", None: automatic)."""
+    # JS null/undefined arrive as None or as Pyodide's jsnull: automatic too.
+    if (not isinstance(max_lag_ms, (str, int, float))
+            or str(max_lag_ms).strip().lower() in ("", "auto")):
+        return PacingConfig()
+    try:
+        value = float(max_lag_ms)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"data-max-lag: expected milliseconds or 'auto', got {max_lag_ms!r}") from None
+    return PacingConfig(max_lag_ms=value)
+
+
+def start(bridge: Any, target: Any, socket: Any = None, pace: bool = True,
+          max_lag_ms: Any = None) -> StreamView:
     """Create the view in `target`; attach `socket` (opened and buffering since
     before Python booted) so everything it received is shown, in order.
 
     Without a socket (a JS `null` arrives as `JsNull`) the view is mounted and
-    waits for `StreamView.connect`."""
-    view = StreamView(bridge, target, pace=bool(pace))
+    waits for `StreamView.connect`.  `max_lag_ms` (the tag's `data-max-lag`):
+    the pacing law's one knob, the most any grapheme may trail its arrival;
+    None or "auto" = automatic."""
+    view = StreamView(bridge, target, pace=bool(pace), config=pacing_config(max_lag_ms))
     if socket is not None and not isinstance(socket, JsNull):
         view.connect(socket)
     return view

@@ -1,0 +1,172 @@
+"""The default law (adaptive playout) on a virtual clock, against the seed's law.
+
+Streams are played on a fixed frame grid with deliveries landing between
+frames, the way a socket feeds the page.  ASCII text and ``holdback_ms=0`` keep
+graphemes = characters and isolate the law from the cluster holdback.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+from streampace.playout import STEP_RATE
+from streampace.scheduler import PacingConfig
+
+F60 = 1000 / 60
+ADAPTIVE = PacingConfig(holdback_ms=0)
+SEED = PacingConfig.seed(holdback_ms=0)
+
+
+def play(rig, ag, deliveries: list[tuple[float, int]], period: float = F60,
+         tail_ms: float = 2000.0) -> dict:
+    """Deliver (t_ms, graphemes) batches of one message; run frames; measure.
+
+    Returns per-frame reveal counts, each grapheme's lag (frame time − arrival)
+    and the queue length seen just before each delivery.
+    """
+    host, sched = rig.host, rig.sched
+    start = host.now()
+    sched.enqueue("s", [ag.start()])
+    arrivals: list[float] = []
+    per_frame: list[tuple[float, int]] = []
+    before: list[int] = []
+    lags: list[float] = []
+    shown = 0
+    i, k = 0, 1
+    end = start + deliveries[-1][0] + tail_ms
+    while True:
+        t_frame = start + k * period
+        while i < len(deliveries) and start + deliveries[i][0] <= t_frame:
+            t_arr, n = deliveries[i]
+            host.tick(start + t_arr - host.now())
+            before.append(sched.pending_graphemes())
+            sched.enqueue("s", [ag.content("x" * n)])
+            arrivals.extend([host.now()] * n)
+            i += 1
+        host.tick(t_frame - host.now())
+        host.run_frame()
+        total = sched.stats()["graphemes"]
+        per_frame.append((t_frame - start, total - shown))
+        lags.extend(t_frame - arrivals[j] for j in range(shown, total))
+        shown = total
+        k += 1
+        if i == len(deliveries) and (shown == len(arrivals) or t_frame > end):
+            break
+    return {"frames": per_frame, "lags": lags, "before": before, "shown": shown,
+            "arrived": len(arrivals)}
+
+
+def steady(gap_ms: float, rate: float, duration_ms: float, first_at: float = 5.0
+           ) -> list[tuple[float, int]]:
+    """Batches every `gap_ms` carrying `rate` graphemes/s (fractions carried)."""
+    out, owed, t = [], 0.0, first_at
+    while t < duration_ms:
+        owed += rate * gap_ms / 1000.0
+        n = int(owed)
+        owed -= n
+        out.append((t, n))
+        t += gap_ms
+    return out
+
+
+def test_first_text_of_an_idle_session_is_on_the_very_next_frame(rig_factory, ag):
+    for config, expect_next_frame in ((ADAPTIVE, True), (SEED, False)):
+        rig = rig_factory(config)
+        rig.host.tick(3)  # the delivery lands 3 ms into a frame
+        rig.sched.enqueue("s", [ag.start(), ag.content("Hi")])  # the seed: 20/s floor
+        rig.host.frame(F60 - 3)
+        shown = len(rig.text())
+        assert (shown >= 1) is expect_next_frame, (config.law, shown)
+
+
+@pytest.mark.parametrize("gap_ms", [40, 150, 300])
+def test_steady_lag_tracks_the_transport_not_a_constant(rig_factory, ag, gap_ms):
+    deliveries = steady(gap_ms, 400, 4000)
+    adaptive = play(rig_factory(ADAPTIVE), ag, deliveries)
+    seed = play(rig_factory(SEED), ag, deliveries)
+    half = len(adaptive["lags"]) // 2
+    lag = statistics.mean(adaptive["lags"][half:])
+    seed_lag = statistics.mean(seed["lags"][half:])
+    # About half a delivery interval plus a frame and a short horizon, where
+    # the seed's is ≈ tau (250 ms) whatever the gap.
+    assert lag <= gap_ms / 2 + 40, (gap_ms, lag)
+    assert seed_lag >= 200
+    if gap_ms <= 150:
+        assert lag < 0.6 * seed_lag
+    # The queue is nearly empty when the next delivery lands.
+    batch = 400 * gap_ms / 1000
+    assert statistics.mean(adaptive["before"][len(deliveries) // 2:]) <= 0.35 * batch + 2
+
+
+def test_speed_is_constant_within_a_batch_where_the_seed_pulses(rig_factory, ag):
+    deliveries = steady(150, 420, 4000)
+    adaptive = play(rig_factory(ADAPTIVE), ag, deliveries)
+    seed = play(rig_factory(SEED), ag, deliveries)
+
+    def spread(run: dict) -> int:
+        counts = [n for t, n in run["frames"] if 1500 <= t <= 3500]
+        return max(counts) - min(counts)
+
+    # 7 graphemes per frame: quantisation alone gives 6/7/8.
+    assert spread(adaptive) <= 2
+    assert spread(seed) >= 4
+
+
+def test_a_model_faster_than_the_seed_ceiling_does_not_fall_behind(rig_factory, ag):
+    rate = 2000.0
+    deliveries = steady(150, rate, 6000)
+    adaptive = play(rig_factory(ADAPTIVE), ag, deliveries)
+    rig_seed = rig_factory(SEED)
+    seed = play(rig_seed, ag, deliveries)
+    # The seed's 800/s ceiling lets the backlog grow until its overload dump.
+    assert rig_seed.sched.stats()["overloads"] >= 1
+    assert max(seed["before"]) > 2000
+    # The adaptive law keeps up: no dump, a queue that does not grow, and
+    # steps no bigger than 1.5 × the arrival per frame.
+    before = adaptive["before"]
+    assert max(before[len(before) // 2:]) <= max(before[2:len(before) // 4]) + 60
+    assert max(n for _t, n in adaptive["frames"]) <= 1.5 * rate / 60
+    lags = adaptive["lags"]
+    assert statistics.mean(lags[-len(lags) // 10:]) <= statistics.mean(
+        lags[len(lags) // 10: len(lags) // 5]) + 100
+
+
+def test_after_a_stall_the_backlog_drains_in_bounded_steps_and_time(rig_factory, ag):
+    rate = 400.0
+    deliveries = steady(150, rate, 2000)
+    stall_end = deliveries[-1][0] + 1500.0
+    deliveries.append((stall_end, 600))  # what was generated during the stall
+    deliveries += [(stall_end + 150 * j, 60) for j in range(1, 20)]
+    rig = rig_factory(ADAPTIVE)
+    run = play(rig, ag, deliveries)
+    assert rig.sched.stats()["overloads"] == 0
+    # No jump: the step ceiling is 1.8 × the arrival rate, under the step bound.
+    assert max(n for _t, n in run["frames"]) <= min(1.8 * rate, STEP_RATE) / 60 + 2
+    # Back near the steady lag within a bounded time: the backlog drains at
+    # (ceiling − arrival rate), about 2 s for 600 graphemes here.
+    late = [n for t, n in zip(*_frame_times(run), strict=True) if t >= stall_end + 2500]
+    assert late, "stream too short for the check"
+    before_after = run["before"][-5:]
+    assert max(before_after) <= 2 * 60
+
+
+def _frame_times(run: dict) -> tuple[list[float], list[int]]:
+    return [t for t, _n in run["frames"]], [n for _t, n in run["frames"]]
+
+
+def test_max_lag_knob_is_a_deadline_outside_stalls(rig_factory, ag):
+    deliveries = steady(300, 400, 4000)
+    auto = play(rig_factory(ADAPTIVE), ag, deliveries)
+    capped = play(rig_factory(PacingConfig(holdback_ms=0, max_lag_ms=100)), ag, deliveries)
+    assert max(capped["lags"]) <= 100 + F60
+    assert max(auto["lags"]) > 100 + F60  # the knob really changed something
+    assert capped["shown"] == capped["arrived"]
+
+
+def test_seed_config_is_the_seed_law_with_holdback(rig_factory):
+    cfg = PacingConfig.seed()
+    assert (cfg.law, cfg.tau_ms, cfg.min_rate, cfg.max_rate, cfg.overload_graphemes,
+            cfg.max_events_per_frame, cfg.fallback_ms) == ("seed", 250, 20, 800, 4096, 512, 50)
+    assert cfg.holdback_ms > 0
+    assert PacingConfig().law == "adaptive" and PacingConfig().max_lag_ms is None
