@@ -1,6 +1,6 @@
 """`python -m bench`: run every strategy on every trace and write the report.
 
-    python -m bench             # full: 9 traces × 10 strategies × 60/120 Hz
+    python -m bench             # full: 14 traces × 10 strategies × 60/120 Hz
     python -m bench --quick     # 6 traces, 60 Hz, one repeat (< 1 min)
     python -m bench --browser   # real headless Chromium, streampace vs mosoo_450 vs naive
     python -m bench --boot      # navigation → ready: stock PyScript vs Pyodide vs embed vs demo
@@ -17,8 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from bench.metrics import compute_metrics, lag_growth_per_s, largest_batch_graphemes
-from bench.report import headline_table, write_json, write_markdown, write_plots
+from bench.report import (
+    headline_table,
+    targets_table,
+    write_json,
+    write_markdown,
+    write_plots,
+    write_tradeoff_plot,
+)
 from bench.strategies import STRATEGIES
+from bench.targets import trace_targets
 from bench.traces import QUICK_TRACES, TRACE_KINDS, Trace, build_trace
 from bench.virtual import RunResult, run_virtual
 
@@ -151,6 +159,13 @@ def main(argv: list[str] | None = None) -> int:
          f"(repeat {repeat}) …")
     rows, results = run_suite(list(traces.values()), strategies, hzs, repeat)
 
+    targets = []
+    for tname in traces:
+        for hz in hzs:
+            cell = {r["strategy"]: r for r in rows if r["trace"] == tname and r["hz"] == hz}
+            recs = {s: results[(tname, s, hz)].recorder for s in strategies
+                    if (tname, s, hz) in results}
+            targets += trace_targets(tname, hz, cell, recs)
     checks = anchor_checks(traces, rows, hzs[0])
     tw = typewriter_check(results, hzs[0])
     if tw:
@@ -165,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             if pt in traces:
                 recs = {s: results[(pt, s, hzs[0])].recorder for s in strategies}
                 plots += write_plots(out, pt, recs)
+        plots += [write_tradeoff_plot(out, rows, hz) for hz in hzs]
 
     wall = time.perf_counter() - started
     command = " ".join(["python -m bench", *(sys.argv[1:] if argv is None else argv)])
@@ -187,12 +203,20 @@ def main(argv: list[str] | None = None) -> int:
             },
         },
         "checks": checks,
+        "targets": targets,
         "runs": rows,
         "plots": plots,
     }
     write_json(out / "results.json", data)
     write_markdown(out / "results.md", data)
     print(headline_table(rows, hzs[0]))
+    if targets:
+        missed = [t for t in targets if not t["ok"] and t["hz"] == hzs[0]]
+        print(f"\nissue 13 targets at {hzs[0]:g} Hz: "
+              f"{sum(1 for t in targets if t['ok'] and t['hz'] == hzs[0])} met, "
+              f"{len(missed)} missed")
+        if missed:
+            print(targets_table(missed))
     if args.reference:
         _log(f"wrote {write_reference(out)}")
     bad = [c["name"] for c in checks if not c["ok"]]

@@ -97,6 +97,70 @@ def trace_table(runs: Sequence[dict[str, Any]], trace: str, hz: float) -> str:
     return md_table(["strategy", *(t for _k, t, _f in PER_TRACE)], rows)
 
 
+SMOOTH_ENOUGH = "jerk CV ≤ mosoo_450's, freeze ≤ mosoo_450's, max jump ≤ mosoo_450's + 2, " \
+    "0 broken frames, faithful"
+
+
+def _smooth_enough(r: dict[str, Any], seed: dict[str, Any]) -> bool:
+    def le(a: Any, b: Any, slack: float = 0.0) -> bool:
+        return a is None or (b is not None and a <= b + slack)
+
+    return (bool(r.get("faithful")) and not r.get("broken_reveals")
+            and le(r.get("jerk_cv"), seed.get("jerk_cv"))
+            and le(r.get("longest_freeze_ms"), seed.get("longest_freeze_ms"))
+            and le(r.get("largest_reveal"), seed.get("largest_reveal"), 2))
+
+
+def who_wins_table(runs: Sequence[dict[str, Any]], hz: float) -> str:
+    """Per trace: freshest strategy that is as smooth as the seed, freshest and smoothest."""
+    rows = []
+    for trace in dict.fromkeys(r["trace"] for r in runs):
+        mine = {r["strategy"]: r for r in runs if r["trace"] == trace and r["hz"] == hz}
+        seed = mine.get("mosoo_450")
+        lagged = [r for r in mine.values() if r.get("lag_mean_ms") is not None
+                  and r.get("faithful")]
+        if seed is None or not lagged:
+            continue
+
+        def name(r: dict[str, Any] | None, key: str, kind: str) -> str:
+            return "—" if r is None else f"`{r['strategy']}` ({fmt(r.get(key), kind)})"
+
+        smooth = [r for r in lagged if _smooth_enough(r, seed)]
+        best_smooth = min(smooth, key=lambda r: r["lag_mean_ms"], default=None)
+        freshest = min(lagged, key=lambda r: r["lag_mean_ms"])
+        with_cv = [r for r in lagged if r.get("jerk_cv") is not None]
+        smoothest = min(with_cv, key=lambda r: r["jerk_cv"], default=None)
+        order = sorted(smooth, key=lambda r: r["lag_mean_ms"])
+        rank = next((i + 1 for i, r in enumerate(order) if r["strategy"] == "streampace"), None)
+        rows.append([f"`{trace}`", name(best_smooth, "lag_mean_ms", "ms"),
+                     name(freshest, "lag_mean_ms", "ms"), name(smoothest, "jerk_cv", "x"),
+                     f"{rank} of {len(order)}" if rank else "not smooth enough"])
+    return md_table(["trace", "freshest of those as smooth as the seed (mean lag ms)",
+                     "freshest overall", "smoothest (jerk CV)", "streampace's place"], rows)
+
+
+def targets_table(targets: Sequence[dict[str, Any]]) -> str:
+    """Issue 13's targets: one row per trace × Hz, one column per target."""
+    names = list(dict.fromkeys(t["target"] for t in targets))
+    keys = list(dict.fromkeys((t["trace"], t["hz"]) for t in targets))
+    cells = {(t["trace"], t["hz"], t["target"]): t for t in targets}
+    rows = []
+    for trace, hz in keys:
+        row = [f"`{trace}` {hz:g} Hz"]
+        for n in names:
+            t = cells.get((trace, hz, n))
+            if t is None:
+                row.append("")
+            elif t["ok"]:
+                row.append("ok")
+            else:
+                m, lim = t["measured"], t["limit"]
+                row.append(f"**miss** {fmt(m, 'x')} > {fmt(lim, 'x')}"
+                           if m is not None and lim is not None else "**miss**")
+        rows.append(row)
+    return md_table(["trace", *names], rows)
+
+
 def write_markdown(path: Path, data: dict[str, Any]) -> None:
     meta = data["meta"]
     runs = data["runs"]
@@ -130,6 +194,17 @@ def write_markdown(path: Path, data: dict[str, Any]) -> None:
     ]
     for hz in hzs[1:]:
         out += [f"## Same at {hz:g} Hz", "", headline_table(runs, hz), ""]
+    if data.get("targets"):
+        met = sum(1 for t in data["targets"] if t["ok"])
+        out += ["## Issue 13 targets (streampace default vs the oracle, mosoo_450 and "
+                "cherry_jitter, same run)", "",
+                f"{met} of {len(data['targets'])} met.  Each cell is a ratio within this run "
+                "(`bench/targets.py`); a miss shows measured > limit.", "",
+                targets_table(data["targets"]), ""]
+    for hz in hzs:
+        out += [f"## Who wins ({hz:g} Hz)", "",
+                f"Smooth enough = {SMOOTH_ENOUGH}, on that trace.", "",
+                who_wins_table(runs, hz), ""]
     if data.get("checks"):
         out += ["## Harness checks (anchors reproduced)", "",
                 md_table(["check", "expected", "measured", "ok"],
@@ -166,6 +241,49 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
         return v
 
     path.write_text(json.dumps(clean(data), indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def write_tradeoff_plot(out_dir: Path, runs: Sequence[dict[str, Any]], hz: float) -> str:
+    """Lag versus smoothness, one panel per trace, every strategy one point."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    traces = list(dict.fromkeys(r["trace"] for r in runs))
+    cols = 4
+    rows = (len(traces) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    colors = plt.get_cmap("tab10").colors
+    strategies = list(dict.fromkeys(r["strategy"] for r in runs))
+    marks = {"streampace": ("*", 220), "mosoo_450": ("s", 90)}
+    for ax, trace in zip(axes.flat, traces, strict=False):
+        for k, name in enumerate(strategies):
+            r = next((x for x in runs if x["trace"] == trace and x["strategy"] == name
+                      and x["hz"] == hz), None)
+            if r is None or r.get("lag_mean_ms") is None or r.get("jerk_cv") is None:
+                continue
+            marker, size = marks.get(name, ("o", 40))
+            ax.scatter(max(r["lag_mean_ms"], 1.0), r["jerk_cv"], marker=marker, s=size,
+                       color=colors[k % 10], edgecolor="black" if name in marks else "none",
+                       label=name, zorder=3 if name in marks else 2)
+        ax.set_xscale("log")
+        ax.set_title(trace, fontsize=10)
+        ax.set_xlabel("mean lag ms (log)", fontsize=8)
+        ax.set_ylabel("jerk CV (lower = smoother)", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3, which="both")
+    for ax in list(axes.flat)[len(traces):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8)
+    fig.suptitle(f"Lag vs smoothness at {hz:g} Hz — bottom left wins "
+                 "(★ streampace default, ■ seed = mosoo_450)")
+    fig.tight_layout(rect=(0, 0.06, 1, 0.97))
+    fname = f"lag_vs_smoothness_{hz:g}hz.png"
+    fig.savefig(out_dir / fname, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return fname
 
 
 def write_plots(out_dir: Path, trace: str, recorders: dict[str, Any]) -> list[str]:

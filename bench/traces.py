@@ -67,7 +67,7 @@ TRACE_KINDS: dict[str, tuple[str, str, str]] = {
 }
 # Traces whose transport is steady (the lag targets apply to these).
 UNSTEADY_TRACES = frozenset({"jittery", "agentic", "paste", "bursty"})
-QUICK_TRACES = ("fast", "bursty", "jittery", "cjk_emoji", "agentic", "paste")
+QUICK_TRACES = ("fast", "bursty", "jittery", "cjk_emoji", "agentic", "paste", "batch40", "poisson")
 PROMPT = "Explain how streaming text should be displayed."
 
 
