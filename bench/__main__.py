@@ -109,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--boot", action="store_true",
                     help="boot benchmark in headless Chromium (bench/boot.py; --repeat = rounds, "
                          "default 5, quick 2)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="--browser: one extra instrumented streampace run per trace, "
+                         "per-frame cost by part")
     ap.add_argument("--out", type=Path, default=RESULTS, help="output directory")
     ap.add_argument("--traces", help="comma-separated trace names "
                     "(--browser default: bursty,cjk_emoji)")

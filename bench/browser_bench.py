@@ -82,7 +82,8 @@ try {
   pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide/bench-pkg')");
   pyodide.runPython(src);
   const make = pyodide.globals.get("make_bench");
-  const bench = make(bridge, document.getElementById("out"), params.get("strategy"));
+  const bench = make(bridge, document.getElementById("out"), params.get("strategy"),
+                     params.get("breakdown") === "1");
   make.destroy();
   B.readyAt = performance.now();
   B.phase = "ready";
@@ -206,6 +207,7 @@ class Bench:
         self.commits = []
         self.reported = False
         self.socket = None
+        self.breakdown = None
         self.view = StreamView(bridge, root, pace=strategy != "naive", host=self.host,
                                config=CONFIGS[strategy], on_delivered=self._arrived)
         render = self.view.renderer.apply
@@ -242,6 +244,7 @@ class Bench:
             "scheduler": stats["scheduler"],
             "client": stats["client"],
             "view_stats": stats,
+            "breakdown": self.breakdown.result() if self.breakdown is not None else None,
         }
         self.view.close()
         self.socket.close()
@@ -249,10 +252,69 @@ class Bench:
         js.benchState.finish(json.dumps(result))
 
 
-def make_bench(bridge, root, strategy):
+class Breakdown:
+    # Opt-in (--breakdown): wraps the frame's parts with performance.now() pairs.
+    # The wrappers cost a few FFI calls themselves, so these runs are reported
+    # apart from the main table; figures are per-frame means (0.1 ms timer
+    # resolution averages out over thousands of frames).
+
+    PARTS = ("drain", "live_state", "dom_commit", "telemetry", "timers", "host_now")
+
+    def __init__(self, view, host):
+        self.ms = dict.fromkeys(self.PARTS, 0.0)
+        self.calls = dict.fromkeys(self.PARTS, 0)
+        self.each = {p: [] for p in self.PARTS}
+        sched, renderer = view.scheduler, view.renderer
+        sched._drain = self._wrap("drain", sched._drain)
+        renderer._commit = self._wrap("dom_commit", renderer._commit)
+        state_apply = renderer.state.apply
+        renderer.state.apply = self._wrap("live_state", state_apply)
+        view._sample_frame = self._wrap("telemetry", view._sample_frame)
+        inner = host.inner
+        for name in ("request_timeout", "cancel_timeout", "request_frame", "cancel_frame"):
+            setattr(inner, name, self._wrap("timers", getattr(inner, name)))
+        now = inner.now
+
+        def counted_now():
+            self.calls["host_now"] += 1
+            return now()
+
+        inner.now = counted_now
+
+    def _wrap(self, part, fn):
+        ms, calls = self.ms, self.calls
+
+        each = self.each[part]
+
+        def wrapped(*args, **kwargs):
+            t0 = _perf.now()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                dt = _perf.now() - t0
+                ms[part] += dt
+                calls[part] += 1
+                each.append(dt)
+
+        return wrapped
+
+    def result(self):
+        def q(v, f):
+            return sorted(v)[min(len(v) - 1, int(f * len(v)))] if v else None
+
+        return {"ms": self.ms, "calls": self.calls,
+                "p50": {k: q(v, 0.5) for k, v in self.each.items()},
+                "p99": {k: q(v, 0.99) for k, v in self.each.items()},
+                "max": {k: max(v) if v else None for k, v in self.each.items()}}
+
+
+def make_bench(bridge, root, strategy, breakdown=False):
     if strategy not in CONFIGS:
         raise ValueError(f"unknown strategy {strategy!r}")
-    return Bench(bridge, root, strategy)
+    bench = Bench(bridge, root, strategy)
+    if breakdown:
+        bench.breakdown = Breakdown(bench.view, bench.host)
+    return bench
 '''
 
 
@@ -408,9 +470,10 @@ def _wait_phase(driver: Any, want: set[str], timeout_s: float) -> str:
     raise TimeoutError(f"bench page stuck in phase {phase!r} after {timeout_s:.0f} s")
 
 
-def load_page(driver: Any, server: BenchServer, strategy: str) -> float:
+def load_page(driver: Any, server: BenchServer, strategy: str, breakdown: bool = False) -> float:
     """Navigate and wait for Python to be ready; returns boot ms since navigation."""
-    driver.get(f"{server.base}/bench/page?strategy={strategy}")
+    extra = "&breakdown=1" if breakdown else ""
+    driver.get(f"{server.base}/bench/page?strategy={strategy}{extra}")
     _wait_phase(driver, {"ready"}, BOOT_TIMEOUT_S)
     return float(driver.execute_script("return window.benchState.readyAt"))
 
@@ -549,6 +612,22 @@ def browser_markdown(data: dict[str, Any]) -> str:
         ]),
         "",
     ]
+    if data.get("breakdown"):
+        parts = ("drain", "live_state", "dom_commit", "telemetry", "timers")
+        rows = []
+        for b in data["breakdown"]:
+            sched_self = (b.get("drain_ms") or 0.0) - (b.get("live_state_ms") or 0.0) - (
+                b.get("dom_commit_ms") or 0.0)
+            rows.append([f"`{b['trace']}`", str(b["frames"]), fmt(b["frame_ms_mean"], "x3"),
+                         fmt(sched_self, "x3"),
+                         *(fmt(b.get(f"{p}_ms"), "x3") for p in parts[1:]),
+                         fmt(b.get("host_now_calls"), "x1")])
+        lines += ["Per-frame breakdown of `streampace` (`--breakdown`: an extra, instrumented "
+                  "run per trace; mean ms per animation frame that had work; the wrappers' "
+                  "own FFI calls inflate the parts a little):", "",
+                  md_table(["trace", "frames", "frame total", "scheduler drain (own)",
+                            "live state", "DOM commit", "telemetry", "timer arm/cancel",
+                            "clock reads/frame"], rows), ""]
     for trace in data["meta"]["traces"]:
         rows = [[f"`{r['strategy']}`", *(fmt(r.get(k), kind) for k, _t, kind in BROWSER_COLUMNS)]
                 for r in data["runs"] if r["trace"] == trace]
@@ -581,7 +660,7 @@ def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                 cold_runs: int = 2, out: Path | None = None,
-                repeat: int = 1) -> dict[str, Any]:
+                repeat: int = 1, breakdown: bool = False) -> dict[str, Any]:
     """Play each trace through each strategy in one warm browser (`repeat` rounds,
     strategies interleaved so machine noise spreads over all of them); boot-time
     samples from `cold_runs` fresh profiles.  Writes browser.md/.json into `out`."""
@@ -601,6 +680,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
     boot: dict[str, list[float]] = {"cold_ms": [], "warm_ms": []}
     per_cell: dict[tuple[str, str], list[dict[str, Any]]] = {}
     raws: list[dict[str, Any]] = []
+    breakdowns: list[dict[str, Any]] = []
     version = "?"
     try:
         for _ in range(cold_runs):
@@ -622,6 +702,25 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                               f" p99 {fmt(m['py_ms_p99'], 'x')} ms, long tasks "
                               f"{m['long_tasks']}, lag p95 {fmt(m.get('lag_p95_ms'), 'ms')} ms",
                               flush=True)
+            if breakdown:
+                for name, trace in by_name.items():
+                    load_page(driver, server, "streampace", breakdown=True)
+                    raw = play(driver, server, trace)
+                    frames = len(raw["frame_ms"])
+                    br = raw.get("breakdown") or {"ms": {}, "calls": {}}
+                    breakdowns.append({"trace": name, "frames": frames,
+                                       "frame_ms_mean": float(np.mean(raw["frame_ms"]))
+                                       if raw["frame_ms"] else None,
+                                       "frame_ms_p50": _q(raw["frame_ms"], 50),
+                                       "frame_ms_p99": _q(raw["frame_ms"], 99),
+                                       **{f"{k}_ms": v / frames if frames else None
+                                          for k, v in br["ms"].items()},
+                                       **{f"{k}_calls": v / frames if frames else None
+                                          for k, v in br["calls"].items()}})
+                    print(f"  breakdown {name}: " + ", ".join(
+                        f"{k} {v / max(frames, 1):.3f}" for k, v in br["ms"].items()),
+                        "p50", br.get("p50"), "p99", br.get("p99"), "max", br.get("max"),
+                        flush=True)
     finally:
         server.stop()
     data = {
@@ -632,6 +731,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
         "boot": boot,
         "runs": [combine(v) for v in per_cell.values()],
         "runs_each": [m for v in per_cell.values() for m in v],
+        "breakdown": breakdowns,
     }
     data["markdown"] = browser_markdown(data)
     if out is not None:
@@ -658,7 +758,8 @@ def main(args: Any) -> int:
     traces = [build_trace(name, seed=args.seed) for name in names]
     repeat = args.repeat if args.repeat else (1 if args.quick else 3)
     data = run_browser(traces, strategies, seed=args.seed, cold_runs=1 if args.quick else 2,
-                       out=args.out, repeat=repeat)
+                       out=args.out, repeat=repeat,
+                       breakdown=bool(getattr(args, "breakdown", False)))
     print(data["markdown"])
     unfaithful = [f"{r['strategy']}/{r['trace']}" for r in data["runs"] if not r["faithful"]]
     if unfaithful:

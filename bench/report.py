@@ -52,6 +52,8 @@ def fmt(value: Any, kind: str) -> str:
         return f"{value:.0f}" if abs(value) >= 10 else f"{value:.1f}"
     if kind == "x1":
         return f"{value:.1f}"
+    if kind == "x3":
+        return f"{value:.3f}"
     return f"{value:.2f}"
 
 
