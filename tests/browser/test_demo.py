@@ -189,9 +189,15 @@ def test_selection_survives_streaming(driver: Any, demo: Any) -> None:
     streaming = "#paced .sp-message[data-role=assistant][data-state=streaming] .sp-text"
     wait_for(driver, "const n = document.querySelector(arguments[0]);"
              " return n && n.textContent.length > 40", 30, streaming)
+    # The first 30 characters, across however many Text nodes hold them (a
+    # delta may be its own Text node).
     selected = driver.execute_script(
-        "const n = document.querySelector(arguments[0]).firstChild;"
-        "const r = document.createRange(); r.setStart(n, 0); r.setEnd(n, 30);"
+        "const box = document.querySelector(arguments[0]);"
+        "const w = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);"
+        "const r = document.createRange(); let left = 30, n = w.nextNode();"
+        "r.setStart(n, 0);"
+        "while (n && n.length < left) { left -= n.length; n = w.nextNode(); }"
+        "r.setEnd(n, left);"
         "const s = getSelection(); s.removeAllRanges(); s.addRange(r); return s.toString();",
         streaming)
     wait_for(driver, RUN_DONE, 60, "finished")
