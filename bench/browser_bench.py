@@ -134,6 +134,7 @@ class TimedHost:
     def __init__(self, inner):
         self.inner = inner
         self.timer_ms = []
+        self.frame_calls = []  # [start ms, duration ms] per frame callback
         self.in_frame = False
 
     def __getattr__(self, name):
@@ -163,6 +164,8 @@ class TimedHost:
             self.in_frame = False
             if not frame:
                 self.timer_ms.append(_perf.now() - t0)
+            else:
+                self.frame_calls.append([t0, _perf.now() - t0])
 
 
 class TimedSocket:
@@ -240,6 +243,7 @@ class Bench:
             "commits": self.commits,
             "frame_ms": list(self.host.inner.frame_work_ms),
             "timer_ms": self.host.timer_ms,
+            "frame_calls": self.host.frame_calls,
             "handle_ms": self.socket.handle_ms,
             "scheduler": stats["scheduler"],
             "client": stats["client"],
@@ -544,6 +548,8 @@ def analyse(trace: Trace, raw: dict[str, Any]) -> dict[str, Any]:
     long_tasks = [d for s, d in raw["longtasks"] if start <= s <= end]
     per_frame = raw["frame_ms"] + raw["timer_ms"] if raw["strategy"] != "naive" else raw[
         "handle_ms"]
+    if raw.get("frame_calls"):
+        m.update(flatness(raw))
     m.update(
         strategy=raw["strategy"], trace=trace.name,
         py_ms_p50=_q(per_frame, 50), py_ms_p99=_q(per_frame, 99), py_ms_max=_q(per_frame, 100),
@@ -558,6 +564,40 @@ def analyse(trace: Trace, raw: dict[str, Any]) -> dict[str, Any]:
         longtask_observer_error=raw.get("longtask_error"),
     )
     return m
+
+
+def flatness(raw: dict[str, Any]) -> dict[str, Any]:
+    """Python ms per frame early in the answer (≤ 2 000 graphemes shown) and late
+    (≥ 90 % shown): a frame's cost must not grow with what is already on screen."""
+    shown_t: list[float] = []
+    shown_n: list[int] = []
+    total = 0
+    for t, _inf, events in raw["commits"]:
+        total += sum(len(e.get("delta") or "") for e in events
+                     if e.get("type") == "TEXT_MESSAGE_CONTENT")
+        shown_t.append(float(t))
+        shown_n.append(total)
+    frames: list[tuple[float, float]] = []
+    for t0, dt in raw["frame_calls"]:  # callbacks of one frame start < 2 ms apart
+        if frames and t0 - frames[-1][0] < 2.0:
+            frames[-1] = (frames[-1][0], frames[-1][1] + dt)
+        else:
+            frames.append((float(t0), float(dt)))
+    early: list[float] = []
+    late: list[float] = []
+    for t0, dt in frames:
+        i = bisect.bisect_right(shown_t, t0) - 1
+        n = shown_n[i] if i >= 0 else 0
+        if 0 < n <= 2000:
+            early.append(dt)
+        elif total and n >= 0.9 * total:
+            late.append(dt)
+    if len(early) < 10 or len(late) < 10 or total < 20_000:
+        return {}
+    return {"flat_early_ms_mean": float(np.mean(early)), "flat_late_ms_mean": float(np.mean(late)),
+            "flat_early_ms_p50": _q(early, 50), "flat_late_ms_p50": _q(late, 50),
+            "flat_ratio": float(np.mean(late) / np.mean(early)) if np.mean(early) > 0 else None,
+            "flat_frames": [len(early), len(late)], "flat_total": total}
 
 
 _BARRIERS = frozenset({"TEXT_MESSAGE_END", "REASONING_END", "REASONING_MESSAGE_END",
@@ -628,6 +668,16 @@ def browser_markdown(data: dict[str, Any]) -> str:
                   md_table(["trace", "frames", "frame total", "scheduler drain (own)",
                             "live state", "DOM commit", "telemetry", "timer arm/cancel",
                             "clock reads/frame"], rows), ""]
+    flat = [r for r in data["runs"] if r.get("flat_ratio") is not None]
+    if flat:
+        lines += ["Frame cost over answer length (Python ms per frame while ≤ 2 000 graphemes "
+                  "are shown vs. once ≥ 90 % of the answer is; ratio of means):", "",
+                  md_table(["trace", "strategy", "answer graphemes", "early mean", "late mean",
+                            "early p50", "late p50", "late / early"],
+                           [[f"`{r['trace']}`", f"`{r['strategy']}`", str(r["flat_total"]),
+                             fmt(r["flat_early_ms_mean"], "x3"), fmt(r["flat_late_ms_mean"], "x3"),
+                             fmt(r["flat_early_ms_p50"], "x"), fmt(r["flat_late_ms_p50"], "x"),
+                             fmt(r["flat_ratio"], "x")] for r in flat]), ""]
     for trace in data["meta"]["traces"]:
         rows = [[f"`{r['strategy']}`", *(fmt(r.get(k), kind) for k, _t, kind in BROWSER_COLUMNS)]
                 for r in data["runs"] if r["trace"] == trace]

@@ -65,6 +65,11 @@ TRACE_KINDS: dict[str, tuple[str, str, str]] = {
     "provider": ("long", "provider",
                  "provider cadence: a delta every 20–60 ms, occasional 0.5 s pauses"),
 }
+# Browser-only: a 100 000-grapheme answer (two long answers as one message,
+# ≈ 1800 graphemes/s), for the per-frame cost's flatness over answer length.
+EXTRA_TRACES: dict[str, str] = {
+    "answer_100k": "a 100 000-grapheme answer at ≈ 1800 graphemes/s (flatness of frame cost)",
+}
 # Traces whose transport is steady (the lag targets apply to these).
 UNSTEADY_TRACES = frozenset({"jittery", "agentic", "paste", "bursty"})
 QUICK_TRACES = ("fast", "bursty", "jittery", "cjk_emoji", "agentic", "paste", "batch40", "poisson")
@@ -272,7 +277,35 @@ def reconnect(arrivals: Arrivals, seed: int) -> tuple[Arrivals, dict[str, Any]]:
     return out, meta
 
 
+def long_answer_model(seed: int = 1) -> Model:
+    """Two `long@4` answers spliced into one message (≈ 100 000 graphemes)."""
+    first = [(te.t_ms, dict(te.event)) for te in simulate(
+        "long", seed=seed, prompt=PROMPT, run_id=f"run-answer_100k-{seed}", speed=4.0)]
+    second = [(te.t_ms, dict(te.event)) for te in simulate(
+        "long", seed=seed + 1, prompt=PROMPT, speed=4.0)]
+    # The assistant's message is the last one to end (the user echo comes first).
+    end_at = max(i for i, (_t, e) in enumerate(first) if e["type"] == "TEXT_MESSAGE_END")
+    mid = first[end_at][1]["messageId"]
+    other = next(e["messageId"] for _t, e in reversed(second) if e["type"] == "TEXT_MESSAGE_END")
+    body = [(t, e) for t, e in second
+            if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] == other]
+    shift = first[end_at - 1][0] + 5.0 - body[0][0]
+    spliced = [(round(t + shift, 3), {**e, "messageId": mid}) for t, e in body]
+    tail_shift = spliced[-1][0] + 2.0 - first[end_at][0]
+    tail = [(round(t + tail_shift, 3), e) for t, e in first[end_at:]]
+    return first[:end_at] + spliced + tail
+
+
 def build_trace(name: str, seed: int = 1) -> Trace:
+    if name in EXTRA_TRACES:
+        model = long_answer_model(seed)
+        arrivals = deliver(model)
+        trace = Trace(name, model, arrivals, EXTRA_TRACES[name],
+                      {"scenario": "long@4 ×2", "seed": seed, "network": "direct",
+                       "socket_messages": len(arrivals)})
+        trace.meta["graphemes"] = trace.tracked.total
+        trace.meta["duration_ms"] = round(model[-1][0], 1)
+        return trace
     if name not in TRACE_KINDS:
         raise ValueError(f"unknown trace {name!r}; choose from {', '.join(TRACE_KINDS)}")
     scenario, network, description = TRACE_KINDS[name]

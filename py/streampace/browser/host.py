@@ -102,12 +102,13 @@ class BrowserHost:
         return handle
 
     def cancel_timeout(self, handle: Any) -> None:
-        # The heap entry goes stale and is skipped when it surfaces.
+        # The heap entry goes stale and is skipped when it surfaces.  The JS
+        # timer is left armed: the scheduler cancels its fallback timeout and
+        # asks for a new one every frame, and clearTimeout + setTimeout per
+        # frame are two FFI crossings; an early wake-up that finds nothing
+        # due costs one, once per fallback period.
         self._timers.pop(handle, None)
-        if not self._timers and self._timeout_handle is not None and not self.closed:
-            self._window.clearTimeout(self._timeout_handle)
-            self._timeout_handle = None
-            self._timeout_deadline = None
+        if not self._timers:
             self._timer_heap.clear()
 
     # -- lifecycle ---------------------------------------------------------
