@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                          "per-frame cost by part")
     ap.add_argument("--out", type=Path, default=RESULTS, help="output directory")
     ap.add_argument("--traces", help="comma-separated trace names "
-                    "(--browser default: bursty,cjk_emoji)")
+                    "(--browser default: bursty,cjk_emoji,answer_100k)")
     ap.add_argument("--strategies", help="comma-separated strategy names")
     ap.add_argument("--hz", help="comma-separated refresh rates (default 60,120; quick 60)")
     ap.add_argument("--seed", type=int, default=1)

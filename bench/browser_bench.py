@@ -52,7 +52,7 @@ FLAGS = (
     "--no-first-run", "--disable-quic",
 )
 BROWSER_STRATEGIES = ("streampace", "mosoo_450", "naive")
-DEFAULT_TRACES = ("bursty", "cjk_emoji")
+DEFAULT_TRACES = ("bursty", "cjk_emoji", "answer_100k")
 BOOT_TIMEOUT_S = 120.0
 LEAD_MS = 300.0  # silence between the socket opening and the trace's first message
 

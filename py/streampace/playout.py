@@ -61,7 +61,7 @@ STEP_RATE = 840.0
 
 # Arrivals closer than this are one delivery (a socket message split in
 # several enqueue calls, or one batch carrying several deltas).
-_SAME_DELIVERY_MS = 2.0
+_SAME_DELIVERY_MS = 5.0
 # An arrival after this much silence starts a new answer: the cadence learnt
 # so far is kept (same transport), the silence itself is not a gap.
 _IDLE_MS = 3000.0
