@@ -203,6 +203,15 @@ def write_markdown(path: Path, data: dict[str, Any]) -> None:
                 f"{met} of {len(data['targets'])} met.  Each cell is a ratio within this run "
                 "(`bench/targets.py`); a miss shows measured > limit.", "",
                 targets_table(data["targets"]), ""]
+        from bench.targets import WHY_MISSED
+
+        why = list(dict.fromkeys((t["trace"], t["target"]) for t in data["targets"]
+                                 if not t["ok"]))
+        if why:
+            out += ["Why the misses (analysis; the figures are the grid's):", ""]
+            out += [f"- `{tr}`, {tg}: {WHY_MISSED.get((tr, tg), 'not analysed yet.')}"
+                    for tr, tg in why]
+            out.append("")
     for hz in hzs:
         out += [f"## Who wins ({hz:g} Hz)", "",
                 f"Smooth enough = {SMOOTH_ENOUGH}, on that trace.", "",

@@ -167,6 +167,7 @@ def test_stats_counters_and_last_drain(seed_rig, ag):
     seed_rig.host.frame(16)
     st = seed_rig.sched.stats()
     assert st["frames"] == 1 and st["applies"] == 1 and st["graphemes"] == 6
+    assert seed_rig.sched.graphemes_delivered() == 6
     assert st["last_drain_graphemes"] == 6 and st["last_drain_at"] == seed_rig.host.now()
     assert st["last_drain_source"] == "frame" and st["pending"] == 94
     seed_rig.host.tick(50)

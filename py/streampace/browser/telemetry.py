@@ -36,7 +36,8 @@ class Telemetry:
             self._arrivals.append((self._received, self._host.now()))
 
     def revealed(self) -> int:
-        return int(self._scheduler.stats()["graphemes"])
+        # Once per frame: the counter itself, not a copy of every stat.
+        return int(self._scheduler.graphemes_delivered())
 
     def sample(self) -> tuple[float, int, int, float]:
         """One frame's figures: (now ms, graphemes this frame, backlog, lag ms)."""
