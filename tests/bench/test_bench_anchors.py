@@ -86,11 +86,15 @@ def test_60_and_120_hz_show_the_same_progress_for_mosoo_450() -> None:
 def test_split_cluster_broken_for_mosoo_450_never_for_streampace() -> None:
     family = "\U0001F468\u200d\U0001F469\u200d\U0001F467"
     head, tail = family[:3], family[3:]  # split after the first ZWJ
+    # The half cluster arrives alone after the rest has drained, and its
+    # completion 120 ms later: after the seed showed the half, within
+    # streampace's 150 ms holdback.
     trace = direct("split", [
         (0.0, START),
-        (100.0, [text("hello " + head)]),
-        (400.0, [text(tail + " world")]),  # well after the first batch has drained
-        (600.0, FINISH),
+        (100.0, [text("hello ")]),
+        (500.0, [text(head)]),
+        (620.0, [text(tail + " world")]),
+        (800.0, FINISH),
     ])
     mosoo = compute_metrics(run_virtual(trace, "mosoo_450", 60).recorder)
     ours = compute_metrics(run_virtual(trace, "streampace", 60).recorder)
