@@ -209,7 +209,8 @@ def write_markdown(path: Path, data: dict[str, Any]) -> None:
                                  if not t["ok"]))
         if why:
             out += ["Why the misses (analysis; the figures are the grid's):", ""]
-            out += [f"- `{tr}`, {tg}: {WHY_MISSED.get((tr, tg), 'not analysed yet.')}"
+            out += [f"- `{tr}`, {tg}: "
+                    + WHY_MISSED.get((tr, tg), WHY_MISSED.get((None, tg), "not analysed yet."))
                     for tr, tg in why]
             out.append("")
     for hz in hzs:
