@@ -1,14 +1,17 @@
-"""Backlog-paced frame scheduler: reveals streamed text at grapheme boundaries.
+"""Paced frame scheduler: reveals streamed text at grapheme boundaries.
 
 One FIFO queue holds the events of every session.  Each drain (an animation
 frame, or the fallback timeout when frames stop, e.g. in a hidden tab) takes
 the head session's contiguous run and hands at most one batch to ``apply``.
-Paced text (assistant/reasoning content deltas) is revealed at
+Paced text (assistant/reasoning content deltas) is revealed at a rate set by
+the pacing law (:mod:`streampace.playout`): by default adaptive playout, which
+learns each session's arrival rate and cadence from what is enqueued; with
+``PacingConfig.seed()`` the seed's
 
     rate = clamp(pending / tau, min_rate, max_rate)   graphemes/s
 
-with the budget computed from real elapsed time and its fraction carried to
-the next drain.  Animation yields to event semantics: everything up to the
+The budget is rate × real elapsed time, its fraction carried to the next
+drain.  Animation yields to event semantics: everything up to the
 head session's last queued barrier (message/reasoning end, snapshots, run
 end) goes out unpaced, and a backlog over ``overload_graphemes`` goes out at
 once.  Cost per drain is O(events + graphemes delivered): text is segmented
