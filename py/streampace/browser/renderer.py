@@ -38,7 +38,7 @@ class _Node:
     `box` holds the item's text as a run of Text nodes; `text` is the last one.
     Blink's appendData copies the node's whole string (measured: 0.7 ms at 50k
     characters, 6 ms at 200k) and is slow on any non-ASCII node, so a delta is
-    appended in place only to a short ASCII node and otherwise becomes a new
+    appended in place only to an ASCII node (below `_TEXT_NODE_LIMIT`) and otherwise becomes a new
     sibling Text node: a frame stays O(delta). Adjacent Text nodes render,
     select and copy as one text.
     Past `_BLOCK_LIMIT` characters the text after a newline continues in a new
@@ -79,7 +79,7 @@ class _Node:
         self._append_text(doc, piece)
 
     def _append_text(self, doc: Any, piece: str) -> None:
-        # appendData is cheap only on short ASCII nodes: on a node holding
+        # appendData is cheap only on ASCII nodes: on a node holding
         # non-ASCII text Blink spends ~0.7 ms at 100 and 1.7 ms at 900
         # characters per call (CJK/emoji, Chromium 156), while a new Text
         # node costs ~0.1 ms whatever came before.
