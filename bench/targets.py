@@ -59,8 +59,9 @@ WHY_MISSED: dict[tuple[str | None, str], str] = {  # (None, target): any trace
     (None, "freeze ≤ mosoo_450"):
         "the cross-delta holdback (issue 12 item 7) holds every delta's last cluster "
         "until the next delta or 150 ms; the first delta (the delivery buffer's fast "
-        "path) waits ≈ 150 ms for the second, which the freeze figure counts. mosoo_450 "
-        "runs without holdback; the seed law's 3-frame start hid it before.",
+        "path, often one short token) shows at once but for its last cluster, which waits "
+        "≈ 100–150 ms for the second delta — the freeze figure counts that wait. "
+        "mosoo_450 runs without holdback; the seed law's slow start hid it before.",
     ("paste", "freeze ≤ mosoo_450"):
         "the overload exit shows the 10 000-grapheme paste at once except its last "
         "cluster, which the holdback keeps until the message end ≈ 60 ms later.",

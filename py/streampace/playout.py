@@ -209,9 +209,7 @@ class AdaptiveLaw:
         horizon = max(_H_MIN_MS, _H_GAP * gap, _H_DEV * (tr.dev + tr.jit))
         last = tr.last_arrival if tr.last_arrival is not None else now
         due = last + gap - now
-        if tr.gaps_seen == 0 and len(tr.groups) <= 1:
-            due = 0.0  # no cadence known yet: do not hold the first text back
-        elif due < 0.0:
+        if due < 0.0:
             horizon += _LATE_K * -due  # a late delivery: stretch the rest, do not stop dead
             due = 0.0
         target = pending / (due + horizon)
