@@ -7,13 +7,17 @@ import contextlib
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
+
+from streampace.run_lifecycle import Outcome, RunLifecycle, RunState
 
 from .config import ServerConfig
 from .conversation import Conversation
 from .framing import RunFramer, UpstreamError
 from .session_log import SessionLog
 from .sources import RunRequest, Source
+from .store_errors import StoreError
 from .viewer import CLOSE_GOING_AWAY, Viewer
 
 __all__ = ["Session", "Hub"]
@@ -29,15 +33,15 @@ class Session:
         self.conversation = Conversation()
         self.viewers: set[Viewer] = set()
         self.run_task: asyncio.Task[None] | None = None
+        self.lifecycle = RunLifecycle()
         self.run_count = 0
         self._framer: RunFramer | None = None
-        self._stop: tuple[str, str] | None = None  # (code, message) for a requested stop
         self.last_active = time.monotonic()
 
     @property
     def idle(self) -> bool:
         """Nobody watching and nothing running: the session may be evicted."""
-        return not self.viewers and self.run_task is None
+        return not self.viewers and not self.lifecycle.active
 
     # -- log and fan-out ----------------------------------------------------
 
@@ -76,15 +80,52 @@ class Session:
         self.last_active = time.monotonic()
 
     # -- runs ---------------------------------------------------------------
+    #
+    # The run's lifecycle is the state machine in streampace.run_lifecycle; this
+    # class only drives it.  The one rule that matters: the run's task is cancelled
+    # only once it is RUNNING (inside its try block), so its ending always executes;
+    # a stop that lands while it is still STARTING is recorded and the task, when it
+    # first runs, goes straight to writing the terminal event.
 
     @property
     def running(self) -> bool:
-        return self.run_task is not None
+        """A run holds this session (a new one is refused with run_active)."""
+        return self.lifecycle.active
 
-    def start_run(self, prompt: str, scenario: str | None) -> None:
-        if self.run_task is not None:
+    @property
+    def run_state(self) -> str:
+        return self.lifecycle.state
+
+    def start_run(
+        self,
+        prompt: str,
+        scenario: str | None,
+        on_refused: Callable[[str, str], None] | None = None,
+    ) -> None:
+        """Start a run; ``on_refused(code, message)`` if the store gives it no lease."""
+        if self.lifecycle.active:
             raise RuntimeError("a run is already in progress")
         run_id = f"run-{uuid.uuid4().hex[:12]}"
+        self.lifecycle.start(run_id)
+        # The simulated model is our own code (tested against the validator); every
+        # other source's events are checked one by one.
+        trusted = getattr(self.source, "trusted", False)
+        self._framer = RunFramer(self.id, run_id, prompt, validate=not trusted)
+        self.run_task = asyncio.create_task(
+            self._run(self._framer, run_id, prompt, scenario, on_refused)
+        )
+
+    def stop_run(self, code: str, message: str) -> asyncio.Task[None] | None:
+        """Stop the run (RUN_ERROR ``code``); returns its task to wait for, if any."""
+        task = self.run_task
+        if task is None:
+            return None
+        was = self.lifecycle.state
+        if self.lifecycle.stop(code, message) and was == RunState.RUNNING:
+            task.cancel()
+        return task
+
+    def _request(self, run_id: str, prompt: str, scenario: str | None) -> RunRequest:
         request = RunRequest(
             thread_id=self.id,
             run_id=run_id,
@@ -95,51 +136,90 @@ class Session:
             state=self.conversation.state,
         )
         self.run_count += 1
-        # The simulated model is our own code (tested against the validator); every
-        # other source's events are checked one by one.
-        trusted = getattr(self.source, "trusted", False)
-        self._framer = RunFramer(self.id, run_id, prompt, validate=not trusted)
-        self._stop = None
-        self.run_task = asyncio.create_task(self._run(self._framer, request))
+        return request
 
-    def stop_run(self, code: str, message: str) -> asyncio.Task[None] | None:
-        task = self.run_task
-        if task is not None and self._stop is None:
-            self._stop = (code, message)
-            task.cancel()
-        return task
-
-    async def _run(self, framer: RunFramer, request: RunRequest) -> None:
+    async def _run(self, framer: RunFramer, run_id: str, prompt: str, scenario: str | None,
+                   on_refused: Callable[[str, str], None] | None) -> None:
+        outcome = Outcome()
         try:
-            async with contextlib.aclosing(self.source.stream(request)) as groups:
-                async for group in groups:
-                    out: list[dict[str, Any]] = []
-                    for event in group:
-                        out.extend(framer.feed(event))
-                        if framer.done:
-                            break
-                    self.append(out)
-                    if framer.done:
-                        break
-            if not framer.done:
-                raise UpstreamError(
-                    "upstream_ended_early", "the source ended without RUN_FINISHED or RUN_ERROR"
-                )
+            try:
+                refusal = None if await self._acquire_run(run_id) else (
+                    "run_active", "a run is already in progress in this session")
+            except StoreError as exc:
+                log.warning("session %s: no run: %s", self.id, exc)
+                refusal = ("store_unavailable", "the session store is unavailable; retry")
+            if refusal is not None:
+                # Another process runs this session (or none can): nothing was written,
+                # so there is nothing to end.
+                self.lifecycle.refuse()
+                self.run_task = None
+                self._framer = None
+                if on_refused is not None:
+                    on_refused(*refusal)
+                return
+            if self.lifecycle.begin():
+                await self._stream(framer, self._request(run_id, prompt, scenario))
         except asyncio.CancelledError:
-            code, message = self._stop or ("cancelled", "run cancelled")
-            log.info("session %s: run %s stopped (%s)", self.id, request.run_id, code)
-            self.append(framer.finish(code, message))
+            outcome = Outcome("cancelled", "run cancelled")  # a recorded stop wins
         except UpstreamError as exc:
-            log.warning(
-                "session %s: run %s failed: %s: %s", self.id, request.run_id, exc.code, exc.message
-            )
-            self.append(framer.finish(exc.code, exc.message))
+            log.warning("session %s: run %s failed: %s: %s", self.id, run_id, exc.code,
+                        exc.message)
+            outcome = Outcome(exc.code, exc.message)
+        except StoreError as exc:
+            log.warning("session %s: run %s lost its store: %s", self.id, run_id, exc)
+            outcome = Outcome("store_unavailable", "the session store is unavailable")
         except Exception:
-            log.exception("session %s: run %s crashed", self.id, request.run_id)
-            self.append(framer.finish("internal_error", "the server failed while running"))
+            log.exception("session %s: run %s crashed", self.id, run_id)
+            outcome = Outcome("internal_error", "the server failed while running")
+        final = self.lifecycle.end(outcome)
+        try:
+            if final.code is not None:
+                log.info("session %s: run %s ended (%s)", self.id, run_id, final.code)
+                await self._emit(framer.finish(final.code, final.message))
+        except Exception as exc:  # the store refused the terminal event
+            log.warning("session %s: run %s: terminal event not written: %r", self.id,
+                        run_id, exc)
         finally:
+            with contextlib.suppress(Exception):
+                await self._release_run()
+            self.lifecycle.settle()
             self.run_task = None
             self._framer = None
+
+    async def _stream(self, framer: RunFramer, request: RunRequest) -> None:
+        async with contextlib.aclosing(self.source.stream(request)) as groups:
+            async for group in groups:
+                out: list[dict[str, Any]] = []
+                for event in group:
+                    out.extend(framer.feed(event))
+                    if framer.done:
+                        break
+                await self._emit(out)
+                if framer.done:
+                    break
+        if not framer.done:
+            raise UpstreamError(
+                "upstream_ended_early", "the source ended without RUN_FINISHED or RUN_ERROR"
+            )
+
+    # -- store hooks: the in-memory store; server/redis_store.py overrides them ----
+
+    async def ready(self) -> None:
+        """Load what the store holds for this session (before the first attach)."""
+
+    async def _acquire_run(self, run_id: str) -> bool:
+        """Take the right to run this session (one process at a time)."""
+        return True
+
+    async def _release_run(self) -> None:
+        pass
+
+    async def _emit(self, events: list[dict[str, Any]]) -> None:
+        """Write a run's events to the session's log (and so to every viewer)."""
+        self.append(events)
+
+    async def close(self) -> None:
+        """Release what the session holds in its store (shutdown, eviction)."""
 
 
 class Hub:

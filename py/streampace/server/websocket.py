@@ -129,7 +129,7 @@ def _handle(hub: Hub, session: Session, viewer: Viewer, msg: object) -> None:
             raise ClientError("run_active", "the server is shutting down")
         if not viewer.attached:
             session.attach(viewer, None)
-        session.start_run(msg.prompt, scenario)
+        session.start_run(msg.prompt, scenario, on_refused=viewer.send_error)
     elif isinstance(msg, CancelMessage):
         if not session.running:
             raise ClientError("no_run", "no run is in progress")
