@@ -51,6 +51,7 @@ def start_server(
     stall_timeout_s: float = 5.0,
     model: str | None = None,
     api_key_env: str = "OPENAI_API_KEY",
+    log_level: str = "warning",
     **config: Any,
 ) -> RunningServer:
     cfg = ServerConfig(port=0, **config)
@@ -60,7 +61,7 @@ def start_server(
                       api_key_env=api_key_env),
     )
     urls: list[str] = []
-    srv = build_server(cfg, src, log_level="warning", on_ready=urls.append)
+    srv = build_server(cfg, src, log_level=log_level, on_ready=urls.append)
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + WAIT_S
@@ -71,11 +72,28 @@ def start_server(
     return RunningServer(urls[0], srv, thread)
 
 
+STORES = ("memory", "redis")
+# Modules whose tests run against both stores: `pytestmark = BOTH_STORES`.
+BOTH_STORES = pytest.mark.usefixtures("store_kind")
+TEST_LEASE_MS = 1_000  # short leases keep the lost-run tests quick
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
 @pytest.fixture
-def serve() -> Iterator[Callable[..., RunningServer]]:
+def serve(request: pytest.FixtureRequest) -> Iterator[Callable[..., RunningServer]]:
     started: list[RunningServer] = []
+    callspec = getattr(request.node, "callspec", None)
+    kind = callspec.params.get("store_kind", "memory") if callspec else "memory"
+    store = request.getfixturevalue("redis_url") if kind == "redis" else "memory"
 
     def factory(source: str = "demo", **kwargs: Any) -> RunningServer:
+        if store != "memory":
+            kwargs.setdefault("store", store)
+            kwargs.setdefault("lease_ms", TEST_LEASE_MS)
         s = start_server(source, **kwargs)
         started.append(s)
         return s
@@ -291,3 +309,26 @@ def write_jsonl(path: Path, events: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events),
                     encoding="utf-8")
     return path
+
+
+# -- a real redis-server -----------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from .redis_harness import RedisProcess, redis_available
+
+    if not redis_available():
+        pytest.fail("redis-server is missing: scripts/setup installs it (Debian redis-server)")
+    proc = RedisProcess(tmp_path_factory.mktemp("redis")).start()
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: Any) -> str:
+    """The shared test Redis, emptied for this test."""
+    if redis_server.proc is None or redis_server.proc.poll() is not None:
+        redis_server.start()
+    redis_server.command("FLUSHALL")
+    return redis_server.url

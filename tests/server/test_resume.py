@@ -16,6 +16,7 @@ from websockets.http11 import Response
 from websockets.uri import parse_uri
 
 from .conftest import (
+    BOTH_STORES,
     WAIT_S,
     Received,
     assert_conformant,
@@ -25,6 +26,8 @@ from .conftest import (
     split_runs,
     write_jsonl,
 )
+
+pytestmark = BOTH_STORES
 
 
 def _content_count(r: Received) -> int:

@@ -10,6 +10,7 @@ from streampace.delivery import compact
 from streampace.sim import SCENARIOS, simulate, stamped, visible_text
 
 from .conftest import (
+    BOTH_STORES,
     Received,
     assert_conformant,
     recv_until,
@@ -18,6 +19,8 @@ from .conftest import (
     watch_run,
     write_jsonl,
 )
+
+pytestmark = BOTH_STORES
 
 
 def _expected(run_id: str, scenario: str, session: str, speed: float) -> list[dict]:

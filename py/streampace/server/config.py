@@ -43,6 +43,9 @@ class ServerConfig:
     abuse_errors: int = 10  # refused client messages ...
     abuse_window_s: float = 10.0  # ... within this window close the socket (4400)
     shutdown_drain_s: float = 3.0  # how long shutdown waits for viewers to take their data
+    store: str = "memory"  # or redis://HOST:PORT/DB, rediss://... (server/store.py)
+    lease_ms: int = 5_000  # Redis store: a run's lease; a dead owner's run ends this late
+    session_ttl_s: float = 7 * 24 * 3600.0  # Redis store: keys of an untouched session expire
     delivery: DeliveryConfig = field(default_factory=DeliveryConfig)
 
     def own_origins(self, port: int | None = None) -> set[str]:

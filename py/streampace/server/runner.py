@@ -14,6 +14,7 @@ from .app import create_app
 from .config import ServerConfig
 from .session import Hub
 from .sources import Source
+from .store import make_store
 
 __all__ = ["StreampaceServer", "build_server"]
 
@@ -36,6 +37,7 @@ class StreampaceServer(uvicorn.Server):
         self.url: str | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await self.hub.store.start()
         await super().startup(sockets)
         if not self.servers or not self.servers[0].sockets:
             return
@@ -63,7 +65,7 @@ def build_server(
     on_ready: Callable[[str], None] | None = None,
     on_send: Callable[[Batch], None] | None = None,
 ) -> StreampaceServer:
-    hub = Hub(source, config)
+    hub = Hub(source, config, make_store(config))
     app = create_app(config, source, hub, on_send=on_send)
     uv_config = uvicorn.Config(
         app,

@@ -17,6 +17,7 @@ from .conversation import Conversation
 from .framing import RunFramer, UpstreamError
 from .session_log import SessionLog
 from .sources import RunRequest, Source
+from .store import MemoryStore, SessionStore
 from .store_errors import StoreError
 from .viewer import CLOSE_GOING_AWAY, Viewer
 
@@ -218,6 +219,10 @@ class Session:
         """Write a run's events to the session's log (and so to every viewer)."""
         self.append(events)
 
+    def request_cancel(self, code: str, message: str) -> None:
+        """A viewer's cancel: stops the run wherever it executes (here, in memory)."""
+        self.stop_run(code, message)
+
     async def close(self) -> None:
         """Release what the session holds in its store (shutdown, eviction)."""
 
@@ -225,13 +230,16 @@ class Session:
 class Hub:
     """All sessions of one server."""
 
-    def __init__(self, source: Source, config: ServerConfig) -> None:
+    def __init__(self, source: Source, config: ServerConfig,
+                 store: SessionStore | None = None) -> None:
         self.source = source
         self.config = config
+        self.store: SessionStore = store if store is not None else MemoryStore()
         self.sessions: dict[str, Session] = {}
         self.viewers: set[Viewer] = set()
         self.allowed_origins: set[str] = set(config.allow_origins) | config.own_origins()
         self.shutting_down = False
+        self._closing: set[asyncio.Future[None]] = set()
 
     def set_port(self, port: int) -> None:
         """The actual port once bound (it may have been 0)."""
@@ -248,7 +256,8 @@ class Hub:
         if s is None:
             if len(self.sessions) >= self.config.max_sessions and not self._evict_idle():
                 return None
-            s = self.sessions[session_id] = Session(session_id, self.source, self.config)
+            s = self.sessions[session_id] = self.store.new_session(
+                session_id, self.source, self.config)
         return s
 
     def _evict_idle(self) -> bool:
@@ -258,6 +267,8 @@ class Hub:
             return False
         oldest = min(idle, key=lambda s: s.last_active)
         del self.sessions[oldest.id]
+        self._closing.add(t := asyncio.ensure_future(oldest.close()))
+        t.add_done_callback(self._closing.discard)
         log.info("forgot idle session %s (session limit %d)", oldest.id, self.config.max_sessions)
         return True
 
@@ -281,3 +292,7 @@ class Hub:
                 ),
                 return_exceptions=True,
             )
+        for s in list(self.sessions.values()):
+            with contextlib.suppress(Exception):
+                await s.close()
+        await self.store.close()

@@ -18,6 +18,7 @@ from .client_messages import (
     parse_client_message,
 )
 from .session import Hub, Session
+from .store_errors import StoreError
 from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN, Viewer
 
 __all__ = ["session_socket", "SESSION_ID_RE"]
@@ -66,6 +67,12 @@ async def session_socket(websocket: WebSocket) -> None:
     if session is None:
         log.warning("refused session %s: %d sessions in use", session_id, len(hub.sessions))
         await websocket.close(CLOSE_TRY_AGAIN, "too many sessions in use")
+        return
+    try:
+        await session.ready()
+    except StoreError as exc:
+        log.warning("session %s: refused: %s", session_id, exc)
+        await websocket.close(CLOSE_TRY_AGAIN, "session store unavailable")
         return
     viewer = Viewer(
         websocket,
@@ -133,4 +140,4 @@ def _handle(hub: Hub, session: Session, viewer: Viewer, msg: object) -> None:
     elif isinstance(msg, CancelMessage):
         if not session.running:
             raise ClientError("no_run", "no run is in progress")
-        session.stop_run("cancelled", "run cancelled by a viewer")
+        session.request_cancel("cancelled", "run cancelled by a viewer")

@@ -1,0 +1,496 @@
+"""The Redis Streams session store: sessions shared by several server processes.
+
+Per session (the ``{id}`` hash tag keeps one session's keys on one Cluster slot):
+
+- ``sp:{id}:log``   a Stream; event with sequence number n has entry ID ``n-0``, so
+  protocol ``through = n`` is a stream ID and a resume is XREAD after ``n-0``.
+  Trimmed with ``MAXLEN ~ --log-events`` on every append.
+- ``sp:{id}:seq``   the last sequence number written (survives trimming).
+- ``sp:{id}:lease`` who runs the session: ``SET NX PX``, renewed while the run lives.
+- ``sp:{id}:snap``  the conversation at some seq (JSON), written by the run's owner
+  every SNAPSHOT_EVERY events and at each run's end, so a process that opens a
+  trimmed session rebuilds the same snapshot as one that saw every event.
+- ``sp:{id}:runs``  runs started (the demo source's per-run seed).
+
+One channel, ``sp:control``, carries cancels to whichever process runs a session.
+
+Every append is one Lua script that checks the lease token before XADD, so a
+process that lost its lease (paused, partitioned) cannot write into a run someone
+else has since ended: the lease is also the fence.
+
+Each process keeps, per session it serves, a mirror: the same bounded SessionLog
+and Conversation the memory store has, fed by ONE reader task (XREAD BLOCK) that
+fans events out to this process's viewers through their delivery buffers.  So the
+viewer code, its slow-consumer rules and close codes are those of the memory store;
+even the run owner's own viewers are fed from the stream, which keeps every
+process's viewers on byte-identical event sequences.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError, ResponseError
+
+from streampace import events as ev
+
+from .conversation import Conversation
+from .conversation_codec import dump_conversation, load_conversation
+from .framing import _END_TYPE
+from .session import Session
+from .session_log import SessionLog
+from .store import redact_url
+from .store_errors import StoreError
+
+if TYPE_CHECKING:
+    from .config import ServerConfig
+    from .sources import Source
+
+__all__ = ["RedisStore", "RedisSession", "CONTROL_CHANNEL", "SNAPSHOT_EVERY"]
+
+log = logging.getLogger("streampace.server")
+
+CONTROL_CHANNEL = "sp:control"
+SNAPSHOT_EVERY = 500  # events between snapshot-key writes during a run
+READ_COUNT = 512  # stream entries per XREAD
+_STORE_DOWN_MESSAGE = "the session store is unreachable; retrying"
+
+_APPEND = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  return redis.error_reply('STREAMPACE_LEASE_LOST')
+end
+local seq = tonumber(redis.call('GET', KEYS[3]) or '0')
+local floor = tonumber(ARGV[3])
+if floor > seq then seq = floor end
+for i = 6, #ARGV do
+  seq = seq + 1
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], string.format('%d-0', seq), 'e', ARGV[i])
+end
+redis.call('SET', KEYS[3], string.format('%d', seq), 'PX', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+if ARGV[5] == '1' then
+  redis.call('DEL', KEYS[2])
+end
+return seq
+"""
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+def _dumps(obj: Any) -> str:
+    # ASCII escapes: a lone surrogate from an upstream must not break the UTF-8 wire.
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _seq(entry_id: bytes | str) -> int:
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return int(text.partition("-")[0])
+
+
+def closing_events(conv: Conversation, code: str, message: str) -> list[dict[str, Any]]:
+    """What ends the conversation's open run: its open items closed, then RUN_ERROR."""
+    out: list[dict[str, Any]] = []
+    for kind, ident in reversed(list(conv._open)):
+        field, end = _END_TYPE[kind]
+        out.append({"type": end, field: ident})
+    out.append({"type": ev.RUN_ERROR, "message": message, "code": code})
+    return out
+
+
+class RedisStore:
+    name = "redis"
+    shared = True
+
+    def __init__(self, url: str, config: ServerConfig) -> None:
+        self.display_url = redact_url(url)
+        self.config = config
+        self.lease_ms = config.lease_ms
+        # XREAD blocks at most this long, which bounds how late a lost run is noticed.
+        self.block_ms = max(50, min(1000, self.lease_ms // 3))
+        self.ttl_ms = int(config.session_ttl_s * 1000)
+        self.token = uuid.uuid4().hex[:16]  # this process
+        self.client = aioredis.from_url(
+            url,
+            decode_responses=False,
+            socket_connect_timeout=2.0,
+            socket_timeout=self.block_ms / 1000 + 5.0,
+            health_check_interval=0,
+        )
+        self._append = self.client.register_script(_APPEND)
+        self._renew = self.client.register_script(_RENEW)
+        self._release = self.client.register_script(_RELEASE)
+        self.running: dict[str, RedisSession] = {}  # sessions whose run this process owns
+        self._control: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def new_session(self, session_id: str, source: Source, config: ServerConfig) -> Session:
+        return RedisSession(session_id, source, config, self)
+
+    async def start(self) -> None:
+        try:
+            await self.client.ping()
+            log.info("session store: redis at %s", self.display_url)
+        except (RedisError, OSError) as exc:
+            # Serve anyway: sessions are refused (1013) until Redis answers.
+            log.error("session store: redis at %s is unreachable (%s); retrying",
+                      self.display_url, type(exc).__name__)
+        self._control = asyncio.create_task(self._listen_control())
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._control is not None:
+            self._control.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._control
+        with contextlib.suppress(Exception):
+            await self.client.aclose()
+
+    async def publish_cancel(self, session_id: str, code: str, message: str) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self.client.publish(
+                CONTROL_CHANNEL, _dumps({"s": session_id, "code": code, "message": message}))
+
+    async def _listen_control(self) -> None:
+        """Cancels for the runs this process owns, wherever the viewer asked."""
+        backoff = 0.1
+        while not self._closed:
+            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(CONTROL_CHANNEL)
+                backoff = 0.1
+                while not self._closed:
+                    msg = await pubsub.get_message(timeout=1.0)
+                    if msg is None or msg.get("type") != "message":
+                        continue
+                    self._on_control(msg["data"])
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as exc:
+                log.debug("control channel: %r", exc)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
+    def _on_control(self, data: bytes) -> None:
+        try:
+            msg = json.loads(data)
+            session = self.running.get(msg["s"])
+        except (ValueError, KeyError, TypeError):
+            return
+        if session is not None:
+            session.stop_run(str(msg.get("code", "cancelled")),
+                             str(msg.get("message", "run cancelled by a viewer")))
+
+
+class RedisSession(Session):
+    def __init__(self, session_id: str, source: Source, config: ServerConfig,
+                 store: RedisStore) -> None:
+        super().__init__(session_id, source, config)
+        self.config = config
+        self.store = store
+        self.client = store.client
+        tag = f"sp:{{{session_id}}}"
+        self.k_log, self.k_seq = f"{tag}:log", f"{tag}:seq"
+        self.k_lease, self.k_snap, self.k_runs = f"{tag}:lease", f"{tag}:snap", f"{tag}:runs"
+        self._loaded = False
+        self._reload = False  # a gap in the stream: rebuild the mirror
+        self._reader: asyncio.Task[None] | None = None
+        self._renewer: asyncio.Task[None] | None = None
+        self._token: str | None = None  # the lease token while this process runs the session
+        self._last_snap = 0
+        self._down = False
+        self._closed = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._inflight: asyncio.Future[int] | None = None
+
+    # -- the mirror ------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """A run holds the session here or in another process (as the stream says)."""
+        return self.lifecycle.active or self.conversation.run is not None
+
+    async def ready(self) -> None:
+        """Mirror loaded and current, reader running.  Raises StoreError if the
+        mirror was never loaded and Redis cannot be reached."""
+        if not self._loaded or self._reload:
+            await self._load()
+        else:
+            with contextlib.suppress(StoreError):  # serve the mirror; the reader retries
+                await self._catch_up()
+        self._ensure_reader()
+
+    async def _load(self) -> None:
+        try:
+            raw_snap = await self.client.get(self.k_snap)
+            window = await self.client.xrevrange(self.k_log, count=self.config.log_events)
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"redis unreachable: {exc!r}") from None
+        entries = [(_seq(eid), fields[b"e"]) for eid, fields in reversed(window)]
+        # Keep the contiguous tail (a restarted Redis continues past a gap).
+        start = 0
+        for i in range(1, len(entries)):
+            if entries[i][0] != entries[i - 1][0] + 1:
+                start = i
+        entries = entries[start:]
+        snap = json.loads(raw_snap) if raw_snap else None
+        snap_seq = snap["seq"] if snap else 0
+        log_ = SessionLog(self.config.log_events, self.config.log_bytes)
+        first = entries[0][0] if entries else None
+        if snap is not None and (first is None or first <= snap_seq + 1):
+            conv = load_conversation(snap["conversation"])
+            base = snap_seq
+        else:
+            conv = Conversation()
+            base = 0
+            if first is not None and first > 1:
+                log.warning("session %s: stream starts at %d with no snapshot before it; "
+                            "snapshots hold only what followed", self.id, first)
+        events: list[dict[str, Any]] = []
+        for seq, raw in entries:
+            event = json.loads(raw)
+            events.append(event)
+            if seq > base:
+                conv.apply(event)
+        log_.head = (first - 1) if first is not None else snap_seq
+        log_.append(events)
+        self.log, self.conversation = log_, conv
+        self._last_snap = snap_seq
+        self._loaded, self._reload = True, False
+
+    def _apply(self, entries: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
+        """Entries read from the stream: log, model and fan out the new ones."""
+        head = self.log.head
+        out: list[dict[str, Any]] = []
+        for eid, fields in entries:
+            seq = _seq(eid)
+            if seq <= head + len(out):
+                continue  # read twice (catch-up and reader overlap)
+            if seq != head + len(out) + 1:
+                log.warning("session %s: stream jumped from %d to %d; reloading", self.id,
+                            head + len(out), seq)
+                self._reload = True
+                break
+            out.append(json.loads(fields[b"e"]))
+        self.append(out)
+        if (self._token is not None and out
+                and self.log.head - self._last_snap >= SNAPSHOT_EVERY):
+            self._spawn(self._write_snapshot())
+
+    async def _read(self, block_ms: int | None) -> bool:
+        """One XREAD after the mirror's head; True if anything arrived."""
+        try:
+            resp = await self.client.xread({self.k_log: f"{self.log.head}-0"},
+                                           count=READ_COUNT, block=block_ms)
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"redis unreachable: {exc!r}") from None
+        if not resp:
+            return False
+        for _key, entries in resp:
+            self._apply(entries)
+        return True
+
+    async def _catch_up(self) -> None:
+        while await self._read(None) and not self._reload:
+            pass
+        if self._reload:
+            await self._load()
+
+    def _ensure_reader(self) -> None:
+        if self._reader is None and not self._closed:
+            self._reader = asyncio.create_task(self._read_loop())
+
+    async def _read_loop(self) -> None:
+        """The session's one reader in this process; ends when nobody here needs it."""
+        backoff = 0.1
+        try:
+            while not self._closed and (self.viewers or self.lifecycle.active):
+                try:
+                    if self._reload:
+                        await self._load()
+                    got = await self._read(self.store.block_ms)
+                    if self._down:
+                        self._down = False
+                        log.warning("session %s: redis is reachable again", self.id)
+                    backoff = 0.1
+                    if not got:
+                        await self._check_lost_run()
+                except StoreError as exc:
+                    self._store_down(exc)
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 2.0)
+        finally:
+            self._reader = None
+
+    def _store_down(self, exc: Exception) -> None:
+        if self._down:
+            return
+        self._down = True
+        log.warning("session %s: %s (%s)", self.id, _STORE_DOWN_MESSAGE, exc)
+        for viewer in list(self.viewers):
+            viewer.send_error("store_unavailable", _STORE_DOWN_MESSAGE)
+
+    # -- runs across processes ---------------------------------------------------
+
+    async def _check_lost_run(self) -> None:
+        """The stream shows a run open, yet nobody holds its lease: its process died.
+        End it with RUN_ERROR run_lost so no viewer waits forever."""
+        if self.conversation.run is None or self.lifecycle.active:
+            return
+        try:
+            if await self.client.exists(self.k_lease):
+                return
+            token = f"{self.store.token}:recover-{uuid.uuid4().hex[:8]}"
+            if not await self.client.set(self.k_lease, token, nx=True, px=self.store.lease_ms):
+                return
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"redis unreachable: {exc!r}") from None
+        try:
+            await self._end_lost_run(token)
+            await self._write_snapshot()
+        finally:
+            with contextlib.suppress(RedisError, OSError):
+                await self.store._release(keys=[self.k_lease], args=[token])
+
+    async def _end_lost_run(self, token: str) -> None:
+        await self._catch_up()
+        if self.conversation.run is None:
+            return
+        run_id = self.conversation.run[1]
+        log.warning("session %s: run %s lost its process; ending it (run_lost)", self.id, run_id)
+        await self._write(closing_events(
+            self.conversation, "run_lost", "the server running this run stopped"), token)
+        await self._catch_up()
+
+    async def _write(self, events: list[dict[str, Any]], token: str) -> int:
+        # The run's terminal event frees the session in the same script: a viewer
+        # that sees the run end may start the next one at once, at any process.
+        release = 1 if events and events[-1].get("type") in ev.RUN_TERMINAL_TYPES else 0
+        args: list[Any] = [token, self.config.log_events, self.log.head, self.store.ttl_ms,
+                           release]
+        args.extend(_dumps(e) for e in events)
+        try:
+            return int(await self.store._append(keys=[self.k_log, self.k_lease, self.k_seq],
+                                                args=args))
+        except ResponseError as exc:
+            if "STREAMPACE_LEASE_LOST" in str(exc):
+                raise StoreError("the run's lease was lost") from None
+            raise StoreError(f"redis refused the append: {exc}") from None
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"redis unreachable: {exc!r}") from None
+
+    async def _write_snapshot(self) -> None:
+        # Serialised now, so it is the conversation exactly at log.head.
+        seq = self.log.head
+        payload = _dumps({"seq": seq, "conversation": dump_conversation(self.conversation)})
+        with contextlib.suppress(RedisError, OSError):
+            await self.client.set(self.k_snap, payload, px=self.store.ttl_ms)
+            self._last_snap = max(self._last_snap, seq)
+
+    async def _acquire_run(self, run_id: str) -> bool:
+        token = f"{self.store.token}:{run_id}"
+        try:
+            if not await self.client.set(self.k_lease, token, nx=True, px=self.store.lease_ms):
+                return False
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"redis unreachable: {exc!r}") from None
+        try:
+            await self._catch_up()  # current history, and the seq floor
+            if self.conversation.run is not None:  # a lost run nobody has ended yet
+                await self._end_lost_run(token)
+            self.run_count = int(await self.client.incr(self.k_runs)) - 1
+            await self.client.pexpire(self.k_runs, self.store.ttl_ms)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await self.store._release(keys=[self.k_lease], args=[token])
+            raise
+        self._token = token
+        self.store.running[self.id] = self
+        self._renewer = asyncio.create_task(self._keep_lease(token))
+        self._ensure_reader()
+        return True
+
+    async def _keep_lease(self, token: str) -> None:
+        period = self.store.lease_ms / 3000
+        last_ok = time.monotonic()
+        while True:
+            await asyncio.sleep(period)
+            try:
+                if not await self.store._renew(keys=[self.k_lease],
+                                               args=[token, self.store.lease_ms]):
+                    self.stop_run("run_lost", "the run lost its lease")
+                    return
+                last_ok = time.monotonic()
+            except (RedisError, OSError):
+                if time.monotonic() - last_ok > self.store.lease_ms / 1000:
+                    self.stop_run("store_unavailable", "the session store is unavailable")
+                    return
+
+    async def _emit(self, events: list[dict[str, Any]]) -> None:
+        if not events:
+            return
+        if self._token is None:
+            raise StoreError("no lease")
+        # A cancel must never cut a Redis command in half (redis-py then drops the
+        # connection): the write runs shielded, and the next write - the terminal
+        # event after a cancel - waits for it, so the stream keeps the run's order.
+        if self._inflight is not None and not self._inflight.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._inflight)
+        self._inflight = asyncio.ensure_future(self._write(events, self._token))
+        await asyncio.shield(self._inflight)
+
+    async def _release_run(self) -> None:
+        token, self._token = self._token, None
+        if self._renewer is not None:
+            self._renewer.cancel()
+            self._renewer = None
+        self.store.running.pop(self.id, None)
+        if token is None:
+            return
+        # No await before the session settles (the terminal event already freed the
+        # lease); the lease is dropped here too in case the run ended unwritten.
+        self._spawn(self._after_run(token))
+
+    async def _after_run(self, token: str) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self.store._release(keys=[self.k_lease], args=[token])
+        with contextlib.suppress(StoreError):
+            await self._catch_up()
+            await self._write_snapshot()
+
+    def request_cancel(self, code: str, message: str) -> None:
+        if self.lifecycle.active:
+            self.stop_run(code, message)
+        else:
+            self._spawn(self.store.publish_cancel(self.id, code, message))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        self._closed = True
+        for task in (self._reader, self._renewer, *self._tasks):
+            if task is not None:
+                task.cancel()
