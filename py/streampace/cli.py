@@ -67,6 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-sessions", type=_positive_int, default=1_000,
                        help="sessions held in memory; past it the longest-idle unwatched one is "
                             "forgotten (default 1000)")
+    serve.add_argument("--store", default="memory", metavar="STORE",
+                       help="session store: memory (default) | redis://HOST:PORT/DB | "
+                            "rediss://... (docs/scaling.md); a password in the URL is never "
+                            "printed")
+    serve.add_argument("--workers", type=_positive_int, default=1,
+                       help="server processes sharing the port (needs a redis store when > 1)")
+    serve.add_argument("--lease-ms", type=_positive_int, default=5_000,
+                       help="redis store: a run's lease; a crashed owner's run ends with "
+                            "run_lost this late (default 5000)")
     serve.add_argument("--stall-timeout", type=_positive_float, default=60.0,
                        help="seconds without data before an upstream counts as stalled")
     serve.add_argument("--root", type=Path, default=None,
@@ -108,7 +117,20 @@ def _serve(args: argparse.Namespace) -> int:
     from streampace.server.sources.base import SourceOptions
 
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    from streampace.server.store import check_store_spec, redact_url
+
+    try:
+        check_store_spec(args.store)
+    except ValueError as exc:
+        print(f"streampace: {exc}", file=sys.stderr)
+        return 2
+    if args.workers > 1 and args.store == "memory":
+        print("streampace: --workers needs a shared store (--store redis://...): the memory "
+              "store keeps each session in one process", file=sys.stderr)
+        return 2
     config = ServerConfig(
+        store=args.store,
+        lease_ms=args.lease_ms,
         host=args.host,
         port=args.port,
         source=args.source,
@@ -135,7 +157,17 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
 
     def ready(url: str) -> None:
-        print(f"streampace: serving {url} (source: {args.source}) - Ctrl-C to stop", flush=True)
+        extra = "" if args.store == "memory" else f", store: {redact_url(args.store)}"
+        if args.workers > 1:
+            extra += f", {args.workers} workers"
+        print(f"streampace: serving {url} (source: {args.source}{extra}) - Ctrl-C to stop",
+              flush=True)
+
+    if args.workers > 1:
+        from streampace.server.workers import serve_workers
+
+        return serve_workers(args.workers, config, lambda: parse_source(args.source, options),
+                             args.log_level, ready)
 
     server = build_server(config, source, log_level=args.log_level, on_ready=ready)
     # uvicorn re-raises the Ctrl-C it caught once its graceful shutdown is done.

@@ -37,7 +37,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from streampace import events as ev
 
@@ -131,7 +135,11 @@ class RedisStore:
             decode_responses=False,
             socket_connect_timeout=2.0,
             socket_timeout=self.block_ms / 1000 + 5.0,
-            health_check_interval=0,
+            # After a Redis restart the pool holds dead connections; a PING before
+            # reusing an idle one, and quick retries, find that out at once.
+            health_check_interval=2,
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2),
+            retry_on_error=[RedisConnectionError, RedisTimeoutError],
         )
         self._append = self.client.register_script(_APPEND)
         self._renew = self.client.register_script(_RENEW)
@@ -228,6 +236,11 @@ class RedisSession(Session):
     def running(self) -> bool:
         """A run holds the session here or in another process (as the stream says)."""
         return self.lifecycle.active or self.conversation.run is not None
+
+    def attach(self, viewer: Any, after: int | None) -> str:
+        mode = super().attach(viewer, after)
+        self._ensure_reader()  # ready() ran before this viewer counted as one
+        return mode
 
     async def ready(self) -> None:
         """Mirror loaded and current, reader running.  Raises StoreError if the
