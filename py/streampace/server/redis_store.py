@@ -4,10 +4,11 @@ Per session (the ``{id}`` hash tag keeps one session's keys on one Cluster slot)
 
 - ``sp:{id}:log``   a Stream; event with sequence number n has entry ID ``n-0``, so
   protocol ``through = n`` is a stream ID and a resume is XREAD after ``n-0``.
-  Trimmed with ``MAXLEN ~ --log-events`` on every append.
+  Trimmed with ``MAXLEN ~`` (about 2 x --log-events, see ``stream_maxlen``) on
+  every append; each process's mirror keeps the last --log-events of it.
 - ``sp:{id}:seq``   the last sequence number written (survives trimming).
 - ``sp:{id}:lease`` who runs the session: ``SET NX PX``, renewed while the run lives.
-- ``sp:{id}:snap``  the conversation at some seq (JSON), written by the run's owner
+- ``sp:{id}:snap``  a hash: ``seq`` and the conversation at it (JSON), written by the run's owner
   every SNAPSHOT_EVERY events and at each run's end, so a process that opens a
   trimmed session rebuilds the same snapshot as one that saw every event.
 - ``sp:{id}:runs``  runs started (the demo source's per-run seed).
@@ -84,6 +85,15 @@ if ARGV[5] == '1' then
 end
 return seq
 """
+_SNAPSHOT = """
+local cur = redis.call('HGET', KEYS[1], 'seq')
+if cur and tonumber(cur) >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'data', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
 _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -129,6 +139,10 @@ class RedisStore:
         # XREAD blocks at most this long, which bounds how late a lost run is noticed.
         self.block_ms = max(50, min(1000, self.lease_ms // 3))
         self.ttl_ms = int(config.session_ttl_s * 1000)
+        # The stream keeps more than a mirror's window (--log-events): a reader that
+        # lags by a few large appends still reads every event, so a run owner's
+        # mirror - the source of the snapshot key - never skips one.
+        self.stream_maxlen = max(2 * config.log_events, config.log_events + 2 * READ_COUNT)
         self.token = uuid.uuid4().hex[:16]  # this process
         self.client = aioredis.from_url(
             url,
@@ -144,6 +158,7 @@ class RedisStore:
         self._append = self.client.register_script(_APPEND)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
+        self._snapshot = self.client.register_script(_SNAPSHOT)
         self.running: dict[str, RedisSession] = {}  # sessions whose run this process owns
         self._control: asyncio.Task[None] | None = None
         self._closed = False
@@ -254,7 +269,7 @@ class RedisSession(Session):
 
     async def _load(self) -> None:
         try:
-            raw_snap = await self.client.get(self.k_snap)
+            raw_snap = await self.client.hmget(self.k_snap, ["seq", "data"])
             window = await self.client.xrevrange(self.k_log, count=self.config.log_events)
         except (RedisError, OSError) as exc:
             raise StoreError(f"redis unreachable: {exc!r}") from None
@@ -265,12 +280,12 @@ class RedisSession(Session):
             if entries[i][0] != entries[i - 1][0] + 1:
                 start = i
         entries = entries[start:]
-        snap = json.loads(raw_snap) if raw_snap else None
-        snap_seq = snap["seq"] if snap else 0
+        snap_seq = int(raw_snap[0]) if raw_snap[0] else 0
+        snap = json.loads(raw_snap[1]) if raw_snap[0] else None
         log_ = SessionLog(self.config.log_events, self.config.log_bytes)
         first = entries[0][0] if entries else None
         if snap is not None and (first is None or first <= snap_seq + 1):
-            conv = load_conversation(snap["conversation"])
+            conv = load_conversation(snap)
             base = snap_seq
         else:
             conv = Conversation()
@@ -305,8 +320,10 @@ class RedisSession(Session):
                 break
             out.append(json.loads(fields[b"e"]))
         self.append(out)
-        if (self._token is not None and out
-                and self.log.head - self._last_snap >= SNAPSHOT_EVERY):
+        # A snapshot at least every quarter of the log window, so a process that opens
+        # the session finds one the stream still follows on from.
+        every = min(SNAPSHOT_EVERY, max(1, self.config.log_events // 4))
+        if self._token is not None and out and self.log.head - self._last_snap >= every:
             self._spawn(self._write_snapshot())
 
     async def _read(self, block_ms: int | None) -> bool:
@@ -398,7 +415,7 @@ class RedisSession(Session):
         # The run's terminal event frees the session in the same script: a viewer
         # that sees the run end may start the next one at once, at any process.
         release = 1 if events and events[-1].get("type") in ev.RUN_TERMINAL_TYPES else 0
-        args: list[Any] = [token, self.config.log_events, self.log.head, self.store.ttl_ms,
+        args: list[Any] = [token, self.store.stream_maxlen, self.log.head, self.store.ttl_ms,
                            release]
         args.extend(_dumps(e) for e in events)
         try:
@@ -413,10 +430,12 @@ class RedisSession(Session):
 
     async def _write_snapshot(self) -> None:
         # Serialised now, so it is the conversation exactly at log.head.
+        # Writes may land out of order (several connections): the script keeps the
+        # newest.
         seq = self.log.head
-        payload = _dumps({"seq": seq, "conversation": dump_conversation(self.conversation)})
+        payload = _dumps(dump_conversation(self.conversation))
         with contextlib.suppress(RedisError, OSError):
-            await self.client.set(self.k_snap, payload, px=self.store.ttl_ms)
+            await self.store._snapshot(keys=[self.k_snap], args=[seq, payload, self.store.ttl_ms])
             self._last_snap = max(self._last_snap, seq)
 
     async def _acquire_run(self, run_id: str) -> bool:
