@@ -2,10 +2,14 @@
 
     python3 bench/server_load.py                       # the default matrix
     python3 bench/server_load.py --sessions 10 --viewers 100 --scenario fast --speed 1
+    python3 bench/server_load.py --store redis --procs 1,2,4 --sessions 1 --viewers 1000
 
 The server runs in a child process (so its memory is its own), instrumented
 only to note when each event enters a session log; one client process holds
-every viewer.  Per configuration it reports:
+every viewer.  With ``--store redis`` a private redis-server is started and
+``--procs N`` server processes share it; each session's viewers are spread over
+the processes, and RSS / CPU are the sum over them (Redis's own RSS is reported
+apart).  Per configuration it reports:
 
 - delivered events/s: raw session events that reached viewers (each viewer
   counts every event its batches cover), divided by the streaming time;
@@ -49,21 +53,51 @@ def child(args: argparse.Namespace) -> None:
     from streampace.server.sources.base import SourceOptions
 
     entered: dict[str, list[float]] = {}
-    original = Session.append
+    if args.store == "memory":
+        original = Session.append
 
-    def append(self: Session, events: list[dict]) -> None:
-        t = time.monotonic()
-        times = entered.setdefault(self.id, [0.0])  # index = seq
-        times.extend([t] * len(events))
-        original(self, events)
+        def append(self: Session, events: list[dict]) -> None:
+            t = time.monotonic()
+            times = entered.setdefault(self.id, [0.0])  # index = seq
+            times.extend([t] * len(events))
+            original(self, events)
 
-    Session.append = append  # type: ignore[method-assign]
-    config = ServerConfig(port=0, log_events=args.log_events, max_sessions=100_000)
+        Session.append = append  # type: ignore[method-assign]
+    else:
+        # The log is the Redis stream: an event enters it when the run's process
+        # sends the append (the reader of every process delivers it from there).
+        from streampace.server.redis_store import RedisSession
+
+        original_write = RedisSession._write
+
+        async def write(self: RedisSession, events: list[dict], token: str) -> int:
+            t = time.monotonic()
+            last = await original_write(self, events, token)
+            times = entered.setdefault(self.id, {})  # type: ignore[arg-type]
+            for seq in range(last - len(events) + 1, last + 1):
+                times[seq] = t  # type: ignore[index]
+            return last
+
+        RedisSession._write = write  # type: ignore[method-assign]
+    config = ServerConfig(port=0, log_events=args.log_events, max_sessions=100_000,
+                          store=args.store)
     source = parse_source("demo", SourceOptions(speed=args.speed, seed=1))
     server = build_server(config, source, log_level="warning",
                           on_ready=lambda url: print(f"URL {url}", flush=True))
+    profile = os.environ.get("STREAMPACE_BENCH_PROFILE")  # where the server's time goes
+    if profile:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
     with contextlib.suppress(KeyboardInterrupt):
         server.run()
+    if profile:
+        prof.disable()
+        prof.dump_stats(f"{profile}.{os.getpid()}")
+    if args.store != "memory":  # seq -> time, as a list indexed by seq
+        entered = {k: [v.get(i, 0.0) for i in range(max(v, default=0) + 1)]  # type: ignore
+                   for k, v in entered.items()}
     Path(args.dump).write_text(json.dumps(entered))
 
 
@@ -108,12 +142,19 @@ async def viewer(url: str, start_run: bool, scenario: str, attached: asyncio.Eve
                 return
 
 
-async def drive(base: str, sessions: int, viewers: int, scenario: str, pid: int) -> dict:
+async def drive(bases: list[str], sessions: int, viewers: int, scenario: str,
+                pids: list[int]) -> dict:
     go = asyncio.Event()
     logs: dict[tuple[int, int], list[tuple[float, int, int]]] = {}
     events_attached: list[asyncio.Event] = []
     tasks = []
-    rss_before = rss_kib(pid)
+    def rss() -> int:
+        return sum(rss_kib(p) for p in pids)
+
+    def cpu() -> float:
+        return sum(cpu_s(p) for p in pids)
+
+    rss_before = rss()
     sem = asyncio.Semaphore(200)  # bounded connection concurrency
 
     async def one(s: int, v: int) -> None:
@@ -122,6 +163,8 @@ async def drive(base: str, sessions: int, viewers: int, scenario: str, pid: int)
         log: list[tuple[float, int, int]] = []
         logs[(s, v)] = log
         async with sem:
+            # Viewers of one session spread over the processes (no stickiness).
+            base = bases[(s * viewers + v) % len(bases)]
             task = asyncio.create_task(viewer(
                 f"{base}ws/sessions/load{s}", v == 0, scenario, attached, go, log))
             await attached.wait()
@@ -138,18 +181,18 @@ async def drive(base: str, sessions: int, viewers: int, scenario: str, pid: int)
             raise RuntimeError("viewers did not attach within 300 s")
     connect_s = time.monotonic() - t_connect
     await asyncio.sleep(1.0)
-    rss_attached = rss_kib(pid)
+    rss_attached = rss()
     peak = rss_attached
-    cpu0 = cpu_s(pid)
+    cpu0 = cpu()
     t0 = time.monotonic()
     go.set()
     done = asyncio.gather(*tasks)
     while not done.done():
-        peak = max(peak, rss_kib(pid))
+        peak = max(peak, rss())
         await asyncio.sleep(0.1)
     await done
     t1 = time.monotonic()
-    cpu1 = cpu_s(pid)
+    cpu1 = cpu()
     return {"logs": logs, "rss_before": rss_before, "rss_attached": rss_attached,
             "server_cpu_s": cpu1 - cpu0,
             "rss_peak": peak, "t0": t0, "t1": t1, "connect_s": connect_s}
@@ -162,24 +205,49 @@ def percentile(sorted_values: list[float], p: float) -> float:
     return sorted_values[k]
 
 
-def run_config(sessions: int, viewers: int, scenario: str, speed: float, log_events: int) -> dict:
+def run_config(sessions: int, viewers: int, scenario: str, speed: float, log_events: int,
+               store: str = "memory", procs: int = 1) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        dump = Path(tmp) / "entered.json"
-        proc = subprocess.Popen(
+        redis = None
+        if store == "redis":
+            sys.path.insert(0, str(REPO / "tests"))
+            from server.redis_harness import RedisProcess
+
+            redis = RedisProcess(Path(tmp) / "redis").start()
+            store_url = redis.url
+        else:
+            store_url = "memory"
+        dumps = [Path(tmp) / f"entered{i}.json" for i in range(procs)]
+        children = [subprocess.Popen(
             [sys.executable, __file__, "--child", "--dump", str(dump), "--speed", str(speed),
-             "--log-events", str(log_events)],
+             "--log-events", str(log_events), "--store", store_url],
             stdout=subprocess.PIPE, text=True,
-        )
+        ) for dump in dumps]
         try:
-            line = proc.stdout.readline()
-            if not line.startswith("URL "):
-                raise RuntimeError(f"server did not start: {line!r}")
-            base = line.split()[1].replace("http://", "ws://")
-            res = asyncio.run(drive(base, sessions, viewers, scenario, proc.pid))
+            bases = []
+            for proc in children:
+                line = proc.stdout.readline()
+                if not line.startswith("URL "):
+                    raise RuntimeError(f"server did not start: {line!r}")
+                bases.append(line.split()[1].replace("http://", "ws://"))
+            res = asyncio.run(drive(bases, sessions, viewers, scenario,
+                                    [p.pid for p in children]))
         finally:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(60)
-        entered = {k: v for k, v in json.loads(dump.read_text()).items()}
+            for proc in children:
+                proc.send_signal(signal.SIGINT)
+            for proc in children:
+                proc.wait(60)
+            if redis is not None:
+                redis_rss = rss_kib(redis.proc.pid) if redis.proc else 0
+                redis.stop()
+        entered: dict[str, list[float]] = {}
+        for dump in dumps:
+            for k, v in json.loads(dump.read_text()).items():
+                mine = entered.setdefault(k, [])
+                mine.extend([0.0] * (len(v) - len(mine)))
+                for i, t in enumerate(v):
+                    if t:
+                        mine[i] = t
     delays: list[float] = []
     delivered = 0
     for (s, _v), log in res["logs"].items():
@@ -192,6 +260,9 @@ def run_config(sessions: int, viewers: int, scenario: str, speed: float, log_eve
     n = sessions * viewers
     streaming_s = res["t1"] - res["t0"]
     return {
+        "store": store,
+        "procs": procs,
+        "redis_rss_mib": round(redis_rss / 1024, 1) if store == "redis" else None,
         "sessions": sessions,
         "viewers_per_session": viewers,
         "viewers": n,
@@ -228,25 +299,36 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenario", default="fast", help="demo scenario per run (default fast)")
     p.add_argument("--speed", type=float, default=1.0, help="demo speed (default 1 = real time)")
     p.add_argument("--log-events", type=int, default=10_000)
+    p.add_argument("--store", default="memory",
+                   help="memory | redis (a private redis-server) ; the child gets the URL")
+    p.add_argument("--procs", default="1",
+                   help="server processes on one Redis; a comma list runs each (e.g. 1,2,4)")
     p.add_argument("--json", type=Path, help="also write the results here")
     args = p.parse_args(argv)
     if args.child:
         child(args)
         return 0
     matrix = [(args.sessions, args.viewers)] if args.sessions and args.viewers else DEFAULT_MATRIX
+    procs_list = [int(p) for p in args.procs.split(",")]
+    if args.store == "memory" and procs_list != [1]:
+        p.error("--procs > 1 needs --store redis")
     results = []
-    header = (f"{'M x K':>11} {'viewers':>7} {'events/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
-              f"{'max ms':>7} {'KiB/viewer':>10} {'peak KiB/v':>10} {'RSS MiB':>8} "
-              f"{'CPU us/ev':>9} {'load':>5}")
+    header = (f"{'store':>8} {'M x K':>11} {'viewers':>7} {'events/s':>9} {'p50 ms':>7} "
+              f"{'p99 ms':>7} {'max ms':>7} {'KiB/viewer':>10} {'peak KiB/v':>10} "
+              f"{'RSS MiB':>8} {'CPU us/ev':>9} {'load':>5}")
     print(header)
     for sessions, viewers in matrix:
-        r = run_config(sessions, viewers, args.scenario, args.speed, args.log_events)
-        results.append(r)
-        print(f"{sessions:>4} x {viewers:<4} {r['viewers']:>7} {r['delivered_events_per_s']:>9} "
-              f"{r['delay_ms_p50']:>7} {r['delay_ms_p99']:>7} {r['delay_ms_max']:>7} "
-              f"{r['kib_per_viewer_attached']:>10} {r['kib_per_viewer_peak']:>10} "
-              f"{r['rss_peak_mib']:>8} {r['server_cpu_us_per_event']:>9} "
-              f"{r['loadavg_1m']:>5}", flush=True)
+        for procs in procs_list:
+            r = run_config(sessions, viewers, args.scenario, args.speed, args.log_events,
+                           args.store, procs)
+            results.append(r)
+            label = "memory" if args.store == "memory" else f"redis/{procs}"
+            print(f"{label:>8} {sessions:>4} x {viewers:<4} {r['viewers']:>7} "
+                  f"{r['delivered_events_per_s']:>9} "
+                  f"{r['delay_ms_p50']:>7} {r['delay_ms_p99']:>7} {r['delay_ms_max']:>7} "
+                  f"{r['kib_per_viewer_attached']:>10} {r['kib_per_viewer_peak']:>10} "
+                  f"{r['rss_peak_mib']:>8} {r['server_cpu_us_per_event']:>9} "
+                  f"{r['loadavg_1m']:>5}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

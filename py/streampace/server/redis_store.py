@@ -46,6 +46,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from streampace import events as ev
 
+from .compact_json import dumps_compact_ascii
 from .conversation import Conversation
 from .conversation_codec import dump_conversation, load_conversation
 from .framing import _END_TYPE
@@ -110,7 +111,7 @@ return 0
 
 def _dumps(obj: Any) -> str:
     # ASCII escapes: a lone surrogate from an upstream must not break the UTF-8 wire.
-    return json.dumps(obj, separators=(",", ":"))
+    return dumps_compact_ascii(obj)
 
 
 def _seq(entry_id: bytes | str) -> int:

@@ -8,18 +8,20 @@ only recoverable as a snapshot.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from collections.abc import Iterable
 from itertools import islice
 from typing import Any
+
+from .compact_json import dumps_compact
 
 __all__ = ["SessionLog", "event_size"]
 
 
 def event_size(event: dict[str, Any]) -> int:
     """Bytes of the event's compact JSON, the unit of the log's byte budget."""
-    return len(json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    text = dumps_compact(event)
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 class SessionLog:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections import deque
@@ -27,6 +26,8 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketState
 
 from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
+
+from .compact_json import dumps_compact
 
 __all__ = [
     "Viewer",
@@ -51,7 +52,7 @@ PULL_EVENTS = 256  # events per log read while catching up
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return dumps_compact(obj)
 
 
 def _size(text: str) -> int:

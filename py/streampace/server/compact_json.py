@@ -1,0 +1,45 @@
+"""Compact JSON text, fast: one prebuilt C encoder instead of one per call.
+
+``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))`` builds a new encoder
+on every call, which was about 4 us of the server's per-event cost (bench/server_load.py
+profile: once per event for the log's byte budget, once per batch per viewer).  The
+same C encoder, built once, takes about 0.6 us.  Output is identical to json.dumps.
+"""
+
+from __future__ import annotations
+
+import json
+from json import encoder as _encoder
+from typing import Any
+
+__all__ = ["dumps_compact", "dumps_compact_ascii"]
+
+
+def _default(obj: Any) -> Any:
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def _make(ascii_only: bool) -> Any:
+    make = getattr(_encoder, "c_make_encoder", None)
+    quote = _encoder.encode_basestring_ascii if ascii_only else _encoder.encode_basestring
+    if make is None:  # no C accelerator: the plain library call
+        return None
+    return make(None, _default, quote, None, ":", ",", False, False, True)
+
+
+_UTF8 = _make(False)
+_ASCII = _make(True)
+
+
+def dumps_compact(obj: Any) -> str:
+    """Same text as json.dumps(obj, ensure_ascii=False, separators=(",", ":"))."""
+    if _UTF8 is None:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return "".join(_UTF8(obj, 0))
+
+
+def dumps_compact_ascii(obj: Any) -> str:
+    """Same text as json.dumps(obj, separators=(",", ":")) (non-ASCII escaped)."""
+    if _ASCII is None:
+        return json.dumps(obj, separators=(",", ":"))
+    return "".join(_ASCII(obj, 0))
