@@ -47,7 +47,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def child(args: argparse.Namespace) -> None:
-    sys.path.insert(0, str(REPO / "py"))
+    # STREAMPACE_BENCH_PY: another tree's py/ (an A/B run against older code).
+    sys.path.insert(0, os.environ.get("STREAMPACE_BENCH_PY") or str(REPO / "py"))
     from streampace.server import ServerConfig, build_server, parse_source
     from streampace.server.session import Session
     from streampace.server.sources.base import SourceOptions
@@ -79,8 +80,8 @@ def child(args: argparse.Namespace) -> None:
             return last
 
         RedisSession._write = write  # type: ignore[method-assign]
-    config = ServerConfig(port=0, log_events=args.log_events, max_sessions=100_000,
-                          store=args.store)
+    extra = {} if args.store == "memory" else {"store": args.store}  # older trees: no store
+    config = ServerConfig(port=0, log_events=args.log_events, max_sessions=100_000, **extra)
     source = parse_source("demo", SourceOptions(speed=args.speed, seed=1))
     server = build_server(config, source, log_level="warning",
                           on_ready=lambda url: print(f"URL {url}", flush=True))

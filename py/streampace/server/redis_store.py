@@ -145,8 +145,13 @@ class RedisStore:
         # mirror - the source of the snapshot key - never skips one.
         self.stream_maxlen = max(2 * config.log_events, config.log_events + 2 * READ_COUNT)
         self.token = uuid.uuid4().hex[:16]  # this process
-        self.client = aioredis.from_url(
+        # Each session's reader holds a connection while it blocks in XREAD; the pool
+        # has room for every session this process may hold, and waits (not fails)
+        # when a burst of catch-ups wants more.
+        pool = aioredis.BlockingConnectionPool.from_url(
             url,
+            max_connections=2 * config.max_sessions + 64,
+            timeout=10,
             decode_responses=False,
             socket_connect_timeout=2.0,
             socket_timeout=self.block_ms / 1000 + 5.0,
@@ -156,6 +161,7 @@ class RedisStore:
             retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2),
             retry_on_error=[RedisConnectionError, RedisTimeoutError],
         )
+        self.client = aioredis.Redis(connection_pool=pool)
         self._append = self.client.register_script(_APPEND)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
@@ -245,6 +251,8 @@ class RedisSession(Session):
         self._closed = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._inflight: asyncio.Future[int] | None = None
+        self._catching: asyncio.Future[None] | None = None
+        self._loading: asyncio.Future[None] | None = None
 
     # -- the mirror ------------------------------------------------------------
 
@@ -262,7 +270,9 @@ class RedisSession(Session):
         """Mirror loaded and current, reader running.  Raises StoreError if the
         mirror was never loaded and Redis cannot be reached."""
         if not self._loaded or self._reload:
-            await self._load()
+            if self._loading is None or self._loading.done():
+                self._loading = asyncio.ensure_future(self._load())
+            await asyncio.shield(self._loading)  # one load for a burst of viewers
         else:
             with contextlib.suppress(StoreError):  # serve the mirror; the reader retries
                 await self._catch_up()
@@ -341,6 +351,13 @@ class RedisSession(Session):
         return True
 
     async def _catch_up(self) -> None:
+        """Read the stream up to its end now.  One at a time per session: a burst of
+        viewers connecting share one catch-up instead of one read each."""
+        if self._catching is None or self._catching.done():
+            self._catching = asyncio.ensure_future(self._catch_up_once())
+        await asyncio.shield(self._catching)
+
+    async def _catch_up_once(self) -> None:
         while await self._read(None) and not self._reload:
             pass
         if self._reload:
