@@ -14,6 +14,7 @@ from streampace.run_lifecycle import Outcome, RunLifecycle, RunState
 
 from .config import ServerConfig
 from .conversation import Conversation
+from .fanout import SharedFeed
 from .framing import RunFramer, UpstreamError
 from .session_log import SessionLog
 from .sources import RunRequest, Source
@@ -35,6 +36,8 @@ class Session:
         self.viewers: set[Viewer] = set()
         self.run_task: asyncio.Task[None] | None = None
         self.lifecycle = RunLifecycle()
+        self.delivery_config = config.delivery
+        self._feed: SharedFeed | None = None
         self.run_count = 0
         self._framer: RunFramer | None = None
         self.last_active = time.monotonic()
@@ -54,8 +57,11 @@ class Session:
         through = self.log.append(events)
         for event in events:
             self.conversation.apply(event)
+        feed = self.feed
         for viewer in list(self.viewers):
-            viewer.on_append(events, first, through)
+            if getattr(viewer, "feed", None) is None:  # members get them from the feed
+                viewer.on_append(events, first, through)
+        feed.enqueue(events, through)
 
     def attach(self, viewer: Viewer, after: int | None) -> str:
         """Attach after seq ``after`` (None: from now). Returns "log", "live" or "snapshot".
@@ -76,7 +82,17 @@ class Session:
         self.viewers.add(viewer)
         return mode
 
+    @property
+    def feed(self) -> SharedFeed:
+        """The delivery buffer shared by this session's live viewers (made in the loop)."""
+        if self._feed is None:
+            self._feed = SharedFeed(self.delivery_config, self.log.head)
+        return self._feed
+
     def detach(self, viewer: Viewer) -> None:
+        leave = getattr(viewer, "leave_feed", None)
+        if leave is not None:
+            leave()
         self.viewers.discard(viewer)
         self.last_active = time.monotonic()
 

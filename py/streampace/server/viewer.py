@@ -75,6 +75,7 @@ class Viewer:
         self.limit = outbound_limit_bytes
         self.on_send = on_send  # instrumentation hook (the load benchmark)
         self.buffer: DeliveryBuffer | None = None
+        self.feed: Any = None  # the session's SharedFeed while this viewer is a member
         self.session: Any = None
         self.cursor = 0
         self.last_through = 0
@@ -110,7 +111,43 @@ class Viewer:
         )
         if snapshot:
             self._publish(Batch(snapshot, after))  # one batch, never split or delayed
+        elif after == session.log.head:
+            self._try_join()
         self._wake.set()
+
+    # -- the session's shared feed (server/fanout.py) --------------------------
+
+    def _try_join(self) -> bool:
+        """Join the shared feed if nothing can be missed or repeated by doing so."""
+        feed = getattr(self.session, "feed", None)
+        if (feed is None or self.feed is not None or self.closing or self.buffer is None
+                or self.cursor != self.session.log.head or not feed.can_join()
+                or self._queued_bytes > self.limit):
+            return False
+        if self.buffer.pending_events():
+            self.buffer.flush()  # what this viewer batched itself goes out first
+        self.feed = feed
+        feed.members.add(self)
+        return True
+
+    def leave_feed(self) -> None:
+        if self.feed is not None:
+            self.feed.members.discard(self)
+            self.feed = None
+
+    def take_shared(self, text: str, through: int, batch: Batch) -> None:
+        """A batch of the shared feed (already encoded once for every member)."""
+        if self.closing:
+            self.leave_feed()
+            return
+        self.cursor = max(self.cursor, through)
+        self.last_through = through
+        if self.on_send is not None:
+            self.on_send(batch)
+        self._put(text)
+        if self._queued_bytes > self.limit and not self.closing:
+            # Too slow for live delivery: from here on it pulls from the log itself.
+            self.leave_feed()
 
     def on_append(self, events: list[dict[str, Any]], first_seq: int, through: int) -> None:
         """The session logged ``events`` as seqs first_seq..through."""
@@ -119,6 +156,8 @@ class Viewer:
         if self._stalled():
             return
         if self.cursor == first_seq - 1 and self._queued_bytes <= self.limit:
+            if self._try_join():
+                return  # the session's feed delivers these events
             self.cursor = through
             self.buffer.enqueue(events, through=through)
         elif not self.session.log.covers(self.cursor):
@@ -149,8 +188,8 @@ class Viewer:
 
     def _pull(self) -> bool:
         """Move the next chunk of the log into the buffer; False when caught up."""
-        if self.buffer is None or self.closing:
-            return False
+        if self.buffer is None or self.closing or self.feed is not None:
+            return False  # a feed member gets the log's events from the feed
         log_ = self.session.log
         if self.cursor >= log_.head:
             return False
@@ -208,6 +247,7 @@ class Viewer:
         except Exception as exc:  # the peer went away mid-send
             log.debug("send failed: %r", exc)
             self.closing = True
+            self.leave_feed()
             self._drop_queue()
 
     def _drop_queue(self) -> None:
@@ -219,6 +259,7 @@ class Viewer:
         return (
             not self._queue
             and (self.buffer is None or self.buffer.pending_events() == 0)
+            and (self.feed is None or self.feed.buffer.pending_events() == 0)
             and (self.session is None or self.cursor >= self.session.log.head)
         )
 
@@ -230,6 +271,7 @@ class Viewer:
             return
         self.closing = True
         self.close_code = code
+        self.leave_feed()
         self._drop_queue()
         if self.buffer is not None:
             self.buffer.close()
@@ -247,11 +289,14 @@ class Viewer:
         while drain_s > 0 and not self.closing and not self._caught_up():
             if self.buffer is not None:
                 self.buffer.flush()
+            if self.feed is not None and not self.feed.buffer.closed:
+                self.feed.buffer.flush()
             self._wake.set()
             await asyncio.sleep(0.01)
             if time.monotonic() > deadline:
                 break
         self.closing = True
+        self.leave_feed()
         if self.buffer is not None and not self.buffer.closed:
             self.buffer.close()
         self._sender.cancel()
@@ -265,6 +310,7 @@ class Viewer:
     async def stop(self) -> None:
         """Release everything after the socket is gone."""
         self.closing = True
+        self.leave_feed()
         if self.buffer is not None and not self.buffer.closed:
             self.buffer.close()
         self._sender.cancel()
