@@ -65,7 +65,8 @@ log = logging.getLogger("streampace.server")
 
 CONTROL_CHANNEL = "sp:control"
 SNAPSHOT_EVERY = 500  # events between snapshot-key writes during a run
-READ_COUNT = 512  # stream entries per XREAD
+READ_COUNT = 512  # stream entries per session per XREAD
+MUX_BLOCK_MS = 50  # the process reader's XREAD block: how late a newly watched session joins
 _STORE_DOWN_MESSAGE = "the session store is unreachable; retrying"
 
 _APPEND = """
@@ -167,11 +168,77 @@ class RedisStore:
         self._release = self.client.register_script(_RELEASE)
         self._snapshot = self.client.register_script(_SNAPSHOT)
         self.running: dict[str, RedisSession] = {}  # sessions whose run this process owns
+        self.readers: dict[str, RedisSession] = {}  # sessions the process reader serves
+        self._reader: asyncio.Task[None] | None = None
         self._control: asyncio.Task[None] | None = None
         self._closed = False
 
     def new_session(self, session_id: str, source: Source, config: ServerConfig) -> Session:
         return RedisSession(session_id, source, config, self)
+
+    # -- the process's stream reader ---------------------------------------------
+    #
+    # One task per process reads every stream this process needs with ONE blocking
+    # XREAD over all of them, and hands each session its entries (which it fans out
+    # to its viewers).  So each session is read once per process - never once per
+    # viewer - and a process serving many sessions makes one Redis call per wakeup,
+    # not one per session (bench/server_load.py: 100 x 10 went from 0.2x to ... of
+    # the memory store's events/s).  A session joining is picked up at the latest
+    # when the current XREAD returns (MUX_BLOCK_MS); ready() has caught it up.
+
+    def want_reads(self, session: RedisSession) -> None:
+        self.readers[session.id] = session
+        if self._reader is None and not self._closed:
+            self._reader = asyncio.create_task(self._read_loop())
+
+    async def _read_loop(self) -> None:
+        backoff = 0.1
+        down = False
+        try:
+            while not self._closed:
+                sessions = {s.k_log: s for s in list(self.readers.values()) if s.wants_reads}
+                for sid in [i for i, s in self.readers.items() if not s.wants_reads]:
+                    del self.readers[sid]
+                if not sessions:
+                    return
+                try:
+                    for s in sessions.values():
+                        if s._reload:
+                            await s._load()
+                    streams = {k: f"{s.log.head}-0" for k, s in sessions.items()}
+                    resp = await self.client.xread(streams, count=READ_COUNT,
+                                                   block=MUX_BLOCK_MS)
+                    if down:
+                        down = False
+                        log.warning("redis at %s is reachable again", self.display_url)
+                        for s in sessions.values():
+                            s._down = False
+                    backoff = 0.1
+                    for key, entries in resp or ():
+                        name = key.decode() if isinstance(key, bytes) else key
+                        if name in sessions:
+                            sessions[name]._apply(entries)
+                    await self._check_quiet(sessions.values())
+                except (RedisError, OSError, StoreError) as exc:
+                    down = True
+                    for s in sessions.values():
+                        s._store_down(exc)
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 2.0)
+        finally:
+            self._reader = None
+            if self.readers and not self._closed:  # someone asked while we were leaving
+                self._reader = asyncio.create_task(self._read_loop())
+
+    async def _check_quiet(self, sessions: Any) -> None:
+        """Sessions whose stream shows a run but has been quiet: is its owner alive?"""
+        now = asyncio.get_running_loop().time()
+        quiet_s = self.block_ms / 1000
+        for s in sessions:
+            if (s.conversation.run is not None and not s.lifecycle.active
+                    and now - s._last_data > quiet_s):
+                s._last_data = now  # next look one quiet period from now
+                await s._check_lost_run()
 
     async def start(self) -> None:
         try:
@@ -185,10 +252,11 @@ class RedisStore:
 
     async def close(self) -> None:
         self._closed = True
-        if self._control is not None:
-            self._control.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._control
+        for task in (self._control, self._reader):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
         with contextlib.suppress(Exception):
             await self.client.aclose()
 
@@ -243,7 +311,7 @@ class RedisSession(Session):
         self.k_lease, self.k_snap, self.k_runs = f"{tag}:lease", f"{tag}:snap", f"{tag}:runs"
         self._loaded = False
         self._reload = False  # a gap in the stream: rebuild the mirror
-        self._reader: asyncio.Task[None] | None = None
+        self._last_data = 0.0  # loop time the reader last brought events (or looked)
         self._renewer: asyncio.Task[None] | None = None
         self._token: str | None = None  # the lease token while this process runs the session
         self._last_snap = 0
@@ -318,6 +386,7 @@ class RedisSession(Session):
 
     def _apply(self, entries: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
         """Entries read from the stream: log, model and fan out the new ones."""
+        self._last_data = asyncio.get_running_loop().time()
         head = self.log.head
         out: list[dict[str, Any]] = []
         for eid, fields in entries:
@@ -364,30 +433,13 @@ class RedisSession(Session):
             await self._load()
 
     def _ensure_reader(self) -> None:
-        if self._reader is None and not self._closed:
-            self._reader = asyncio.create_task(self._read_loop())
+        if not self._closed:
+            self.store.want_reads(self)
 
-    async def _read_loop(self) -> None:
-        """The session's one reader in this process; ends when nobody here needs it."""
-        backoff = 0.1
-        try:
-            while not self._closed and (self.viewers or self.lifecycle.active):
-                try:
-                    if self._reload:
-                        await self._load()
-                    got = await self._read(self.store.block_ms)
-                    if self._down:
-                        self._down = False
-                        log.warning("session %s: redis is reachable again", self.id)
-                    backoff = 0.1
-                    if not got:
-                        await self._check_lost_run()
-                except StoreError as exc:
-                    self._store_down(exc)
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, 2.0)
-        finally:
-            self._reader = None
+    @property
+    def wants_reads(self) -> bool:
+        """Someone in this process needs this session's new events."""
+        return not self._closed and bool(self.viewers or self.lifecycle.active)
 
     def _store_down(self, exc: Exception) -> None:
         if self._down:
@@ -541,6 +593,7 @@ class RedisSession(Session):
 
     async def close(self) -> None:
         self._closed = True
-        for task in (self._reader, self._renewer, *self._tasks):
+        self.store.readers.pop(self.id, None)
+        for task in (self._renewer, *self._tasks):
             if task is not None:
                 task.cancel()
