@@ -35,6 +35,7 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
@@ -45,6 +46,7 @@ from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from streampace import events as ev
+from streampace.run_lifecycle import RunState
 
 from .compact_json import dumps_compact_ascii
 from .conversation import Conversation
@@ -163,12 +165,13 @@ class RedisStore:
             retry_on_error=[RedisConnectionError, RedisTimeoutError],
         )
         self.client = aioredis.Redis(connection_pool=pool)
-        self._append = self.client.register_script(_APPEND)
         self._renew = self.client.register_script(_RENEW)
         self._release = self.client.register_script(_RELEASE)
         self._snapshot = self.client.register_script(_SNAPSHOT)
         self.running: dict[str, RedisSession] = {}  # sessions whose run this process owns
         self.readers: dict[str, RedisSession] = {}  # sessions the process reader serves
+        self._writes: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
+        self._writer: asyncio.Task[None] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._control: asyncio.Task[None] | None = None
         self._closed = False
@@ -185,6 +188,46 @@ class RedisStore:
     # not one per session (bench/server_load.py: 100 x 10 went from 0.2x to ... of
     # the memory store's events/s).  A session joining is picked up at the latest
     # when the current XREAD returns (MUX_BLOCK_MS); ready() has caught it up.
+
+    # -- the process's writer ------------------------------------------------------
+    #
+    # Appends of all sessions run by this process go out together: whatever queued
+    # while the previous round trip was in flight is sent as one pipeline (one
+    # connection, one round trip), each append still its own fenced script.
+
+    def append(self, keys: list[str], args: list[Any]) -> asyncio.Future[Any]:
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._writes.append((keys, args, fut))
+        if self._writer is None:
+            self._writer = asyncio.create_task(self._write_loop())
+        return fut
+
+    async def _write_loop(self) -> None:
+        try:
+            while self._writes:
+                batch, self._writes = self._writes, []
+                try:
+                    pipe = self.client.pipeline(transaction=False)
+                    for keys, args, _ in batch:
+                        pipe.eval(_APPEND, len(keys), *keys, *args)
+                    results = await pipe.execute(raise_on_error=False)
+                except BaseException as exc:
+                    for _, _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(exc if isinstance(exc, Exception)
+                                              else RedisConnectionError("cancelled"))
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
+                for (_, _, fut), res in zip(batch, results, strict=True):
+                    if fut.done():
+                        continue
+                    if isinstance(res, Exception):
+                        fut.set_exception(res)
+                    else:
+                        fut.set_result(res)
+        finally:
+            self._writer = None
 
     def want_reads(self, session: RedisSession) -> None:
         self.readers[session.id] = session
@@ -252,7 +295,7 @@ class RedisStore:
 
     async def close(self) -> None:
         self._closed = True
-        for task in (self._control, self._reader):
+        for task in (self._control, self._reader, self._writer):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -326,8 +369,30 @@ class RedisSession(Session):
 
     @property
     def running(self) -> bool:
-        """A run holds the session here or in another process (as the stream says)."""
-        return self.lifecycle.active or self.conversation.run is not None
+        """A run holds the session here or in another process (as the stream says).
+        A local run that is only ENDING does not count: its terminal event is written
+        (viewers may already have it), so the next run is accepted and starts the
+        moment the old one has settled."""
+        return (self.conversation.run is not None
+                or self.lifecycle.state in (RunState.STARTING, RunState.RUNNING))
+
+    def start_run(self, prompt: str, scenario: str | None,
+                  on_refused: Callable[[str, str], None] | None = None) -> None:
+        previous = self.run_task
+        if self.lifecycle.state != RunState.ENDING or previous is None:
+            super().start_run(prompt, scenario, on_refused)
+            return
+
+        async def after_previous() -> None:
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(previous)
+            try:
+                Session.start_run(self, prompt, scenario, on_refused)
+            except RuntimeError:  # another run got in first
+                if on_refused is not None:
+                    on_refused("run_active", "a run is already in progress in this session")
+
+        self._spawn(after_previous())
 
     def attach(self, viewer: Any, after: int | None) -> str:
         mode = super().attach(viewer, after)
@@ -489,8 +554,7 @@ class RedisSession(Session):
                            release]
         args.extend(_dumps(e) for e in events)
         try:
-            return int(await self.store._append(keys=[self.k_log, self.k_lease, self.k_seq],
-                                                args=args))
+            return int(await self.store.append([self.k_log, self.k_lease, self.k_seq], args))
         except ResponseError as exc:
             if "STREAMPACE_LEASE_LOST" in str(exc):
                 raise StoreError("the run's lease was lost") from None
