@@ -445,6 +445,10 @@ class RedisSession(Session):
                 conv.apply(event)
         log_.head = (first - 1) if first is not None else snap_seq
         log_.append(events)
+        if self._loaded:  # a reload after a gap: viewers resume (4408) from the new log
+            for viewer in list(self.viewers):
+                viewer.leave_feed()
+            self._feed = None
         self.log, self.conversation = log_, conv
         self._last_snap = snap_seq
         self._loaded, self._reload = True, False
