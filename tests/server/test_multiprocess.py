@@ -214,3 +214,36 @@ def _ppid(pid: int) -> int | None:
     except OSError:
         return None
     return int(stat.rpartition(")")[2].split()[1])
+
+
+def test_a_password_in_the_store_url_is_never_printed(redis_server, procs):
+    url = f"redis://user:sekrit-pw@127.0.0.1:{redis_server.port}/0"
+    p = ServerProcess(url, "--log-level", "debug")
+    procs.append(p)
+    assert "redis://user:***@127.0.0.1:" in p.line
+
+    async def touch() -> None:  # make the server talk to Redis (and fail to log in)
+        with contextlib.suppress(Exception):
+            async with websockets.connect(p.ws("pw")) as ws:
+                await send(ws, type="resume", after=0)
+                await asyncio.wait_for(ws.recv(), 5)
+
+    asyncio.run(touch())
+    p.kill(signal.SIGTERM)
+    out = (p.proc.stdout.read() if p.proc.stdout else "") + (
+        p.proc.stderr.read() if p.proc.stderr else "")
+    assert "sekrit-pw" not in out and "sekrit-pw" not in p.line
+    assert "redis" in out  # it did log about the store
+
+
+def test_store_urls_are_checked_and_redacted():
+    from streampace.server.store import check_store_spec, redact_url
+
+    assert redact_url("rediss://u:p@h:6380/2") == "rediss://u:***@h:6380/2"
+    assert redact_url("redis://:p@[::1]:6379/0") == "redis://:***@[::1]:6379/0"
+    assert redact_url("redis://h:1/0") == "redis://h:1/0"
+    assert check_store_spec("memory") == "memory"
+    for bad in ("redis://u:pw@h/x", "mysql://h", "redis://"):
+        with pytest.raises(ValueError) as err:
+            check_store_spec(bad)
+        assert "pw" not in str(err.value)
