@@ -69,10 +69,11 @@ class DeliveryConfig:
 class Batch:
     """One publish: compacted events in order.
 
-    ``through`` is the highest ``through`` given to ``enqueue`` among the calls
-    whose events this batch completes (None if none was given).  A call's
-    ``through`` is attached to its last event, so a batch that carries only
-    the first part of a large call does not claim the whole call.
+    ``through`` is the sequence number of the batch's own last event (None if
+    ``enqueue`` was never given one).  ``enqueue(events, through=n)`` numbers
+    its events n-len+1 .. n, so a batch that an early flush cuts out of the
+    middle of one call claims exactly the events it carries, never fewer (a
+    client dropping ``through <= last`` would lose them) and never more.
     """
 
     events: list[dict[str, Any]]
@@ -226,7 +227,12 @@ class DeliveryBuffer:
     # -- public API ---------------------------------------------------------
 
     def enqueue(self, events: Iterable[Mapping[str, Any]], through: int | None = None) -> None:
-        """Buffer ``events`` (in order); ``through`` = highest raw seq they cover."""
+        """Buffer ``events`` (in order).
+
+        ``through`` is the sequence number of the last event; the events are
+        consecutive, so event i of n has seq ``through - (n - 1 - i)``.  With an
+        empty list it marks seqs up to ``through`` as covered.
+        """
         self._check_open()
         if through is not None and (isinstance(through, bool) or not isinstance(through, int)):
             raise TypeError(f"through must be an int or None, got {type(through).__name__}")
@@ -237,10 +243,9 @@ class DeliveryBuffer:
             if not isinstance(event.get("type"), str):
                 raise ValueError(f"event [{i}]: 'type' missing or not a string")
         fast = False
-        last = len(batch) - 1
+        first = None if through is None else through - len(batch) + 1
         for i, event in enumerate(batch):
-            call_through = through if i == last else None
-            fast = self._add(event, call_through) or fast
+            fast = self._add(event, None if first is None else first + i) or fast
             if self._over_threshold() and not self._backoff:
                 self._stats["threshold_flushes"] += 1
                 self._flush()

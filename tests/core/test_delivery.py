@@ -546,13 +546,24 @@ def test_through_is_highest_included_seq() -> None:
     assert sink.batches[-1].through is None  # never given for these events
 
 
-def test_through_of_a_split_call_goes_with_its_last_event() -> None:
+def test_through_of_a_split_call_counts_its_events() -> None:
     buf, clock, sink = primed()
     buf.enqueue([step("a")], through=1)
     buf.enqueue([step(str(i)) for i in range(100)], through=101)
-    assert [b.through for b in sink.batches] == [1]  # first 64 do not claim 101
+    # The early flush at 64 events carries seqs 1..64 and says so: claiming less
+    # (the previous call's 1) made clients drop it as a duplicate (issue 12).
+    assert [b.through for b in sink.batches] == [64]
     clock.advance(150)
-    assert [b.through for b in sink.batches] == [1, 101]
+    assert [b.through for b in sink.batches] == [64, 101]
+
+
+def test_through_of_an_early_flush_inside_one_call_is_its_own_last_seq() -> None:
+    buf, clock, sink = primed()
+    buf.enqueue([step("a")], through=10)
+    buf.enqueue([start("m"), content("m", "x" * 5000), step("b")], through=13)
+    # Threshold flush after the big delta (seq 12), then the first-delta fast path
+    # publishes the rest (seq 13) at the end of the call.
+    assert [(b.through, len(b.events)) for b in sink.batches] == [(12, 3), (13, 1)]
 
 
 def test_through_of_dropped_events_is_not_lost() -> None:
@@ -702,9 +713,13 @@ def test_property_published_equals_compacted_input(steps: list, config: Delivery
     fed: list[dict] = []
     seq = 0
     last_kept_seq: int | None = None
+    seq_of: dict[int, int] = {}  # id(event) -> its seq (unmerged events are published as is)
     for call, advance, outcome in steps:
         if outcome is not None:
             sink.fail_next.append(RuntimeError("x") if outcome == "raise" else False)
+        call = [dict(e) for e in call]  # sampled_from may repeat one dict object
+        for i, event in enumerate(call):
+            seq_of[id(event)] = seq + 1 + i
         seq += len(call)
         if call and compact(call[-1:]):  # the call's through rides on its last event
             last_kept_seq = seq
@@ -728,4 +743,13 @@ def test_property_published_equals_compacted_input(steps: list, config: Delivery
     assert throughs == sorted(throughs)
     if last_kept_seq is not None:
         assert last_kept_seq <= throughs[-1] <= seq
+    # Each batch claims exactly its own events: every event it carries has a seq
+    # above the previous batch's through and at most its own.
+    previous = 0
+    for batch in sink.batches:
+        for event in batch.events:
+            n = seq_of.get(id(event))
+            if n is not None:
+                assert previous < n <= batch.through, (previous, n, batch.through)
+        previous = batch.through
     assert clock.live_timers() == 0
