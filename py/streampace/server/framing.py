@@ -50,6 +50,7 @@ class RunFramer:
         self.prompt = prompt
         self.started = False
         self.done = False
+        self.failure: UpstreamError | None = None  # why feed_group ended the run
         self._open: dict[tuple[str, str], None] = {}  # insertion-ordered set
 
     def _start(self, event: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -57,7 +58,7 @@ class RunFramer:
         if event is None:
             event = {"type": ev.RUN_STARTED, "threadId": self.thread_id, "runId": self.run_id}
         else:
-            self.thread_id, self.run_id = event["threadId"], event["runId"]
+            event = self._own_ids(event)
         mid = f"{self.run_id}-user"
         return [
             event,
@@ -72,6 +73,35 @@ class RunFramer:
             field, end = _END_TYPE[kind]
             out.append({"type": end, field: ident})
         self._open.clear()
+        return out
+
+    def _own_ids(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The session's threadId / runId on an upstream's RUN_STARTED / RUN_FINISHED.
+
+        Viewers, the conversation and the next run's input all key on these, so an
+        upstream may not choose them (docs/protocol.md: threadId = session id).
+        """
+        if event.get("threadId") == self.thread_id and event.get("runId") == self.run_id:
+            return event
+        return {**event, "threadId": self.thread_id, "runId": self.run_id}
+
+    def feed_group(self, group: list[Any]) -> list[dict[str, Any]]:
+        """Events to log for one group of source events, never raising for bad input.
+
+        An invalid event ends the run right there (``failure`` says why): what
+        was framed before it in the same group is kept, then everything open is
+        closed and RUN_ERROR follows, so viewers never see an END whose START
+        was thrown away.
+        """
+        out: list[dict[str, Any]] = []
+        for event in group:
+            try:
+                out.extend(self.feed(event))
+            except UpstreamError as exc:
+                self.failure = exc
+                out.extend(self.finish(exc.code, exc.message))
+            if self.done:
+                break
         return out
 
     def feed(self, event: Any) -> list[dict[str, Any]]:
@@ -91,11 +121,21 @@ class RunFramer:
             if t == ev.RUN_STARTED:
                 return self._start(event)
             out.extend(self._start(None))
-        elif t == ev.RUN_STARTED:
+            try:
+                return out + self._frame(event, t)
+            except UpstreamError:
+                self.started = False  # nothing was returned: finish() opens the run again
+                raise
+        if t == ev.RUN_STARTED:
             raise UpstreamError("upstream_protocol_error", "RUN_STARTED inside a running run")
+        return self._frame(event, t)
+
+    def _frame(self, event: dict[str, Any], t: str) -> list[dict[str, Any]]:
+        """One valid event of a started run; raises before changing anything if it is refused."""
+        out: list[dict[str, Any]] = []
         if t in ev.RUN_TERMINAL_TYPES:
             out.extend(self._close_open())
-            out.append(event)
+            out.append(self._own_ids(event) if t == ev.RUN_FINISHED else event)
             self.done = True
             return out
         if t in _OPENERS:

@@ -206,14 +206,11 @@ class Session:
     async def _stream(self, framer: RunFramer, request: RunRequest) -> None:
         async with contextlib.aclosing(self.source.stream(request)) as groups:
             async for group in groups:
-                out: list[dict[str, Any]] = []
-                for event in group:
-                    out.extend(framer.feed(event))
-                    if framer.done:
-                        break
-                await self._emit(out)
+                await self._emit(framer.feed_group(group))
                 if framer.done:
                     break
+        if framer.failure is not None:
+            raise framer.failure  # already ended in the log; the caller logs it
         if not framer.done:
             raise UpstreamError(
                 "upstream_ended_early", "the source ended without RUN_FINISHED or RUN_ERROR"

@@ -133,7 +133,22 @@ class ChatTranslator:
         if not isinstance(call, dict):
             raise UpstreamError("upstream_protocol_error", "tool_calls entry is not an object")
         index = call.get("index", 0)
-        fn = call.get("function") or {}
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise UpstreamError("upstream_protocol_error",
+                                f"tool_calls[].index must be an integer, got {_kind(index)}")
+        fn = call.get("function")
+        if fn is None:
+            fn = {}
+        elif not isinstance(fn, dict):
+            raise UpstreamError("upstream_protocol_error",
+                                f"tool_calls[].function must be an object, got {_kind(fn)}")
+        # Continuation fragments may send null for what they do not repeat; any
+        # other non-string is garbage we would otherwise pass on or crash on.
+        for where, value in (("id", call.get("id")), ("function.name", fn.get("name")),
+                             ("function.arguments", fn.get("arguments"))):
+            if value is not None and not isinstance(value, str):
+                raise UpstreamError("upstream_protocol_error",
+                                    f"tool_calls[].{where} must be a string, got {_kind(value)}")
         out: list[dict[str, Any]] = []
         tid = self._tools.get(index)
         if tid is None:
@@ -163,6 +178,11 @@ class ChatTranslator:
         if result:
             end["result"] = result
         return [*out, end]
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            type(None): "null"}.get(type(value), type(value).__name__)
 
 
 class OpenAISource:

@@ -1,0 +1,178 @@
+"""Issue 12 items 5 and 6: whatever an upstream sends, every viewer's stream is a
+conformant AG-UI run; failures are RUN_ERROR with an upstream_* code, no traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streampace.server.framing import RunFramer
+
+from .conftest import (
+    assert_conformant,
+    sse_event,
+    sse_headers,
+    watch_run,
+    write_jsonl,
+    write_raw,
+)
+from .test_upstreams import chat_chunk
+
+
+def _framed_run(groups: list[list[dict]]) -> list[dict]:
+    """What a session logs for these source groups (the session's own loop)."""
+    framer = RunFramer("t", "run-1", "hi")
+    out: list[dict] = []
+    for group in groups:
+        out.extend(framer.feed_group(group))
+        if framer.done:
+            break
+    out.extend(framer.finish("upstream_ended_early", "ended"))
+    return out
+
+
+GHOST = [
+    {"type": "RUN_STARTED", "threadId": "x", "runId": "y"},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "ghost", "delta": "b"},
+    {"type": "TEXT_MESSAGE_END", "messageId": "m"},
+    {"type": "RUN_FINISHED", "threadId": "x", "runId": "y"},
+]
+
+
+def test_framer_keeps_what_it_framed_before_an_invalid_event_of_the_same_group():
+    events = _framed_run([GHOST])
+    assert_conformant(events, prompt="hi")
+    model = [e for e in events if e.get("messageId") == "m"]
+    assert [e["type"] for e in model] == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT",
+                                         "TEXT_MESSAGE_END"]
+    assert events[-1]["type"] == "RUN_ERROR"
+    assert events[-1]["code"] == "upstream_protocol_error"
+    assert "ghost" in events[-1]["message"]
+
+
+def test_replay_with_an_invalid_event_in_one_timestamp_group_is_conformant(serve, tmp_path):
+    # The issue's repro: all six events share one timestamp (one group).
+    path = write_jsonl(tmp_path / "ghost.jsonl", [dict(e, timestamp=1000) for e in GHOST])
+    server = serve(f"replay:{path}")
+    got = asyncio.run(watch_run(server.ws_url("ghost"), prompt="hi"))
+    assert_conformant(got.events, prompt="hi")
+    assert got.events[-1]["code"] == "upstream_protocol_error"
+    assert "".join(e.get("delta", "") for e in got.events
+                   if e.get("messageId") == "m") == "a"
+
+
+def test_openai_lone_surrogate_first_delta_gives_a_conformant_run(serve, upstream):
+    def script(h, body):
+        sse_headers(h)
+        write_raw(h, b'data: {"choices":[{"index":0,"delta":{"content":"\\udc00"}}]}\n\n')
+        write_raw(h, b"data: [DONE]\n\n")
+
+    up = upstream(script)
+    server = serve(f"openai:{up.url}", model="m")
+    got = asyncio.run(watch_run(server.ws_url("sur"), prompt="x"))
+    assert_conformant(got.events, prompt="x")
+    assert got.events[-1]["type"] == "RUN_ERROR"
+    assert got.events[-1]["code"] == "upstream_protocol_error"
+
+
+MALFORMED_TOOL_CALLS = {
+    "index_list": [{"index": [0], "id": "c1", "function": {"name": "f", "arguments": "{}"}}],
+    "function_string": [{"index": 0, "id": "c1", "function": "f()"}],
+    "id_object": [{"index": 0, "id": {"x": 1}, "function": {"name": "f"}}],
+    "name_list": [{"index": 0, "function": {"name": ["f"], "arguments": 3}}],
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_TOOL_CALLS))
+def test_openai_malformed_tool_calls_are_an_upstream_protocol_error(serve, upstream, case,
+                                                                    caplog):
+    calls = MALFORMED_TOOL_CALLS[case]
+
+    def script(h, body):
+        sse_headers(h)
+        write_raw(h, chat_chunk({"content": "before "}))
+        write_raw(h, chat_chunk({"tool_calls": calls}))
+        write_raw(h, chat_chunk({}, finish="tool_calls"))
+        write_raw(h, b"data: [DONE]\n\n")
+
+    up = upstream(script)
+    server = serve(f"openai:{up.url}", model="m")
+    with caplog.at_level(logging.WARNING, logger="streampace.server"):
+        got = asyncio.run(watch_run(server.ws_url("tc"), prompt="x"))
+    assert_conformant(got.events, prompt="x")
+    assert got.events[-1]["type"] == "RUN_ERROR"
+    assert got.events[-1]["code"] == "upstream_protocol_error", got.events[-1]
+    assert "tool_calls" in got.events[-1]["message"]
+    assert not [r for r in caplog.records if r.exc_info], "no traceback for upstream garbage"
+
+
+def test_agui_upstream_thread_and_run_ids_are_rewritten_to_the_sessions(serve, upstream):
+    def script(h, body):
+        sse_headers(h)
+        for e in [
+            {"type": "RUN_STARTED", "threadId": "their-thread", "runId": "their-run"},
+            {"type": "TEXT_MESSAGE_START", "messageId": "a", "role": "assistant"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "ok"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "a"},
+            {"type": "RUN_FINISHED", "threadId": "their-thread", "runId": "their-run"},
+        ]:
+            write_raw(h, sse_event(e))
+
+    up = upstream(script)
+    server = serve(f"agui:{up.url}")
+    got = asyncio.run(watch_run(server.ws_url("ids"), prompt="x"))
+    assert_conformant(got.events, prompt="x")
+    ours = up.requests[0]["body"]
+    for e in got.events:
+        if e["type"] in ("RUN_STARTED", "RUN_FINISHED"):
+            assert (e["threadId"], e["runId"]) == ("ids", ours["runId"]), e
+    assert ours["runId"].startswith("run-")
+
+
+# -- property: any source output frames into a conformant run ----------------
+
+_IDS = st.sampled_from(["m", "n", "ghost"])
+
+
+@st.composite
+def _source_event(draw: st.DrawFn) -> object:
+    kind = draw(st.integers(0, 13))
+    i = draw(_IDS)
+    return [
+        {"type": "RUN_STARTED", "threadId": "up", "runId": "r"},
+        {"type": "TEXT_MESSAGE_START", "messageId": i, "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": i, "delta": draw(st.text(max_size=3))},
+        {"type": "TEXT_MESSAGE_END", "messageId": i},
+        {"type": "TOOL_CALL_START", "toolCallId": i, "toolCallName": "f"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": i, "delta": "{"},
+        {"type": "TOOL_CALL_END", "toolCallId": i},
+        {"type": "REASONING_START", "messageId": i},
+        {"type": "REASONING_MESSAGE_START", "messageId": i, "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": i, "delta": "r"},
+        {"type": "REASONING_MESSAGE_END", "messageId": i},
+        {"type": "STEP_STARTED", "stepName": i},
+        {"type": "RUN_FINISHED", "threadId": "up", "runId": "r"},
+        draw(st.sampled_from([{"type": "NOPE"}, {"messageId": "m"}, "text", None,
+                              {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": 3}])),
+    ][kind]
+
+
+@settings(max_examples=200, deadline=None)
+@given(groups=st.lists(st.lists(_source_event(), max_size=6), max_size=6),
+       ending=st.sampled_from(["ended_early", "cancelled"]))
+def test_property_every_framed_run_is_conformant(groups: list, ending: str) -> None:
+    framer = RunFramer("t", "run-1", "hi")
+    out: list[dict] = []
+    for group in groups:
+        out.extend(framer.feed_group(group))
+        if framer.done:
+            break
+    out.extend(framer.finish(ending, ending))
+    assert_conformant(out, prompt="hi")
+    assert all(e.get("threadId", "t") == "t" and e.get("runId", "run-1") == "run-1"
+               for e in out)
