@@ -9,6 +9,7 @@ shutdown) closes what is still open before the single terminal event.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from streampace import events as ev
@@ -52,6 +53,9 @@ class RunFramer:
         self.done = False
         self.failure: UpstreamError | None = None  # why feed_group ended the run
         self._open: dict[tuple[str, str], None] = {}  # insertion-ordered set
+        # Argument text of open tool calls: a TOOL_CALL_END is only ever sent for
+        # arguments that parse as JSON (ag-ui-validate AGUI204).
+        self._args: dict[str, list[str]] = {}
 
     def _start(self, event: dict[str, Any] | None) -> list[dict[str, Any]]:
         self.started = True
@@ -67,12 +71,32 @@ class RunFramer:
             {"type": ev.TEXT_MESSAGE_END, "messageId": mid},
         ]
 
+    def _args_parse(self, tool_call_id: str) -> bool:
+        parts = self._args.get(tool_call_id)
+        if not parts:
+            return True  # a tool without arguments
+        try:
+            json.loads("".join(parts))
+        except ValueError:
+            return False
+        return True
+
     def _close_open(self) -> list[dict[str, Any]]:
+        """Close everything open, innermost first.
+
+        A tool call cut off mid-arguments (stall, cancel, upstream error) stays
+        open: its END would claim arguments that do not parse.  The RUN_ERROR
+        that always follows ends it (AG-UI treats what is open at RUN_ERROR as
+        the failure's debris).
+        """
         out = []
         for kind, ident in reversed(list(self._open)):
+            if kind == "tool" and not self._args_parse(ident):
+                continue
             field, end = _END_TYPE[kind]
             out.append({"type": end, field: ident})
         self._open.clear()
+        self._args.clear()
         return out
 
     def _own_ids(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -134,6 +158,13 @@ class RunFramer:
         """One valid event of a started run; raises before changing anything if it is refused."""
         out: list[dict[str, Any]] = []
         if t in ev.RUN_TERMINAL_TYPES:
+            if t == ev.RUN_FINISHED:
+                for kind, ident in self._open:
+                    if kind == "tool" and not self._args_parse(ident):
+                        raise UpstreamError(
+                            "upstream_protocol_error",
+                            f"run finished with tool call {ident!r} cut off mid-arguments",
+                        )
             out.extend(self._close_open())
             out.append(self._own_ids(event) if t == ev.RUN_FINISHED else event)
             self.done = True
@@ -151,13 +182,22 @@ class RunFramer:
                 raise UpstreamError(
                     "upstream_protocol_error", f"{t} for {event[field]!r} that is not open"
                 )
+            if kind == "tool" and not self._args_parse(event[field]):
+                raise UpstreamError(
+                    "upstream_protocol_error",
+                    f"tool call {event[field]!r} ended with arguments that are not JSON",
+                )
             del self._open[key]
+            if kind == "tool":
+                self._args.pop(event[field], None)
         elif t in _CONTENT:
             kind, field = _CONTENT[t]
             if (kind, event[field]) not in self._open:
                 raise UpstreamError(
                     "upstream_protocol_error", f"{t} for {event[field]!r} that is not open"
                 )
+            if kind == "tool" and isinstance(event.get("delta"), str):
+                self._args.setdefault(event[field], []).append(event["delta"])
         out.append(event)
         return out
 
