@@ -8,8 +8,10 @@ import * as glue from "./demo.js";
 const $ = (id) => document.getElementById(id);
 
 // A fresh session per page load; the socket opens now, before Python boots,
-// and buffers whatever arrives. On plain static files the upgrade fails and the
-// page falls back to the in-page simulation.
+// and buffers whatever arrives. A HEAD request for this page first asks whether
+// a streampace server is here (its responses carry X-Streampace-Protocol): on
+// plain static files no WebSocket is tried (a failed handshake would be logged
+// as a console error) and the page falls back to the in-page simulation.
 export const sessionId = `demo-${Math.random().toString(36).slice(2, 10)}`;
 const wsUrl = new URL(`ws/sessions/${sessionId}`, location.href);
 wsUrl.protocol = location.protocol === "https:" ? "wss:" : "ws:";
@@ -19,7 +21,10 @@ export const simSpeed = Number.isFinite(speed) && speed > 0 ? speed : 1;
 // ?max_lag=120: the pacing law's one knob (ms a grapheme may trail its arrival);
 // absent or "auto": automatic.
 export const maxLag = params.get("max_lag") || "auto";
-export const earlySocket = bridge.openSession(wsUrl.href, { retryBeforeOpen: false });
+export const earlySocket = bridge.openSession(wsUrl.href, {
+  retryBeforeOpen: false,
+  probeUrl: location.href,
+});
 
 // ---- boot progress (js_shim/boot.js reports each step)
 const bootStarted = performance.now();

@@ -54,9 +54,14 @@ export function backoffDelay(attempt, baseMs = 250, capMs = 10000) {
 // One WebSocket session stream.  Opens at once and keeps every item (open,
 // message, close) in order until a sink is attached; then hands them over in
 // that order and directly from then on.  Reconnects with backoff and resumes
-// after the highest `through` received, so nothing is lost or duplicated.
+// after the highest `through` received in the session epoch the server named
+// (protocol v2), so nothing is lost or duplicated, also across a restart.
+// `probeUrl`: first ask that URL (HEAD) whether a streampace server is there,
+// and only then open the socket; without one, report a close that was never
+// open, so a page on plain static files logs no failed WebSocket handshake.
 export class SessionSocket {
-  constructor(url, { autoReconnect = true, retryBeforeOpen = true, baseMs = 250, capMs = 10000 } = {}) {
+  constructor(url, { autoReconnect = true, retryBeforeOpen = true, baseMs = 250, capMs = 10000,
+                     probeUrl = null } = {}) {
     this.url = url;
     this.autoReconnect = autoReconnect;
     // false: a first connection that fails is final (the demo's server probe).
@@ -64,6 +69,7 @@ export class SessionSocket {
     this.baseMs = baseMs;
     this.capMs = capMs;
     this.lastThrough = 0;
+    this.epoch = null;
     this.attempt = 0;
     this.ws = null;
     this.timer = null;
@@ -73,7 +79,19 @@ export class SessionSocket {
     this.sink = null;
     this.opens = 0;
     this.pendingSends = [];
-    this.connect();
+    if (probeUrl) this.probeThenConnect(probeUrl);
+    else this.connect();
+  }
+
+  async probeThenConnect(probeUrl) {
+    let server = false;
+    try {
+      const res = await fetch(probeUrl, { method: "HEAD", cache: "no-store" });
+      server = res.headers.has("x-streampace-protocol");
+    } catch (_) { /* no answer: no server either */ }
+    if (this.closedByUser) return;
+    if (server) this.connect();
+    else this.push("close", JSON.stringify({ code: 1006, reason: "no streampace server", wasOpen: false }));
   }
 
   connect() {
@@ -96,7 +114,9 @@ export class SessionSocket {
       this.attempt = 0;
       this.everOpened = true;
       this.opens++;
-      ws.send(JSON.stringify({ type: "resume", after: this.lastThrough }));
+      const resume = { type: "resume", after: this.lastThrough };
+      if (this.epoch !== null) resume.epoch = this.epoch;
+      ws.send(JSON.stringify(resume));
       for (const data of this.pendingSends.splice(0)) ws.send(data);
       this.push("open", String(this.opens));
     };
@@ -106,7 +126,14 @@ export class SessionSocket {
       // while Python is still booting; Python parses the batch itself.
       const m = /^\s*\{\s*"through"\s*:\s*(\d+)/.exec(ev.data);
       if (m) this.lastThrough = Math.max(this.lastThrough, Number(m[1]));
-      else if (ev.data.indexOf('"through"') >= 0) {
+      else if (ev.data.startsWith('{"type":"attached"')) {
+        try {
+          const epoch = JSON.parse(ev.data).epoch;
+          // Another epoch numbers its events from 1 again: our position is void.
+          if (this.epoch !== null && epoch !== this.epoch) this.lastThrough = 0;
+          if (typeof epoch === "string") this.epoch = epoch;
+        } catch (_) { /* Python reports malformed messages */ }
+      } else if (ev.data.indexOf('"through"') >= 0) {
         try {
           const t = JSON.parse(ev.data).through;
           if (Number.isInteger(t)) this.lastThrough = Math.max(this.lastThrough, t);

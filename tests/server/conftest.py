@@ -111,6 +111,7 @@ def serve(request: pytest.FixtureRequest) -> Iterator[Callable[..., RunningServe
 class Received:
     batches: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
+    attached: list[dict[str, Any]] = field(default_factory=list)  # protocol v2 hello
     times: list[float] = field(default_factory=list)  # monotonic receive time per batch
 
     @property
@@ -123,7 +124,9 @@ class Received:
 
     def add(self, raw: str | bytes) -> dict[str, Any]:
         msg = json.loads(raw)
-        if "type" in msg:
+        if msg.get("type") == "attached":
+            self.attached.append(msg)
+        elif "type" in msg:
             self.errors.append(msg)
         else:
             assert set(msg) == {"through", "events"}, msg

@@ -334,7 +334,8 @@ def test_json_of_batches_is_compact_utf8(serve):
     raws = asyncio.run(scenario())
     assert all(isinstance(r, str) for r in raws)  # text frames only
     assert any("日本語 🇯🇵" in r for r in raws)  # UTF-8, not \\u escapes
-    assert all(json.loads(r)["events"] for r in raws)
+    assert json.loads(raws[0])["type"] == "attached"  # protocol v2: the first message
+    assert all(json.loads(r)["events"] for r in raws[1:])
 
 
 def test_snapshot_state_follows_state_snapshot_and_deltas(serve, tmp_path):

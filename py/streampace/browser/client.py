@@ -1,10 +1,18 @@
-"""Session-stream consumer (protocol v1, docs/protocol.md); pure Python.
+"""Session-stream consumer (protocol v2, docs/protocol.md); pure Python.
 
 Items come from a transport (the JS `SessionSocket` or the in-page simulated
 source) as `(kind, data)` pairs, in order: "open", "message" (a JSON text),
-"close", "error", "reconnecting". Batches are validated, duplicates (a `through`
-already applied, e.g. replayed after a reconnect) are dropped, and the events go
-to the pacing scheduler. Bad input is reported and loses nothing that was valid.
+"close", "error", "reconnecting". Batches are validated, duplicates are dropped
+and the events go to the pacing scheduler. Bad input is reported and loses
+nothing that was valid.
+
+Duplicates are decided by sequence number only: a batch's `through` is the seq
+of its own last event and one socket's batches never overlap, so a batch is
+new exactly when its `through` is above the highest one applied.  Sequence
+numbers belong to a session *epoch* (the server's `attached` message names
+it): after a server restart the numbers start again at 1 under a new epoch, so
+the client forgets its position, ends a run the old server never finished with
+RUN_ERROR `server_restarted`, and applies the snapshot that follows.
 """
 
 from __future__ import annotations
@@ -40,10 +48,14 @@ class SessionClient:
         self._on_status = on_status
         self._on_error = on_error
         self.last_through = 0
+        self.epoch: str | None = None  # the session epoch last_through belongs to
+        self.run_open = False  # a RUN_STARTED delivered without its terminal event
+        self._snapshot_next = False  # the server said the next batch is a snapshot
         self.state = "connecting"
         self.stats: dict[str, int] = {
             "batches": 0, "events": 0, "duplicates": 0, "bad_messages": 0,
             "bad_events": 0, "server_errors": 0, "opens": 0, "closes": 0,
+            "epochs": 0, "runs_lost": 0,
         }
 
     def handle(self, kind: str, data: Any = None) -> None:
@@ -90,6 +102,9 @@ class SessionClient:
             self.stats["bad_messages"] += 1
             self._error("message: not a JSON object")
             return
+        if msg.get("type") == "attached":
+            self._attached(msg)
+            return
         if "type" in msg:
             self.stats["server_errors"] += 1
             self._error(f"server: {msg.get('code')}: {msg.get('message')}")
@@ -99,7 +114,11 @@ class SessionClient:
             self.stats["bad_messages"] += 1
             self._error("message: a batch needs an integer 'through' and an 'events' array")
             return
-        if through <= self.last_through:
+        if self._snapshot_next:
+            # The snapshot describes the log at `through`, which may be at or below
+            # what we had (a restarted server's log is short): it replaces the view.
+            self._snapshot_next = False
+        elif through <= self.last_through:
             # Already applied (a replay overlapping what we had): drop, never show twice.
             self.stats["duplicates"] += 1
             return
@@ -114,7 +133,36 @@ class SessionClient:
         self.stats["batches"] += 1
         self.stats["events"] += len(events)
         if events:
+            self._track_run(events)
             self._deliver(events)
+
+    def _attached(self, msg: dict) -> None:
+        epoch = msg.get("epoch")
+        if not isinstance(epoch, str) or not epoch:
+            self.stats["bad_messages"] += 1
+            self._error("message: 'attached' without an epoch")
+            return
+        if self.epoch is not None and epoch != self.epoch:
+            # A new sequence space: our position means nothing there.
+            self.stats["epochs"] += 1
+            self.last_through = 0
+            if self.run_open:
+                self.stats["runs_lost"] += 1
+                self.run_open = False
+                self._deliver([{
+                    "type": "RUN_ERROR", "code": "server_restarted",
+                    "message": "the server restarted and this run was lost",
+                }])
+        self.epoch = epoch
+        self._snapshot_next = msg.get("mode") == "snapshot"
+
+    def _track_run(self, events: list[dict]) -> None:
+        for event in events:
+            etype = event.get("type")
+            if etype == "RUN_STARTED":
+                self.run_open = True
+            elif etype in ("RUN_FINISHED", "RUN_ERROR"):
+                self.run_open = False
 
 
 def _json_or(data: Any, default: Any) -> Any:

@@ -30,7 +30,9 @@ def create_app(
 ) -> Starlette:
     """The app; ``static=False`` leaves out the page files (only the session WebSocket)."""
     hub = hub or Hub(source, config)
-    routes = [WebSocketRoute("/ws/sessions/{session_id}", session_socket)]
+    # `:path` so an id with a (decoded %2F) slash still reaches the handler,
+    # which closes with 4400 as documented instead of an HTTP 403.
+    routes = [WebSocketRoute("/ws/sessions/{session_id:path}", session_socket)]
     if static:
         site = StaticSite(config.root)
         routes += [

@@ -1,4 +1,4 @@
-"""Parse and check what a viewer sends (protocol v1, docs/protocol.md)."""
+"""Parse and check what a viewer sends (protocol v2, docs/protocol.md)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class RunMessage:
 @dataclass(frozen=True)
 class ResumeMessage:
     after: int
+    epoch: str | None = None  # the epoch `after` belongs to (None: a fresh or v1 client)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,10 @@ def parse_client_message(text: str, max_prompt_chars: int) -> ClientMessage:
         data: Any = json.loads(text)
     except ValueError as exc:
         raise ClientError("bad_json", f"invalid JSON ({exc})") from None
+    except RecursionError:
+        # 2 KB of "[[[[..." exhausts the parser's recursion limit; it is refused
+        # like any other bad JSON (and counts toward the abuse meter).
+        raise ClientError("bad_json", "invalid JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise ClientError("bad_message", f"expected a JSON object, got {type(data).__name__}")
     kind = data.get("type")
@@ -63,7 +68,10 @@ def parse_client_message(text: str, max_prompt_chars: int) -> ClientMessage:
         after = data.get("after")
         if isinstance(after, bool) or not isinstance(after, int) or after < 0:
             raise ClientError("bad_field", "resume.after must be an integer >= 0")
-        return ResumeMessage(after)
+        epoch = data.get("epoch")
+        if epoch is not None and not (isinstance(epoch, str) and 0 < len(epoch) <= 64):
+            raise ClientError("bad_field", "resume.epoch must be a string of 1-64 characters")
+        return ResumeMessage(after, epoch)
     if kind == "cancel":
         return CancelMessage()
     raise ClientError("unknown_type", f"unknown message type {kind[:40]!r}")

@@ -6,6 +6,8 @@ import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .protocol import PROTOCOL_VERSION
+
 __all__ = ["SecurityHeaders", "content_security_policy"]
 
 _HOST_RE = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
@@ -59,6 +61,9 @@ class SecurityHeaders:
             (b"x-content-type-options", b"nosniff"),
             (b"referrer-policy", b"no-referrer"),
             (b"cross-origin-opener-policy", b"same-origin"),
+            # Lets a page find out by plain HTTP that a session server is here
+            # (js_shim SessionSocket probeUrl), without a failing WebSocket handshake.
+            (b"x-streampace-protocol", str(PROTOCOL_VERSION).encode()),
         ]
 
         async def send_with_headers(message: Message) -> None:

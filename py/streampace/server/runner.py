@@ -15,6 +15,7 @@ from .config import ServerConfig
 from .session import Hub
 from .sources import Source
 from .store import make_store
+from .ws_protocol import AnsweringWebSocketProtocol
 
 __all__ = ["StreampaceServer", "build_server"]
 
@@ -71,6 +72,7 @@ def build_server(
         app,
         host=config.host,
         port=config.port,
+        ws=AnsweringWebSocketProtocol,  # answers an over-long handshake (414) instead of hanging
         ws_max_size=config.max_message_bytes,  # bigger frames: close 1009 at the protocol level
         # Batches are small and mostly loopback/LAN; per-connection deflate cost ~10 % of
         # the server's CPU under load (bench/server_load.py) and a zlib context per viewer.

@@ -32,6 +32,9 @@ class Session:
         self.id = session_id
         self.source = source
         self.log = SessionLog(config.log_events, config.log_bytes)
+        # Names this sequence-number space: a session forgotten (restart, eviction)
+        # and created again starts at 1 under a new epoch (docs/protocol.md).
+        self.epoch = uuid.uuid4().hex[:16]
         self.conversation = Conversation()
         self.viewers: set[Viewer] = set()
         self.run_task: asyncio.Task[None] | None = None
@@ -63,22 +66,24 @@ class Session:
                 viewer.on_append(events, first, through)
         feed.enqueue(events, through)
 
-    def attach(self, viewer: Viewer, after: int | None) -> str:
+    def attach(self, viewer: Viewer, after: int | None, epoch: str | None = None) -> str:
         """Attach after seq ``after`` (None: from now). Returns "log", "live" or "snapshot".
 
-        Runs synchronously and only sets the viewer's position, so no event can slip
+        ``epoch`` is the one the client's ``after`` belongs to; another epoch's
+        positions mean nothing here, so that client gets a snapshot.  Runs
+        synchronously and only sets the viewer's position, so no event can slip
         in between the replay and live delivery.
         """
         head = self.log.head
         if after is None:
-            viewer.attach(self, head)
+            viewer.attach(self, head, mode="live")
             mode = "live"
-        elif self.log.covers(after):
-            viewer.attach(self, after)  # its sender replays the log from there
+        elif (epoch is None or epoch == self.epoch) and self.log.covers(after):
+            viewer.attach(self, after, mode="log")  # its sender replays the log from there
             mode = "log"
         else:
-            viewer.attach(self, head, snapshot=self.conversation.snapshot_events())
             mode = "snapshot"
+            viewer.attach(self, head, snapshot=self.conversation.snapshot_events(), mode=mode)
         self.viewers.add(viewer)
         return mode
 

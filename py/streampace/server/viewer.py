@@ -28,6 +28,7 @@ from starlette.websockets import WebSocket, WebSocketState
 from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
 
 from .compact_json import dumps_compact
+from .protocol import PROTOCOL_VERSION
 
 __all__ = [
     "Viewer",
@@ -57,6 +58,11 @@ def _dumps(obj: Any) -> str:
 
 def _size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def attached_message(session: Any, after: int, mode: str) -> dict[str, Any]:
+    return {"type": "attached", "protocol": PROTOCOL_VERSION, "sessionId": session.id,
+            "epoch": session.epoch, "mode": mode, "after": after}
 
 
 class Viewer:
@@ -97,9 +103,15 @@ class Viewer:
         return self.buffer is not None
 
     def attach(
-        self, session: Any, after: int, snapshot: list[dict[str, Any]] | None = None
+        self, session: Any, after: int, snapshot: list[dict[str, Any]] | None = None,
+        mode: str = "log",
     ) -> None:
-        """Deliver from seq ``after`` on (pulled from the log), optionally after a snapshot."""
+        """Deliver from seq ``after`` on (pulled from the log), optionally after a snapshot.
+
+        The first message is always ``attached``: the session's epoch (so a client
+        can tell a restarted server from the one it left) and how delivery starts.
+        """
+        self._put(_dumps(attached_message(session, after, mode)))
         self.session = session
         self.cursor = after
         self.last_through = after

@@ -121,7 +121,7 @@ def _handle(hub: Hub, session: Session, viewer: Viewer, msg: object) -> None:
     if isinstance(msg, ResumeMessage):
         if viewer.attached:
             raise ClientError("already_attached", "this socket is already attached; reconnect")
-        mode = session.attach(viewer, msg.after)
+        mode = session.attach(viewer, msg.after, msg.epoch)
         log.info("session %s: viewer attached after %d (%s)", session.id, msg.after, mode)
     elif isinstance(msg, RunMessage):
         scenario = msg.scenario
