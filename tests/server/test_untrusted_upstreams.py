@@ -162,7 +162,7 @@ def _source_event(draw: st.DrawFn) -> object:
     ][kind]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(groups=st.lists(st.lists(_source_event(), max_size=6), max_size=6),
        ending=st.sampled_from(["ended_early", "cancelled"]))
 def test_property_every_framed_run_is_conformant(groups: list, ending: str) -> None:

@@ -40,6 +40,7 @@ _CONTENT = {
     ev.REASONING_MESSAGE_CONTENT: ("reasoning", "messageId"),
     ev.TOOL_CALL_ARGS: ("tool", "toolCallId"),
 }
+_ONCE = frozenset({"text", "reasoning", "tool"})  # kinds whose ids name one item of a run
 _END_TYPE = {kind: (field, end) for kind, field, end in _OPENERS.values()}
 
 
@@ -56,6 +57,7 @@ class RunFramer:
         # Argument text of open tool calls: a TOOL_CALL_END is only ever sent for
         # arguments that parse as JSON (ag-ui-validate AGUI204).
         self._args: dict[str, list[str]] = {}
+        self._ended: set[tuple[str, str]] = set()  # ids may not be reused in a run (AGUI104)
 
     def _start(self, event: dict[str, Any] | None) -> list[dict[str, Any]]:
         self.started = True
@@ -172,7 +174,7 @@ class RunFramer:
         if t in _OPENERS:
             kind, field, _ = _OPENERS[t]
             key = (kind, event[field])
-            if key in self._open:
+            if key in self._open or (kind in _ONCE and key in self._ended):
                 raise UpstreamError("upstream_protocol_error", f"{t} for {event[field]!r} twice")
             self._open[key] = None
         elif t in _CLOSERS:
@@ -188,6 +190,8 @@ class RunFramer:
                     f"tool call {event[field]!r} ended with arguments that are not JSON",
                 )
             del self._open[key]
+            if kind in _ONCE:
+                self._ended.add(key)
             if kind == "tool":
                 self._args.pop(event[field], None)
         elif t in _CONTENT:
