@@ -64,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="session log bound in events (default 10000)")
     serve.add_argument("--log-bytes", type=_positive_int, default=8 * 1024 * 1024,
                        help="session log bound in bytes of JSON (default 8 MiB)")
+    serve.add_argument("--history-messages", type=_positive_int, default=1_000,
+                       help="completed messages a session keeps for snapshots and upstream "
+                            "history (default 1000)")
+    serve.add_argument("--history-bytes", type=_positive_int, default=4 * 1024 * 1024,
+                       help="bytes of message text a session keeps for snapshots and upstream "
+                            "history (default 4 MiB)")
     serve.add_argument("--max-sessions", type=_positive_int, default=1_000,
                        help="sessions held in memory; past it the longest-idle unwatched one is "
                             "forgotten (default 1000)")
@@ -137,6 +143,8 @@ def _serve(args: argparse.Namespace) -> int:
         allow_origins=tuple(args.allow_origin),
         log_events=args.log_events,
         log_bytes=args.log_bytes,
+        history_messages=args.history_messages,
+        history_bytes=args.history_bytes,
         max_sessions=args.max_sessions,
     )
     if args.root is not None:

@@ -36,6 +36,8 @@ class ServerConfig:
     max_sessions: int = 1_000  # beyond this, the longest-idle unwatched session is forgotten
     log_events: int = 10_000
     log_bytes: int = 8 * 1024 * 1024
+    history_messages: int = 1_000  # completed messages kept for snapshots / upstream history
+    history_bytes: int = 4 * 1024 * 1024  # ... and their text, UTF-8 bytes
     max_message_bytes: int = 65_536
     max_prompt_chars: int = 32_768
     outbound_limit_bytes: int = 1024 * 1024

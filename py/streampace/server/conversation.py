@@ -6,17 +6,25 @@ tool calls, shared state, the run in progress and what is open in it) so the
 server can send MESSAGES_SNAPSHOT + STATE_SNAPSHOT instead, re-opening the
 items still streaming so the rest of the run stays well nested for that viewer.
 It also supplies the history sent to upstream agents and models.
+
+Memory is bounded: completed messages are kept within ``max_messages`` and
+``max_bytes`` (UTF-8 of their text and tool-call arguments), oldest dropped
+first, whole; the run in progress is never trimmed.  Streaming text is kept as
+a list of parts and joined once when its message ends, so a long answer of
+tiny deltas costs O(text), and nothing is deep-copied per run.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 from typing import Any
 
 from streampace import events as ev
 
-__all__ = ["Conversation"]
+__all__ = ["Conversation", "DEFAULT_HISTORY_BYTES", "DEFAULT_HISTORY_MESSAGES"]
+
+DEFAULT_HISTORY_MESSAGES = 1_000
+DEFAULT_HISTORY_BYTES = 4 * 1024 * 1024
 
 log = logging.getLogger("streampace.server")
 
@@ -26,10 +34,28 @@ except ImportError:  # pragma: no cover - depends on a sibling module
     _apply_patch = None
 
 
+def _message_bytes(msg: dict[str, Any]) -> int:
+    size = 0
+    content = msg.get("content")
+    if isinstance(content, str):
+        size += len(content) if content.isascii() else len(content.encode("utf-8", "replace"))
+    for call in msg.get("toolCalls") or ():
+        size += len(call["function"]["arguments"].encode("utf-8", "replace"))
+    return size + 64  # ids, role and structure, roughly
+
+
 class Conversation:
-    def __init__(self) -> None:
+    def __init__(self, max_messages: int = DEFAULT_HISTORY_MESSAGES,
+                 max_bytes: int = DEFAULT_HISTORY_BYTES) -> None:
+        if max_messages < 1 or max_bytes < 1:
+            raise ValueError("history limits must be >= 1")
+        self.max_messages = max_messages
+        self.max_bytes = max_bytes
         self.messages: list[dict[str, Any]] = []
         self._by_id: dict[str, dict[str, Any]] = {}
+        # Text still streaming: message id -> parts not yet joined into "content".
+        self._parts: dict[str, list[str]] = {}
+        self.trimmed = 0  # messages dropped to stay within the bounds
         self.state: Any = {}
         self.run: tuple[str, str] | None = None  # (threadId, runId) of the active run
         # Open items in opening order: (kind, id) -> details; kinds: step, text,
@@ -48,8 +74,51 @@ class Conversation:
 
     def _append_text(self, mid: str, role: str, delta: Any) -> None:
         if isinstance(delta, str) and delta:
-            msg = self._message(mid, role)
-            msg["content"] = (msg.get("content") or "") + delta
+            parts = self._parts.get(mid)
+            if parts is None:
+                msg = self._message(mid, role)
+                parts = self._parts[mid] = [msg["content"]] if msg.get("content") else []
+            parts.append(delta)
+
+    def _join(self, mid: str) -> None:
+        """Fold a message's streamed parts into its content (once per message end)."""
+        parts = self._parts.pop(mid, None)
+        if parts is not None:
+            msg = self._by_id.get(mid)
+            if msg is not None:
+                msg["content"] = "".join(parts)
+
+    def _join_all(self) -> None:
+        for mid in list(self._parts):
+            self._join(mid)
+
+    def _text(self, mid: str) -> str:
+        """A message's text so far, without joining its parts for good."""
+        parts = self._parts.get(mid)
+        if parts is not None:
+            return "".join(parts)
+        return self._by_id.get(mid, {}).get("content") or ""
+
+    def _trim(self) -> None:
+        """Drop the oldest completed messages until both bounds hold."""
+        open_ids = {i for (k, i) in self._open if k != "step"}
+        count = len(self.messages)
+        total = sum(_message_bytes(m) for m in self.messages)
+        if count <= self.max_messages and total <= self.max_bytes:
+            return
+        keep: list[dict[str, Any]] = []
+        for i, msg in enumerate(self.messages):
+            if (count > self.max_messages or total > self.max_bytes) and (
+                msg.get("id") not in open_ids and msg.get("id") not in self._parts
+            ):
+                count -= 1
+                total -= _message_bytes(msg)
+                self._by_id.pop(msg.get("id"), None)  # type: ignore[arg-type]
+                self.trimmed += 1
+                continue
+            keep.extend(self.messages[i:])
+            break
+        self.messages = keep
 
     def apply(self, event: dict[str, Any]) -> None:
         t = event.get("type")
@@ -59,6 +128,8 @@ class Conversation:
         elif t in ev.RUN_TERMINAL_TYPES:
             self.run = None
             self._open.clear()
+            self._join_all()  # chunk streams have no END
+            self._trim()
         elif t == ev.TEXT_MESSAGE_START:
             mid = event["messageId"]
             self._message(mid, event.get("role") or "assistant")
@@ -67,6 +138,7 @@ class Conversation:
             self._append_text(event["messageId"], "assistant", event.get("delta"))
         elif t == ev.TEXT_MESSAGE_END:
             self._open.pop(("text", event["messageId"]), None)
+            self._join(event["messageId"])
         elif t == ev.TEXT_MESSAGE_CHUNK:
             mid = event.get("messageId")
             if isinstance(mid, str) and mid:
@@ -83,14 +155,17 @@ class Conversation:
             self._append_text(event["messageId"], "reasoning", event.get("delta"))
         elif t == ev.REASONING_MESSAGE_END:
             self._open.pop(("reasoning", event["messageId"]), None)
+            self._join(event["messageId"])
         elif t == ev.TOOL_CALL_START:
             self._tool_start(event)
         elif t == ev.TOOL_CALL_ARGS:
             call = self._open.get(("tool", event["toolCallId"]))
             if call is not None and isinstance(event.get("delta"), str):
-                call["call"]["function"]["arguments"] += event["delta"]
+                call["args"].append(event["delta"])
         elif t == ev.TOOL_CALL_END:
-            self._open.pop(("tool", event["toolCallId"]), None)
+            info = self._open.pop(("tool", event["toolCallId"]), None)
+            if info is not None:
+                info["call"]["function"]["arguments"] = "".join(info["args"])
         elif t == ev.STEP_STARTED:
             self._open[("step", event["stepName"])] = {}
         elif t == ev.STEP_FINISHED:
@@ -105,10 +180,13 @@ class Conversation:
             self.messages.append(msg)
             self._by_id[msg["id"]] = msg
         elif t == ev.MESSAGES_SNAPSHOT:
+            self._parts.clear()
             self.messages = [dict(m) for m in event["messages"] if isinstance(m, dict)]
             self._by_id = {m["id"]: m for m in self.messages if isinstance(m.get("id"), str)}
+            self._trim()
         elif t == ev.STATE_SNAPSHOT:
-            self.state = copy.deepcopy(event["snapshot"])
+            # Shared, not copied: nothing mutates it (json_patch is copy-on-write).
+            self.state = event["snapshot"]
         elif t == ev.STATE_DELTA:
             self._state_delta(event["delta"])
 
@@ -124,7 +202,8 @@ class Conversation:
             "function": {"name": event.get("toolCallName", ""), "arguments": ""},
         }
         msg.setdefault("toolCalls", []).append(call)
-        self._open[("tool", tid)] = {"call": call, "parent": event.get("parentMessageId")}
+        self._open[("tool", tid)] = {"call": call, "args": [],
+                                     "parent": event.get("parentMessageId")}
 
     def _state_delta(self, patch: list[Any]) -> None:
         if _apply_patch is None:
@@ -145,9 +224,12 @@ class Conversation:
         for msg in self.messages:
             if msg.get("id") in open_text:
                 continue
-            out = copy.deepcopy(msg)
+            out = dict(msg)  # one level: the snapshot filters toolCalls, strings are shared
+            if msg.get("id") in self._parts:
+                out["content"] = self._text(msg["id"])  # a chunk stream still running
             if "toolCalls" in out:
-                calls = [c for c in out["toolCalls"] if c.get("id") not in open_tools]
+                calls = [dict(c, function=dict(c["function"])) for c in out["toolCalls"]
+                         if c.get("id") not in open_tools]
                 if calls:
                     out["toolCalls"] = calls
                 else:
@@ -157,7 +239,7 @@ class Conversation:
             done.append(out)
         snap = [
             {"type": ev.MESSAGES_SNAPSHOT, "messages": done},
-            {"type": ev.STATE_SNAPSHOT, "snapshot": copy.deepcopy(self.state)},
+            {"type": ev.STATE_SNAPSHOT, "snapshot": self.state},
         ]
         if self.run is None:
             return snap
@@ -184,10 +266,10 @@ class Conversation:
             }
             if info.get("parent"):
                 start["parentMessageId"] = info["parent"]
-            args = call["function"]["arguments"]
+            args = "".join(info["args"])
             rest = [{"type": ev.TOOL_CALL_ARGS, "toolCallId": ident, "delta": args}] if args else []
             return [start, *rest]
-        text = self._by_id.get(ident, {}).get("content") or ""
+        text = self._text(ident)
         if kind == "reasoning":
             start = {"type": ev.REASONING_MESSAGE_START, "messageId": ident, "role": "reasoning"}
             content_type = ev.REASONING_MESSAGE_CONTENT
@@ -198,6 +280,15 @@ class Conversation:
         return [start, *rest]
 
     def history(self) -> list[dict[str, Any]]:
-        """Completed messages, for an upstream's input (RunAgentInput.messages)."""
+        """Completed messages, for an upstream's input (RunAgentInput.messages).
+
+        The dicts are the conversation's own (no copy per run: the history is
+        bounded but may still be megabytes); sources only read them.
+        """
         open_ids = {i for (k, i) in self._open if k != "step"}
-        return [copy.deepcopy(m) for m in self.messages if m.get("id") not in open_ids]
+        self._join_all_completed(open_ids)
+        return [m for m in self.messages if m.get("id") not in open_ids]
+
+    def _join_all_completed(self, open_ids: set[str]) -> None:
+        for mid in [m for m in self._parts if m not in open_ids]:
+            self._join(mid)

@@ -40,6 +40,13 @@ _CONTENT = {
     ev.REASONING_MESSAGE_CONTENT: ("reasoning", "messageId"),
     ev.TOOL_CALL_ARGS: ("tool", "toolCallId"),
 }
+# Longest delta one logged event carries.  A 10 MB upstream delta becomes many
+# events, so the session log can drop its oldest part, each viewer's batches and
+# outbound queue stay bounded, and no per-viewer 10 MB JSON string is built.
+MAX_EVENT_DELTA = 16_384
+_SPLITTABLE = frozenset({ev.TEXT_MESSAGE_CONTENT, ev.REASONING_MESSAGE_CONTENT,
+                         ev.TOOL_CALL_ARGS})
+
 _ONCE = frozenset({"text", "reasoning", "tool"})  # kinds whose ids name one item of a run
 _END_TYPE = {kind: (field, end) for kind, field, end in _OPENERS.values()}
 
@@ -122,7 +129,7 @@ class RunFramer:
         out: list[dict[str, Any]] = []
         for event in group:
             try:
-                out.extend(self.feed(event))
+                out.extend(_split_large(self.feed(event)))
             except UpstreamError as exc:
                 self.failure = exc
                 out.extend(self.finish(exc.code, exc.message))
@@ -214,3 +221,20 @@ class RunFramer:
         out.append({"type": ev.RUN_ERROR, "message": message, "code": code})
         self.done = True
         return out
+
+
+def _split_large(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cut deltas longer than MAX_EVENT_DELTA into consecutive events (lossless)."""
+    if not any(
+        e["type"] in _SPLITTABLE and len(e.get("delta") or "") > MAX_EVENT_DELTA for e in events
+    ):
+        return events
+    out: list[dict[str, Any]] = []
+    for e in events:
+        delta = e.get("delta")
+        if e["type"] in _SPLITTABLE and isinstance(delta, str) and len(delta) > MAX_EVENT_DELTA:
+            out.extend({**e, "delta": delta[i:i + MAX_EVENT_DELTA]}
+                       for i in range(0, len(delta), MAX_EVENT_DELTA))
+        else:
+            out.append(e)
+    return out

@@ -35,7 +35,7 @@ class Session:
         # Names this sequence-number space: a session forgotten (restart, eviction)
         # and created again starts at 1 under a new epoch (docs/protocol.md).
         self.epoch = uuid.uuid4().hex[:16]
-        self.conversation = Conversation()
+        self.conversation = Conversation(config.history_messages, config.history_bytes)
         self.viewers: set[Viewer] = set()
         self.run_task: asyncio.Task[None] | None = None
         self.lifecycle = RunLifecycle()

@@ -1,0 +1,98 @@
+"""Issue 12 item 4: a session's conversation (snapshots, upstream history) is
+bounded in messages and bytes, never deep-copied per run, and a huge upstream
+delta is cut into bounded events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from streampace.server.conversation import Conversation
+from streampace.server.framing import MAX_EVENT_DELTA, RunFramer
+
+from .conftest import assert_conformant, sse_headers, watch_run, write_raw
+from .test_upstreams import chat_chunk
+
+
+def _run(conv: Conversation, n: int, prompt: str, answer: str) -> None:
+    framer = RunFramer("t", f"run-{n}", prompt, validate=False)
+    events = framer.feed_group([
+        {"type": "TEXT_MESSAGE_START", "messageId": f"a{n}", "role": "assistant"},
+        *({"type": "TEXT_MESSAGE_CONTENT", "messageId": f"a{n}", "delta": answer[i:i + 3]}
+          for i in range(0, len(answer), 3)),
+        {"type": "TEXT_MESSAGE_END", "messageId": f"a{n}"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": f"run-{n}"},
+    ])
+    for event in events:
+        conv.apply(event)
+
+
+def test_history_and_snapshots_stay_within_their_bounds():
+    conv = Conversation(max_messages=50, max_bytes=256 * 1024)
+    for n in range(300):  # the issue: many runs with 32 KB prompts in one session
+        _run(conv, n, "p" * 32_768, f"answer {n} " + "w " * 200)
+    size = sum(len(m["content"]) for m in conv.messages)
+    assert len(conv.messages) <= 50
+    assert size <= 256 * 1024
+    assert conv.trimmed >= 600 - 50
+    # The newest run is whole; what was dropped is the oldest.
+    assert conv.messages[-1]["content"].startswith("answer 299 ")
+    assert conv.messages[-2]["content"] == "p" * 32_768
+    snap = json.dumps(conv.snapshot_events())
+    assert len(snap) <= 256 * 1024 + 50 * 200
+
+
+def test_the_run_in_progress_is_never_trimmed():
+    conv = Conversation(max_messages=2, max_bytes=1_000)
+    conv.apply({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+    conv.apply({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
+    for _ in range(500):
+        conv.apply({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "xy"})
+    snap = conv.snapshot_events()
+    reopened = [e for e in snap if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert reopened == [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "xy" * 500}]
+    conv.apply({"type": "TEXT_MESSAGE_END", "messageId": "m"})
+    assert conv.messages[-1]["content"] == "xy" * 500
+
+
+def test_history_is_not_copied_per_run():
+    conv = Conversation()
+    for n in range(3):
+        _run(conv, n, "hello", "an answer")
+    first, second = conv.history(), conv.history()
+    assert first == second and len(first) == 6
+    assert all(a is b for a, b in zip(first, second, strict=True))  # the same dicts
+
+
+def test_streamed_text_is_joined_once_per_message():
+    # O(text): deltas are kept as parts; content is built by one join at the END.
+    conv = Conversation()
+    conv.apply({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+    conv.apply({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
+    for _ in range(10_000):
+        conv.apply({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a"})
+    msg = conv.messages[-1]
+    assert msg["content"] == ""  # nothing concatenated per delta
+    conv.apply({"type": "TEXT_MESSAGE_END", "messageId": "m"})
+    assert msg["content"] == "a" * 10_000
+
+
+def test_a_huge_upstream_delta_is_cut_into_bounded_events(serve, upstream):
+    big = "".join(chr(0x41 + i % 26) for i in range(1_000_000)) + "🙂" * 1000
+
+    def script(h, body):
+        sse_headers(h)
+        write_raw(h, chat_chunk({"content": big}))
+        write_raw(h, b"data: [DONE]\n\n")
+
+    up = upstream(script)
+    server = serve(f"openai:{up.url}", model="m")
+    got = asyncio.run(watch_run(server.ws_url("huge"), prompt="x"))
+    assert_conformant(got.events, prompt="x")
+    contents = [e["delta"] for e in got.events if e["type"] == "TEXT_MESSAGE_CONTENT"
+                and not e["messageId"].endswith("-user")]
+    assert "".join(contents) == big
+    session = server.hub.sessions["huge"]
+    logged = [len(e.get("delta", "")) for e in session.log.read(0, 10_000, 1 << 30)]
+    assert max(logged) <= MAX_EVENT_DELTA
+    assert max(len(json.dumps(b)) for b in got.batches) < 200_000
