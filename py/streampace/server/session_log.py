@@ -14,6 +14,7 @@ from itertools import islice
 from typing import Any
 
 from .compact_json import dumps_compact
+from .memory import LARGE_EVENT_BYTES, note_large_events
 
 __all__ = ["SessionLog", "event_size"]
 
@@ -48,11 +49,16 @@ class SessionLog:
 
     def append(self, events: Iterable[dict[str, Any]]) -> int:
         """Log events in order; returns the sequence number of the last one."""
+        large = 0
         for event in events:
             self.head += 1
             size = event_size(event)
             self._entries.append((self.head, event, size))
             self._bytes += size
+            if size >= LARGE_EVENT_BYTES:
+                large += size
+        if large:
+            note_large_events(large)
         # Always keep the newest event, even when it alone exceeds the byte budget,
         # so `head` stays replayable for viewers that are merely a little behind.
         while len(self._entries) > 1 and (
