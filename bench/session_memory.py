@@ -45,11 +45,26 @@ def _one_run(conv: Conversation, n: int, prompt: str, answer: str) -> float:
     return time.perf_counter() - t0
 
 
-def conversation_figures(runs: int) -> list[dict[str, Any]]:
+def _other_conversation(py_dir: str) -> Any:
+    """The Conversation class of another checkout (its module file, loaded by path)."""
+    import importlib.util
+
+    path = Path(py_dir) / "streampace" / "server" / "conversation.py"
+    spec = importlib.util.spec_from_file_location("other_conversation", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Conversation
+
+
+def conversation_figures(runs: int, compare_py: str | None = None) -> list[dict[str, Any]]:
     prompt, answer = "p" * 32_768, "an answer of some length. " * 80
     rows = []
-    for label, conv in (("default bounds (1000 msgs / 4 MiB)", Conversation()),
-                        ("bounds out of reach", Conversation(10**9, 2**62))):
+    convs: list[tuple[str, Any]] = [("default bounds (1000 msgs / 4 MiB)", Conversation()),
+                                    ("bounds out of reach", Conversation(10**9, 2**62))]
+    if compare_py:
+        convs.append((f"{compare_py} Conversation", _other_conversation(compare_py)()))
+    for label, conv in convs:
         times = [_one_run(conv, n, prompt, answer) for n in range(runs)]
         snap = len(json.dumps(conv.snapshot_events()).encode())
         rows.append({
@@ -166,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--delta-mb", type=float, default=10.0)
     ap.add_argument("--compare-py", help="another checkout's py/ directory (e.g. main)")
     args = ap.parse_args(argv)
-    result: dict[str, Any] = {"conversation": conversation_figures(args.runs)}
+    result: dict[str, Any] = {"conversation": conversation_figures(args.runs, args.compare_py)}
     upstream = _Upstream(int(args.delta_mb * 1_000_000))
     result["huge_delta, this checkout"] = huge_delta_figures(upstream, None)
     if args.compare_py:

@@ -207,7 +207,9 @@ class DroppingProxy:
 
 
 class ServerProcess:
-    def __init__(self, port: int, source: str, store: str, log_path: Path) -> None:
+    def __init__(self, port: int, source: str, store: str, log_path: Path,
+                 extra_args: tuple[str, ...] = ()) -> None:
+        self.extra_args = extra_args
         self.port = port
         self.source = source
         self.store = store
@@ -221,6 +223,7 @@ class ServerProcess:
                "--source", self.source, "--log-level", "warning"]
         if self.store != "memory":
             cmd += ["--store", self.store]  # the Redis store's flag (issue 11)
+        cmd += list(self.extra_args)
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child owns it
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=log)
         deadline = time.monotonic() + 30
@@ -271,7 +274,7 @@ class ServerProcess:
 # -- viewers -----------------------------------------------------------------
 
 
-def transcript(state: LiveState) -> str:
+def transcript_lines(state: LiveState) -> list[str]:
     """The view as text: every item in timeline order, with its role / tool name."""
     lines = []
     for item in state.items():
@@ -279,7 +282,11 @@ def transcript(state: LiveState) -> str:
             lines.append(f"[tool {item.name}] {item.args} -> {item.result!r}")
         else:
             lines.append(f"[{item.kind} {getattr(item, 'role', '')}] {item.text}")
-    return "\n".join(lines)
+    return lines
+
+
+def transcript(state: LiveState) -> str:
+    return "\n".join(transcript_lines(state))
 
 
 @dataclass
@@ -293,6 +300,7 @@ class SoakViewer:
     state: LiveState = field(init=False)
     ws: Any = None
     connects: int = 0
+    snapshots: int = 0  # attaches that started from a snapshot (log gone, new epoch)
     closes: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -335,6 +343,9 @@ class SoakViewer:
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(life):
                             async for text in ws:
+                                if text.startswith('{"type":"attached"') and (
+                                        '"mode":"snapshot"' in text):
+                                    self.snapshots += 1
                                 self.client.handle("message", text)
                                 if self.kind == "slow":
                                     await asyncio.sleep(self.rng.uniform(0.005, 0.03))
@@ -365,6 +376,7 @@ class SoakConfig:
     rss_bound_mib: float = 160.0
     seed: int = 1
     workdir: Path = Path("/tmp")
+    server_args: tuple[str, ...] = ()  # more `streampace serve` flags, e.g. --log-events 300
 
 
 def _free_port() -> int:
@@ -384,7 +396,8 @@ class Soak:
         self.agent = FakeAgent(cfg.speed)
         self.port = _free_port()
         self.server = ServerProcess(self.port, f"agui:{self.agent.url}", cfg.store,
-                                    cfg.workdir / f"soak-server-{self.port}.log")
+                                    cfg.workdir / f"soak-server-{self.port}.log",
+                                    cfg.server_args)
         self.proxy = DroppingProxy(self.port, self.rng)
         self.viewers: dict[str, list[SoakViewer]] = {}
         self.tasks: list[asyncio.Task[None]] = []
@@ -477,25 +490,36 @@ class Soak:
              f"{self.stats['mismatches']} mismatches")
 
     async def _fresh_viewer_check(self) -> dict[str, Any]:
-        """A new viewer per session: same transcript as the reference, and a run works."""
+        """A new viewer per session: the reference's transcript, and a run works.
+
+        A long soak outgrows the session log, so the fresh viewer may start from a
+        snapshot, which holds only the newest messages (history bounds): it must
+        then equal the reference's transcript from that point on.
+        """
         ok = 0
         for session, viewers in self.viewers.items():
+            ref = viewers[0]
             fresh = SoakViewer("fresh", self._url(session, direct=True), "reference",
                                self.rng, self.stats)
             async with websockets.connect(fresh.url, max_size=None) as ws:
                 await ws.send(fresh.resume_message())
-                deadline = time.monotonic() + 30
-                want = transcript(viewers[0].state)
-                while transcript(fresh.state) != want and time.monotonic() < deadline:
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        fresh.client.handle("message", await asyncio.wait_for(ws.recv(), 1))
-                same = transcript(fresh.state) == want
-                self.stats["chars_compared"] += len(want)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(60):
+                        while fresh.client.last_through < ref.client.last_through:
+                            fresh.client.handle("message", await ws.recv())
+                got = transcript_lines(fresh.state)
+                want = transcript_lines(ref.state)[-len(got):] if got else []
+                same = bool(got) and got == want
+                self.stats["chars_compared"] += sum(len(line) for line in got)
+                if not same:
+                    self.mismatch_detail.append(
+                        f"fresh viewer of {session}: {len(got)} items differ from the "
+                        f"reference's last {len(want)}")
                 await ws.send(json.dumps({"type": "run", "prompt": "fast 9999"}))
-                finished = False
-                while time.monotonic() < deadline and not finished:
-                    fresh.client.handle("message", await asyncio.wait_for(ws.recv(), 30))
-                    finished = fresh.state.status in ("finished", "error")
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(60):
+                        while fresh.state.status not in ("finished", "error"):
+                            fresh.client.handle("message", await ws.recv())
                 ok += same and fresh.state.status == "finished"
         return {"fresh_viewers_ok": ok, "fresh_viewers": len(self.viewers)}
 
@@ -569,6 +593,7 @@ class Soak:
             rss_start_mib=round(rss_start / 1024, 1),
             rss_max_mib=round(self.server.rss_max_kib / 1024, 1),
             rss_bound_mib=cfg.rss_bound_mib,
+            snapshot_resumes=sum(v.snapshots for vs in self.viewers.values() for v in vs),
             reconnects=sum(v.connects - 1 for vs in self.viewers.values() for v in vs),
             close_codes=_merge_counts(v.closes for vs in self.viewers.values() for v in vs),
         )
@@ -599,10 +624,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rss-bound-mib", type=float, default=160.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="also write the result here")
+    ap.add_argument("--server-arg", action="append", default=[],
+                    help="extra `streampace serve` argument (repeatable), e.g. --log-events=300")
     args = ap.parse_args(argv)
     cfg = SoakConfig(duration_s=args.duration, sessions=args.sessions, readers=args.readers,
                      drop_every_s=args.drop_every, speed=args.speed, store=args.store,
-                     rss_bound_mib=args.rss_bound_mib, seed=args.seed)
+                     rss_bound_mib=args.rss_bound_mib, seed=args.seed,
+                     server_args=tuple(args.server_arg))
     result = run_soak(cfg)
     text = json.dumps(result, indent=1)
     print(text)
