@@ -638,9 +638,13 @@ class LiveState:
                 name=name if isinstance(name, str) else None,
             )
         item._text = _Text(_content_text(msg.get("content")))
-        store[mid] = item
-        self._add(item)
         calls = msg.get("toolCalls")
+        # An empty assistant message that only carries tool calls is not shown: a live
+        # viewer saw just the tool calls (their TOOL_CALL_START named no message), so
+        # the restored view shows just them too.
+        if not (kind == MESSAGE and not item.text and isinstance(calls, list) and calls):
+            store[mid] = item
+            self._add(item)
         if not isinstance(calls, list):
             return
         for call in calls:

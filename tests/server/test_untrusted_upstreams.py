@@ -176,3 +176,30 @@ def test_property_every_framed_run_is_conformant(groups: list, ending: str) -> N
     assert_conformant(out, prompt="hi")
     assert all(e.get("threadId", "t") == "t" and e.get("runId", "run-1") == "run-1"
                for e in out)
+
+
+def test_snapshot_of_a_run_with_a_cut_off_tool_call_shows_what_live_viewers_saw():
+    """Found by the 10-minute soak: a fresh viewer's snapshot had an extra empty
+    message and lost the partial arguments of a tool call left open by RUN_ERROR."""
+    from streampace.live_state import LiveState
+    from streampace.server.conversation import Conversation
+
+    framed = _framed_run([[
+        {"type": "RUN_STARTED", "threadId": "x", "runId": "y"},
+        {"type": "TOOL_CALL_START", "toolCallId": "cut", "toolCallName": "lookup"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "cut", "delta": '{"q": "half'},
+    ]])
+    assert_conformant(framed, prompt="hi")
+    live, conv = LiveState(), Conversation()
+    live.apply(framed)
+    for e in framed:
+        conv.apply(e)
+    restored = LiveState()
+    restored.apply(conv.snapshot_events())
+
+    def view(state: LiveState) -> list[tuple]:
+        return [(i.kind, getattr(i, "text", None), getattr(i, "args", None))
+                for i in state.items()]
+
+    assert view(restored) == view(live)
+    assert view(live)[-1] == ("tool_call", None, '{"q": "half')

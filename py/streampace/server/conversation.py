@@ -127,6 +127,9 @@ class Conversation:
             self._open.clear()
         elif t in ev.RUN_TERMINAL_TYPES:
             self.run = None
+            for (kind, _), info in self._open.items():
+                if kind == "tool":  # cut off mid-arguments: keep what viewers were shown
+                    info["call"]["function"]["arguments"] = "".join(info["args"])
             self._open.clear()
             self._join_all()  # chunk streams have no END
             self._trim()
