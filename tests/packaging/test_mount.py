@@ -81,6 +81,8 @@ async def run_and_collect(url: str, origin: str, prompt: str) -> list[dict[str, 
         await ws.send(json.dumps({"type": "run", "prompt": prompt}))
         while not events or events[-1]["type"] not in ("RUN_FINISHED", "RUN_ERROR"):
             batch = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
+            if batch.get("type") == "attached":  # protocol v2: the session's epoch first
+                continue
             assert "events" in batch, batch
             events.extend(batch["events"])
     return events
