@@ -512,9 +512,12 @@ class Soak:
                 same = bool(got) and got == want
                 self.stats["chars_compared"] += sum(len(line) for line in got)
                 if not same:
+                    at = next((i for i, (a, b) in enumerate(zip(got, want, strict=False))
+                               if a != b), min(len(got), len(want)))
                     self.mismatch_detail.append(
-                        f"fresh viewer of {session}: {len(got)} items differ from the "
-                        f"reference's last {len(want)}")
+                        f"fresh viewer of {session}: {len(got)} items vs the reference's last "
+                        f"{len(want)}; item {at}: {got[at:at + 1]!r:.200} vs "
+                        f"{want[at:at + 1]!r:.200}")
                 await ws.send(json.dumps({"type": "run", "prompt": "fast 9999"}))
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(60):

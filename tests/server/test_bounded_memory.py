@@ -96,3 +96,30 @@ def test_a_huge_upstream_delta_is_cut_into_bounded_events(serve, upstream):
     logged = [len(e.get("delta", "")) for e in session.log.read(0, 10_000, 1 << 30)]
     assert max(logged) <= MAX_EVENT_DELTA
     assert max(len(json.dumps(b)) for b in got.batches) < 200_000
+
+
+def test_trimming_never_leaves_a_tool_result_without_its_call():
+    """Found by the 10-minute soak: history trimmed between an assistant message's
+    tool call and its result restored the result as a nameless tool call."""
+    from streampace.live_state import LiveState
+
+    conv = Conversation(max_messages=3)
+    conv.apply({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+    conv.apply({"type": "TEXT_MESSAGE_START", "messageId": "a", "role": "assistant"})
+    conv.apply({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "let me look"})
+    conv.apply({"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "search",
+                "parentMessageId": "a"})
+    conv.apply({"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{}"})
+    conv.apply({"type": "TOOL_CALL_END", "toolCallId": "c"})
+    conv.apply({"type": "TEXT_MESSAGE_END", "messageId": "a"})
+    conv.apply({"type": "TOOL_CALL_RESULT", "messageId": "res", "toolCallId": "c",
+                "content": "found"})
+    for mid in ("b", "c2"):
+        conv.apply({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"})
+        conv.apply({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": mid})
+        conv.apply({"type": "TEXT_MESSAGE_END", "messageId": mid})
+    conv.apply({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
+    assert [m["id"] for m in conv.messages] == ["b", "c2"]  # "res" went with "a"
+    state = LiveState()
+    state.apply(conv.snapshot_events())
+    assert [i.kind for i in state.items()] == ["message", "message"]

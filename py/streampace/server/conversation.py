@@ -108,7 +108,11 @@ class Conversation:
             return
         keep: list[dict[str, Any]] = []
         for i, msg in enumerate(self.messages):
-            if (count > self.max_messages or total > self.max_bytes) and (
+            over = count > self.max_messages or total > self.max_bytes
+            # A tool result whose call went with an older message goes too: alone it
+            # would be restored as a nameless tool call a live viewer never saw.
+            orphan = msg.get("role") == "tool" and i > 0
+            if (over or orphan) and (
                 msg.get("id") not in open_ids and msg.get("id") not in self._parts
             ):
                 count -= 1
