@@ -403,6 +403,7 @@ class Soak:
         self.tasks: list[asyncio.Task[None]] = []
         self.run_counter = 0
         self.pause = asyncio.Event()  # set: do not start new runs
+        self.busy: set[str] = set()  # sessions whose driver has a run in flight
 
     def _url(self, session: str, direct: bool) -> str:
         port = self.port if direct else self.proxy.port
@@ -422,9 +423,11 @@ class Soak:
         """Runs back to back, started over the reference viewer's socket."""
         ref = self.viewers[session][0]
         while True:
+            self.busy.discard(session)
             if self.pause.is_set() or ref.ws is None or ref.client.run_open:
                 await asyncio.sleep(0.05)
                 continue
+            self.busy.add(session)  # from sending the run until its end was seen
             with contextlib.suppress(websockets.WebSocketException):
                 await ref.ws.send(json.dumps({"type": "run", "prompt": self._prompt()}))
                 self.stats["runs"] += 1
@@ -451,7 +454,7 @@ class Soak:
         self.pause.set()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            done = True
+            done = not self.busy
             for viewers in self.viewers.values():
                 ref = viewers[0]
                 if ref.client.run_open or ref.ws is None:
@@ -518,10 +521,12 @@ class Soak:
                         f"fresh viewer of {session}: {len(got)} items vs the reference's last "
                         f"{len(want)}; item {at}: {got[at:at + 1]!r:.200} vs "
                         f"{want[at:at + 1]!r:.200}")
+                before = fresh.state.run.run_id
                 await ws.send(json.dumps({"type": "run", "prompt": "fast 9999"}))
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(60):
-                        while fresh.state.status not in ("finished", "error"):
+                        while (fresh.state.run.run_id == before
+                               or fresh.state.status not in ("finished", "error")):
                             fresh.client.handle("message", await ws.recv())
                 ok += same and fresh.state.status == "finished"
         return {"fresh_viewers_ok": ok, "fresh_viewers": len(self.viewers)}
