@@ -122,14 +122,14 @@ class FakeAgent:
             if delay > 0:
                 time.sleep(delay)
             if bad is not None and i == cut:
-                self._write_bad(h, bad, te.event)
+                self._write_bad(h, bad, body["runId"])
                 if bad in ("garbage", "cut_tool_call"):
                     return
             h.wfile.write(f"data: {json.dumps(te.event, ensure_ascii=False)}\n\n".encode())
             h.wfile.flush()
 
     @staticmethod
-    def _write_bad(h: BaseHTTPRequestHandler, kind: str, near: dict[str, Any]) -> None:
+    def _write_bad(h: BaseHTTPRequestHandler, kind: str, run_id: str) -> None:
         if kind == "ghost":
             raw = json.dumps({"type": "TEXT_MESSAGE_CONTENT", "messageId": "ghost",
                               "delta": "boo"})
@@ -139,9 +139,11 @@ class FakeAgent:
             raw = "{{{ not json"
         else:  # a tool call whose arguments stop half way, then the stream ends
             raw = "\n\ndata: ".join([
-                json.dumps({"type": "TOOL_CALL_START", "toolCallId": "cut",
+                # Ids unique per run, as real agents make them (an id reused across
+                # runs is shown differently live and from a snapshot; see report).
+                json.dumps({"type": "TOOL_CALL_START", "toolCallId": f"cut-{run_id}",
                             "toolCallName": "lookup"}),
-                json.dumps({"type": "TOOL_CALL_ARGS", "toolCallId": "cut",
+                json.dumps({"type": "TOOL_CALL_ARGS", "toolCallId": f"cut-{run_id}",
                             "delta": '{"q": "half'}),
             ])
         h.wfile.write(f"data: {raw}\n\n".encode())
