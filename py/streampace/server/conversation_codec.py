@@ -30,11 +30,15 @@ def dump_conversation(conv: Conversation) -> dict[str, Any]:
     for (kind, ident), info in conv._open.items():
         if kind == "tool":
             where = _locate(conv.messages, info["call"])
-            opened.append([kind, ident, {"at": where, "parent": info.get("parent")}])
+            opened.append([kind, ident, {"at": where, "parent": info.get("parent"),
+                                         "args": "".join(info.get("args") or ())}])
         else:
             opened.append([kind, ident, info])
+    # Text still streaming lives in parts until its message ends: store it joined.
+    messages = [dict(m, content=conv._text(m["id"])) if m.get("id") in conv._parts else m
+                for m in conv.messages]
     return {
-        "messages": conv.messages,
+        "messages": messages,
         "state": conv.state,
         "run": list(conv.run) if conv.run is not None else None,
         "open": opened,
@@ -54,7 +58,9 @@ def load_conversation(data: dict[str, Any]) -> Conversation:
             if where is None:
                 continue  # a call we cannot re-link cannot be re-opened either
             call = conv.messages[where[0]]["toolCalls"][where[1]]
-            conv._open[(kind, ident)] = {"call": call, "parent": info.get("parent")}
+            args = info.get("args", call["function"].get("arguments", ""))
+            conv._open[(kind, ident)] = {"call": call, "parent": info.get("parent"),
+                                         "args": [args] if args else []}
         else:
             conv._open[(kind, ident)] = dict(info)
     return conv

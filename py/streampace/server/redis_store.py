@@ -396,8 +396,8 @@ class RedisSession(Session):
 
         self._spawn(after_previous())
 
-    def attach(self, viewer: Any, after: int | None) -> str:
-        mode = super().attach(viewer, after)
+    def attach(self, viewer: Any, after: int | None, epoch: str | None = None) -> str:
+        mode = super().attach(viewer, after, epoch)
         self._ensure_reader()  # ready() ran before this viewer counted as one
         return mode
 
