@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 from collections.abc import Callable
@@ -98,8 +99,12 @@ def start(mid: str, role: str = "assistant") -> dict:
 
 
 def primed(config: DeliveryConfig | None = None) -> tuple[DeliveryBuffer, FakeClock, Sink]:
-    """A buffer whose message "m" has already used its first-delta fast path."""
-    buf, clock, sink = make(config)
+    """A buffer whose message "m" has already used its first-delta fast path.
+
+    The start-of-message ramp is off, so windows are the steady-state ones at
+    the seed's absolute times (the ramp has tests of its own).
+    """
+    buf, clock, sink = make(dataclasses.replace(config or DeliveryConfig(), ramp_batches=0))
     buf.enqueue([start("m"), content("m", "x")])
     assert len(sink.batches) == 1
     sink.batches.clear()
@@ -125,6 +130,51 @@ def test_config_rejects_nonsense() -> None:
         DeliveryConfig(max_delta_units=0)
     with pytest.raises(ValueError, match="max_wait_ms"):
         DeliveryConfig(max_wait_ms=-1)
+
+
+def test_ramp_shortens_the_windows_right_after_a_first_delta() -> None:
+    buf, clock, sink = make()
+    buf.enqueue([start("m"), content("m", "H")])  # fast path at t=0
+    buf.enqueue([content("m", "el")])
+    clock.advance(39)
+    assert sink.times == [0]
+    clock.advance(1)  # first ramp window: 40 ms, not 150
+    buf.enqueue([content("m", "lo")])
+    clock.advance(40)  # second ramp window
+    assert sink.times == [0, 40, 80]
+    buf.enqueue([content("m", " world")])
+    clock.advance(149)  # ramp spent: back to the full window
+    assert sink.times == [0, 40, 80]
+    clock.advance(1)
+    assert sink.times == [0, 40, 80, 230]
+    assert "".join(e.get("delta", "") for e in sink.events) == "Hello world"
+
+
+def test_ramp_is_rearmed_by_the_next_message_and_can_be_turned_off() -> None:
+    buf, clock, sink = make()
+    buf.enqueue([start("m"), content("m", "x")])
+    for _ in range(3):  # spend m's ramp, then one full window
+        buf.enqueue([content("m", "y")])
+        clock.advance(150)
+    sink.batches.clear()
+    buf.enqueue([{"type": "TEXT_MESSAGE_END", "messageId": "m"}, start("n"), content("n", "a")])
+    buf.enqueue([content("n", "b")])
+    clock.advance(40)
+    assert len(sink.batches) == 2  # n's first delta at once, then a 40 ms window
+    off, clock2, sink2 = make(DeliveryConfig(ramp_batches=0))
+    off.enqueue([start("m"), content("m", "a")])
+    off.enqueue([content("m", "b")])
+    clock2.advance(149)
+    assert len(sink2.batches) == 1
+    clock2.advance(1)
+    assert len(sink2.batches) == 2
+
+
+def test_ramp_config_is_checked() -> None:
+    with pytest.raises(ValueError, match="ramp_wait_ms"):
+        DeliveryConfig(ramp_wait_ms=200)
+    with pytest.raises(ValueError, match="ramp_batches"):
+        DeliveryConfig(ramp_batches=-1)
 
 
 def test_defaults_match_the_seed() -> None:
