@@ -60,8 +60,9 @@ WHY_MISSED: dict[tuple[str | None, str], str] = {  # (None, target): any trace
         "the cross-delta holdback (issue 12 item 7) holds every delta's last cluster "
         "until the next delta or 150 ms; the first delta (the delivery buffer's fast "
         "path, often one short token) shows at once but for its last cluster, which waits "
-        "≈ 100–150 ms for the second delta — the freeze figure counts that wait. "
-        "mosoo_450 runs without holdback; the seed law's slow start hid it before.",
+        "for the next delivery: ≥ 40 ms (the delivery buffer's start-of-message ramp), "
+        "longer where the model itself is slower or pauses — the freeze figure counts "
+        "that wait. mosoo_450 runs without holdback; the seed law's slow start hid it.",
     ("paste", "freeze ≤ mosoo_450"):
         "the overload exit shows the 10 000-grapheme paste at once except its last "
         "cluster, which the holdback keeps until the message end ≈ 60 ms later.",
