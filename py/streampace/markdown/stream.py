@@ -1,0 +1,324 @@
+"""`MarkdownStream`: one message's Markdown, rendered incrementally.
+
+The document is a list of *final* blocks followed by an *open tail* (the source
+not yet final). Each `feed` re-renders only the tail, so a frame costs the
+delta plus the open block, never the document:
+
+- A top-level block is final once a later top-level block has started on a
+  complete line (CommonMark decides block structure line by line, so nothing
+  after that line can reopen it), or at once when it cannot grow: a heading or
+  thematic break on a complete line, a fenced code block whose closing fence
+  line is complete. A final block is rendered once from its own source with the
+  link references defined before it, and never again. (References defined
+  later do not reach back into final blocks; see docs/markdown.md.)
+- An open top-level fenced code block is not re-parsed: new lines are appended
+  as code text (`AppendCode`).
+- Otherwise the tail is re-rendered from `tail.display_source`, which holds
+  back or closes unfinished constructs so none flips between raw and formatted.
+
+Changes come out of `feed`/`close` as operations (`FinalBlock`, `SetTail`,
+`AppendCode`) for a renderer; `to_html` serialises the current document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from streampace.markdown.parser import Parser
+from streampace.markdown.tail import display_source
+from streampace.markdown.tree import Node, to_html
+
+__all__ = [
+    "AppendCode", "FinalBlock", "MarkdownStream", "Op", "SetTail", "UpdateBlock", "render_html",
+]
+
+_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})([^\n]*)$")
+_ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class FinalBlock:
+    """Append `node` as a final block; it replaces the first node of the tail
+    (a renderer keeps that element and patches it: usually nothing changes)."""
+
+    node: Node
+
+
+@dataclass(frozen=True, slots=True)
+class SetTail:
+    """The open tail is now `nodes` (a renderer patches what differs)."""
+
+    nodes: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AppendCode:
+    """Append `text` to the code element of the open tail's (only) code block."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateBlock:
+    """Final block `index` is now `node`: only when a link reference defined
+    later resolves a link in it (see `_resolve_back`)."""
+
+    index: int
+    node: Node
+
+
+Op = FinalBlock | SetTail | AppendCode | UpdateBlock
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+# Tail states (the only transitions: _step and _fence_step).
+TAIL = "tail"        # re-rendered from display_source on each change
+FENCE = "fence"      # a top-level fenced code block: appended to, not re-parsed
+CLOSED = "closed"    # close() was called: everything is final
+
+
+class MarkdownStream:
+    """Feed one message's Markdown deltas; read block operations and HTML."""
+
+    def __init__(self, *, allow_images: bool = False, autolink: bool = True,
+                 parser: Parser | None = None) -> None:
+        self.parser = parser or Parser(allow_images=allow_images, autolink=autolink)
+        self.blocks: list[Node] = []       # final blocks
+        self.tail_nodes: tuple[Node, ...] = ()
+        self.state = TAIL
+        self._tail = ""                    # source not yet final (normalised newlines)
+        self._refs: dict = {}              # link references from final blocks
+        self._cr = False                   # a delta ended with '\r' (maybe half of '\r\n')
+        # FENCE state: the fence run, the opening line's node, code shown so far.
+        self._fence = ""
+        self._fence_attrs: tuple = ()
+        self._code = ""
+        self._code_end = 0                 # tail offset of the first line not fully shown
+        self._shown_partial = 0            # characters of that line already shown
+        self.renders = 0                   # tail parses (for benchmarks)
+        # Final blocks that could hold a reference link: (index, source, folded).
+        self._bracketed: list[tuple[int, str, str]] = []
+
+    # -- public ------------------------------------------------------------
+    def feed(self, delta: str) -> list[Op]:
+        if self.state == CLOSED:
+            raise ValueError("feed() after close()")
+        if not delta:
+            return []
+        self._tail += self._normalise(delta)
+        return self._step(closing=False)
+
+    def close(self) -> list[Op]:
+        if self.state == CLOSED:
+            return []
+        if self._cr:
+            self._tail += "\n"
+            self._cr = False
+        ops = self._step(closing=True)
+        self.state = CLOSED
+        return ops
+
+    @property
+    def closed(self) -> bool:
+        return self.state == CLOSED
+
+    def nodes(self) -> list[Node]:
+        return self.blocks + list(self.tail_nodes)
+
+    def to_html(self) -> str:
+        return to_html(self.nodes())
+
+    # -- internals ---------------------------------------------------------
+    def _normalise(self, delta: str) -> str:
+        if self._cr:
+            delta = "\r" + delta
+            self._cr = False
+        if delta.endswith("\r"):
+            delta = delta[:-1]
+            self._cr = True
+        if "\r" in delta:
+            delta = delta.replace("\r\n", "\n").replace("\r", "\n")
+        if "\0" in delta:
+            delta = delta.replace("\0", "\ufffd")
+        return delta
+
+    def _step(self, closing: bool) -> list[Op]:
+        ops: list[Op] = []
+        if self.state == FENCE:
+            done = self._fence_step(ops, closing)
+            if not done:
+                return ops
+        tail = self._tail
+        complete = tail.count("\n") if not closing else tail.count("\n") + 1
+        blocks = self.parser.block_starts(tail, self._refs) if tail.strip() else []
+        # How many leading blocks are final.
+        final = 0
+        if closing:
+            final = len(blocks)
+        else:
+            for k in range(len(blocks) - 1, 0, -1):
+                if blocks[k][0] < complete:
+                    final = k
+                    break
+            if final < len(blocks) and self._cannot_grow(tail, blocks[final], complete):
+                final += 1
+        if final:
+            # The tail keeps everything from the first open block (or, when all
+            # blocks are final, from the end of the last one: a partial line).
+            cut_line = blocks[final][0] if final < len(blocks) else blocks[final - 1][1]
+            self._finalise(tail, blocks[:final], cut_line, ops)
+            tail = self._tail
+        if closing:
+            if self.tail_nodes:
+                self.tail_nodes = ()
+                ops.append(SetTail(()))
+            return ops
+        if self._enter_fence(tail, ops):
+            return ops
+        shown = display_source(tail)
+        nodes = tuple(self.parser.render(shown, self._refs)[0]) if shown.strip() else ()
+        self.renders += 1
+        if nodes != self.tail_nodes:
+            self.tail_nodes = nodes
+            ops.append(SetTail(nodes))
+        return ops
+
+    def _cannot_grow(self, tail: str, block: tuple[int, int, str], complete: int) -> bool:
+        start, end, kind = block
+        if end > complete:
+            return False
+        if kind == "hr":
+            return True
+        if kind == "heading_open":
+            return True
+        if kind == "fence":
+            lines = tail.split("\n", end)[start:end]
+            if len(lines) < 2:
+                return False
+            opening = lines[0].lstrip(" ")
+            run = opening[: len(opening) - len(opening.lstrip(opening[0]))]
+            closing = lines[-1].strip()
+            return bool(closing) and set(closing) == {run[0]} and len(closing) >= len(run)
+        return False
+
+    def _finalise(self, tail: str, blocks: list[tuple[int, int, str]], cut_line: int,
+                  ops: list[Op]) -> None:
+        lines = tail.split("\n")
+        known = set(self._refs)
+        starts = [b[0] for b in blocks] + [cut_line]
+        if starts[0] > 0:  # reference definitions before the first block
+            self._collect_refs("\n".join(lines[: starts[0]]))
+        for index, (start, end, _kind) in enumerate(blocks):
+            src = "\n".join(lines[start:end]) + "\n"
+            nodes, refs = self.parser.render(src, self._refs)
+            self._refs = refs
+            nxt = starts[index + 1]
+            if end < nxt:
+                self._collect_refs("\n".join(lines[end:nxt]))
+            if len(nodes) == 1 and "[" in src and "]" in src:
+                self._bracketed.append((len(self.blocks), src, _fold(src)))
+            for node in nodes:
+                self.blocks.append(node)
+                ops.append(FinalBlock(node))
+                if self.tail_nodes:
+                    self.tail_nodes = self.tail_nodes[1:]
+        self._tail = "\n".join(lines[cut_line:])
+        if len(self._refs) != len(known):
+            self._resolve_back([k for k in self._refs if k not in known], ops)
+
+    def _resolve_back(self, labels: list[str], ops: list[Op]) -> None:
+        """Re-render final blocks that mention a label defined after them.
+
+        CommonMark lets a reference definition come after its use. This is the
+        one case where a final block changes: only blocks whose source contains
+        the new label, only when a definition arrives (rare in model output).
+        """
+        folded = [_fold(label) for label in labels]
+        for index, src, fsrc in self._bracketed:
+            if any(label in fsrc for label in folded):
+                nodes, _ = self.parser.render(src, self._refs)
+                if len(nodes) == 1 and nodes[0] != self.blocks[index]:
+                    self.blocks[index] = nodes[0]
+                    ops.append(UpdateBlock(index, nodes[0]))
+
+    def _collect_refs(self, src: str) -> None:
+        if src.strip():
+            self._refs = self.parser.render(src, self._refs)[1]
+
+    # -- fenced code fast path ---------------------------------------------
+    def _enter_fence(self, tail: str, ops: list[Op]) -> bool:
+        first, nl, _rest = tail.partition("\n")
+        if not nl:
+            return False
+        m = _FENCE_OPEN.match(first)
+        if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
+            return False
+        nodes = self.parser.render(first, self._refs)[0]
+        if len(nodes) != 1 or nodes[0][0] != "pre":
+            return False
+        self.state = FENCE
+        self._fence = m.group(1)
+        self._fence_attrs = nodes[0][2][0][1]
+        self._code = ""
+        self._code_end = len(first) + 1
+        self._shown_partial = 0
+        self._tail_code(ops, force=True)
+        self._fence_step(ops, closing=False)
+        return True
+
+    def _tail_code(self, ops: list[Op], force: bool = False) -> None:
+        node = ("pre", (), (("code", self._fence_attrs, (self._code,) if self._code else ()),))
+        self.tail_nodes = (node,)
+        if force:
+            ops.append(SetTail(self.tail_nodes))
+
+    def _fence_step(self, ops: list[Op], closing: bool) -> bool:
+        """Append new code text; True when the fence closed (or the stream did)."""
+        if closing:
+            self.state = TAIL  # the closing render parses the whole block
+            return True
+        tail = self._tail
+        pos = self._code_end
+        char, width = self._fence[0], len(self._fence)
+        added = []
+        while True:
+            nl = tail.find("\n", pos)
+            line = tail[pos:] if nl < 0 else tail[pos:nl]
+            indent = len(line) - len(line.lstrip(" "))
+            stripped = line.strip()
+            if nl < 0:
+                # A partial last line is shown unless it could still become the
+                # closing fence.
+                if line and not (indent <= 3 and set(stripped) <= {char}):
+                    added.append(line[self._shown_partial:])
+                    self._shown_partial = len(line)
+                break
+            if indent <= 3 and len(stripped) >= width and set(stripped) == {char}:
+                self._flush_code(added, ops)
+                self.state = TAIL
+                return True
+            added.append(line[self._shown_partial:] + "\n")
+            self._shown_partial = 0
+            pos = nl + 1
+            self._code_end = pos
+        self._flush_code(added, ops)
+        return False
+
+    def _flush_code(self, added: list[str], ops: list[Op]) -> None:
+        text = "".join(added)
+        if text:
+            self._code += text
+            self._tail_code(ops)
+            ops.append(AppendCode(text))
+
+
+def render_html(text: str, *, allow_images: bool = False, autolink: bool = True) -> str:
+    """One-shot render: identical to feeding `text` whole and closing."""
+    stream = MarkdownStream(allow_images=allow_images, autolink=autolink)
+    stream.feed(text)
+    stream.close()
+    return stream.to_html()
