@@ -121,6 +121,8 @@ class Parser:
                     parent.extend(self._inline(tok.children or []))
                 elif t == "fence":
                     info = unescapeAll(tok.info).strip()
+                    # The class value goes through setAttribute / attribute
+                    # escaping, so any first word of the info string is safe.
                     lang = info.split(None, 1)[0] if info else ""
                     code_attrs = (("class", "language-" + lang),) if lang else ()
                     parent.append(("pre", (), (("code", code_attrs, _texts(tok.content)),)))

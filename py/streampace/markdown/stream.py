@@ -54,9 +54,11 @@ class SetTail:
 
 @dataclass(frozen=True, slots=True)
 class AppendCode:
-    """Append `text` to the code element of the open tail's (only) code block."""
+    """Append `text` to the code element of the open tail's (only) code block;
+    `node` is that block afterwards."""
 
     text: str
+    node: Node
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +175,11 @@ class MarkdownStream:
             self._finalise(tail, blocks[:final], cut_line, ops)
             tail = self._tail
         if closing:
+            if tail.strip():  # reference definitions after the last block
+                known = set(self._refs)
+                self._collect_refs(tail)
+                self._resolve_back([k for k in self._refs if k not in known], ops)
+            self._tail = ""
             if self.tail_nodes:
                 self.tail_nodes = ()
                 ops.append(SetTail(()))
@@ -195,6 +202,12 @@ class MarkdownStream:
             return True
         if kind == "heading_open":
             return True
+        if kind in ("paragraph_open", "blockquote_open", "table_open"):
+            # A blank line ends these for good (a list or indented code may
+            # continue past one; these cannot).
+            lines = tail.split("\n", end + 1)
+            return any(i < complete and i < len(lines) and not lines[i].strip()
+                       for i in (end - 1, end) if i > start)
         if kind == "fence":
             lines = tail.split("\n", end)[start:end]
             if len(lines) < 2:
@@ -226,6 +239,10 @@ class MarkdownStream:
                 ops.append(FinalBlock(node))
                 if self.tail_nodes:
                     self.tail_nodes = self.tail_nodes[1:]
+        # Blank lines between top-level blocks carry nothing: drop them, so
+        # the tail starts at its block (the fenced-code path looks there).
+        while cut_line < len(lines) - 1 and not lines[cut_line].strip():
+            cut_line += 1
         self._tail = "\n".join(lines[cut_line:])
         if len(self._refs) != len(known):
             self._resolve_back([k for k in self._refs if k not in known], ops)
@@ -313,7 +330,7 @@ class MarkdownStream:
         if text:
             self._code += text
             self._tail_code(ops)
-            ops.append(AppendCode(text))
+            ops.append(AppendCode(text, self.tail_nodes[0]))
 
 
 def render_html(text: str, *, allow_images: bool = False, autolink: bool = True) -> str:

@@ -39,7 +39,7 @@ _PREFIX = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?
 _FENCE = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?(`{3,}|~{3,})")
 _TABLE_LINE = re.compile(r"^[ ]{0,3}\|")
 _ENTITY_SO_FAR = re.compile(r"&#?[A-Za-z0-9]{0,31}$")
-_TAG_SO_FAR = re.compile(r"</?[A-Za-z][A-Za-z0-9+.\-]{0,31}$")
+_TAG_SO_FAR = re.compile(r"</?(?:[A-Za-z][A-Za-z0-9+.\-]{0,31})?$")
 _AUTOLINK_SO_FAR = re.compile(r"<[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*$")
 
 
@@ -157,6 +157,8 @@ def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
             prev = text[i - 1] if i > 0 else ""
             nxt = text[j] if j < n else ""
             if c == "~" and run < 2:
+                if j == n:
+                    deletions.append((i, j))  # may become `~~`
                 i = j
                 continue
             p_space, p_punct = _is_space(prev), _is_punct(prev)
@@ -260,6 +262,13 @@ def display_source(tail: str) -> str:
     start = end
     while start > 0 and lines[start - 1].strip():
         start -= 1
+    # Fence lines (a fence closed inside this run of lines) are not inline text.
+    for k in range(end, start - 1, -1):
+        if _FENCE.match(lines[k]):
+            start = k + 1
+            break
+    if start > end:
+        return "\n".join(lines)
     para = lines[start:end + 1]
     suffix_lines: list[str] = []
     # A table header whose delimiter row has not arrived: imply one.
