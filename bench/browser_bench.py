@@ -332,6 +332,15 @@ def _package_zip() -> bytes:
             if "server" in rel.parts or "__pycache__" in rel.parts or rel.name == "cli.py":
                 continue
             zf.write(path, rel.as_posix())
+        # The page renders Markdown: the pure-Python parser goes in too.
+        import markdown_it
+        import mdurl
+
+        for pkg in (markdown_it, mdurl):
+            base = Path(pkg.__file__).parent
+            for path in sorted(base.rglob("*.py")):
+                if "__pycache__" not in path.parts and "cli" not in path.parts:
+                    zf.write(path, path.relative_to(base.parent).as_posix())
     return buf.getvalue()
 
 

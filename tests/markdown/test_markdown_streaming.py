@@ -216,3 +216,28 @@ def test_tail_ops_are_set_tail_or_append_code_only_while_open() -> None:
     for ch in "Para one.\n\nPara **two**.\n\n```\ncode\n```\n":
         kinds |= {type(op) for op in stream.feed(ch)}
     assert kinds <= {SetTail, FinalBlock, AppendCode}
+
+
+class _FullEveryTime(MarkdownStream):
+    """The reference: every change re-renders the tail (no plain-append path)."""
+
+    def _append_plain(self, delta, ops):
+        return False
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS + WELL_FORMED + [
+    "plain words, more words; and? 'quoted' \"too\" ", "Ünïcödé wörds 123 ", "  ",
+    "see www", ".example", ".org ", "https", "://x.y ", "**bo", "ld** ", "[li", "nk](/u) ",
+]), min_size=1, max_size=12), st.data())
+def test_plain_append_path_shows_what_a_full_render_shows(parts: list[str],
+                                                           data: st.DataObject) -> None:
+    text = "".join(parts)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=30)))
+    fast, full = MarkdownStream(parser=PARSER), _FullEveryTime(parser=PARSER)
+    pos = 0
+    for cut in [*cuts, len(text)]:
+        fast.feed(text[pos:cut])
+        full.feed(text[pos:cut])
+        pos = cut
+        assert fast.nodes() == full.nodes(), repr(text[:cut])

@@ -167,8 +167,9 @@ class Parser:
 
         def add(node: Node) -> None:
             kids = stack[-1][2]
-            if isinstance(node, str) and kids and isinstance(kids[-1], str):
-                kids[-1] += node
+            if isinstance(node, str) and (not node or (kids and isinstance(kids[-1], str))):
+                if node:  # markdown-it leaves empty text tokens behind delimiters
+                    kids[-1] += node
             else:
                 kids.append(node)
 

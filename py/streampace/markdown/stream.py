@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from streampace.markdown.parser import Parser
-from streampace.markdown.tail import display_source
+from streampace.markdown.tail import _MARKER_ONLY, display_source
 from streampace.markdown.tree import Node, to_html
 
 __all__ = [
@@ -73,6 +73,43 @@ class UpdateBlock:
 Op = FinalBlock | SetTail | AppendCode | UpdateBlock
 
 
+_PLAIN = re.compile(r"(?:[^\W_]|[ ,.;?])+")
+_CLOSERS = frozenset("*_~`")
+_NO_PLAIN_APPEND = frozenset({"a", "pre", "table"})
+
+
+def _plain_append_state(tail: str, shown: str, nodes: tuple) -> str | None:
+    """The held trailing blanks if plain text may be appended to `nodes`, else None.
+
+    Holds when the display is the raw tail with at most closers added (no
+    held-back construct), the source ends in plain text on a line with text,
+    and the document ends in a text node outside links, code blocks and tables.
+    """
+    raw = tail.rstrip(" ")
+    if not nodes or not shown.startswith(raw) or not set(shown[len(raw):]) <= _CLOSERS:
+        return None
+    if not raw or not _PLAIN.fullmatch(raw[-1]):
+        return None  # the source ends in markup: new text may land outside it
+    last_line = raw.rsplit("\n", 1)[-1]
+    if not last_line.strip() or _MARKER_ONLY.match(last_line) or "\t" in last_line:
+        return None
+    node = nodes[-1]
+    while not isinstance(node, str):
+        if node[0] in _NO_PLAIN_APPEND or not node[2]:
+            return None
+        node = node[2][-1]
+    if not node or node[-1] in _CLOSERS:
+        return None  # a closer we added did not close: it shows, text goes after it
+    return tail[len(raw):]
+
+
+def _grow_last(node: Node, text: str) -> Node:
+    if isinstance(node, str):
+        return node + text
+    tag, attrs, kids = node
+    return (tag, attrs, kids[:-1] + (_grow_last(kids[-1], text),))
+
+
 def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -102,6 +139,9 @@ class MarkdownStream:
         self._code_end = 0                 # tail offset of the first line not fully shown
         self._shown_partial = 0            # characters of that line already shown
         self.renders = 0                   # tail parses (for benchmarks)
+        self.plain_appends = 0             # deltas shown without a parse
+        # Trailing blanks not yet shown while plain appends are valid; None: not valid.
+        self._held: str | None = None
         # Final blocks that could hold a reference link: (index, source, folded).
         self._bracketed: list[tuple[int, str, str]] = []
 
@@ -111,8 +151,9 @@ class MarkdownStream:
             raise ValueError("feed() after close()")
         if not delta:
             return []
-        self._tail += self._normalise(delta)
-        return self._step(closing=False)
+        delta = self._normalise(delta)
+        self._tail += delta
+        return self._step(closing=False, delta=delta)
 
     def close(self) -> list[Op]:
         if self.state == CLOSED:
@@ -148,13 +189,21 @@ class MarkdownStream:
             delta = delta.replace("\0", "\ufffd")
         return delta
 
-    def _step(self, closing: bool) -> list[Op]:
+    def _step(self, closing: bool, delta: str | None = None) -> list[Op]:
         ops: list[Op] = []
         if self.state == FENCE:
             done = self._fence_step(ops, closing)
             if not done:
                 return ops
+            delta = None
         tail = self._tail
+        # Block structure and finality depend on complete lines only: without a
+        # new line break there is nothing to decide, just the tail to show.
+        if not closing and delta is not None and "\n" not in delta:
+            if self._held is not None and self._append_plain(delta, ops):
+                return ops
+            self._show_tail(tail, ops)
+            return ops
         complete = tail.count("\n") if not closing else tail.count("\n") + 1
         blocks = self.parser.block_starts(tail, self._refs) if tail.strip() else []
         # How many leading blocks are final.
@@ -185,14 +234,41 @@ class MarkdownStream:
                 ops.append(SetTail(()))
             return ops
         if self._enter_fence(tail, ops):
+            self._held = None
             return ops
+        self._show_tail(tail, ops)
+        return ops
+
+    def _show_tail(self, tail: str, ops: list[Op]) -> None:
         shown = display_source(tail)
         nodes = tuple(self.parser.render(shown, self._refs)[0]) if shown.strip() else ()
         self.renders += 1
         if nodes != self.tail_nodes:
             self.tail_nodes = nodes
             ops.append(SetTail(nodes))
-        return ops
+        self._held = _plain_append_state(tail, shown, nodes)
+
+    def _append_plain(self, delta: str, ops: list[Op]) -> bool:
+        """Plain words appended to plain text: grow the last text node, no parse.
+
+        Valid while `_held` is set (see `_plain_append_state`) and the delta has
+        only letters, digits, spaces and `,.;?`: such characters open and
+        close nothing, so the parse of the longer source is the old one with
+        the text appended. A possible bare URL goes the full way.
+        """
+        if not _PLAIN.fullmatch(delta):
+            return False
+        text = self._held + delta
+        visible = text.rstrip(" ")
+        if visible:
+            recent = self._tail[-(len(delta) + 80):].lower()
+            if "://" in recent or "www." in recent:
+                return False
+            self.tail_nodes = self.tail_nodes[:-1] + (_grow_last(self.tail_nodes[-1], visible),)
+            ops.append(SetTail(self.tail_nodes))
+        self._held = text[len(visible):]
+        self.plain_appends += 1
+        return True
 
     def _cannot_grow(self, tail: str, block: tuple[int, int, str], complete: int) -> bool:
         start, end, kind = block

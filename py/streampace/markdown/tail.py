@@ -19,6 +19,7 @@ likely take, so every construct changes its appearance at most once:
 | `<tag` / `&amp` (tag or entity so far) / trailing `\\` | held back                   |
 | a partial line of only block markers (`-`, `1.`, `##`, `>`, `` ``` ``, `|--`) | held back |
 | `| a | b` header without a delimiter row | a table header (the delimiter row is implied) |
+| `[label]: /url "title"` (a reference definition) | held back (it never shows)     |
 
 Trailing spaces of a partial line are not shown (they are invisible anyway and
 would stop a closer from closing). When the block becomes final it is rendered
@@ -38,6 +39,9 @@ _MARKER_ONLY = re.compile(r"^[ \t>]*[-+*=_#~`|:.)0-9 \t]*$")
 _PREFIX = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?(?:#{1,6}[ \t]+)?")
 _FENCE = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?(`{3,}|~{3,})")
 _TABLE_LINE = re.compile(r"^[ ]{0,3}\|")
+_REF_DEF = re.compile(r"^[ ]{0,3}\[(?:[^\]\\]|\\.)+\]:")
+_ATX = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ ]{0,3}#{1,6}(?:[ \t]|$)")
+_LIST_ITEM = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ \t]*(?:[-+*]|\d{1,9}[.)])[ \t]+\S")
 _ENTITY_SO_FAR = re.compile(r"&#?[A-Za-z0-9]{0,31}$")
 _TAG_SO_FAR = re.compile(r"</?(?:[A-Za-z][A-Za-z0-9+.\-]{0,31})?$")
 _AUTOLINK_SO_FAR = re.compile(r"<[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*$")
@@ -78,7 +82,8 @@ def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
     """Deletions (start, end) and a suffix that close what `text` leaves open."""
     n = len(text)
     deletions: list[tuple[int, int]] = []
-    stack: list[list] = []  # ["emph", pos, char, count] | ["bracket", pos, width]
+    # ["emph", pos, char, count left, run length, can also close] | ["bracket", pos, width]
+    stack: list[list] = []
     code: tuple[int, int] | None = None  # (pos, run length)
     dest: list | None = None  # [paren depth, open quote or ""]
     last_closed: tuple[int, int, int] | None = None  # bracket pos, width, ']' pos
@@ -174,10 +179,15 @@ def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
                 # Nothing after the run yet: it cannot open; it may close.
                 can_open = False
             matched = False
+            both = can_open and can_close
             if can_close:
                 for k in range(len(stack) - 1, -1, -1):
                     entry = stack[k]
                     if entry[0] == "emph" and entry[2] == c:
+                        # CommonMark's rule of 3 (runs that can both open and close).
+                        o = entry[4]
+                        if (both or entry[5]) and (o + run) % 3 == 0 and (o % 3 or run % 3):
+                            continue
                         del stack[k + 1:]
                         entry[3] -= run
                         if entry[3] <= 0:
@@ -186,7 +196,7 @@ def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
                         break
             if not matched:
                 if can_open:
-                    stack.append(["emph", i, c, run])
+                    stack.append(["emph", i, c, run, run, both])
                 elif j == n:
                     deletions.append((i, j))  # an opener still waiting for its text
             i = j
@@ -259,8 +269,16 @@ def display_source(tail: str) -> str:
         end -= 1
     if end < 0:
         return "\n".join(lines)
+    # The last leaf block's lines: a paragraph runs back to a blank line, but
+    # an ATX heading is one line and a list item starts at its marker.
     start = end
-    while start > 0 and lines[start - 1].strip():
+    while True:
+        if _ATX.match(lines[start]):
+            if start < end:
+                start += 1
+            break
+        if _LIST_ITEM.match(lines[start]) or start == 0 or not lines[start - 1].strip():
+            break
         start -= 1
     # Fence lines (a fence closed inside this run of lines) are not inline text.
     for k in range(end, start - 1, -1):
@@ -269,6 +287,9 @@ def display_source(tail: str) -> str:
             break
     if start > end:
         return "\n".join(lines)
+    if _REF_DEF.match(lines[start]):
+        # A link reference definition being written: it will not show at all.
+        return "\n".join(lines[:start])
     para = lines[start:end + 1]
     suffix_lines: list[str] = []
     # A table header whose delimiter row has not arrived: imply one.
