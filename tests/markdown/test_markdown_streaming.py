@@ -219,16 +219,22 @@ def test_tail_ops_are_set_tail_or_append_code_only_while_open() -> None:
 
 
 class _FullEveryTime(MarkdownStream):
-    """The reference: every change re-renders the tail (no plain-append path)."""
+    """The reference: every change parses the whole tail (no plain-append path,
+    no split of an open list or table)."""
 
     def _append_plain(self, delta, ops):
         return False
+
+    def _render_tail(self, shown):
+        return tuple(self.parser.render(shown, self._refs)[0])
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS + WELL_FORMED + [
     "plain words, more words; and? 'quoted' \"too\" ", "Ünïcödé wörds 123 ", "  ",
     "see www", ".example", ".org ", "https", "://x.y ", "**bo", "ld** ", "[li", "nk](/u) ",
+    "- a\n", "- b *c*\n", "  - nested\n", "\n- loose\n", "1. x\n", "3) y\n", "* z\n",
+    "| 5 | 6 |\n", "| 7 |", " 8 |\n",
 ]), min_size=1, max_size=12), st.data())
 def test_plain_append_path_shows_what_a_full_render_shows(parts: list[str],
                                                            data: st.DataObject) -> None:

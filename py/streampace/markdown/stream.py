@@ -110,6 +110,52 @@ def _grow_last(node: Node, text: str) -> Node:
     return (tag, attrs, kids[:-1] + (_grow_last(kids[-1], text),))
 
 
+_ITEM = re.compile(r"^( {0,3})([-+*]|\d{1,9}([.)]))(?:[ \t]|$)")
+_ROW = re.compile(r"^ {0,3}\|")
+
+
+def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """(earlier items, last item, list tags) of an open top-level list, or
+    (header + earlier rows, header + last row, ("table",)) of a table."""
+    lines = shown.split("\n")
+    first = _ITEM.match(lines[0])
+    # Only a list at column 0: a marker line there is always its next item.
+    if first is not None and not first.group(1):
+        indent, marker, delim = first.group(1), first.group(2), first.group(3)
+        for k in range(len(lines) - 1, 0, -1):
+            m = _ITEM.match(lines[k])
+            if m is not None and m.group(1) == indent and (
+                    m.group(3) == delim if delim else m.group(2) == marker):
+                return ("\n".join(lines[:k]) + "\n", "\n".join(lines[k:]),
+                        ("ol",) if delim else ("ul",))
+        return None
+    if len(lines) >= 4 and _ROW.match(lines[0]) and all(_ROW.match(x) for x in lines[2:]):
+        return ("\n".join(lines[:-1]) + "\n", "\n".join(lines[:2] + lines[-1:]), ("table",))
+    return None
+
+
+def _loose(node: Node) -> bool:
+    return any(not isinstance(k, str) and k[0] == "p"
+               for li in node[2] if not isinstance(li, str) for k in li[2])
+
+
+def _join(head: Node, rest: list[Node], blank_between: bool) -> tuple[Node, ...] | None:
+    if not rest or isinstance(rest[0], str) or rest[0][0] != head[0]:
+        return None
+    first = rest[0]
+    if head[0] == "table":
+        body = [k for k in head[2] if k[0] == "tbody"]
+        more = [k for k in first[2] if k[0] == "tbody"]
+        rows = (body[0][2] if body else ()) + (more[0][2] if more else ())
+        kids = tuple(k for k in head[2] if k[0] != "tbody") + (
+            (("tbody", (), rows),) if rows else ())
+        return ((head[0], head[1], kids), *rest[1:])
+    loose = _loose(head)
+    if loose != _loose(first) or (blank_between and not loose):
+        return None  # looseness is the whole list's: parse it whole
+    return ((head[0], head[1], head[2] + first[2]), *rest[1:])
+
+
 def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -142,6 +188,9 @@ class MarkdownStream:
         self.plain_appends = 0             # deltas shown without a parse
         # Trailing blanks not yet shown while plain appends are valid; None: not valid.
         self._held: str | None = None
+        # An open list's / table's earlier items: their source and their node.
+        self._prefix_src = ""
+        self._prefix_node: Node | None = None
         # Final blocks that could hold a reference link: (index, source, folded).
         self._bracketed: list[tuple[int, str, str]] = []
 
@@ -241,12 +290,33 @@ class MarkdownStream:
 
     def _show_tail(self, tail: str, ops: list[Op]) -> None:
         shown = display_source(tail)
-        nodes = tuple(self.parser.render(shown, self._refs)[0]) if shown.strip() else ()
+        nodes = self._render_tail(shown) if shown.strip() else ()
         self.renders += 1
         if nodes != self.tail_nodes:
             self.tail_nodes = nodes
             ops.append(SetTail(nodes))
         self._held = _plain_append_state(tail, shown, nodes)
+
+    def _render_tail(self, shown: str) -> tuple[Node, ...]:
+        """The open tail's nodes. An open list or table is parsed as its earlier
+        items / rows (cached: parsed once per new item) plus its last item /
+        row parsed alone, and the two are joined, so a frame costs the last
+        item, not the whole list. Whenever joining could differ from one parse
+        (a list turning loose), the whole block is parsed."""
+        split = _split_open_block(shown)
+        if split is not None:
+            prefix, rest, kind = split
+            if self._prefix_src != prefix:
+                nodes = self.parser.render(prefix, self._refs)[0]
+                self._prefix_src = prefix
+                self._prefix_node = nodes[0] if len(nodes) == 1 else None
+            head = self._prefix_node
+            if head is not None and head[0] in kind:
+                joined = _join(head, self.parser.render(rest, self._refs)[0],
+                               blank_between=prefix.endswith("\n\n"))
+                if joined is not None:
+                    return joined
+        return tuple(self.parser.render(shown, self._refs)[0])
 
     def _append_plain(self, delta: str, ops: list[Op]) -> bool:
         """Plain words appended to plain text: grow the last text node, no parse.
