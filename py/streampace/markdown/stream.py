@@ -191,6 +191,8 @@ class MarkdownStream:
         # An open list's / table's earlier items: their source and their node.
         self._prefix_src = ""
         self._prefix_node: Node | None = None
+        self._rest_nodes: list[Node] = []   # the last item / row as last shown
+        self._grown = ""                   # its source, as it extends the prefix
         # Final blocks that could hold a reference link: (index, source, folded).
         self._bracketed: list[tuple[int, str, str]] = []
 
@@ -307,14 +309,24 @@ class MarkdownStream:
         if split is not None:
             prefix, rest, kind = split
             if self._prefix_src != prefix:
-                nodes = self.parser.render(prefix, self._refs)[0]
-                self._prefix_src = prefix
-                self._prefix_node = nodes[0] if len(nodes) == 1 else None
+                head: Node | None = None
+                if self._prefix_node is not None and prefix == self._prefix_src + self._grown:
+                    # The previous last item is complete now: join what was shown.
+                    joined = _join(self._prefix_node, self._rest_nodes,
+                                   blank_between=self._prefix_src.endswith("\n\n"))
+                    head = joined[0] if joined is not None and len(joined) == 1 else None
+                if head is None:
+                    nodes = self.parser.render(prefix, self._refs)[0]
+                    head = nodes[0] if len(nodes) == 1 else None
+                self._prefix_src, self._prefix_node = prefix, head
             head = self._prefix_node
             if head is not None and head[0] in kind:
-                joined = _join(head, self.parser.render(rest, self._refs)[0],
-                               blank_between=prefix.endswith("\n\n"))
+                rest_nodes = self.parser.render(rest, self._refs)[0]
+                joined = _join(head, rest_nodes, blank_between=prefix.endswith("\n\n"))
                 if joined is not None:
+                    self._rest_nodes = rest_nodes
+                    # What this item / row adds to the prefix once the next one starts.
+                    self._grown = rest if kind != ("table",) else rest.split("\n", 2)[2]
                     return joined
         return tuple(self.parser.render(shown, self._refs)[0])
 
