@@ -58,8 +58,11 @@ def summarise(rows: list[tuple[int, float, int]]) -> dict[str, Any]:
         "ms_max": round(max(allms), 3),
         "early_p50": round(pct(early, 50), 4), "early_p99": round(pct(early, 99), 4),
         "late_p50": round(pct(late, 50), 4), "late_p99": round(pct(late, 99), 4),
-        "late_over_early_p50": round(pct(late, 50) / pct(early, 50), 3),
-        "late_over_early_mean": round(statistics.fmean(late) / statistics.fmean(early), 3),
+        "late_over_early_p50": (round(pct(late, 50) / pct(early, 50), 3)
+                                if pct(early, 50) else None),
+        "late_over_early_mean": (round(statistics.fmean(late) / statistics.fmean(early), 3)
+                                 if statistics.fmean(early) else None),
+        "mean_ms": round(statistics.fmean(allms), 4),
         "created_p50": pct(created, 50), "created_p99": pct(created, 99),
         "created_max": max(created), "created_mean": round(statistics.fmean(created), 2),
     }
@@ -135,19 +138,21 @@ def slices(doc, step):
         renderers.append(r)
     node = renderers[0]._nodes[next(iter(renderers[0]._nodes))]
     perf = js.performance
-    rows, text_ms = [], []
+    rows, text_ms, replaced = [], [], []
     for pos in range(0, len(doc), step):
         event = [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": doc[pos:pos + step]}]
-        before = node.view.created
+        before, rebuilt = node.view.created, node.view.replaced
         t0 = perf.now()
         renderers[0].apply(event)
         t1 = perf.now()
         renderers[1].apply(event)
         text_ms.append(perf.now() - t1)
         rows.append((pos + step, t1 - t0, node.view.created - before))
+        replaced.append(node.view.replaced - rebuilt)
     for r in renderers:
         r.apply([{"type": "TEXT_MESSAGE_END", "messageId": "m"}])
-    out = {"rows": rows, "text_ms": text_ms, "blocks": len(node.view.final),
+    out = {"rows": rows, "text_ms": text_ms, "replaced": replaced,
+           "blocks": len(node.view.final),
            "dom_elements": boxes[0].getElementsByTagName("*").length,
            "renders": node.view.stream.renders, "plain_appends": node.view.stream.plain_appends}
     for box in boxes:
@@ -214,7 +219,10 @@ def browser(out: dict[str, Any]) -> None:
             out["browser_slices"] = md | {
                 "final_blocks": raw["blocks"], "dom_elements": raw["dom_elements"],
                 "tail_renders": raw["renders"], "plain_appends": raw["plain_appends"],
+                "replaced_p99": pct(raw["replaced"], 99), "replaced_max": max(raw["replaced"]),
+                "replaced_mean": round(statistics.fmean(raw["replaced"]), 3),
                 "text_format_ms_p50": plain["ms_p50"], "text_format_ms_p99": plain["ms_p99"],
+                "text_format_mean_ms": plain["mean_ms"],
                 "text_format_late_over_early_mean": plain["late_over_early_mean"]}
             out["paced"] = {}
             for name, trace in traces.items():

@@ -73,6 +73,7 @@ class MarkdownView:
         self.final: list[Any] = []
         self.tail: list[Any] = []
         self.created = 0   # DOM nodes created (elements and text nodes)
+        self.replaced = 0  # shown nodes replaced by a different element (rebuilt)
         self.text_ops = 0  # appendData / data writes
 
     # -- public ------------------------------------------------------------
@@ -165,6 +166,7 @@ class MarkdownView:
             mirror.node = new
             return mirror
         fresh = self._build(new)
+        self.replaced += 1
         if isinstance(mirror, _Text):
             for node in mirror.extra:
                 node.remove()

@@ -320,13 +320,14 @@ class DomRenderer:
         return body, _MarkdownNode(el, body, view)
 
     def markdown_stats(self) -> dict[str, int]:
-        """DOM nodes created and text writes by all Markdown bodies so far."""
-        created = writes = 0
+        """DOM nodes created, replaced (rebuilt) and text writes by all Markdown bodies."""
+        created = writes = replaced = 0
         for node in self._nodes.values():
             if isinstance(node, _MarkdownNode):
                 created += node.view.created
                 writes += node.view.text_ops
-        return {"created": created, "textWrites": writes}
+                replaced += node.view.replaced
+        return {"created": created, "replaced": replaced, "textWrites": writes}
 
     def _refresh(self, ref: ItemRef) -> None:
         node = self._nodes.get(ref)
