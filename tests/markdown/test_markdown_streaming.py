@@ -155,6 +155,8 @@ def shown(src: str) -> str:
     ("para\n##", "<p>para</p>\n"),
     ("para\n1.", "<p>para</p>\n"),
     ("para\n``", "<p>para</p>\n"),
+    ("para\n- [", "<p>para</p>\n"),
+    ("[r]: /target \"T", ""),
     ("| a | b |", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n</table>\n"),
     ("| a | b", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n</table>\n"),
     ("| a | b |\n|--", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"

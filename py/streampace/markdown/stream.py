@@ -192,6 +192,7 @@ class MarkdownStream:
         self._prefix_src = ""
         self._prefix_node: Node | None = None
         self._rest_nodes: list[Node] = []   # the last item / row as last shown
+        self._shown: str | None = None     # display source of tail_nodes, if reusable
         self._grown = ""                   # its source, as it extends the prefix
         # Final blocks that could hold a reference link: (index, source, folded).
         self._bracketed: list[tuple[int, str, str]] = []
@@ -298,6 +299,8 @@ class MarkdownStream:
             self.tail_nodes = nodes
             ops.append(SetTail(nodes))
         self._held = _plain_append_state(tail, shown, nodes)
+        # Kept for _finalise: a block shown from its unchanged source needs no parse.
+        self._shown = shown if "]:" not in shown else None
 
     def _render_tail(self, shown: str) -> tuple[Node, ...]:
         """The open tail's nodes. An open list or table is parsed as its earlier
@@ -349,6 +352,7 @@ class MarkdownStream:
             self.tail_nodes = self.tail_nodes[:-1] + (_grow_last(self.tail_nodes[-1], visible),)
             ops.append(SetTail(self.tail_nodes))
         self._held = text[len(visible):]
+        self._shown = None
         self.plain_appends += 1
         return True
 
@@ -383,10 +387,18 @@ class MarkdownStream:
         starts = [b[0] for b in blocks] + [cut_line]
         if starts[0] > 0:  # reference definitions before the first block
             self._collect_refs("\n".join(lines[: starts[0]]))
+        shown_prev, self._shown = self._shown, None
         for index, (start, end, _kind) in enumerate(blocks):
             src = "\n".join(lines[start:end]) + "\n"
-            nodes, refs = self.parser.render(src, self._refs)
-            self._refs = refs
+            if index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
+                    shown_prev == src or shown_prev.startswith(src + "\n")):
+                # The last display showed this block from this very source, alone or
+                # followed by a blank line (so nothing after it changed it), with
+                # no reference definitions anywhere: that render is final.
+                nodes = [self.tail_nodes[0]]
+            else:
+                nodes, refs = self.parser.render(src, self._refs)
+                self._refs = refs
             nxt = starts[index + 1]
             if end < nxt:
                 self._collect_refs("\n".join(lines[end:nxt]))
@@ -448,6 +460,7 @@ class MarkdownStream:
     def _tail_code(self, ops: list[Op], force: bool = False) -> None:
         node = ("pre", (), (("code", self._fence_attrs, (self._code,) if self._code else ()),))
         self.tail_nodes = (node,)
+        self._shown = None
         if force:
             ops.append(SetTail(self.tail_nodes))
 

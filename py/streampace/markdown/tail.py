@@ -324,4 +324,8 @@ def display_source(tail: str) -> str:
             joined = "\n".join(para)
             para = _apply(joined, dels, suffix).split("\n")
     lines[start:end + 1] = para + suffix_lines
+    if lines[-1] and _MARKER_ONLY.match(lines[-1]) and not _TABLE_LINE.match(lines[-1]):
+        # What held back left only a marker (`- [` -> `- `): hold the line too,
+        # or it would read as a setext underline or an empty item.
+        lines[-1] = ""
     return "\n".join(lines)
