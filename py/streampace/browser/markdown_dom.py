@@ -24,10 +24,14 @@ from streampace.markdown import (
     SetTail,
     UpdateBlock,
 )
-from streampace.markdown.parser import Parser
+from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.safety import is_safe_link
 
 __all__ = ["MarkdownView", "RebuildView"]
+
+# Built at import, so a memory snapshot of the imported page modules holds it
+# ready (scripts/make_snapshot.mjs): no parser set-up at boot.
+default_parser()
 
 _TEXT_NODE_LIMIT = 4096  # as in renderer.py: Blink's appendData copies the whole node
 _URL_ATTRS = ("href", "src")

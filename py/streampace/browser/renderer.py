@@ -136,9 +136,9 @@ class DomRenderer:
         # is imported only when some format needs it.
         self._md_parser: Any = None
         if text_format != "text" or reasoning_format != "text":
-            from streampace.markdown.parser import Parser
+            from streampace.markdown.parser import default_parser
 
-            self._md_parser = Parser()
+            self._md_parser = default_parser()
         self.text_format = text_format
         self.reasoning_format = reasoning_format
         self._doc = js.document

@@ -28,7 +28,7 @@ from markdown_it.common.utils import unescapeAll
 from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
 from streampace.markdown.tree import Element, Node
 
-__all__ = ["Parser"]
+__all__ = ["Parser", "default_parser"]
 
 _ALIGN = {"text-align:left": "left", "text-align:right": "right", "text-align:center": "center"}
 _SIMPLE_INLINE = {"em_open": "em", "strong_open": "strong", "s_open": "del"}
@@ -251,3 +251,15 @@ def _plain(tok: Any) -> str:
     if tok.type == "image":
         return "".join(_plain(c) for c in (tok.children or []))
     return ""
+
+
+_default: Parser | None = None
+
+
+def default_parser() -> Parser:
+    """The shared parser with default options (parsers are stateless between
+    parses, so every stream and renderer can use one)."""
+    global _default
+    if _default is None:
+        _default = Parser()
+    return _default

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from streampace.markdown.parser import Parser
+from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.tail import _MARKER_ONLY, display_source
 from streampace.markdown.tree import Node, to_html
 
@@ -171,7 +171,10 @@ class MarkdownStream:
 
     def __init__(self, *, allow_images: bool = False, autolink: bool = True,
                  parser: Parser | None = None) -> None:
-        self.parser = parser or Parser(allow_images=allow_images, autolink=autolink)
+        if parser is None:
+            parser = (default_parser() if not allow_images and autolink
+                      else Parser(allow_images=allow_images, autolink=autolink))
+        self.parser = parser
         self.blocks: list[Node] = []       # final blocks
         self.tail_nodes: tuple[Node, ...] = ()
         self.state = TAIL
