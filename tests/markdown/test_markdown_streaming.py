@@ -9,7 +9,7 @@ from commonmark_spec import load_examples, normalise
 from fake_dom import FakeDocument, FakeElement, inner_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streampace.browser.markdown_dom import MarkdownView
+from streampace.browser.markdown_dom import MarkdownView, RebuildView
 from streampace.markdown import AppendCode, FinalBlock, MarkdownStream, SetTail, render_html
 from streampace.markdown.parser import Parser
 from streampace.markdown.tree import text_of
@@ -249,3 +249,15 @@ def test_plain_append_path_shows_what_a_full_render_shows(parts: list[str],
         full.feed(text[pos:cut])
         pos = cut
         assert fast.nodes() == full.nodes(), repr(text[:cut])
+
+
+def test_rebuild_baseline_ends_with_the_one_shot_render() -> None:
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = RebuildView(doc, box, PARSER)
+    text = "".join(FRAGMENTS)
+    for i in range(0, len(text), 9):
+        view.feed(text[i:i + 9])
+    view.close()
+    assert normalise(inner_html(box)) == normalise(render_html(text))
+    assert view.rebuilds >= 1

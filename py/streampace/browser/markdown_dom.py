@@ -14,6 +14,7 @@ all). `created` counts DOM nodes built, for the benchmark.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from streampace.markdown import (
@@ -226,19 +227,39 @@ class MarkdownView:
 class RebuildView(MarkdownView):
     """The baseline other renderers implement: on every update, parse the whole
     message as it stands and rebuild its DOM (no finality, no held-back
-    openers). Used by the demo's "as delivered" pane for comparison."""
+    openers). Used by the demo's "as delivered" pane for comparison.
+
+    Like such renderers it throttles itself once a rebuild gets expensive: after
+    a rebuild that took t, updates within 4 t are folded into the next one
+    (so the baseline never takes more than a fifth of the main thread, which
+    the paced pane shares); the message's end always shows everything.
+    """
 
     def __init__(self, doc: Any, container: Any, parser: Parser) -> None:
         super().__init__(doc, container, parser)
         self.parser = parser
         self.text = ""
+        self.rebuilds = 0
+        self._next = 0.0
+        self._dirty = False
 
     def feed(self, delta: str) -> None:
         self.text += delta
+        if time.perf_counter() < self._next:
+            self._dirty = True
+            return
+        self._rebuild()
+
+    def close(self) -> None:
+        if self._dirty:
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        t0 = time.perf_counter()
         nodes = self.parser.render(self.text, {})[0]
         mirrors = [self._build(node) for node in nodes]
         self.container.replaceChildren(*[m.el for m in mirrors])
         self.tail = mirrors
-
-    def close(self) -> None:
-        pass
+        self.rebuilds += 1
+        self._dirty = False
+        self._next = t0 + 5 * (time.perf_counter() - t0)
