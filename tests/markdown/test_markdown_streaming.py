@@ -14,6 +14,8 @@ from streampace.markdown import AppendCode, FinalBlock, MarkdownStream, SetTail,
 from streampace.markdown.parser import Parser
 from streampace.markdown.tree import text_of
 
+from bench.traces_markdown import _section
+
 PARSER = Parser()
 
 # Pieces an answer is made of; hypothesis strings them together and cuts them.
@@ -186,6 +188,8 @@ WELL_FORMED = [
     "| event | paced? |\n|---|---|\n| TEXT | yes |\n| TOOL | no |\n\nAfter the table.\n",
     "Code:\n\n```python\nprint('hi')\n```\n\nDone.\n",
     "Visit <https://auto.example/x> or https://bare.example/y now.\n",
+    # A section of the benchmark's Markdown answer: nested lists, an aligned table, code.
+    _section(0, random.Random(1)),
 ]
 
 
