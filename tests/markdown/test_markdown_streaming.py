@@ -29,7 +29,7 @@ FRAGMENTS = [
     "| a | b |\n|:--|--:|\n| 1 | 2 |\n| 3 | 4 |\n", "---\n", "line  \nbreak\\\nagain\n",
     "&amp; &copy; &#35; \\*escaped\\*", "[ref link][r]\n\n[r]: /target \"T\"\n",
     "<b>raw</b> <!-- c -->", "snake_case_name and 2*3*4", "**unclosed", "`unclosed",
-    "[half](", "| h1 | h2 |", "*", "tail ",
+    "[half](", "| h1 | h2 |", "*", "tail ", "日本語のテキスト、**太字**と絵文字 👩‍💻。",
 ]
 
 
