@@ -59,7 +59,6 @@ function resolveTarget(target, fallbackAfter) {
 class Instance {
   constructor({ target, stream = null, base = BASE, pace = true, snapshot = true, maxLag = "auto",
                 format = "markdown", scriptEl = null }) {
-                scriptEl = null }) {
     this.target = resolveTarget(target, scriptEl);
     this.base = base;
     this.controller = null;
