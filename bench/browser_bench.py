@@ -51,7 +51,9 @@ FLAGS = (
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--no-first-run", "--disable-quic",
 )
-BROWSER_STRATEGIES = ("streampace", "mosoo_450", "naive")
+# streampace_text: streampace with assistant messages as plain text (data-format="text"),
+# the side-by-side baseline for the Markdown renderer's cost.
+BROWSER_STRATEGIES = ("streampace", "mosoo_450", "naive", "streampace_text")
 DEFAULT_TRACES = ("bursty", "cjk_emoji", "answer_100k")
 BOOT_TIMEOUT_S = 120.0
 LEAD_MS = 300.0  # silence between the socket opening and the trace's first message
@@ -122,6 +124,7 @@ CONFIGS = {
     "mosoo_450": PacingConfig.seed(tau_ms=250, min_rate=20, max_rate=800, overload_graphemes=4096,
                                    max_events_per_frame=512, fallback_ms=50, holdback_ms=0),
     "naive": PacingConfig(),  # unused: pace=False renders each batch as it arrives
+    "streampace_text": PacingConfig(),
 }
 _perf = js.performance
 
@@ -212,7 +215,9 @@ class Bench:
         self.socket = None
         self.breakdown = None
         self.view = StreamView(bridge, root, pace=strategy != "naive", host=self.host,
-                               config=CONFIGS[strategy], on_delivered=self._arrived)
+                               config=CONFIGS[strategy], on_delivered=self._arrived,
+                               text_format="text" if strategy == "streampace_text"
+                               else "markdown")
         render = self.view.renderer.apply
 
         def apply(events):
@@ -332,6 +337,15 @@ def _package_zip() -> bytes:
             if "server" in rel.parts or "__pycache__" in rel.parts or rel.name == "cli.py":
                 continue
             zf.write(path, rel.as_posix())
+        # The page renders Markdown: the pure-Python parser goes in too.
+        import markdown_it
+        import mdurl
+
+        for pkg in (markdown_it, mdurl):
+            base = Path(pkg.__file__).parent
+            for path in sorted(base.rglob("*.py")):
+                if "__pycache__" not in path.parts and "cli" not in path.parts:
+                    zf.write(path, path.relative_to(base.parent).as_posix())
     return buf.getvalue()
 
 

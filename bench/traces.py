@@ -64,6 +64,10 @@ TRACE_KINDS: dict[str, tuple[str, str, str]] = {
     "poisson": ("fast", "poisson", "fast model, Poisson-timed socket messages (mean 100 ms)"),
     "provider": ("long", "provider",
                  "provider cadence: a delta every 20–60 ms, occasional 0.5 s pauses"),
+    # Markdown answers (bench/traces_markdown.py builds these; not sim scenarios).
+    "md_heavy": ("md_heavy", "direct", "Markdown-heavy answer: headings, lists, table, code"),
+    "md_long": ("md_long", "direct", "long Markdown answer, >= 50 000 characters"),
+    "md_plain": ("md_plain", "direct", "md_heavy's visible text without markup"),
 }
 # Browser-only: a 100 000-grapheme answer (two long answers as one message,
 # ≈ 1800 graphemes/s), for the per-frame cost's flatness over answer length.
@@ -308,6 +312,10 @@ def build_trace(name: str, seed: int = 1) -> Trace:
         return trace
     if name not in TRACE_KINDS:
         raise ValueError(f"unknown trace {name!r}; choose from {', '.join(TRACE_KINDS)}")
+    if name.startswith("md_"):
+        from bench.traces_markdown import build_markdown_trace
+
+        return build_markdown_trace(name, seed)
     scenario, network, description = TRACE_KINDS[name]
     base, _at, speed = scenario.partition("@")
     timed = simulate(base, seed=seed, prompt=PROMPT, run_id=f"run-{name}-{seed}",

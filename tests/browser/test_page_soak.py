@@ -59,6 +59,19 @@ def _wait_connected(drv: Any) -> None:
     raise AssertionError("the page did not reconnect")
 
 
+def _shown(item: Any) -> str:
+    """A message's text as the page shows it: assistant messages are Markdown."""
+    if item.role != "assistant":
+        return item.text
+    from streampace.markdown import MarkdownStream
+    from streampace.markdown.tree import text_of
+
+    stream = MarkdownStream()
+    stream.feed(item.text)
+    stream.close()
+    return "".join(text_of(node) for node in stream.nodes())
+
+
 def _reference_text(port: int, session: str) -> str:
     """What a fresh viewer of the session shows: every message, in order."""
 
@@ -70,7 +83,7 @@ def _reference_text(port: int, session: str) -> str:
             async with asyncio.timeout(30):
                 while state.status not in ("finished", "error"):
                     client.handle("message", await ws.recv())
-        return "\n".join(i.text for i in state.items() if i.kind == "message")
+        return "\n".join(_shown(i) for i in state.items() if i.kind == "message")
 
     return asyncio.run(read())
 

@@ -134,7 +134,9 @@ def test_example_page_boots_the_mounted_tag_and_streams_the_agent(example: Any,
     shown = driver.execute_script(
         "return [...document.querySelectorAll('#answer .sp-message .sp-text')]"
         ".map(n => n.textContent)")
-    assert shown == ["Hello from my own agent", "Hello from my own agent "]
+    # The user's prompt as text; the agent's answer as Markdown (a paragraph: its
+    # trailing space is not shown).
+    assert shown == ["Hello from my own agent", "Hello from my own agent"]
     ws_origin = served.origin.replace("http://", "ws://")
     urls = requested_urls(driver)
     assert any(u.endswith("/streampace/vendor/pyodide/pyodide.asm.wasm") for u in urls)

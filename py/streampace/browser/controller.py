@@ -51,13 +51,14 @@ class StreamView:
         on_delivered: Callable[[list[dict]], None] | None = None,
         on_sample: Callable[[tuple[float, int, int, float]], None] | None = None,
         on_status: Callable[[str, dict], None] | None = None,
+        text_format: str = "markdown",
     ) -> None:
         self.bridge = bridge
         self.mount = mount
         self.host = host if host is not None else BrowserHost(on_error=self._report_exception)
         self._own_host = host is None
         self.segmenter = IntlSegmenter(bridge)
-        self.renderer = DomRenderer(mount, bridge, label=label)
+        self.renderer = DomRenderer(mount, bridge, label=label, text_format=text_format)
         self.reduced_motion = bool(bridge.prefersReducedMotion())
         self.pace = pace and not self.reduced_motion
         self.scheduler = PacingScheduler(self.host, self._apply, config, self.segmenter)
@@ -200,6 +201,7 @@ class StreamView:
                             "p99": percentile(work, 99),
                             "mean": statistics.fmean(work) if work else None},
             "applyMs": {"p50": percentile(applies, 50), "p99": percentile(applies, 99)},
+            "markdownDom": self.renderer.markdown_stats(),
             "maxFrameGraphemes": self.telemetry.max_frame_graphemes,
             "maxLagMs": self.telemetry.max_lag_ms,
             "segmenter": "Intl.Segmenter" if self.segmenter.uses_intl else "Python fallback",

@@ -46,8 +46,11 @@ class Demo:
         self.bridge = bridge
         self.glue = glue
         self.host = BrowserHost(on_error=self._on_exception)
+        # Both panes show Markdown; "as delivered" re-renders the whole message
+        # per batch, as a non-incremental renderer would.
         self.delivered = DomRenderer(doc.getElementById("delivered"), bridge,
-                                     label="As delivered", emit_events=False)
+                                     label="As delivered", emit_events=False,
+                                     text_format="markdown-rebuild")
         # ?max_lag=120 sets the pacing law's knob (embed: data-max-lag).
         self.view = StreamView(bridge, doc.getElementById("paced"), host=self.host,
                                config=pacing_config(getattr(glue, "maxLag", None)),

@@ -27,15 +27,17 @@ def pacing_config(max_lag_ms: Any = None) -> PacingConfig:
 
 
 def start(bridge: Any, target: Any, socket: Any = None, pace: bool = True,
-          max_lag_ms: Any = None) -> StreamView:
+          max_lag_ms: Any = None, text_format: str = "markdown") -> StreamView:
     """Create the view in `target`; attach `socket` (opened and buffering since
     before Python booted) so everything it received is shown, in order.
 
     Without a socket (a JS `null` arrives as `JsNull`) the view is mounted and
     waits for `StreamView.connect`.  `max_lag_ms` (the tag's `data-max-lag`):
     the pacing law's one knob, the most any grapheme may trail its arrival;
-    None or "auto" = automatic."""
-    view = StreamView(bridge, target, pace=bool(pace), config=pacing_config(max_lag_ms))
+    None or "auto" = automatic. `text_format` ("markdown" or "text") is how
+    assistant messages are shown."""
+    view = StreamView(bridge, target, pace=bool(pace), config=pacing_config(max_lag_ms),
+                      text_format=str(text_format or "markdown"))
     if socket is not None and not isinstance(socket, JsNull):
         view.connect(socket)
     return view

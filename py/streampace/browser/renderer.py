@@ -4,9 +4,13 @@ Only the nodes a batch changed are touched. Text deltas go to the item's Text
 node with `appendData`, so a frame costs O(delta), not O(message), and a
 selection in already shown text survives. Stream text is only ever inserted as
 text (createTextNode / appendData / textContent), never parsed as HTML.
-Messages, reasoning, tool calls and run status are separate elements with
-`sp-*` classes; the only styles set are the two text needs to read right (pre-wrap,
-overflow-wrap, via CSSOM), so an embedding page needs no stylesheet from us.
+Assistant messages are Markdown by default (`text_format`; built by
+`markdown_dom.MarkdownView` from sanitised element trees, O(delta + open block)
+per frame); reasoning is plain text unless `reasoning_format="markdown"`; tool
+arguments stay preformatted. Messages, reasoning, tool calls and run status are
+separate elements with `sp-*` classes; the only styles set are the two plain
+text needs to read right (pre-wrap, overflow-wrap, via CSSOM), so an embedding
+page needs no stylesheet from us.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ _TEXT_NODE_LIMIT = 4096  # characters per Text node before a new one is started
 # cost O(message) per frame.  Splitting only after a newline keeps the
 # rendering and the selected/copied text identical under pre-wrap.
 _BLOCK_LIMIT = 1024
+# "markdown-rebuild": the demo's "as delivered" baseline, which re-parses the
+# whole message and rebuilds its DOM on every batch, as other renderers do.
+FORMATS = ("markdown", "text", "markdown-rebuild")
 
 
 
@@ -94,6 +101,25 @@ class _Node:
         self.block_size += len(piece)
 
 
+class _MarkdownNode:
+    """An assistant message body shown as Markdown (`markdown_dom.MarkdownView`)."""
+
+    __slots__ = ("el", "box", "view", "name", "result")
+
+    def __init__(self, el: Any, box: Any, view: Any) -> None:
+        self.el = el
+        self.box = box
+        self.view = view
+        self.name = None
+        self.result = None
+
+    def append(self, doc: Any, piece: str) -> None:
+        self.view.feed(piece)
+
+    def close(self) -> None:
+        self.view.close()
+
+
 class DomRenderer:
     """Renders one session view into `mount` (an element it owns the children of).
 
@@ -102,7 +128,19 @@ class DomRenderer:
     """
 
     def __init__(self, mount: Any, bridge: Any, *, label: str = "Answer",
-                 emit_events: bool = True) -> None:
+                 emit_events: bool = True, text_format: str = "markdown",
+                 reasoning_format: str = "text") -> None:
+        if text_format not in FORMATS or reasoning_format not in FORMATS:
+            raise ValueError(f"format must be one of {FORMATS}")
+        # Assistant messages (and reasoning, if asked) as Markdown; the parser
+        # is imported only when some format needs it.
+        self._md_parser: Any = None
+        if text_format != "text" or reasoning_format != "text":
+            from streampace.markdown.parser import default_parser
+
+            self._md_parser = default_parser()
+        self.text_format = text_format
+        self.reasoning_format = reasoning_format
         self._doc = js.document
         self._perf = js.performance
         self._bridge = bridge
@@ -179,6 +217,8 @@ class DomRenderer:
         for ref in ch.ended:
             node = self._nodes.get(ref)
             if node is not None:
+                if isinstance(node, _MarkdownNode):
+                    node.close()
                 node.el.setAttribute("data-state", "done")
             if ref.kind == MESSAGE and self._emit_events:
                 item = state.messages.get(ref.id)
@@ -240,23 +280,54 @@ class DomRenderer:
             el.open = True
             summary = self._el("summary", "sp-reasoning-label")
             summary.textContent = "Reasoning"
-            body, text = self._text_block("div", "sp-text", item.text)
+            if self.reasoning_format == "markdown":
+                body, node = self._markdown_body(el, item.text, item.ended)
+            else:
+                body, text = self._text_block("div", "sp-text", item.text)
+                node = _Node(el, body, text, len(item.text))
             el.append(summary, body)
-            node = _Node(el, body, text, len(item.text))
         else:
             el = self._el("div", "sp-item sp-message")
             el.setAttribute("data-role", item.role)
             role = self._el("div", "sp-role")
             role.textContent = item.role
-            body, text = self._text_block("div", "sp-text", item.text)
+            if self.text_format != "text" and item.role == "assistant":
+                body, node = self._markdown_body(el, item.text, item.ended,
+                                                 self.text_format == "markdown-rebuild")
+            else:
+                body, text = self._text_block("div", "sp-text", item.text)
+                node = _Node(el, body, text, len(item.text))
             el.append(role, body)
-            node = _Node(el, body, text, len(item.text))
         el.setAttribute("data-id", ref.id)
         el.setAttribute("data-state", "done" if item.ended else "streaming")
         self._nodes[ref] = node
         self.timeline.append(el)
         if ref.kind == TOOL_CALL:
             self._refresh(ref)
+
+    def _markdown_body(self, el: Any, text: str, ended: bool,
+                       rebuild: bool = False) -> tuple[Any, _MarkdownNode]:
+        from streampace.browser.markdown_dom import MarkdownView, RebuildView
+
+        body = self._el("div", "sp-text sp-markdown")
+        kind = RebuildView if rebuild else MarkdownView
+        view = kind(self._doc, body, self._md_parser)
+        if text:
+            view.feed(text)
+        if ended:
+            view.close()
+        el.setAttribute("data-format", "markdown")
+        return body, _MarkdownNode(el, body, view)
+
+    def markdown_stats(self) -> dict[str, int]:
+        """DOM nodes created, replaced (rebuilt) and text writes by all Markdown bodies."""
+        created = writes = replaced = 0
+        for node in self._nodes.values():
+            if isinstance(node, _MarkdownNode):
+                created += node.view.created
+                writes += node.view.text_ops
+                replaced += node.view.replaced
+        return {"created": created, "replaced": replaced, "textWrites": writes}
 
     def _refresh(self, ref: ItemRef) -> None:
         node = self._nodes.get(ref)

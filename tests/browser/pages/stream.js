@@ -50,7 +50,10 @@ for (const name of ["streampace:ready", "streampace:message-end", "streampace:ru
 
 await import("/js_shim/streampace.js");
 const sid = params.get("sid");
-const inst = window.streampace.mount({ target: "#answer", stream: sid ? `/ws/sessions/${sid}` : null });
+// Plain text unless ?format=markdown: the pacing tests compare the visible text
+// with the source text character for character.
+const format = params.get("format") || "text";
+const inst = window.streampace.mount({ target: "#answer", stream: sid ? `/ws/sessions/${sid}` : null, format });
 // How many socket messages were waiting, buffered, when Python attached: the
 // ones that arrived during the boot.
 if (inst.socket !== null) {

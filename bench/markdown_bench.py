@@ -1,0 +1,297 @@
+"""Streamed Markdown figures: per-frame cost, flatness, DOM nodes built, freezes, boot.
+
+    .venv/bin/python bench/markdown_bench.py            # CPython: core cost per frame slice
+    .venv/bin/python bench/markdown_bench.py --browser  # headless Chromium (Pyodide)
+
+Frame slices: a 100 000-character Markdown answer (bench/traces_markdown.py) is
+fed in slices of 13 characters — 800 graphemes/s at 60 Hz, the pacer's top
+rate — and each slice is timed: in CPython through `MarkdownStream`; in the
+browser through the real `DomRenderer` (Markdown -> DOM). Flatness compares
+slices at 0–5 000 characters with slices at 95 000–100 000.
+
+Browser only:
+- boot: milliseconds to import the Markdown parser and build it, on a cold
+  (fresh profile) and a warm (reloaded) page — what it adds to boot;
+- paced: `md_heavy` and `md_plain` (its visible text without markup) played in
+  real time through the page stack (socket -> StreamView -> DomRenderer); per
+  animation frame the visible text length is recorded; the longest freeze is the
+  longest time the visible text did not change between its first and last change;
+  plus Python ms per frame (BrowserHost.frame_work_ms).
+Figures are measured, never asserted; they go to docs/markdown.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "py"))
+
+from bench.traces_markdown import markdown_document  # noqa: E402
+
+SLICE = 13
+DOC_CHARS = 100_000
+WINDOW = 5_000
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def summarise(rows: list[tuple[int, float, int]]) -> dict[str, Any]:
+    """rows: (document position, ms, DOM nodes created) per slice."""
+    early = [ms for pos, ms, _ in rows if pos <= WINDOW]
+    late = [ms for pos, ms, _ in rows if pos > DOC_CHARS - WINDOW]
+    created = [n for _, _, n in rows]
+    allms = [ms for _, ms, _ in rows]
+    return {
+        "slices": len(rows),
+        "ms_p50": round(pct(allms, 50), 4), "ms_p99": round(pct(allms, 99), 4),
+        "ms_max": round(max(allms), 3),
+        "early_p50": round(pct(early, 50), 4), "early_p99": round(pct(early, 99), 4),
+        "late_p50": round(pct(late, 50), 4), "late_p99": round(pct(late, 99), 4),
+        "late_over_early_p50": (round(pct(late, 50) / pct(early, 50), 3)
+                                if pct(early, 50) else None),
+        "late_over_early_mean": (round(statistics.fmean(late) / statistics.fmean(early), 3)
+                                 if statistics.fmean(early) else None),
+        "mean_ms": round(statistics.fmean(allms), 4),
+        "created_p50": pct(created, 50), "created_p99": pct(created, 99),
+        "created_max": max(created), "created_mean": round(statistics.fmean(created), 2),
+    }
+
+
+def cpython_slices() -> dict[str, Any]:
+    from streampace.markdown import MarkdownStream
+
+    doc = markdown_document(DOC_CHARS)[:DOC_CHARS]
+    stream = MarkdownStream()
+    rows = []
+    # CPU time of this process: other jobs on the shared machine count less.
+    for pos in range(0, len(doc), SLICE):
+        t0 = time.process_time()
+        stream.feed(doc[pos:pos + SLICE])
+        rows.append((pos + SLICE, (time.process_time() - t0) * 1000, 0))
+    t0 = time.process_time()
+    stream.close()
+    out = summarise(rows)
+    out.pop("created_p50"), out.pop("created_p99"), out.pop("created_max"), out.pop("created_mean")
+    out.update(chars=len(doc), final_blocks=len(stream.blocks), tail_renders=stream.renders,
+               plain_appends=stream.plain_appends,
+               close_ms=round((time.process_time() - t0) * 1000, 3))
+    return out
+
+
+PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>markdown bench</title></head><body><div id="out"></div>
+<script type="module">
+import * as bridge from "/js_shim/bridge.js";
+const M = (window.mdBench = { phase: "boot", frames: [] });
+try {
+  const { loadPyodide } = await import("/vendor/pyodide/pyodide.mjs");
+  const [py, zip, src] = await Promise.all([
+    loadPyodide({ indexURL: "/vendor/pyodide/" }),
+    fetch("/bench/streampace.zip").then((r) => r.arrayBuffer()),
+    fetch("/bench/markdown_page.py").then((r) => r.text()),
+  ]);
+  py.unpackArchive(zip, "zip", { extractDir: "/home/pyodide/md-pkg" });
+  py.runPython("import sys; sys.path.insert(0, '/home/pyodide/md-pkg')");
+  M.importMs = JSON.parse(py.runPython(src));
+  M.py = py;
+  M.bridge = bridge;
+  M.phase = "ready";
+} catch (err) { M.error = String((err && err.stack) || err); M.phase = "error"; }
+</script></body></html>
+"""
+
+PAGE_PY = r'''
+import json, time
+_t = time.perf_counter()
+import streampace.browser.renderer  # noqa: the view code, without the parser
+_t_view = time.perf_counter()
+from streampace.markdown.parser import Parser
+Parser()
+_t_md = time.perf_counter()
+
+import js
+from streampace.browser.controller import StreamView
+from streampace.browser.renderer import DomRenderer
+from streampace.browser.host import BrowserHost
+
+def slices(doc, step):
+    # The same slices into a Markdown body and a plain-text body, interleaved,
+    # so machine load hits both alike: the ratio is the Markdown overhead.
+    boxes, renderers = [], []
+    for fmt in ("markdown", "text"):
+        box = js.document.createElement("div")
+        js.document.getElementById("out").append(box)
+        r = DomRenderer(box, js.mdBench.bridge, emit_events=False, text_format=fmt)
+        r.apply([{"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}])
+        boxes.append(box)
+        renderers.append(r)
+    node = renderers[0]._nodes[next(iter(renderers[0]._nodes))]
+    perf = js.performance
+    rows, text_ms, replaced = [], [], []
+    for pos in range(0, len(doc), step):
+        event = [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": doc[pos:pos + step]}]
+        before, rebuilt = node.view.created, node.view.replaced
+        t0 = perf.now()
+        renderers[0].apply(event)
+        t1 = perf.now()
+        renderers[1].apply(event)
+        text_ms.append(perf.now() - t1)
+        rows.append((pos + step, t1 - t0, node.view.created - before))
+        replaced.append(node.view.replaced - rebuilt)
+    for r in renderers:
+        r.apply([{"type": "TEXT_MESSAGE_END", "messageId": "m"}])
+    out = {"rows": rows, "text_ms": text_ms, "replaced": replaced,
+           "blocks": len(node.view.final),
+           "dom_elements": boxes[0].getElementsByTagName("*").length,
+           "renders": node.view.stream.renders, "plain_appends": node.view.stream.plain_appends}
+    for box in boxes:
+        box.remove()
+    return json.dumps(out)
+
+class Paced:
+    def __init__(self, url):
+        self.box = js.document.createElement("div")
+        js.document.getElementById("out").replaceChildren(self.box)
+        self.host = BrowserHost()
+        self.view = StreamView(js.mdBench.bridge, self.box, host=self.host)
+        self.view.connect(js.mdBench.bridge.openSession(url, autoReconnect=False))
+
+    def result(self):
+        return json.dumps({"frame_ms": list(self.host.frame_work_ms),
+                           "stats": self.view.stats()})
+
+json.dumps({"view_ms": (_t_view - _t) * 1000, "markdown_ms": (_t_md - _t_view) * 1000})
+'''
+
+
+def browser(out: dict[str, Any]) -> None:
+    from bench.browser_bench import BenchServer, chromium
+    from bench.traces import build_trace
+
+    traces = {name: build_trace(name) for name in ("md_heavy", "md_plain")}
+    server = BenchServer(traces)
+    app_routes = server._app
+
+    def app() -> Any:  # the bench server plus this page
+        from starlette.responses import HTMLResponse, PlainTextResponse
+        from starlette.routing import Route
+
+        base = app_routes()
+        base.router.routes.insert(0, Route(
+            "/bench/markdown_page", lambda _r: HTMLResponse(PAGE)))
+        base.router.routes.insert(0, Route(
+            "/bench/markdown_page.py", lambda _r: PlainTextResponse(PAGE_PY)))
+        return base
+
+    server._app = app  # type: ignore[method-assign]
+    server.start()
+    try:
+        with chromium() as driver:
+            boots = []
+            for label in ("cold", "warm", "warm", "warm"):
+                driver.get(f"{server.base}/bench/markdown_page")
+                _wait(driver, 180)
+                boots.append((label, driver.execute_script("return window.mdBench.importMs")))
+            out["boot"] = {
+                "cold": {k: round(v, 1) for k, v in boots[0][1].items()},
+                "warm_runs": [{k: round(v, 1) for k, v in ms.items()} for _, ms in boots[1:]],
+                "warm_markdown_ms_median": round(statistics.median(
+                    ms["markdown_ms"] for _, ms in boots[1:]), 1),
+            }
+            doc = markdown_document(DOC_CHARS)[:DOC_CHARS]
+            raw = json.loads(driver.execute_script(
+                "const f = window.mdBench.py.globals.get('slices');"
+                "const r = f(arguments[0], arguments[1]); f.destroy(); return r;", doc, SLICE))
+            rows = [(int(p), float(ms), int(n)) for p, ms, n in raw["rows"]]
+            text = [(p, ms, 0) for (p, _m, _n), ms in zip(rows, raw["text_ms"], strict=True)]
+            md, plain = summarise(rows), summarise(text)
+            out["browser_slices"] = md | {
+                "final_blocks": raw["blocks"], "dom_elements": raw["dom_elements"],
+                "tail_renders": raw["renders"], "plain_appends": raw["plain_appends"],
+                "replaced_p99": pct(raw["replaced"], 99), "replaced_max": max(raw["replaced"]),
+                "replaced_mean": round(statistics.fmean(raw["replaced"]), 3),
+                "text_format_ms_p50": plain["ms_p50"], "text_format_ms_p99": plain["ms_p99"],
+                "text_format_mean_ms": plain["mean_ms"],
+                "text_format_late_over_early_mean": plain["late_over_early_mean"]}
+            out["paced"] = {}
+            for name, trace in traces.items():
+                out["paced"][name] = _paced(driver, server, trace)
+    finally:
+        server.stop()
+
+
+def _wait(driver: Any, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        phase = driver.execute_script("return window.mdBench && window.mdBench.phase")
+        if phase == "ready":
+            return
+        if phase == "error":
+            raise RuntimeError(driver.execute_script("return window.mdBench.error"))
+        time.sleep(0.1)
+    raise TimeoutError("markdown bench page did not boot")
+
+
+def _paced(driver: Any, server: Any, trace: Any) -> dict[str, Any]:
+    driver.execute_script(
+        "const M = window.mdBench; M.frames = [];"
+        "const P = M.py.globals.get('Paced'); M.paced = P(arguments[0]); P.destroy();"
+        "const tick = () => { const b = document.querySelector('#out .sp-message .sp-text');"
+        "  M.frames.push([performance.now(), b ? b.textContent.length : 0]);"
+        "  if (!M.stop) requestAnimationFrame(tick); };"
+        "M.stop = false; requestAnimationFrame(tick);", server.ws_url(trace.name))
+    duration = (trace.arrivals[-1][0] - trace.arrivals[0][0]) / 1000 + 60
+    deadline = time.monotonic() + duration
+    while time.monotonic() < deadline:
+        done = driver.execute_script(
+            "const n = document.querySelector('#out .sp-message');"
+            "return n && n.getAttribute('data-state') === 'done'")
+        if done:
+            break
+        time.sleep(0.2)
+    time.sleep(0.5)
+    data = driver.execute_script(
+        "const M = window.mdBench; M.stop = true; const r = M.paced.result();"
+        "return {frames: M.frames, result: r};")
+    result = json.loads(data["result"])
+    frames = data["frames"]
+    changes = [t for (t, n), (_t0, n0) in zip(frames[1:], frames, strict=False) if n != n0]
+    gaps = [b - a for a, b in zip(changes, changes[1:], strict=False)]
+    work = result["frame_ms"]
+    return {
+        "chars": trace.meta["chars"],
+        "frames_with_change": len(changes),
+        "longest_freeze_ms": round(max(gaps), 1) if gaps else None,
+        "freeze_p99_ms": round(pct(gaps, 99), 1) if gaps else None,
+        "frame_ms_p50": round(pct(work, 50), 3), "frame_ms_p99": round(pct(work, 99), 3),
+        "markdown_dom": result["stats"].get("markdownDom"),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--browser", action="store_true", help="also measure in headless Chromium")
+    ap.add_argument("-o", "--output", default=str(ROOT / "bench" / "results" / "markdown.json"))
+    args = ap.parse_args()
+    out: dict[str, Any] = {"slice_chars": SLICE, "doc_chars": DOC_CHARS,
+                           "cpython_slices": cpython_slices()}
+    if args.browser:
+        browser(out)
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.output).write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""Markdown traces: answers as models write them (headings, lists, tables, code, links).
+
+* `md_heavy` — one Markdown-heavy answer (~4 000 characters): headings, nested
+  lists, a table, two fenced code blocks, links, emphasis, a quote.
+* `md_long` — a long answer (≥ 50 000 characters, ~600 blocks) made of such
+  sections.
+* `md_plain` — the visible text of `md_heavy` without any markup, streamed with
+  the same cadence: the baseline for "does invisible source read as a freeze?".
+
+Text is cut into model tokens (a word and its trailing space, long words split)
+and emitted at a fast model's pace (~110 tokens/s, deterministic jitter), then
+goes through the same `DeliveryBuffer` as every other trace.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from streampace.markdown.parser import Parser
+from streampace.markdown.tree import text_of
+
+from bench.traces import Model, Trace, deliver
+
+__all__ = ["MARKDOWN_TRACES", "build_markdown_trace", "markdown_document", "plain_twin"]
+
+MARKDOWN_TRACES: dict[str, str] = {
+    "md_heavy": "Markdown-heavy answer: headings, lists, a table, two code blocks, links",
+    "md_long": "long Markdown answer, >= 50 000 characters, many blocks",
+    "md_plain": "md_heavy's visible text without markup, same cadence",
+}
+
+_TOPICS = ["pacing", "batching", "rendering", "selection", "reconnects", "graphemes",
+           "backpressure", "snapshots", "tool calls", "reasoning"]
+
+
+def _section(i: int, rng: random.Random) -> str:
+    topic = _TOPICS[i % len(_TOPICS)]
+    n = rng.randint(2, 4)
+    items = "\n".join(
+        f"- **{topic.title()} {k + 1}**: keep the *visible* rate steady; see "
+        f"[the notes](https://example.com/{topic.replace(' ', '-')}/{i}-{k}) for `case {k}`."
+        for k in range(n))
+    rows = "\n".join(f"| {topic} {k} | {rng.randint(1, 99)} ms | {'yes' if k % 2 else 'no'} |"
+                     for k in range(rng.randint(2, 5)))
+    code = "\n".join(f"    rate = clamp(pending / {250 + k * 10}, 20, 800)  # step {k}"
+                     for k in range(rng.randint(3, 8)))
+    return (
+        f"## {i + 1}. {topic.title()} in practice\n\n"
+        f"When the stream is about **{topic}**, the display should stay calm: text arrives in "
+        f"bursts, but it is revealed at a steady pace, and ~~nothing~~ no block flickers. "
+        f"A sentence with a [reference link](https://developer.mozilla.org/docs/Web/API/"
+        f"Window/requestAnimationFrame \"rAF\") and a bare URL https://example.org/{i}.\n\n"
+        f"{items}\n"
+        f"  1. a nested step with `inline code`\n"
+        f"  2. and *another* one\n\n"
+        f"| case | cost | paced? |\n|:-----|-----:|:------:|\n{rows}\n\n"
+        f"```python\ndef frame_{i}(pending):\n{code}\n    return rate\n```\n\n"
+        f"> Note: a quote about {topic}, with **bold** and _emphasis_.\n\n"
+    )
+
+
+def markdown_document(min_chars: int, seed: int = 1) -> str:
+    rng = random.Random(seed)
+    parts = ["# Streaming Markdown, measured\n\n"]
+    size = len(parts[0])
+    i = 0
+    while size < min_chars:
+        part = _section(i, rng)
+        parts.append(part)
+        size += len(part)
+        i += 1
+    parts.append("```js\nconsole.log('the end');\n```\n\nThat is all.\n")
+    return "".join(parts)
+
+
+def heavy_document(seed: int = 1) -> str:
+    """Headings, lists, a table, two code blocks (one per section + the last), links."""
+    return markdown_document(3500, seed)
+
+
+def plain_twin(text: str) -> str:
+    """The visible text of `text`: what a reader sees, markup removed."""
+    nodes = Parser().render(text, {})[0]
+    return "\n\n".join(text_of(node).strip("\n") for node in nodes)
+
+
+def _tokens(text: str, rng: random.Random) -> list[str]:
+    out: list[str] = []
+    word = ""
+    for ch in text:
+        word += ch
+        if ch in " \n" or len(word) >= rng.randint(5, 9):
+            out.append(word)
+            word = ""
+    if word:
+        out.append(word)
+    return out
+
+
+def _model(text: str, seed: int, run_id: str) -> Model:
+    rng = random.Random(seed)
+    t = 0.0
+    mid = f"{run_id}-m1"
+    model: Model = [
+        (t, {"type": "RUN_STARTED", "threadId": "bench", "runId": run_id}),
+        (t + 300.0, {"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"}),
+    ]
+    t += 300.0
+    for token in _tokens(text, rng):
+        t += rng.expovariate(1 / 9.0)  # ~110 tokens/s
+        model.append((round(t, 3), {"type": "TEXT_MESSAGE_CONTENT", "messageId": mid,
+                                    "delta": token}))
+    model.append((round(t + 5, 3), {"type": "TEXT_MESSAGE_END", "messageId": mid}))
+    model.append((round(t + 10, 3), {"type": "RUN_FINISHED", "threadId": "bench",
+                                     "runId": run_id}))
+    return model
+
+
+def build_markdown_trace(name: str, seed: int = 1) -> Trace:
+    if name == "md_heavy":
+        text = heavy_document(seed)
+    elif name == "md_long":
+        text = markdown_document(50_000, seed)
+    elif name == "md_plain":
+        text = plain_twin(heavy_document(seed))
+    else:
+        raise ValueError(f"unknown Markdown trace {name!r}")
+    model = _model(text, seed, f"run-{name}-{seed}")
+    arrivals = deliver(model)
+    meta: dict[str, Any] = {"scenario": name, "seed": seed, "network": "direct",
+                            "socket_messages": len(arrivals), "chars": len(text)}
+    trace = Trace(name, model, arrivals, MARKDOWN_TRACES[name], meta)
+    meta["graphemes"] = trace.tracked.total
+    meta["duration_ms"] = round(model[-1][0], 1)
+    return trace

@@ -1,0 +1,272 @@
+"""DOM for streamed Markdown: applies `MarkdownStream` operations to an element.
+
+Our own element builders only: `createElement`, `createTextNode`, `append`,
+`appendData`, `setAttribute` with the closed set of tags and attributes the
+parser emits (`streampace.markdown.parser`). Nothing is ever parsed as HTML.
+
+Every DOM node has a Python mirror holding the tree node it shows, so an update
+is a walk over the tree with one `==` per unchanged subtree: only what differs
+is touched (text grows by `appendData`, a changed attribute is set in place, a
+different element is replaced). Final blocks keep their elements: the open
+tail's element becomes the final block's element, patched (usually not at
+all). `created` counts DOM nodes built, for the benchmark.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from streampace.markdown import (
+    AppendCode,
+    FinalBlock,
+    MarkdownStream,
+    Op,
+    SetTail,
+    UpdateBlock,
+)
+from streampace.markdown.parser import Parser, default_parser
+from streampace.markdown.safety import is_safe_link
+
+__all__ = ["MarkdownView", "RebuildView"]
+
+# Built at import, so a memory snapshot of the imported page modules holds it
+# ready (scripts/make_snapshot.mjs): no parser set-up at boot.
+default_parser()
+
+_TEXT_NODE_LIMIT = 4096  # as in renderer.py: Blink's appendData copies the whole node
+_URL_ATTRS = ("href", "src")
+
+
+class _Text:
+    """A text node (a run of Text nodes once it grows: see `_grow`)."""
+
+    __slots__ = ("node", "el", "last", "size", "ascii", "extra")
+
+    def __init__(self, node: str, el: Any) -> None:
+        self.node = node
+        self.el = el
+        self.last = el
+        self.size = len(node)
+        self.ascii = node.isascii()  # whether `last` holds ASCII only
+        self.extra: list[Any] = []
+
+    def remove(self) -> None:
+        for node in self.extra:
+            node.remove()
+        self.el.remove()
+
+
+class _Elem:
+    __slots__ = ("node", "el", "kids")
+
+    def __init__(self, node: tuple, el: Any, kids: list) -> None:
+        self.node = node
+        self.el = el
+        self.kids = kids
+
+    def remove(self) -> None:
+        self.el.remove()
+
+
+class MarkdownView:
+    """One message body rendered from Markdown deltas into `container`."""
+
+    def __init__(self, doc: Any, container: Any, parser: Parser) -> None:
+        self.doc = doc
+        self.container = container
+        self.stream = MarkdownStream(parser=parser)
+        self.final: list[Any] = []
+        self.tail: list[Any] = []
+        self.created = 0   # DOM nodes created (elements and text nodes)
+        self.replaced = 0  # shown nodes replaced by a different element (rebuilt)
+        self.text_ops = 0  # appendData / data writes
+
+    # -- public ------------------------------------------------------------
+    def feed(self, delta: str) -> None:
+        self.apply(self.stream.feed(delta))
+
+    def close(self) -> None:
+        self.apply(self.stream.close())
+
+    def apply(self, ops: list[Op]) -> None:
+        for op in ops:
+            if isinstance(op, AppendCode):
+                self._append_code(op.text, op.node)
+            elif isinstance(op, SetTail):
+                self._set_tail(op.nodes)
+            elif isinstance(op, FinalBlock):
+                if self.tail:
+                    mirror = self._patch(self.tail.pop(0), op.node)
+                else:
+                    mirror = self._build(op.node)
+                    if self.tail:
+                        self.container.insertBefore(mirror.el, self.tail[0].el)
+                    else:
+                        self.container.append(mirror.el)
+                self.final.append(mirror)
+            elif isinstance(op, UpdateBlock):
+                self.final[op.index] = self._patch(self.final[op.index], op.node)
+
+    def block_elements(self) -> list[Any]:
+        return [m.el for m in self.final]
+
+    # -- ops ---------------------------------------------------------------
+    def _set_tail(self, nodes: tuple) -> None:
+        tail = self.tail
+        for i, node in enumerate(nodes):
+            if i < len(tail):
+                tail[i] = self._patch(tail[i], node)
+            else:
+                mirror = self._build(node)
+                self.container.append(mirror.el)
+                tail.append(mirror)
+        for extra in tail[len(nodes):]:
+            extra.remove()
+        del tail[len(nodes):]
+
+    def _append_code(self, text: str, new_node: tuple) -> None:
+        pre = self.tail[-1]
+        code = pre.kids[0]
+        if code.kids:
+            self._grow(code.kids[0], code.kids[0].node + text)
+        else:
+            mirror = self._build(text)
+            code.el.append(mirror.el)
+            code.kids.append(mirror)
+        code.node = new_node[2][0]
+        pre.node = new_node
+
+    # -- tree -> DOM -------------------------------------------------------
+    def _build(self, node: Any) -> Any:
+        self.created += 1
+        if isinstance(node, str):
+            return _Text(node, self.doc.createTextNode(node))
+        tag, attrs, children = node
+        el = self.doc.createElement(tag)
+        for name, value in attrs:
+            self._set_attr(el, name, value)
+        kids = [self._build(child) for child in children]
+        if kids:
+            el.append(*[k.el for k in kids])
+        return _Elem(node, el, kids)
+
+    def _set_attr(self, el: Any, name: str, value: str) -> None:
+        # Defence in depth: the parser already refused unsafe URLs.
+        if name in _URL_ATTRS and not is_safe_link(value):
+            value = "#"
+        el.setAttribute(name, value)
+
+    def _patch(self, mirror: Any, new: Any) -> Any:
+        old = mirror.node
+        if old is new or old == new:
+            return mirror
+        if isinstance(new, str):
+            if isinstance(mirror, _Text):
+                self._grow(mirror, new)
+                return mirror
+        elif isinstance(mirror, _Elem) and old[0] == new[0]:
+            if old[1] != new[1]:
+                self._patch_attrs(mirror.el, old[1], new[1])
+            self._patch_kids(mirror, new[2])
+            mirror.node = new
+            return mirror
+        fresh = self._build(new)
+        self.replaced += 1
+        if isinstance(mirror, _Text):
+            for node in mirror.extra:
+                node.remove()
+        mirror.el.replaceWith(fresh.el)
+        return fresh
+
+    def _patch_attrs(self, el: Any, old: tuple, new: tuple) -> None:
+        before = dict(old)
+        for name, value in new:
+            if before.pop(name, None) != value:
+                self._set_attr(el, name, value)
+        for name in before:
+            el.removeAttribute(name)
+
+    def _patch_kids(self, mirror: _Elem, children: tuple) -> None:
+        kids = mirror.kids
+        keep = min(len(kids), len(children))
+        for i in range(keep):
+            kids[i] = self._patch(kids[i], children[i])
+        for extra in kids[keep:]:
+            extra.remove()
+        del kids[keep:]
+        for child in children[keep:]:
+            fresh = self._build(child)
+            mirror.el.append(fresh.el)
+            kids.append(fresh)
+
+    def _grow(self, mirror: _Text, new: str) -> None:
+        old = mirror.node
+        self.text_ops += 1
+        if new.startswith(old):
+            piece = new[len(old):]
+            # appendData is cheap only on a short ASCII node (renderer.py measured
+            # Blink: ~0.7-1.7 ms per call on a node holding non-ASCII text, a copy
+            # of the whole string on a long one); otherwise a new sibling Text node.
+            if mirror.ascii and piece.isascii() and (
+                    mirror.size + len(piece) <= _TEXT_NODE_LIMIT or mirror.size == 0):
+                mirror.last.appendData(piece)
+                mirror.size += len(piece)
+            else:
+                node = self.doc.createTextNode(piece)
+                self.created += 1
+                mirror.last.after(node)
+                mirror.extra.append(node)
+                mirror.last = node
+                mirror.size = len(piece)
+                mirror.ascii = piece.isascii()
+        else:
+            for node in mirror.extra:
+                node.remove()
+            mirror.extra.clear()
+            mirror.el.data = new
+            mirror.last = mirror.el
+            mirror.size = len(new)
+            mirror.ascii = new.isascii()
+        mirror.node = new
+
+
+class RebuildView(MarkdownView):
+    """The baseline other renderers implement: on every update, parse the whole
+    message as it stands and rebuild its DOM (no finality, no held-back
+    openers). Used by the demo's "as delivered" pane for comparison.
+
+    Like such renderers it throttles itself once a rebuild gets expensive: after
+    a rebuild that took t, updates within 4 t are folded into the next one
+    (so the baseline never takes more than a fifth of the main thread, which
+    the paced pane shares); the message's end always shows everything.
+    """
+
+    def __init__(self, doc: Any, container: Any, parser: Parser) -> None:
+        super().__init__(doc, container, parser)
+        self.parser = parser
+        self.text = ""
+        self.rebuilds = 0
+        self._next = 0.0
+        self._dirty = False
+
+    def feed(self, delta: str) -> None:
+        self.text += delta
+        if time.perf_counter() < self._next:
+            self._dirty = True
+            return
+        self._rebuild()
+
+    def close(self) -> None:
+        if self._dirty:
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        t0 = time.perf_counter()
+        nodes = self.parser.render(self.text, {})[0]
+        mirrors = [self._build(node) for node in nodes]
+        self.container.replaceChildren(*[m.el for m in mirrors])
+        self.tail = mirrors
+        self.rebuilds += 1
+        self._dirty = False
+        self._next = t0 + 5 * (time.perf_counter() - t0)

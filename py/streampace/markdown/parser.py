@@ -1,0 +1,265 @@
+"""Markdown source -> element tree, through markdown-it-py (CommonMark + GFM parts).
+
+markdown-it-py was chosen by measurement (docs/markdown.md): it passes the
+CommonMark spec and loads in Pyodide from our own archive. We use its block and
+inline parsers only; its HTML renderer is not used. Its tokens become our
+`tree` nodes here, and that is where the output is made safe:
+
+- raw HTML is off in the parser (`html=False`), so `<tag>` stays literal text;
+- links pass `safety.is_safe_link` or stay literal text (markdown-it calls our
+  validator and keeps the source as text when it refuses);
+- links get `rel="noopener noreferrer nofollow"`;
+- images from another origin become a link showing their alt text unless
+  `allow_images` is set;
+- only tags and attributes listed here can appear.
+
+GFM parts: tables and strikethrough come from markdown-it-py; task list items
+and bare-URL autolinks (`https://…`, `www.…`) are added here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import unescapeAll
+
+from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
+from streampace.markdown.tree import Element, Node
+
+__all__ = ["Parser", "default_parser"]
+
+_ALIGN = {"text-align:left": "left", "text-align:right": "right", "text-align:center": "center"}
+_SIMPLE_INLINE = {"em_open": "em", "strong_open": "strong", "s_open": "del"}
+_SIMPLE_BLOCK = {
+    "blockquote_open", "bullet_list_open", "list_item_open", "thead_open", "tbody_open",
+    "tr_open", "table_open",
+}
+_TASK = re.compile(r"^\[([ xX])\](?=[ \t]|$)")
+# GFM extended autolinks: after start, whitespace or one of *_~( .
+_BARE_URL = re.compile(r"(?:(?<=[\s*_~(])|^)(?:https?://|www\.)[^\s<]*", re.IGNORECASE)
+_DOMAIN = re.compile(r"^(?:https?://)?(?:www\.)?[\w-]+(?:\.[\w-]+)*", re.IGNORECASE)
+_TRAILING_ENTITY = re.compile(r"&[A-Za-z0-9]+;$")
+
+
+def _trim_url(url: str) -> str:
+    """GFM's end rules: trailing punctuation, unbalanced ')' and entity-like tails."""
+    while url:
+        if url[-1] in "?!.,:*_~'\"" or url[-1] == ")" and url.count(")") > url.count("("):
+            url = url[:-1]
+        elif url[-1] == ";" and _TRAILING_ENTITY.search(url):
+            url = url[: _TRAILING_ENTITY.search(url).start()]
+        else:
+            break
+    return url
+
+
+class Parser:
+    """One configured markdown-it-py instance and the token -> tree conversion."""
+
+    def __init__(self, *, allow_images: bool = False, autolink: bool = True) -> None:
+        self.allow_images = allow_images
+        self.autolink = autolink
+        md = MarkdownIt("commonmark", {"html": False})
+        md.enable(["table", "strikethrough"])
+        md.validateLink = is_safe_link  # type: ignore[method-assign]
+        self.md = md
+        # Block structure only (no inline pass): cheap, used to find block boundaries.
+        blocks = MarkdownIt("commonmark", {"html": False})
+        blocks.enable(["table", "strikethrough"])
+        blocks.disable(["inline", "text_join"])
+        self.blocks_md = blocks
+
+    # -- parsing -------------------------------------------------------------
+    def block_starts(self, src: str, refs: dict) -> list[tuple[int, int, str]]:
+        """(start line, end line, token type) of each top-level block of `src`."""
+        env: dict[str, Any] = {"references": dict(refs)}
+        out = []
+        for tok in self.blocks_md.parse(src, env):
+            if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
+                out.append((tok.map[0], tok.map[1], tok.type))
+        return out
+
+    def render(self, src: str, refs: dict) -> tuple[list[Node], dict]:
+        """Top-level nodes of `src`, and the references known after it."""
+        env: dict[str, Any] = {"references": dict(refs)}
+        tokens = self.md.parse(src, env)
+        return self._blocks(tokens), env["references"]
+
+    # -- tokens -> tree ------------------------------------------------------
+    def _blocks(self, tokens: list) -> list[Node]:
+        # Each frame: [tag, attrs, children, transparent]; a hidden paragraph
+        # (tight list) is transparent: its children join the parent.
+        root: list[Any] = [None, (), [], False]
+        stack = [root]
+        for tok in tokens:
+            t = tok.type
+            if tok.nesting == 1:
+                tag, attrs = tok.tag, ()
+                if t == "ordered_list_open":
+                    start = tok.attrs.get("start")
+                    attrs = (("start", str(start)),) if start not in (None, 1) else ()
+                elif t in ("th_open", "td_open"):
+                    align = _ALIGN.get(str(tok.attrs.get("style", "")))
+                    attrs = (("align", align),) if align else ()
+                elif t not in _SIMPLE_BLOCK and t not in ("paragraph_open", "heading_open"):
+                    tag = tok.tag or "div"
+                stack.append([tag, attrs, [], bool(tok.hidden)])
+            elif tok.nesting == -1:
+                tag, attrs, children, transparent = stack.pop()
+                parent = stack[-1][2]
+                if transparent:
+                    parent.extend(children)
+                    continue
+                if tag == "li":
+                    attrs, children = self._task_item(attrs, children)
+                parent.append((tag, attrs, tuple(children)))
+            else:
+                parent = stack[-1][2]
+                if t == "inline":
+                    parent.extend(self._inline(tok.children or []))
+                elif t == "fence":
+                    info = unescapeAll(tok.info).strip()
+                    # The class value goes through setAttribute / attribute
+                    # escaping, so any first word of the info string is safe.
+                    lang = info.split(None, 1)[0] if info else ""
+                    code_attrs = (("class", "language-" + lang),) if lang else ()
+                    parent.append(("pre", (), (("code", code_attrs, _texts(tok.content)),)))
+                elif t == "code_block":
+                    parent.append(("pre", (), (("code", (), _texts(tok.content)),)))
+                elif t == "hr":
+                    parent.append(("hr", (), ()))
+                elif t == "html_block":  # not produced with html=False; text if it were
+                    parent.append(("p", (), (tok.content,)))
+        return root[2]
+
+    def _task_item(self, attrs: tuple, children: list) -> tuple[tuple, list]:
+        if not children:
+            return attrs, children
+        first = children[0]
+        if isinstance(first, str):
+            host, index = None, 0
+            text = first
+        elif first[0] == "p" and first[2] and isinstance(first[2][0], str):
+            host, index = first, 0
+            text = first[2][0]
+        else:
+            return attrs, children
+        match = _TASK.match(text)
+        if not match:
+            return attrs, children
+        box: Element = ("input", (("type", "checkbox"), ("disabled", ""))
+                        + ((("checked", ""),) if match.group(1) in "xX" else ()), ())
+        rest = text[match.end():]
+        inner: list[Node] = [box] + ([rest] if rest else [])
+        if host is None:
+            children = inner + children[1:]
+        else:
+            para = (host[0], host[1], tuple(inner) + tuple(host[2][index + 1:]))
+            children = [para] + children[1:]
+        return attrs + (("class", "task-list-item"),), children
+
+    def _inline(self, tokens: list) -> list[Node]:
+        root: list[Any] = [None, (), []]
+        stack = [root]
+        in_link = 0
+
+        def add(node: Node) -> None:
+            kids = stack[-1][2]
+            if isinstance(node, str) and (not node or (kids and isinstance(kids[-1], str))):
+                if node:  # markdown-it leaves empty text tokens behind delimiters
+                    kids[-1] += node
+            else:
+                kids.append(node)
+
+        def add_text(text: str) -> None:
+            if not self.autolink or in_link or ("://" not in text and "www." not in text.lower()):
+                add(text)
+                return
+            pos = 0
+            for m in _BARE_URL.finditer(text):
+                url = _trim_url(m.group(0))
+                if not _DOMAIN.match(url) or len(url) <= len("www.") or url.lower() in (
+                        "http://", "https://", "www."):
+                    continue
+                href = url if "://" in url else "http://" + url
+                if not is_safe_link(href):
+                    continue
+                if m.start() > pos:
+                    add(text[pos:m.start()])
+                add(("a", (("href", href), ("rel", LINK_REL)), (url,)))
+                pos = m.start() + len(url)
+            if pos < len(text):
+                add(text[pos:])
+
+        for tok in tokens:
+            t = tok.type
+            if t in ("text", "text_special"):
+                add_text(tok.content)
+            elif t == "softbreak":
+                add("\n")
+            elif t == "hardbreak":
+                add(("br", (), ()))
+            elif t == "code_inline":
+                add(("code", (), (tok.content,)))
+            elif t in _SIMPLE_INLINE:
+                stack.append([_SIMPLE_INLINE[t], (), []])
+            elif t == "link_open":
+                href = str(tok.attrs.get("href", ""))
+                attrs = (("href", href),)
+                if tok.attrs.get("title"):
+                    attrs += (("title", str(tok.attrs["title"])),)
+                stack.append(["a", attrs + (("rel", LINK_REL),), []])
+                in_link += 1
+            elif tok.nesting == -1 and len(stack) > 1:
+                tag, attrs, kids = stack.pop()
+                if tag == "a":
+                    in_link -= 1
+                add((tag, attrs, tuple(kids)))
+            elif t == "image":
+                add(self._image(tok))
+            elif t == "html_inline":  # not produced with html=False
+                add(tok.content)
+        return root[2]
+
+    def _image(self, tok: Any) -> Element:
+        src = str(tok.attrs.get("src", ""))
+        alt = "".join(_plain(c) for c in (tok.children or []))
+        title = tok.attrs.get("title")
+        if self.allow_images or is_same_origin(src):
+            attrs = (("src", src), ("alt", alt))
+            if title:
+                attrs += (("title", str(title)),)
+            return ("img", attrs, ())
+        attrs = (("href", src), ("rel", LINK_REL), ("class", "sp-image-link"))
+        if title:
+            attrs += (("title", str(title)),)
+        return ("a", attrs, (alt or src,))
+
+
+def _texts(text: str) -> tuple[str, ...]:
+    return (text,) if text else ()
+
+
+def _plain(tok: Any) -> str:
+    """markdown-it's alt text: the inline content as plain text."""
+    if tok.type in ("text", "text_special", "code_inline"):
+        return tok.content
+    if tok.type in ("softbreak", "hardbreak"):
+        return "\n"
+    if tok.type == "image":
+        return "".join(_plain(c) for c in (tok.children or []))
+    return ""
+
+
+_default: Parser | None = None
+
+
+def default_parser() -> Parser:
+    """The shared parser with default options (parsers are stateless between
+    parses, so every stream and renderer can use one)."""
+    global _default
+    if _default is None:
+        _default = Parser()
+    return _default

@@ -1,0 +1,515 @@
+"""`MarkdownStream`: one message's Markdown, rendered incrementally.
+
+The document is a list of *final* blocks followed by an *open tail* (the source
+not yet final). Each `feed` re-renders only the tail, so a frame costs the
+delta plus the open block, never the document:
+
+- A top-level block is final once a later top-level block has started on a
+  complete line (CommonMark decides block structure line by line, so nothing
+  after that line can reopen it), or at once when it cannot grow: a heading or
+  thematic break on a complete line, a fenced code block whose closing fence
+  line is complete. A final block is rendered once from its own source with the
+  link references defined before it, and never again. (References defined
+  later do not reach back into final blocks; see docs/markdown.md.)
+- An open top-level fenced code block is not re-parsed: new lines are appended
+  as code text (`AppendCode`).
+- Otherwise the tail is re-rendered from `tail.display_source`, which holds
+  back or closes unfinished constructs so none flips between raw and formatted.
+
+Changes come out of `feed`/`close` as operations (`FinalBlock`, `SetTail`,
+`AppendCode`) for a renderer; `to_html` serialises the current document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from streampace.markdown.parser import Parser, default_parser
+from streampace.markdown.tail import _MARKER_ONLY, display_source
+from streampace.markdown.tree import Node, to_html
+
+__all__ = [
+    "AppendCode", "FinalBlock", "MarkdownStream", "Op", "SetTail", "UpdateBlock", "render_html",
+]
+
+_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})([^\n]*)$")
+_ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class FinalBlock:
+    """Append `node` as a final block; it replaces the first node of the tail
+    (a renderer keeps that element and patches it: usually nothing changes)."""
+
+    node: Node
+
+
+@dataclass(frozen=True, slots=True)
+class SetTail:
+    """The open tail is now `nodes` (a renderer patches what differs)."""
+
+    nodes: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AppendCode:
+    """Append `text` to the code element of the open tail's (only) code block;
+    `node` is that block afterwards."""
+
+    text: str
+    node: Node
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateBlock:
+    """Final block `index` is now `node`: only when a link reference defined
+    later resolves a link in it (see `_resolve_back`)."""
+
+    index: int
+    node: Node
+
+
+Op = FinalBlock | SetTail | AppendCode | UpdateBlock
+
+
+_PLAIN = re.compile(r"(?:[^\W_]|[ ,.;?])+")
+_CLOSERS = frozenset("*_~`")
+_NO_PLAIN_APPEND = frozenset({"a", "pre", "table"})
+
+
+def _plain_append_state(tail: str, shown: str, nodes: tuple) -> str | None:
+    """The held trailing blanks if plain text may be appended to `nodes`, else None.
+
+    Holds when the display is the raw tail with at most closers added (no
+    held-back construct), the source ends in plain text on a line with text,
+    and the document ends in a text node outside links, code blocks and tables.
+    """
+    raw = tail.rstrip(" ")
+    if not nodes or not shown.startswith(raw) or not set(shown[len(raw):]) <= _CLOSERS:
+        return None
+    if not raw or not _PLAIN.fullmatch(raw[-1]):
+        return None  # the source ends in markup: new text may land outside it
+    last_line = raw.rsplit("\n", 1)[-1]
+    if not last_line.strip() or _MARKER_ONLY.match(last_line) or "\t" in last_line:
+        return None
+    node = nodes[-1]
+    while not isinstance(node, str):
+        if node[0] in _NO_PLAIN_APPEND or not node[2]:
+            return None
+        node = node[2][-1]
+    if not node or node[-1] in _CLOSERS:
+        return None  # a closer we added did not close: it shows, text goes after it
+    return tail[len(raw):]
+
+
+def _grow_last(node: Node, text: str) -> Node:
+    if isinstance(node, str):
+        return node + text
+    tag, attrs, kids = node
+    return (tag, attrs, kids[:-1] + (_grow_last(kids[-1], text),))
+
+
+_ITEM = re.compile(r"^( {0,3})([-+*]|\d{1,9}([.)]))(?:[ \t]|$)")
+_ROW = re.compile(r"^ {0,3}\|")
+
+
+def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """(earlier items, last item, list tags) of an open top-level list, or
+    (header + earlier rows, header + last row, ("table",)) of a table."""
+    lines = shown.split("\n")
+    first = _ITEM.match(lines[0])
+    # Only a list at column 0: a marker line there is always its next item.
+    if first is not None and not first.group(1):
+        indent, marker, delim = first.group(1), first.group(2), first.group(3)
+        for k in range(len(lines) - 1, 0, -1):
+            m = _ITEM.match(lines[k])
+            if m is not None and m.group(1) == indent and (
+                    m.group(3) == delim if delim else m.group(2) == marker):
+                return ("\n".join(lines[:k]) + "\n", "\n".join(lines[k:]),
+                        ("ol",) if delim else ("ul",))
+        return None
+    if len(lines) >= 4 and _ROW.match(lines[0]) and all(_ROW.match(x) for x in lines[2:]):
+        return ("\n".join(lines[:-1]) + "\n", "\n".join(lines[:2] + lines[-1:]), ("table",))
+    return None
+
+
+def _loose(node: Node) -> bool:
+    return any(not isinstance(k, str) and k[0] == "p"
+               for li in node[2] if not isinstance(li, str) for k in li[2])
+
+
+def _join(head: Node, rest: list[Node], blank_between: bool) -> tuple[Node, ...] | None:
+    if not rest or isinstance(rest[0], str) or rest[0][0] != head[0]:
+        return None
+    first = rest[0]
+    if head[0] == "table":
+        body = [k for k in head[2] if k[0] == "tbody"]
+        more = [k for k in first[2] if k[0] == "tbody"]
+        rows = (body[0][2] if body else ()) + (more[0][2] if more else ())
+        kids = tuple(k for k in head[2] if k[0] != "tbody") + (
+            (("tbody", (), rows),) if rows else ())
+        return ((head[0], head[1], kids), *rest[1:])
+    loose = _loose(head)
+    if loose != _loose(first) or (blank_between and not loose):
+        return None  # looseness is the whole list's: parse it whole
+    return ((head[0], head[1], head[2] + first[2]), *rest[1:])
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+# Tail states (the only transitions: _step and _fence_step).
+TAIL = "tail"        # re-rendered from display_source on each change
+FENCE = "fence"      # a top-level fenced code block: appended to, not re-parsed
+CLOSED = "closed"    # close() was called: everything is final
+
+
+class MarkdownStream:
+    """Feed one message's Markdown deltas; read block operations and HTML."""
+
+    def __init__(self, *, allow_images: bool = False, autolink: bool = True,
+                 parser: Parser | None = None) -> None:
+        if parser is None:
+            parser = (default_parser() if not allow_images and autolink
+                      else Parser(allow_images=allow_images, autolink=autolink))
+        self.parser = parser
+        self.blocks: list[Node] = []       # final blocks
+        self.tail_nodes: tuple[Node, ...] = ()
+        self.state = TAIL
+        self._tail = ""                    # source not yet final (normalised newlines)
+        self._refs: dict = {}              # link references from final blocks
+        self._cr = False                   # a delta ended with '\r' (maybe half of '\r\n')
+        # FENCE state: the fence run, the opening line's node, code shown so far.
+        self._fence = ""
+        self._fence_attrs: tuple = ()
+        self._code = ""
+        self._code_end = 0                 # tail offset of the first line not fully shown
+        self._shown_partial = 0            # characters of that line already shown
+        self.renders = 0                   # tail parses (for benchmarks)
+        self.plain_appends = 0             # deltas shown without a parse
+        # Trailing blanks not yet shown while plain appends are valid; None: not valid.
+        self._held: str | None = None
+        # An open list's / table's earlier items: their source and their node.
+        self._prefix_src = ""
+        self._prefix_node: Node | None = None
+        self._rest_nodes: list[Node] = []   # the last item / row as last shown
+        self._shown: str | None = None     # display source of tail_nodes, if reusable
+        self._grown = ""                   # its source, as it extends the prefix
+        # Final blocks that could hold a reference link: (index, source, folded).
+        self._bracketed: list[tuple[int, str, str]] = []
+
+    # -- public ------------------------------------------------------------
+    def feed(self, delta: str) -> list[Op]:
+        if self.state == CLOSED:
+            raise ValueError("feed() after close()")
+        if not delta:
+            return []
+        delta = self._normalise(delta)
+        self._tail += delta
+        return self._step(closing=False, delta=delta)
+
+    def close(self) -> list[Op]:
+        if self.state == CLOSED:
+            return []
+        if self._cr:
+            self._tail += "\n"
+            self._cr = False
+        ops = self._step(closing=True)
+        self.state = CLOSED
+        return ops
+
+    @property
+    def closed(self) -> bool:
+        return self.state == CLOSED
+
+    def nodes(self) -> list[Node]:
+        return self.blocks + list(self.tail_nodes)
+
+    def to_html(self) -> str:
+        return to_html(self.nodes())
+
+    # -- internals ---------------------------------------------------------
+    def _normalise(self, delta: str) -> str:
+        if self._cr:
+            delta = "\r" + delta
+            self._cr = False
+        if delta.endswith("\r"):
+            delta = delta[:-1]
+            self._cr = True
+        if "\r" in delta:
+            delta = delta.replace("\r\n", "\n").replace("\r", "\n")
+        if "\0" in delta:
+            delta = delta.replace("\0", "\ufffd")
+        return delta
+
+    def _step(self, closing: bool, delta: str | None = None) -> list[Op]:
+        ops: list[Op] = []
+        if self.state == FENCE:
+            done = self._fence_step(ops, closing)
+            if not done:
+                return ops
+            delta = None
+        tail = self._tail
+        # Block structure and finality depend on complete lines only: without a
+        # new line break there is nothing to decide, just the tail to show.
+        if not closing and delta is not None and "\n" not in delta:
+            if self._held is not None and self._append_plain(delta, ops):
+                return ops
+            self._show_tail(tail, ops)
+            return ops
+        complete = tail.count("\n") if not closing else tail.count("\n") + 1
+        blocks = self.parser.block_starts(tail, self._refs) if tail.strip() else []
+        # How many leading blocks are final.
+        final = 0
+        if closing:
+            final = len(blocks)
+        else:
+            for k in range(len(blocks) - 1, 0, -1):
+                if blocks[k][0] < complete:
+                    final = k
+                    break
+            if final < len(blocks) and self._cannot_grow(tail, blocks[final], complete):
+                final += 1
+        if final:
+            # The tail keeps everything from the first open block (or, when all
+            # blocks are final, from the end of the last one: a partial line).
+            cut_line = blocks[final][0] if final < len(blocks) else blocks[final - 1][1]
+            self._finalise(tail, blocks[:final], cut_line, ops)
+            tail = self._tail
+        if closing:
+            if tail.strip():  # reference definitions after the last block
+                known = set(self._refs)
+                self._collect_refs(tail)
+                self._resolve_back([k for k in self._refs if k not in known], ops)
+            self._tail = ""
+            if self.tail_nodes:
+                self.tail_nodes = ()
+                ops.append(SetTail(()))
+            return ops
+        if self._enter_fence(tail, ops):
+            self._held = None
+            return ops
+        self._show_tail(tail, ops)
+        return ops
+
+    def _show_tail(self, tail: str, ops: list[Op]) -> None:
+        shown = display_source(tail)
+        nodes = self._render_tail(shown) if shown.strip() else ()
+        self.renders += 1
+        if nodes != self.tail_nodes:
+            self.tail_nodes = nodes
+            ops.append(SetTail(nodes))
+        self._held = _plain_append_state(tail, shown, nodes)
+        # Kept for _finalise: a block shown from its unchanged source needs no parse.
+        self._shown = shown if "]:" not in shown else None
+
+    def _render_tail(self, shown: str) -> tuple[Node, ...]:
+        """The open tail's nodes. An open list or table is parsed as its earlier
+        items / rows (cached: parsed once per new item) plus its last item /
+        row parsed alone, and the two are joined, so a frame costs the last
+        item, not the whole list. Whenever joining could differ from one parse
+        (a list turning loose), the whole block is parsed."""
+        split = _split_open_block(shown)
+        if split is not None:
+            prefix, rest, kind = split
+            if self._prefix_src != prefix:
+                head: Node | None = None
+                if self._prefix_node is not None and prefix == self._prefix_src + self._grown:
+                    # The previous last item is complete now: join what was shown.
+                    joined = _join(self._prefix_node, self._rest_nodes,
+                                   blank_between=self._prefix_src.endswith("\n\n"))
+                    head = joined[0] if joined is not None and len(joined) == 1 else None
+                if head is None:
+                    nodes = self.parser.render(prefix, self._refs)[0]
+                    head = nodes[0] if len(nodes) == 1 else None
+                self._prefix_src, self._prefix_node = prefix, head
+            head = self._prefix_node
+            if head is not None and head[0] in kind:
+                rest_nodes = self.parser.render(rest, self._refs)[0]
+                joined = _join(head, rest_nodes, blank_between=prefix.endswith("\n\n"))
+                if joined is not None:
+                    self._rest_nodes = rest_nodes
+                    # What this item / row adds to the prefix once the next one starts.
+                    self._grown = rest if kind != ("table",) else rest.split("\n", 2)[2]
+                    return joined
+        return tuple(self.parser.render(shown, self._refs)[0])
+
+    def _append_plain(self, delta: str, ops: list[Op]) -> bool:
+        """Plain words appended to plain text: grow the last text node, no parse.
+
+        Valid while `_held` is set (see `_plain_append_state`) and the delta has
+        only letters, digits, spaces and `,.;?`: such characters open and
+        close nothing, so the parse of the longer source is the old one with
+        the text appended. A possible bare URL goes the full way.
+        """
+        if not _PLAIN.fullmatch(delta):
+            return False
+        text = self._held + delta
+        visible = text.rstrip(" ")
+        if visible:
+            recent = self._tail[-(len(delta) + 80):].lower()
+            if "://" in recent or "www." in recent:
+                return False
+            self.tail_nodes = self.tail_nodes[:-1] + (_grow_last(self.tail_nodes[-1], visible),)
+            ops.append(SetTail(self.tail_nodes))
+        self._held = text[len(visible):]
+        self._shown = None
+        self.plain_appends += 1
+        return True
+
+    def _cannot_grow(self, tail: str, block: tuple[int, int, str], complete: int) -> bool:
+        start, end, kind = block
+        if end > complete:
+            return False
+        if kind == "hr":
+            return True
+        if kind == "heading_open":
+            return True
+        if kind in ("paragraph_open", "blockquote_open", "table_open"):
+            # A blank line ends these for good (a list or indented code may
+            # continue past one; these cannot).
+            lines = tail.split("\n", end + 1)
+            return any(i < complete and i < len(lines) and not lines[i].strip()
+                       for i in (end - 1, end) if i > start)
+        if kind == "fence":
+            lines = tail.split("\n", end)[start:end]
+            if len(lines) < 2:
+                return False
+            opening = lines[0].lstrip(" ")
+            run = opening[: len(opening) - len(opening.lstrip(opening[0]))]
+            closing = lines[-1].strip()
+            return bool(closing) and set(closing) == {run[0]} and len(closing) >= len(run)
+        return False
+
+    def _finalise(self, tail: str, blocks: list[tuple[int, int, str]], cut_line: int,
+                  ops: list[Op]) -> None:
+        lines = tail.split("\n")
+        known = set(self._refs)
+        starts = [b[0] for b in blocks] + [cut_line]
+        if starts[0] > 0:  # reference definitions before the first block
+            self._collect_refs("\n".join(lines[: starts[0]]))
+        shown_prev, self._shown = self._shown, None
+        for index, (start, end, _kind) in enumerate(blocks):
+            src = "\n".join(lines[start:end]) + "\n"
+            if index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
+                    shown_prev == src or shown_prev.startswith(src + "\n")):
+                # The last display showed this block from this very source, alone or
+                # followed by a blank line (so nothing after it changed it), with
+                # no reference definitions anywhere: that render is final.
+                nodes = [self.tail_nodes[0]]
+            else:
+                nodes, refs = self.parser.render(src, self._refs)
+                self._refs = refs
+            nxt = starts[index + 1]
+            if end < nxt:
+                self._collect_refs("\n".join(lines[end:nxt]))
+            if len(nodes) == 1 and "[" in src and "]" in src:
+                self._bracketed.append((len(self.blocks), src, _fold(src)))
+            for node in nodes:
+                self.blocks.append(node)
+                ops.append(FinalBlock(node))
+                if self.tail_nodes:
+                    self.tail_nodes = self.tail_nodes[1:]
+        # Blank lines between top-level blocks carry nothing: drop them, so
+        # the tail starts at its block (the fenced-code path looks there).
+        while cut_line < len(lines) - 1 and not lines[cut_line].strip():
+            cut_line += 1
+        self._tail = "\n".join(lines[cut_line:])
+        if len(self._refs) != len(known):
+            self._resolve_back([k for k in self._refs if k not in known], ops)
+
+    def _resolve_back(self, labels: list[str], ops: list[Op]) -> None:
+        """Re-render final blocks that mention a label defined after them.
+
+        CommonMark lets a reference definition come after its use. This is the
+        one case where a final block changes: only blocks whose source contains
+        the new label, only when a definition arrives (rare in model output).
+        """
+        folded = [_fold(label) for label in labels]
+        for index, src, fsrc in self._bracketed:
+            if any(label in fsrc for label in folded):
+                nodes, _ = self.parser.render(src, self._refs)
+                if len(nodes) == 1 and nodes[0] != self.blocks[index]:
+                    self.blocks[index] = nodes[0]
+                    ops.append(UpdateBlock(index, nodes[0]))
+
+    def _collect_refs(self, src: str) -> None:
+        if src.strip():
+            self._refs = self.parser.render(src, self._refs)[1]
+
+    # -- fenced code fast path ---------------------------------------------
+    def _enter_fence(self, tail: str, ops: list[Op]) -> bool:
+        first, nl, _rest = tail.partition("\n")
+        if not nl:
+            return False
+        m = _FENCE_OPEN.match(first)
+        if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
+            return False
+        nodes = self.parser.render(first, self._refs)[0]
+        if len(nodes) != 1 or nodes[0][0] != "pre":
+            return False
+        self.state = FENCE
+        self._fence = m.group(1)
+        self._fence_attrs = nodes[0][2][0][1]
+        self._code = ""
+        self._code_end = len(first) + 1
+        self._shown_partial = 0
+        self._tail_code(ops, force=True)
+        self._fence_step(ops, closing=False)
+        return True
+
+    def _tail_code(self, ops: list[Op], force: bool = False) -> None:
+        node = ("pre", (), (("code", self._fence_attrs, (self._code,) if self._code else ()),))
+        self.tail_nodes = (node,)
+        self._shown = None
+        if force:
+            ops.append(SetTail(self.tail_nodes))
+
+    def _fence_step(self, ops: list[Op], closing: bool) -> bool:
+        """Append new code text; True when the fence closed (or the stream did)."""
+        if closing:
+            self.state = TAIL  # the closing render parses the whole block
+            return True
+        tail = self._tail
+        pos = self._code_end
+        char, width = self._fence[0], len(self._fence)
+        added = []
+        while True:
+            nl = tail.find("\n", pos)
+            line = tail[pos:] if nl < 0 else tail[pos:nl]
+            indent = len(line) - len(line.lstrip(" "))
+            stripped = line.strip()
+            if nl < 0:
+                # A partial last line is shown unless it could still become the
+                # closing fence.
+                if line and not (indent <= 3 and set(stripped) <= {char}):
+                    added.append(line[self._shown_partial:])
+                    self._shown_partial = len(line)
+                break
+            if indent <= 3 and len(stripped) >= width and set(stripped) == {char}:
+                self._flush_code(added, ops)
+                self.state = TAIL
+                return True
+            added.append(line[self._shown_partial:] + "\n")
+            self._shown_partial = 0
+            pos = nl + 1
+            self._code_end = pos
+        self._flush_code(added, ops)
+        return False
+
+    def _flush_code(self, added: list[str], ops: list[Op]) -> None:
+        text = "".join(added)
+        if text:
+            self._code += text
+            self._tail_code(ops)
+            ops.append(AppendCode(text, self.tail_nodes[0]))
+
+
+def render_html(text: str, *, allow_images: bool = False, autolink: bool = True) -> str:
+    """One-shot render: identical to feeding `text` whole and closing."""
+    stream = MarkdownStream(allow_images=allow_images, autolink=autolink)
+    stream.feed(text)
+    stream.close()
+    return stream.to_html()

@@ -1,0 +1,76 @@
+"""The rendered form of Markdown: a small immutable element tree.
+
+A node is either a `str` (text) or an `Element` tuple `(tag, attrs, children)`
+with `attrs` a tuple of `(name, value)` pairs and `children` a tuple of nodes.
+Tuples compare by value in C, so a renderer can skip an unchanged subtree with
+one `==`. Both `to_html` and the browser's DOM builder consume this tree; the
+tags and attributes in it are a closed set chosen by `parser.py`, already
+sanitised, so neither consumer has to judge stream content.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+__all__ = ["Element", "Node", "VOID_TAGS", "BLOCK_TAGS", "element", "text_of", "to_html"]
+
+Node = Union[str, "Element"]
+Element = tuple  # (tag: str, attrs: tuple[tuple[str, str], ...], children: tuple[Node, ...])
+
+VOID_TAGS = frozenset({"hr", "br", "img", "input"})
+# Elements after whose closing tag the HTML form puts a newline (markdown-it's layout).
+BLOCK_TAGS = frozenset({
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "ul", "ol", "li", "pre", "hr",
+    "table", "thead", "tbody", "tr", "th", "td",
+})
+# Containers whose opening tag is followed by a newline.
+_OPEN_NL = frozenset({"blockquote", "ul", "ol", "table", "thead", "tbody", "tr"})
+
+
+def element(tag: str, attrs: tuple = (), children: tuple = ()) -> Element:
+    return (tag, attrs, children)
+
+
+def text_of(node: Node) -> str:
+    """The text content of `node` (what a reader sees, without markup)."""
+    if isinstance(node, str):
+        return node
+    return "".join(text_of(child) for child in node[2])
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _escape_attr(text: str) -> str:
+    return _escape(text).replace('"', "&quot;")
+
+
+def _write(node: Node, out: list[str]) -> None:
+    if isinstance(node, str):
+        out.append(_escape(node))
+        return
+    tag, attrs, children = node
+    out.append("<" + tag)
+    for name, value in attrs:
+        out.append(f' {name}="{_escape_attr(value)}"')
+    if tag in VOID_TAGS:
+        out.append(" />\n" if tag in BLOCK_TAGS or tag == "br" else " />")
+        return
+    out.append(">")
+    if tag in _OPEN_NL or (tag == "li" and children and not isinstance(children[0], str)
+                           and children[0][0] in BLOCK_TAGS):
+        out.append("\n")
+    for child in children:
+        _write(child, out)
+    out.append(f"</{tag}>")
+    if tag in BLOCK_TAGS:
+        out.append("\n")
+
+
+def to_html(nodes: list[Node] | tuple[Node, ...]) -> str:
+    """Serialise top-level block nodes as HTML (text and attribute values escaped)."""
+    out: list[str] = []
+    for node in nodes:
+        _write(node, out)
+    return "".join(out)

@@ -1,0 +1,259 @@
+"""Streamed Markdown through the real embed in headless Chromium.
+
+The page is served WITHOUT a CSP here, so an injected script or handler would
+really run: the XSS corpus must produce zero calls of `window.__xss`.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_harness import BOOT_TIMEOUT_S, PageServer, ScriptedSessions, build_app, wait_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "markdown"))
+from commonmark_spec import normalise  # noqa: E402
+from streampace.markdown import render_html  # noqa: E402
+from xss_corpus import PAYLOADS  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+DOC = """# Streamed *Markdown*
+
+Paced text with **bold**, `code`, ~~old~~ and a [link](https://example.com/a "A").
+A bare URL: https://example.org/x.
+
+- one
+- two with *em*
+  - nested
+
+1. first
+2. second
+
+| event | paced? |
+|:------|-------:|
+| TEXT  | yes    |
+| TOOL  | no     |
+
+```python
+def f(x):
+    return x * 2
+```
+
+> quoted **text**
+
+- [ ] open task
+- [x] done task
+
+Final paragraph.
+"""
+
+
+@pytest.fixture(scope="module")
+def open_server(runtime_ready: None) -> Iterator[PageServer]:
+    import uvicorn
+
+    sessions = ScriptedSessions()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(build_app(sessions, None), log_level="warning", lifespan="off",
+                            ws_ping_interval=None)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
+        time.sleep(0.02)
+    try:
+        yield PageServer(port, sessions)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+@pytest.fixture(scope="module")
+def md_page(driver: Any, open_server: PageServer) -> Any:
+    # Counts any payload that runs; installed before any page script.
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": (
+        "window.__xssHits = []; window.__xss = (n) => window.__xssHits.push(n);"
+        "window.alert = (m) => window.__xssHits.push('alert:' + m);")})
+    driver.get(open_server.url("/tests/browser/pages/stream.html?sid=md-boot&format=markdown"))
+    wait_for(driver, "return !!(window.__rec && window.__rec.ready)", BOOT_TIMEOUT_S)
+    return open_server
+
+
+def ev_run(sid: str) -> dict:
+    return {"type": "RUN_STARTED", "threadId": sid, "runId": "r1"}
+
+
+def ev_end(sid: str) -> dict:
+    return {"type": "RUN_FINISHED", "threadId": sid, "runId": "r1"}
+
+
+def message(mid: str, text: str, pieces: int, rng: random.Random) -> list[list[dict]]:
+    cuts = sorted(rng.randrange(len(text) + 1) for _ in range(pieces - 1))
+    parts = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    batches = [[{"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"}]]
+    batches += [[{"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": p}]
+                for p in parts if p]
+    batches.append([{"type": "TEXT_MESSAGE_END", "messageId": mid}])
+    return batches
+
+
+def switch(driver: Any, sid: str) -> None:
+    driver.execute_script("window.streampace.switchSession(arguments[0]);", f"/ws/sessions/{sid}")
+
+
+def body_html(driver: Any, mid: str) -> str:
+    return driver.execute_script(
+        "const n = document.querySelector(`#answer [data-id='${arguments[0]}'] .sp-markdown`);"
+        "return n ? n.innerHTML : null;", mid)
+
+
+def wait_done(driver: Any, mid: str, timeout: float = 60) -> None:
+    wait_for(driver, "const n = document.querySelector(`#answer [data-id='${arguments[0]}']`);"
+             " return n && n.getAttribute('data-state') === 'done'", timeout, mid)
+
+
+def test_streamed_markdown_dom_equals_the_one_shot_render(driver: Any, md_page: Any) -> None:
+    sid = "md-render"
+    switch(driver, sid)
+    rng = random.Random(3)
+    batches = message("m1", DOC, 40, rng)
+    batches[0] = [ev_run(sid), *batches[0]]
+    batches[-1] = [*batches[-1], ev_end(sid)]
+    md_page.sessions.push_spaced(sid, batches, 15)
+    wait_done(driver, "m1")
+    shown = body_html(driver, "m1")
+    assert normalise(shown) == normalise(render_html(DOC))
+    facts = driver.execute_script(
+        "const b = document.querySelector(\"#answer [data-id='m1'] .sp-markdown\");"
+        "return {h1: b.querySelectorAll('h1').length, th: b.querySelectorAll('th').length,"
+        " code: b.querySelector('pre > code').className,"
+        " rel: b.querySelector('a').getAttribute('rel'),"
+        " boxes: b.querySelectorAll('input[type=checkbox][disabled]').length,"
+        " format: b.parentNode.getAttribute('data-format'), raw: b.textContent.includes('**')}")
+    assert facts == {"h1": 1, "th": 2, "code": "language-python",
+                     "rel": "noopener noreferrer nofollow", "boxes": 2, "format": "markdown",
+                     "raw": False}
+
+
+def test_final_block_keeps_its_node_and_selection_for_100_more_frames(
+        driver: Any, md_page: Any) -> None:
+    sid = "md-stable"
+    switch(driver, sid)
+    sessions = md_page.sessions
+    sessions.push(sid, [ev_run(sid),
+                        {"type": "TEXT_MESSAGE_START", "messageId": "s1", "role": "assistant"},
+                        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "s1",
+                         "delta": "# Stable title\n\nA first paragraph that is final.\n\n"}])
+    wait_for(driver, "return document.querySelectorAll(\"#answer [data-id='s1'] p\").length"
+             " === 1 && document.querySelector(\"#answer [data-id='s1'] p\").textContent"
+             ".endsWith('final.')", 30)
+    driver.execute_script(
+        "const b = document.querySelector(\"#answer [data-id='s1'] .sp-markdown\");"
+        "window.__h = b.children[0]; window.__p = b.children[1];"
+        "const r = document.createRange(); r.selectNodeContents(window.__p);"
+        "const s = getSelection(); s.removeAllRanges(); s.addRange(r);"
+        "window.__frames0 = window.__rec.frames.length;")
+    words = [f"word{i} **b{i}** " if i % 12 else "\n\nNew paragraph " for i in range(160)]
+    batches = [[{"type": "TEXT_MESSAGE_CONTENT", "messageId": "s1", "delta": w}] for w in words]
+    sessions.push_spaced(sid, batches, 20)
+    wait_for(driver, "return window.__rec.frames.length - window.__frames0 > 100", 60)
+    same = driver.execute_script(
+        "const b = document.querySelector(\"#answer [data-id='s1'] .sp-markdown\");"
+        "return [b.children[0] === window.__h, b.children[1] === window.__p,"
+        " window.__p.isConnected, getSelection().toString()]")
+    assert same == [True, True, True, "A first paragraph that is final."]
+    sessions.push(sid, [{"type": "TEXT_MESSAGE_END", "messageId": "s1"}, ev_end(sid)])
+    wait_done(driver, "s1")
+    stats = driver.execute_script("return window.streampace.stats().markdownDom")
+    assert stats["created"] > 0
+
+
+def test_xss_corpus_never_executes_and_reads_literally(driver: Any, md_page: Any) -> None:
+    sid = "md-xss"
+    switch(driver, sid)
+    rng = random.Random(5)
+    batches: list[list[dict]] = [[ev_run(sid)]]
+    for i, payload in enumerate(PAYLOADS):
+        batches += message(f"x{i}", payload, 4, rng)
+    batches.append([ev_end(sid)])
+    md_page.sessions.push_spaced(sid, batches, 5)
+    wait_done(driver, f"x{len(PAYLOADS) - 1}", 90)
+    time.sleep(0.5)  # an onerror / onload would fire by now
+    result = driver.execute_script(
+        "const root = document.querySelector('#answer');"
+        "const bad = [];"
+        "for (const el of root.querySelectorAll('*')) {"
+        "  for (const a of el.attributes)"
+        "    if (/^on/i.test(a.name)) bad.push(el.tagName + ' ' + a.name);"
+        "  if (/^(SCRIPT|IFRAME|SVG|STYLE|FORM|BUTTON|DETAILS|OBJECT|EMBED)$/i.test(el.tagName)"
+        "      && !el.classList.contains('sp-reasoning')) bad.push(el.tagName);"
+        "}"
+        # What the browser itself would open: the resolved URL's scheme.
+        "const hrefs = [...root.querySelectorAll('[href],[src],[formaction]')]"
+        "  .map(e => new URL(e.getAttribute('href') || e.getAttribute('src') || '',"
+        "                    location.href).protocol);"
+        "return {hits: window.__xssHits, bad, hrefs,"
+        " imgs: [...root.querySelectorAll('img')].map(i => i.getAttribute('src')),"
+        " texts: [...root.querySelectorAll('.sp-markdown')].map(n => n.textContent)};")
+    assert result["hits"] == []
+    assert result["bad"] == []
+    assert result["hrefs"] and set(result["hrefs"]) <= {"http:", "https:", "mailto:"}
+    assert result["imgs"] == []  # no image from another origin loads by default
+    assert len(result["texts"]) == len(PAYLOADS)
+    # Raw HTML payloads read literally, tags and all.
+    for payload, text in zip(PAYLOADS, result["texts"], strict=True):
+        if payload.startswith("<script>") or payload.startswith("<img src=x"):
+            assert payload in text, (payload, text)
+
+
+def test_text_format_shows_the_source_and_reasoning_stays_plain(driver: Any,
+                                                                 md_page: Any) -> None:
+    sid = "md-text"
+    driver.execute_script(
+        "const d = document.createElement('div'); d.id = 'plain'; document.body.append(d);"
+        "window.__plain = window.streampace.mount({target: d, stream: arguments[0],"
+        " format: 'text'});", f"/ws/sessions/{sid}")
+    wait_for(driver, "return window.__plain.controller !== null", 30)
+    src = "**not bold** and `not code`"
+    md_page.sessions.push(sid, [
+        ev_run(sid),
+        {"type": "TEXT_MESSAGE_START", "messageId": "p1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "p1", "delta": src},
+        {"type": "TEXT_MESSAGE_END", "messageId": "p1"}, ev_end(sid)])
+    wait_for(driver, "const n = document.querySelector('#plain .sp-message .sp-text');"
+             " return n && n.textContent === arguments[0]", 30, src)
+    assert driver.execute_script("return document.querySelectorAll('#plain strong').length") == 0
+    driver.execute_script("window.__plain.destroy()")
+
+    sid = "md-reason"
+    switch(driver, sid)
+    md_page.sessions.push(sid, [
+        ev_run(sid),
+        {"type": "REASONING_START", "messageId": "rs"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "rm", "role": "assistant"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "rm", "delta": "think **hard**"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "rm"},
+        {"type": "REASONING_END", "messageId": "rs"},
+        {"type": "TOOL_CALL_START", "toolCallId": "t1", "toolCallName": "search"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "t1", "delta": '{"q": "**x**"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "t1"}, ev_end(sid)])
+    wait_for(driver, "const n = document.querySelector('#answer .sp-tool-args');"
+             " return n && n.textContent === '{\"q\": \"**x**\"}'", 30)
+    reasoning = driver.execute_script(
+        "return document.querySelector('#answer .sp-reasoning .sp-text').textContent")
+    assert reasoning == "think **hard**"
+    assert driver.execute_script("return document.querySelector('#answer .sp-tool-args')"
+                                 ".tagName") == "PRE"

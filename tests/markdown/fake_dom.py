@@ -1,0 +1,124 @@
+"""A minimal DOM (the calls `markdown_dom.MarkdownView` makes) for CPython tests.
+
+Only the methods our builders use exist, so a call to anything else (innerHTML
+included) fails loudly. `outer_html` serialises like `tree.to_html` for
+comparison; `creations` counts nodes made.
+"""
+
+from __future__ import annotations
+
+from streampace.markdown.tree import _OPEN_NL, BLOCK_TAGS, VOID_TAGS
+
+
+class FakeNode:
+    parent: FakeElement | None = None
+
+    def remove(self) -> None:
+        if self.parent is not None:
+            self.parent.children.remove(self)
+            self.parent = None
+
+    def replaceWith(self, other: FakeNode) -> None:  # noqa: N802 (DOM name)
+        parent = self.parent
+        assert parent is not None
+        i = parent.children.index(self)
+        other.remove()
+        parent.children[i] = other
+        other.parent = parent
+        self.parent = None
+
+    def after(self, other: FakeNode) -> None:
+        parent = self.parent
+        assert parent is not None
+        other.remove()
+        parent.children.insert(parent.children.index(self) + 1, other)
+        other.parent = parent
+
+
+class FakeText(FakeNode):
+    def __init__(self, data: str) -> None:
+        self.data = data
+
+    def appendData(self, piece: str) -> None:  # noqa: N802
+        self.data += piece
+
+    @property
+    def textContent(self) -> str:  # noqa: N802
+        return self.data
+
+
+class FakeElement(FakeNode):
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        self.attrs: dict[str, str] = {}
+        self.children: list[FakeNode] = []
+
+    def setAttribute(self, name: str, value: str) -> None:  # noqa: N802
+        self.attrs[name] = value
+
+    def removeAttribute(self, name: str) -> None:  # noqa: N802
+        self.attrs.pop(name, None)
+
+    def append(self, *nodes: FakeNode) -> None:
+        for node in nodes:
+            node.remove()
+            self.children.append(node)
+            node.parent = self
+
+    def insertBefore(self, node: FakeNode, ref: FakeNode) -> None:  # noqa: N802
+        node.remove()
+        self.children.insert(self.children.index(ref), node)
+        node.parent = self
+
+    def replaceChildren(self, *nodes: FakeNode) -> None:  # noqa: N802
+        for child in list(self.children):
+            child.remove()
+        self.append(*nodes)
+
+    @property
+    def textContent(self) -> str:  # noqa: N802
+        return "".join(c.textContent for c in self.children)
+
+
+class FakeDocument:
+    def __init__(self) -> None:
+        self.creations = 0
+
+    def createElement(self, tag: str) -> FakeElement:  # noqa: N802
+        self.creations += 1
+        return FakeElement(tag)
+
+    def createTextNode(self, data: str) -> FakeText:  # noqa: N802
+        self.creations += 1
+        return FakeText(data)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def outer_html(node: FakeNode) -> str:
+    if isinstance(node, FakeText):
+        return _escape(node.data)
+    assert isinstance(node, FakeElement)
+    out = ["<" + node.tag]
+    for name, value in node.attrs.items():
+        out.append(f' {name}="{_escape(value).replace(chr(34), "&quot;")}"')
+    if node.tag in VOID_TAGS:
+        out.append(" />\n" if node.tag in BLOCK_TAGS or node.tag == "br" else " />")
+        return "".join(out)
+    out.append(">")
+    first = node.children[0] if node.children else None
+    # Adjacent text nodes (a long text split across nodes) serialise as one.
+    if node.tag in _OPEN_NL or (node.tag == "li" and isinstance(first, FakeElement)
+                                and first.tag in BLOCK_TAGS):
+        out.append("\n")
+    out.extend(outer_html(c) for c in node.children)
+    out.append(f"</{node.tag}>")
+    if node.tag in BLOCK_TAGS:
+        out.append("\n")
+    return "".join(out)
+
+
+def inner_html(el: FakeElement) -> str:
+    return "".join(outer_html(c) for c in el.children)

@@ -1,0 +1,267 @@
+"""Streaming equals one-shot, final blocks stay put, each construct changes at most once."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from commonmark_spec import load_examples, normalise
+from fake_dom import FakeDocument, FakeElement, inner_html
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streampace.browser.markdown_dom import MarkdownView, RebuildView
+from streampace.markdown import AppendCode, FinalBlock, MarkdownStream, SetTail, render_html
+from streampace.markdown.parser import Parser
+from streampace.markdown.tree import text_of
+
+from bench.traces_markdown import _section
+
+PARSER = Parser()
+
+# Pieces an answer is made of; hypothesis strings them together and cuts them.
+FRAGMENTS = [
+    "# Heading\n", "## Sub *heading*\n", "Setext\n===\n", "\n", "\n\n",
+    "Some **bold** and *italic* and ~~gone~~ text.", "A `code span` here.",
+    "A [link](https://example.com/a_b) and <https://auto.example>.",
+    "see https://bare.example/x, and www.example.org.", "- item one\n- item **two**\n",
+    "1. first\n2. second\n   continued\n", "- [ ] todo\n- [x] done\n", "> quoted\n> more\n",
+    "```python\ndef f(x):\n    return x * 2\n```\n", "~~~\nplain\n~~~\n", "    indented code\n",
+    "| a | b |\n|:--|--:|\n| 1 | 2 |\n| 3 | 4 |\n", "---\n", "line  \nbreak\\\nagain\n",
+    "&amp; &copy; &#35; \\*escaped\\*", "[ref link][r]\n\n[r]: /target \"T\"\n",
+    "<b>raw</b> <!-- c -->", "snake_case_name and 2*3*4", "**unclosed", "`unclosed",
+    "[half](", "| h1 | h2 |", "*", "tail ", "日本語のテキスト、**太字**と絵文字 👩‍💻。",
+]
+
+
+def stream_html(text: str, cuts: list[int]) -> str:
+    stream = MarkdownStream(parser=PARSER)
+    pos = 0
+    for cut in sorted(cuts) + [len(text)]:
+        stream.feed(text[pos:cut])
+        pos = cut
+    stream.close()
+    return stream.to_html()
+
+
+def dom_html(text: str, cuts: list[int]) -> tuple[str, FakeElement]:
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = MarkdownView(doc, box, PARSER)
+    pos = 0
+    for cut in sorted(cuts) + [len(text)]:
+        view.feed(text[pos:cut])
+        pos = cut
+    view.close()
+    return inner_html(box), box
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=10), st.data())
+def test_any_split_gives_the_one_shot_render(parts: list[str], data: st.DataObject) -> None:
+    text = "".join(parts)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12))
+    one_shot = render_html(text)
+    assert stream_html(text, cuts) == one_shot
+    html, _ = dom_html(text, cuts)
+    assert normalise(html) == normalise(one_shot)
+
+
+def test_spec_examples_streamed_equal_one_shot() -> None:
+    rng = random.Random(9)
+    for ex in load_examples():
+        text = ex["markdown"]
+        one_shot = render_html(text)
+        cuts = [rng.randrange(len(text) + 1) for _ in range(4)]
+        assert stream_html(text, cuts) == one_shot, ex["example"]
+        if ex["example"] % 4 == 0:  # a quarter of them one character at a time, in a DOM
+            html, _ = dom_html(text, list(range(len(text))))
+            assert normalise(html) == normalise(one_shot), ex["example"]
+
+
+def test_final_block_element_is_the_same_node_after_100_more_frames() -> None:
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = MarkdownView(doc, box, PARSER)
+    view.feed("# Title\n\nFirst paragraph with **bold**.\n\n")
+    first, second = box.children[0], box.children[1]
+    frozen = inner_html(box)
+    assert len(view.final) == 2
+    for i in range(100):
+        view.feed(f"word{i} *x* " if i % 10 else "\n\nnext para ")
+    assert box.children[0] is first and box.children[1] is second
+    assert inner_html(box).startswith(frozen)
+    view.close()
+    assert box.children[0] is first and box.children[1] is second
+
+
+def test_open_fence_only_appends_code_text() -> None:
+    stream = MarkdownStream(parser=PARSER)
+    stream.feed("Intro\n\n```py\n")
+    ops = []
+    for line in ["x = 1\n", "y = 2\n", "print(x", " + y)\n"]:
+        ops += stream.feed(line)
+    assert all(isinstance(op, AppendCode) for op in ops), ops
+    assert "".join(op.text for op in ops) == "x = 1\ny = 2\nprint(x + y)\n"
+    ops = stream.feed("```\n")
+    assert [type(op) for op in ops] == [FinalBlock]
+    assert ops[0].node == ("pre", (), (("code", (("class", "language-py"),),
+                                        ("x = 1\ny = 2\nprint(x + y)\n",)),))
+
+
+def test_frame_cost_is_bounded_by_the_open_block() -> None:
+    """Work per feed does not grow with the document: each feed parses the
+    open tail only (the parser sees at most the open block and the delta)."""
+    seen: list[int] = []
+
+    class Counting(Parser):
+        def render(self, src, refs):
+            seen.append(len(src))
+            return super().render(src, refs)
+
+    stream = MarkdownStream(parser=Counting())
+    para = "A sentence with **bold** and a [link](https://e.com). " * 3 + "\n\n"
+    for _ in range(200):
+        for i in range(0, len(para), 7):
+            stream.feed(para[i:i + 7])
+    assert len(stream.blocks) >= 199
+    assert max(seen) <= len(para) + 40
+
+
+# ---------------------------------------------------------------- open-tail rules
+def shown(src: str) -> str:
+    stream = MarkdownStream(parser=PARSER)
+    stream.feed(src)
+    return stream.to_html()
+
+
+@pytest.mark.parametrize("src, html", [
+    ("Hello **bol", "<p>Hello <strong>bol</strong></p>\n"),
+    ("Hello **", "<p>Hello</p>\n"),
+    ("an *it", "<p>an <em>it</em></p>\n"),
+    ("an _it", "<p>an <em>it</em></p>\n"),
+    ("snake_case", "<p>snake_case</p>\n"),
+    ("a ~~del", "<p>a <del>del</del></p>\n"),
+    ("run `code", "<p>run <code>code</code></p>\n"),
+    ("run `", "<p>run</p>\n"),
+    ("a [text", "<p>a text</p>\n"),
+    ("a [text]", "<p>a text</p>\n"),
+    ("a [text](https://exa", '<p>a <a href="https://exa" rel="noopener noreferrer nofollow">'
+                             "text</a></p>\n"),
+    ("a [text](", '<p>a <a href="" rel="noopener noreferrer nofollow">text</a></p>\n'),
+    ("x <https://a.b", '<p>x <a href="https://a.b" rel="noopener noreferrer nofollow">'
+                       "https://a.b</a></p>\n"),
+    ("x &am", "<p>x</p>\n"),
+    ("x <di", "<p>x</p>\n"),
+    ("x \\", "<p>x</p>\n"),
+    ("para\n-", "<p>para</p>\n"),
+    ("para\n##", "<p>para</p>\n"),
+    ("para\n1.", "<p>para</p>\n"),
+    ("para\n``", "<p>para</p>\n"),
+    ("para\n- [", "<p>para</p>\n"),
+    ("[r]: /target \"T", ""),
+    ("| a | b |", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n</table>\n"),
+    ("| a | b", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n</table>\n"),
+    ("| a | b |\n|--", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"
+                      "</table>\n"),
+    ("**bold `code", "<p><strong>bold <code>code</code></strong></p>\n"),
+])
+def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
+    assert shown(src) == html
+
+
+def _chars(nodes, path=()) -> list[tuple[str, tuple]]:
+    out = []
+    for node in nodes:
+        if isinstance(node, str):
+            out.extend((c, path) for c in node)
+        else:
+            out.extend(_chars(node[2], path + (node[0],)))
+    return out
+
+
+WELL_FORMED = [
+    "Intro with **bold text** and *italic* and `code` and ~~strike~~ done.\n\n",
+    "A [link to docs](https://example.com/docs \"Docs\") and more [here](/rel).\n\n",
+    "# A heading\n\n## Another *one*\n\nText.\n",
+    "- first item\n- second **item**\n- third `item`\n\nAfter.\n",
+    "1. one\n2. two\n\n> a quote with **bold**\n",
+    "| event | paced? |\n|---|---|\n| TEXT | yes |\n| TOOL | no |\n\nAfter the table.\n",
+    "Code:\n\n```python\nprint('hi')\n```\n\nDone.\n",
+    "Visit <https://auto.example/x> or https://bare.example/y now.\n",
+    # A section of the benchmark's Markdown answer: nested lists, an aligned table, code.
+    _section(0, random.Random(1)),
+]
+
+
+@pytest.mark.parametrize("text", WELL_FORMED, ids=range(len(WELL_FORMED)))
+def test_no_construct_flashes_raw_or_changes_twice(text: str) -> None:
+    """Char by char: the visible text only grows (raw markup never shows and
+    vanishes), and each visible character's formatting changes at most once."""
+    stream = MarkdownStream(parser=PARSER)
+    final_text = text_of(("div", (), tuple(PARSER.render(text, {})[0])))
+    history: list[list[tuple]] = []
+    for ch in text:
+        stream.feed(ch)
+        chars = _chars(stream.nodes())
+        visible = "".join(c for c, _ in chars)
+        assert final_text.startswith(visible.rstrip("\n")) or final_text.startswith(visible), (
+            repr(visible), repr(ch))
+        history.append([p for _, p in chars])
+    stream.close()
+    final = [p for _, p in _chars(stream.nodes())]
+    history.append(final)
+    for i in range(len(final)):
+        paths = [h[i] for h in history if i < len(h)]
+        changes = sum(1 for a, b in zip(paths, paths[1:], strict=False) if a != b)
+        assert changes <= 1, (i, final_text[i], paths)
+
+
+def test_tail_ops_are_set_tail_or_append_code_only_while_open() -> None:
+    stream = MarkdownStream(parser=PARSER)
+    kinds = set()
+    for ch in "Para one.\n\nPara **two**.\n\n```\ncode\n```\n":
+        kinds |= {type(op) for op in stream.feed(ch)}
+    assert kinds <= {SetTail, FinalBlock, AppendCode}
+
+
+class _FullEveryTime(MarkdownStream):
+    """The reference: every change parses the whole tail (no plain-append path,
+    no split of an open list or table)."""
+
+    def _append_plain(self, delta, ops):
+        return False
+
+    def _render_tail(self, shown):
+        return tuple(self.parser.render(shown, self._refs)[0])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS + WELL_FORMED + [
+    "plain words, more words; and? 'quoted' \"too\" ", "Ünïcödé wörds 123 ", "  ",
+    "see www", ".example", ".org ", "https", "://x.y ", "**bo", "ld** ", "[li", "nk](/u) ",
+    "- a\n", "- b *c*\n", "  - nested\n", "\n- loose\n", "1. x\n", "3) y\n", "* z\n",
+    "| 5 | 6 |\n", "| 7 |", " 8 |\n",
+]), min_size=1, max_size=12), st.data())
+def test_plain_append_path_shows_what_a_full_render_shows(parts: list[str],
+                                                           data: st.DataObject) -> None:
+    text = "".join(parts)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=30)))
+    fast, full = MarkdownStream(parser=PARSER), _FullEveryTime(parser=PARSER)
+    pos = 0
+    for cut in [*cuts, len(text)]:
+        fast.feed(text[pos:cut])
+        full.feed(text[pos:cut])
+        pos = cut
+        assert fast.nodes() == full.nodes(), repr(text[:cut])
+
+
+def test_rebuild_baseline_ends_with_the_one_shot_render() -> None:
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = RebuildView(doc, box, PARSER)
+    text = "".join(FRAGMENTS)
+    for i in range(0, len(text), 9):
+        view.feed(text[i:i + 9])
+    view.close()
+    assert normalise(inner_html(box)) == normalise(render_html(text))
+    assert view.rebuilds >= 1
