@@ -12,13 +12,12 @@ when missing, and RUN_FINISHED when the iterator ends without a terminal event.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from streampace import events as ev
 
-from .framing import UpstreamError
+from .framing import UpstreamError, upstream_json_object
 from .sources.base import RunRequest
 
 __all__ = ["Agent", "AgentSource", "as_events"]
@@ -27,17 +26,11 @@ Agent = Callable[[RunRequest], AsyncIterator[Any]]
 
 
 def _parse_json(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        raise UpstreamError(
-            "upstream_protocol_error", f"the agent yielded text that is not JSON: {text[:60]!r}"
-        ) from None
-    if not isinstance(value, dict):
-        raise UpstreamError(
-            "upstream_protocol_error", "the agent yielded JSON that is not an object"
-        )
-    return value
+    return upstream_json_object(
+        text,
+        f"the agent yielded text that is not JSON: {text[:60]!r}",
+        "the agent yielded JSON that is not an object",
+    )
 
 
 def _sse_events(text: str) -> list[dict[str, Any]]:

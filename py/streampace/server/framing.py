@@ -26,6 +26,17 @@ class UpstreamError(Exception):
         self.message = message
 
 
+def upstream_json_object(text: str, not_json: str, not_object: str) -> dict[str, Any]:
+    """``text`` parsed as a JSON object; anything else is an upstream protocol error."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise UpstreamError("upstream_protocol_error", not_json) from None
+    if not isinstance(value, dict):
+        raise UpstreamError("upstream_protocol_error", not_object)
+    return value
+
+
 # START type -> (key kind, id field, END type)
 _OPENERS = {
     ev.TEXT_MESSAGE_START: ("text", "messageId", ev.TEXT_MESSAGE_END),

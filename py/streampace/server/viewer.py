@@ -307,20 +307,14 @@ class Viewer:
             await asyncio.sleep(0.01)
             if time.monotonic() > deadline:
                 break
-        self.closing = True
-        self.leave_feed()
-        if self.buffer is not None and not self.buffer.closed:
-            self.buffer.close()
-        self._sender.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._sender
+        await self._stop_sending()
         self._drop_queue()
         if self.ws.application_state == WebSocketState.CONNECTED:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.ws.close(code, reason), 5)
 
-    async def stop(self) -> None:
-        """Release everything after the socket is gone."""
+    async def _stop_sending(self) -> None:
+        """Leave the feed, close the buffer and wait for the sender task to end."""
         self.closing = True
         self.leave_feed()
         if self.buffer is not None and not self.buffer.closed:
@@ -328,6 +322,10 @@ class Viewer:
         self._sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._sender
+
+    async def stop(self) -> None:
+        """Release everything after the socket is gone."""
+        await self._stop_sending()
         if self._closer is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._closer

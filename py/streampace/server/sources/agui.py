@@ -6,9 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from streampace import events as ev
-
-from ..framing import UpstreamError
+from ..framing import upstream_json_object
 from .base import RunRequest, SourceOptions
 from .http_upstream import sse_data
 
@@ -42,10 +40,11 @@ class AguiSource:
             async for data in datas:
                 if not data.strip():
                     continue
-                try:
-                    event = ev.parse_event(data)
-                except ev.EventError as exc:
-                    raise UpstreamError(
-                        "upstream_protocol_error", f"upstream sent an invalid AG-UI event: {exc}"
-                    ) from None
+                # Only decoded here: the RunFramer validates every event of an
+                # untrusted source, so validating here too would do it twice.
+                event = upstream_json_object(
+                    data,
+                    f"upstream sent an invalid AG-UI event (not JSON): {data[:80]!r}",
+                    "upstream sent an invalid AG-UI event (not a JSON object)",
+                )
                 yield [event]

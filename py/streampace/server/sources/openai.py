@@ -8,7 +8,6 @@ OpenRouter) on the delta; tool calls as indexed ``tool_calls`` fragments.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -16,7 +15,7 @@ from typing import Any
 
 from streampace import events as ev
 
-from ..framing import UpstreamError
+from ..framing import UpstreamError, upstream_json_object
 from .base import RunRequest, SourceOptions
 from .http_upstream import sse_data
 
@@ -209,16 +208,11 @@ class OpenAISource:
                 if data.strip() == "[DONE]":
                     done = True
                     break
-                try:
-                    chunk = json.loads(data)
-                except ValueError:
-                    raise UpstreamError(
-                        "upstream_protocol_error", f"upstream sent non-JSON data: {data[:80]!r}"
-                    ) from None
-                if not isinstance(chunk, dict):
-                    raise UpstreamError(
-                        "upstream_protocol_error", "upstream chunk is not an object"
-                    )
+                chunk = upstream_json_object(
+                    data,
+                    f"upstream sent non-JSON data: {data[:80]!r}",
+                    "upstream chunk is not an object",
+                )
                 events = tr.chunk(chunk)
                 if events:
                     yield events
