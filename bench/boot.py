@@ -36,22 +36,16 @@ import platform
 import socket
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.chromium import chromium as _chromium
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-FLAGS = (
-    "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--no-first-run", "--disable-quic", "--window-size=1000,800",
-)
 TIMEOUT_S = 120.0
 PAGES = ("pyscript", "pyodide", "embed", "embed-nosnap", "embed-nogzip", "demo")
 # Pages served with the precompressed .gz files switched off (same page as embed).
@@ -239,22 +233,8 @@ class BootServer:
 @contextlib.contextmanager
 def chromium() -> Iterator[Any]:
     """A headless Chromium with a fresh profile: its first load is a cold boot."""
-    os.environ.setdefault("SE_MANAGER_PATH", "/nonexistent/selenium-manager-disabled")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    with tempfile.TemporaryDirectory(prefix="streampace-boot-") as profile:
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = CHROMIUM
-        for flag in FLAGS:
-            opts.add_argument(flag)
-        opts.add_argument(f"--user-data-dir={profile}")
-        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
-        driver.set_script_timeout(TIMEOUT_S)
-        try:
-            yield driver
-        finally:
-            driver.quit()
+    with _chromium(prefix="streampace-boot-", script_timeout_s=TIMEOUT_S) as driver:
+        yield driver
 
 
 def _wait_ready(driver: Any, page: str) -> dict[str, Any]:

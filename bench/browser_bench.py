@@ -26,10 +26,8 @@ import datetime as _dt
 import io
 import json
 import mimetypes
-import os
 import socket
 import statistics
-import tempfile
 import threading
 import time
 import zipfile
@@ -39,18 +37,13 @@ from typing import Any
 
 import numpy as np
 
+from bench.chromium import CHROMEDRIVER, CHROMIUM
+from bench.chromium import chromium as _chromium
 from bench.metrics import Recorder, TraceTruth, compute_metrics
 from bench.report import fmt, md_table, write_json
 from bench.traces import Trace, build_trace
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-FLAGS = (
-    "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--no-first-run", "--disable-quic",
-)
 # streampace_text: streampace with assistant messages as plain text (data-format="text"),
 # the side-by-side baseline for the Markdown renderer's cost.
 BROWSER_STRATEGIES = ("streampace", "mosoo_450", "naive", "streampace_text")
@@ -456,22 +449,8 @@ class BenchServer:
 @contextlib.contextmanager
 def chromium() -> Iterator[Any]:
     """A headless Chromium with a fresh profile (so its first load is a cold boot)."""
-    os.environ.setdefault("SE_MANAGER_PATH", "/nonexistent/selenium-manager-disabled")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    with tempfile.TemporaryDirectory(prefix="streampace-bench-") as profile:
-        opts = webdriver.ChromeOptions()
-        opts.binary_location = CHROMIUM
-        for flag in FLAGS:
-            opts.add_argument(flag)
-        opts.add_argument(f"--user-data-dir={profile}")
-        opts.add_argument("--window-size=1000,800")
-        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
-        try:
-            yield driver
-        finally:
-            driver.quit()
+    with _chromium(prefix="streampace-bench-") as driver:
+        yield driver
 
 
 def _wait_phase(driver: Any, want: set[str], timeout_s: float) -> str:
