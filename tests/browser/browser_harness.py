@@ -13,6 +13,8 @@ import json
 import os
 import socket
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -263,3 +265,27 @@ def tiny_wheel(path: Path) -> str:
     return name
 
 
+
+
+@contextlib.contextmanager
+def serve_app(app: Any) -> Iterator[int]:
+    """Serve an ASGI app on a free loopback port in a thread; yields the port."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", ws_ping_interval=None)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("page server did not start")
+        time.sleep(0.02)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()

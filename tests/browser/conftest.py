@@ -10,11 +10,8 @@ test can fail on any request that leaves the page's origin.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,6 +25,7 @@ from browser_harness import (
     build_app,
     make_driver,
     runtime_missing,
+    serve_app,
     tiny_wheel,
 )
 
@@ -44,28 +42,9 @@ def runtime_ready() -> None:
 
 @pytest.fixture(scope="module")
 def page_server(runtime_ready: None) -> Iterator[PageServer]:
-    import uvicorn
-
     sessions = ScriptedSessions()
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(build_app(sessions, CSP), log_level="warning", lifespan="off",
-                            ws_ping_interval=None)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("page server did not start")
-        time.sleep(0.02)
-    try:
+    with serve_app(build_app(sessions, CSP)) as port:
         yield PageServer(port, sessions)
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 # ---------------------------------------------------------------- browser

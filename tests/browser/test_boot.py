@@ -11,9 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +21,7 @@ from browser_harness import (
     PageServer,
     ScriptedSessions,
     build_app,
+    serve_app,
     wait_for,
 )
 
@@ -65,7 +63,6 @@ class SnapshotSwitch:
 
 @pytest.fixture(scope="module")
 def boot_server(runtime_ready: None) -> Iterator[tuple[PageServer, SnapshotSwitch]]:
-    import uvicorn
     from starlette.routing import Route
 
     if not (SNAPSHOT_DIR / "manifest.json").is_file():
@@ -74,23 +71,8 @@ def boot_server(runtime_ready: None) -> Iterator[tuple[PageServer, SnapshotSwitc
     switch = SnapshotSwitch()
     app = build_app(sessions, CSP)
     app.router.routes.insert(0, Route("/vendor/snapshot/{name}", switch.handle))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", ws_ping_interval=None)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("page server did not start")
-        time.sleep(0.02)
-    try:
-        yield PageServer(sock.getsockname()[1], sessions), switch
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    with serve_app(app) as port:
+        yield PageServer(port, sessions), switch
 
 
 def boot_page(driver: Any, server: PageServer, sid: str | None,

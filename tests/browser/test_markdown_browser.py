@@ -7,16 +7,21 @@ really run: the XSS corpus must produce zero calls of `window.__xss`.
 from __future__ import annotations
 
 import random
-import socket
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, PageServer, ScriptedSessions, build_app, wait_for
+from browser_harness import (
+    BOOT_TIMEOUT_S,
+    PageServer,
+    ScriptedSessions,
+    build_app,
+    serve_app,
+    wait_for,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "markdown"))
 from commonmark_spec import normalise  # noqa: E402
@@ -58,27 +63,9 @@ Final paragraph.
 
 @pytest.fixture(scope="module")
 def open_server(runtime_ready: None) -> Iterator[PageServer]:
-    import uvicorn
-
     sessions = ScriptedSessions()
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(build_app(sessions, None), log_level="warning", lifespan="off",
-                            ws_ping_interval=None)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
-        time.sleep(0.02)
-    try:
+    with serve_app(build_app(sessions, None)) as port:
         yield PageServer(port, sessions)
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
 
 
 @pytest.fixture(scope="module")
