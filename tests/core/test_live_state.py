@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streampace import live_state as ls
+from streampace import transcript
 from streampace.live_state import Changes, ItemRef, LiveState
 
 M = "message"
@@ -422,7 +423,7 @@ def test_apply_never_joins_whole_texts(monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(self: Any) -> str:
         raise AssertionError("apply() read a whole text: O(message length) per delta")
 
-    monkeypatch.setattr(ls._Text, "get", forbidden)
+    monkeypatch.setattr(transcript._Text, "get", forbidden)
     for _ in range(2000):
         s.apply([content("m", "x"), {"type": "TOOL_CALL_ARGS", "toolCallId": "t", "delta": "y"}])
     s.apply([end("m"), RUN_FINISHED])

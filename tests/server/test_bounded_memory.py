@@ -7,14 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 
-from streampace.server.conversation import Conversation
 from streampace.server.framing import MAX_EVENT_DELTA, RunFramer
+from streampace.transcript import Transcript
 
 from .conftest import assert_conformant, sse_headers, watch_run, write_raw
 from .test_upstreams import chat_chunk
 
 
-def _run(conv: Conversation, n: int, prompt: str, answer: str) -> None:
+def _run(conv: Transcript, n: int, prompt: str, answer: str) -> None:
     framer = RunFramer("t", f"run-{n}", prompt, validate=False)
     events = framer.feed_group([
         {"type": "TEXT_MESSAGE_START", "messageId": f"a{n}", "role": "assistant"},
@@ -24,57 +24,60 @@ def _run(conv: Conversation, n: int, prompt: str, answer: str) -> None:
         {"type": "RUN_FINISHED", "threadId": "t", "runId": f"run-{n}"},
     ])
     for event in events:
-        conv.apply(event)
+        conv.apply_event(event)
 
 
 def test_history_and_snapshots_stay_within_their_bounds():
-    conv = Conversation(max_messages=50, max_bytes=256 * 1024)
+    conv = Transcript(max_messages=50, max_bytes=256 * 1024)
     for n in range(300):  # the issue: many runs with 32 KB prompts in one session
         _run(conv, n, "p" * 32_768, f"answer {n} " + "w " * 200)
-    size = sum(len(m["content"]) for m in conv.messages)
-    assert len(conv.messages) <= 50
+    messages = conv.as_messages()
+    size = sum(len(m["content"]) for m in messages)
+    assert len(messages) <= 50
     assert size <= 256 * 1024
     assert conv.trimmed >= 600 - 50
     # The newest run is whole; what was dropped is the oldest.
-    assert conv.messages[-1]["content"].startswith("answer 299 ")
-    assert conv.messages[-2]["content"] == "p" * 32_768
+    assert messages[-1]["content"].startswith("answer 299 ")
+    assert messages[-2]["content"] == "p" * 32_768
     snap = json.dumps(conv.snapshot_events())
     assert len(snap) <= 256 * 1024 + 50 * 200
 
 
 def test_the_run_in_progress_is_never_trimmed():
-    conv = Conversation(max_messages=2, max_bytes=1_000)
-    conv.apply({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
-    conv.apply({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
+    conv = Transcript(max_messages=2, max_bytes=1_000)
+    conv.apply_event({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+    conv.apply_event({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
     for _ in range(500):
-        conv.apply({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "xy"})
+        conv.apply_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "xy"})
     snap = conv.snapshot_events()
     reopened = [e for e in snap if e["type"] == "TEXT_MESSAGE_CONTENT"]
     assert reopened == [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "xy" * 500}]
-    conv.apply({"type": "TEXT_MESSAGE_END", "messageId": "m"})
-    assert conv.messages[-1]["content"] == "xy" * 500
+    conv.apply_event({"type": "TEXT_MESSAGE_END", "messageId": "m"})
+    assert conv.as_messages()[-1]["content"] == "xy" * 500
 
 
 def test_history_is_not_copied_per_run():
-    conv = Conversation()
+    conv = Transcript()
     for n in range(3):
         _run(conv, n, "hello", "an answer")
     first, second = conv.history(), conv.history()
     assert first == second and len(first) == 6
-    assert all(a is b for a, b in zip(first, second, strict=True))  # the same dicts
+    # Views share the text: each history builds small dicts, never copies of the text.
+    assert all(a["content"] is b["content"] for a, b in zip(first, second, strict=True))
 
 
 def test_streamed_text_is_joined_once_per_message():
     # O(text): deltas are kept as parts; content is built by one join at the END.
-    conv = Conversation()
-    conv.apply({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
-    conv.apply({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
+    conv = Transcript()
+    conv.apply_event({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+    conv.apply_event({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
     for _ in range(10_000):
-        conv.apply({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a"})
-    msg = conv.messages[-1]
-    assert msg["content"] == ""  # nothing concatenated per delta
-    conv.apply({"type": "TEXT_MESSAGE_END", "messageId": "m"})
-    assert msg["content"] == "a" * 10_000
+        conv.apply_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a"})
+    parts = conv.messages["m"]._text._parts
+    assert len(parts) == 10_000  # nothing concatenated per delta
+    conv.apply_event({"type": "TEXT_MESSAGE_END", "messageId": "m"})
+    assert conv.as_messages()[-1]["content"] == "a" * 10_000
+    assert len(conv.messages["m"]._text._parts) == 1  # joined once, when read
 
 
 def test_a_huge_upstream_delta_is_cut_into_bounded_events(serve, upstream):
@@ -103,23 +106,23 @@ def test_trimming_never_leaves_a_tool_result_without_its_call():
     tool call and its result restored the result as a nameless tool call."""
     from streampace.live_state import LiveState
 
-    conv = Conversation(max_messages=3)
-    conv.apply({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
-    conv.apply({"type": "TEXT_MESSAGE_START", "messageId": "a", "role": "assistant"})
-    conv.apply({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "let me look"})
-    conv.apply({"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "search",
+    conv = Transcript(max_messages=3)
+    conv.apply_event({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
+    conv.apply_event({"type": "TEXT_MESSAGE_START", "messageId": "a", "role": "assistant"})
+    conv.apply_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "let me look"})
+    conv.apply_event({"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "search",
                 "parentMessageId": "a"})
-    conv.apply({"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{}"})
-    conv.apply({"type": "TOOL_CALL_END", "toolCallId": "c"})
-    conv.apply({"type": "TEXT_MESSAGE_END", "messageId": "a"})
-    conv.apply({"type": "TOOL_CALL_RESULT", "messageId": "res", "toolCallId": "c",
+    conv.apply_event({"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": "{}"})
+    conv.apply_event({"type": "TOOL_CALL_END", "toolCallId": "c"})
+    conv.apply_event({"type": "TEXT_MESSAGE_END", "messageId": "a"})
+    conv.apply_event({"type": "TOOL_CALL_RESULT", "messageId": "res", "toolCallId": "c",
                 "content": "found"})
     for mid in ("b", "c2"):
-        conv.apply({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"})
-        conv.apply({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": mid})
-        conv.apply({"type": "TEXT_MESSAGE_END", "messageId": mid})
-    conv.apply({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
-    assert [m["id"] for m in conv.messages] == ["b", "c2"]  # "res" went with "a"
+        conv.apply_event({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"})
+        conv.apply_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": mid})
+        conv.apply_event({"type": "TEXT_MESSAGE_END", "messageId": mid})
+    conv.apply_event({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
+    assert [m["id"] for m in conv.as_messages()] == ["b", "c2"]  # "res" went with "a"
     state = LiveState()
     state.apply(conv.snapshot_events())
     assert [i.kind for i in state.items()] == ["message", "message"]

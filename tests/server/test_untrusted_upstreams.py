@@ -182,7 +182,7 @@ def test_snapshot_of_a_run_with_a_cut_off_tool_call_shows_what_live_viewers_saw(
     """Found by the 10-minute soak: a fresh viewer's snapshot had an extra empty
     message and lost the partial arguments of a tool call left open by RUN_ERROR."""
     from streampace.live_state import LiveState
-    from streampace.server.conversation import Conversation
+    from streampace.transcript import Transcript
 
     framed = _framed_run([[
         {"type": "RUN_STARTED", "threadId": "x", "runId": "y"},
@@ -190,10 +190,9 @@ def test_snapshot_of_a_run_with_a_cut_off_tool_call_shows_what_live_viewers_saw(
         {"type": "TOOL_CALL_ARGS", "toolCallId": "cut", "delta": '{"q": "half'},
     ]])
     assert_conformant(framed, prompt="hi")
-    live, conv = LiveState(), Conversation()
+    live, conv = LiveState(), Transcript()
     live.apply(framed)
-    for e in framed:
-        conv.apply(e)
+    conv.apply(framed)
     restored = LiveState()
     restored.apply(conv.snapshot_events())
 

@@ -49,11 +49,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from streampace import events as ev
 from streampace.run_lifecycle import RunState
+from streampace.transcript import Transcript
 
 from .compact_json import dumps_compact_ascii
-from .conversation import Conversation
-from .conversation_codec import dump_conversation, load_conversation
-from .framing import _END_TYPE
 from .session import Session
 from .session_log import SessionLog
 from .store import redact_url
@@ -124,14 +122,25 @@ def _seq(entry_id: bytes | str) -> int:
     return int(text.partition("-")[0])
 
 
-def closing_events(conv: Conversation, code: str, message: str) -> list[dict[str, Any]]:
+def closing_events(conv: Transcript, code: str, message: str) -> list[dict[str, Any]]:
     """What ends the conversation's open run: its open items closed, then RUN_ERROR."""
-    out: list[dict[str, Any]] = []
-    for kind, ident in reversed(list(conv._open)):
-        field, end = _END_TYPE[kind]
-        out.append({"type": end, field: ident})
-    out.append({"type": ev.RUN_ERROR, "message": message, "code": code})
-    return out
+    return [*conv.closing_events(), {"type": ev.RUN_ERROR, "message": message, "code": code}]
+
+
+def _running(conv: Transcript) -> bool:
+    return conv.run.status == "running"
+
+
+def dump_conversation(conv: Transcript) -> dict[str, Any]:
+    # The events that rebuild it: a fresh Transcript fed these equals this one in
+    # every view (messages, history, snapshots, what is open).
+    return {"events": conv.snapshot_events()}
+
+
+def load_conversation(data: dict[str, Any], config: ServerConfig) -> Transcript:
+    conv = Transcript(config.history_messages, config.history_bytes)
+    conv.apply(data.get("events") or ())
+    return conv
 
 
 class RedisStore:
@@ -280,7 +289,7 @@ class RedisStore:
         now = asyncio.get_running_loop().time()
         quiet_s = self.block_ms / 1000
         for s in sessions:
-            if (s.conversation.run is not None and not s.lifecycle.active
+            if (_running(s.conversation) and not s.lifecycle.active
                     and now - s._last_data > quiet_s):
                 s._last_data = now  # next look one quiet period from now
                 await s._check_lost_run()
@@ -375,7 +384,7 @@ class RedisSession(Session):
         A local run that is only ENDING does not count: its terminal event is written
         (viewers may already have it), so the next run is accepted and starts the
         moment the old one has settled."""
-        return (self.conversation.run is not None
+        return (_running(self.conversation)
                 or self.lifecycle.state in (RunState.STARTING, RunState.RUNNING))
 
     def start_run(self, prompt: str, scenario: str | None,
@@ -431,10 +440,10 @@ class RedisSession(Session):
         log_ = SessionLog(self.config.log_events, self.config.log_bytes)
         first = entries[0][0] if entries else None
         if snap is not None and (first is None or first <= snap_seq + 1):
-            conv = load_conversation(snap)
+            conv = load_conversation(snap, self.config)
             base = snap_seq
         else:
-            conv = Conversation()
+            conv = Transcript(self.config.history_messages, self.config.history_bytes)
             base = 0
             if first is not None and first > 1:
                 log.warning("session %s: stream starts at %d with no snapshot before it; "
@@ -444,7 +453,7 @@ class RedisSession(Session):
             event = json.loads(raw)
             events.append(event)
             if seq > base:
-                conv.apply(event)
+                conv.apply_event(event)
         log_.head = (first - 1) if first is not None else snap_seq
         log_.append(events)
         if self._loaded:  # a reload after a gap: viewers resume (4408) from the new log
@@ -525,7 +534,7 @@ class RedisSession(Session):
     async def _check_lost_run(self) -> None:
         """The stream shows a run open, yet nobody holds its lease: its process died.
         End it with RUN_ERROR run_lost so no viewer waits forever."""
-        if self.conversation.run is None or self.lifecycle.active:
+        if not _running(self.conversation) or self.lifecycle.active:
             return
         try:
             if await self.client.exists(self.k_lease):
@@ -544,9 +553,9 @@ class RedisSession(Session):
 
     async def _end_lost_run(self, token: str) -> None:
         await self._catch_up()
-        if self.conversation.run is None:
+        if not _running(self.conversation):
             return
-        run_id = self.conversation.run[1]
+        run_id = self.conversation.run.run_id
         log.warning("session %s: run %s lost its process; ending it (run_lost)", self.id, run_id)
         await self._write(closing_events(
             self.conversation, "run_lost", "the server running this run stopped"), token)
@@ -587,7 +596,7 @@ class RedisSession(Session):
             raise StoreError(f"redis unreachable: {exc!r}") from None
         try:
             await self._catch_up()  # current history, and the seq floor
-            if self.conversation.run is not None:  # a lost run nobody has ended yet
+            if _running(self.conversation):  # a lost run nobody has ended yet
                 await self._end_lost_run(token)
             self.run_count = int(await self.client.incr(self.k_runs)) - 1
             await self.client.pexpire(self.k_runs, self.store.ttl_ms)

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from streampace.run_lifecycle import Outcome, RunLifecycle, RunState
+from streampace.transcript import Transcript
 
 from .config import ServerConfig
-from .conversation import Conversation
 from .fanout import SharedFeed
 from .framing import RunFramer, UpstreamError
 from .session_log import SessionLog
@@ -35,7 +35,7 @@ class Session:
         # Names this sequence-number space: a session forgotten (restart, eviction)
         # and created again starts at 1 under a new epoch (docs/protocol.md).
         self.epoch = uuid.uuid4().hex[:16]
-        self.conversation = Conversation(config.history_messages, config.history_bytes)
+        self.conversation = Transcript(config.history_messages, config.history_bytes)
         self.viewers: set[Viewer] = set()
         self.run_task: asyncio.Task[None] | None = None
         self.lifecycle = RunLifecycle()
@@ -59,7 +59,7 @@ class Session:
         first = self.log.head + 1
         through = self.log.append(events)
         for event in events:
-            self.conversation.apply(event)
+            self.conversation.apply_event(event)
         feed = self.feed
         for viewer in list(self.viewers):
             if getattr(viewer, "feed", None) is None:  # members get them from the feed
