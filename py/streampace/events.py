@@ -536,6 +536,11 @@ class StreamTracker:
         if role.phase == OPEN:
             if stream not in self.open:
                 self.open[stream] = _details(event)
+        elif role.phase == CONTENT:
+            if stream not in self.open and role.kind != THINKING:
+                # Content with no START before it: the item exists from here on
+                # and stays open until its END or the run's end, like any other.
+                self.open[stream] = {}
         elif role.phase == CLOSE:
             self.open.pop(stream, None)
         return Step(stream, role.phase, closed)

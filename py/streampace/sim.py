@@ -43,6 +43,7 @@ from typing import Any, Final
 
 from . import sim_text as corpus
 from .json_patch import apply_patch
+from .transcript import Transcript
 
 __all__ = [
     "SCENARIOS",
@@ -861,43 +862,19 @@ def _events_of(items: Iterable[TimedEvent | Mapping[str, Any]]) -> Iterator[Mapp
         yield item.event if isinstance(item, TimedEvent) else item
 
 
-_TEXT_TYPES: Final = {
-    "TEXT_MESSAGE_START": "text",
-    "TEXT_MESSAGE_CONTENT": "text",
-    "TEXT_MESSAGE_CHUNK": "text",
-    "REASONING_MESSAGE_START": "reasoning",
-    "REASONING_MESSAGE_CONTENT": "reasoning",
-    "REASONING_MESSAGE_CHUNK": "reasoning",
-}
+def _transcript(events: Iterable[TimedEvent | Mapping[str, Any]]) -> Transcript:
+    transcript = Transcript()
+    transcript.apply(_events_of(events))
+    return transcript
 
 
 def visible_text(events: Iterable[TimedEvent | Mapping[str, Any]]) -> dict[str, str]:
-    """Concatenated text per message id (assistant, user and reasoning).
+    """Text per message id (assistant, user and reasoning), as the transcript has it.
 
     Accepts TimedEvents or plain event dicts, so the same function can read
-    what a source produced and what a client was handed.  CHUNK events
-    without a messageId continue the previous chunk's message.
+    what a source produced and what a client was handed.
     """
-    out: dict[str, str] = {}
-    last_chunk: dict[str, str] = {}
-    for ev in _events_of(events):
-        etype = ev.get("type")
-        family = _TEXT_TYPES.get(etype) if isinstance(etype, str) else None
-        if family is None:
-            continue
-        mid = ev.get("messageId")
-        if etype.endswith("_CHUNK"):
-            if mid is None:
-                mid = last_chunk.get(family)
-            if mid is not None:
-                last_chunk[family] = mid
-        if not isinstance(mid, str):
-            continue
-        text = out.setdefault(mid, "")
-        delta = ev.get("delta")
-        if isinstance(delta, str) and not etype.endswith("_START"):
-            out[mid] = text + delta
-    return out
+    return _transcript(events).texts()
 
 
 def summarize(timed: Iterable[TimedEvent]) -> dict[str, Any]:
@@ -975,55 +952,11 @@ def stamped(timed: Iterable[TimedEvent], start_ms: int = 0) -> list[dict[str, An
 def messages_snapshot(events: Iterable[TimedEvent | Mapping[str, Any]]) -> dict[str, Any]:
     """A MESSAGES_SNAPSHOT event of everything the events so far say.
 
-    Messages still streaming appear with the text received so far; tool
-    calls are attached to their parent assistant message (one is created
-    when the parent is unknown).  What a server sends when a reconnecting
-    client asks for events its log no longer holds.
+    Messages still streaming appear with the text received so far (the
+    transcript's ``as_messages`` view).  What a server sends when a
+    reconnecting client asks for events its log no longer holds.
     """
-    msgs: dict[str, dict[str, Any]] = {}
-    calls: dict[str, dict[str, Any]] = {}
-    last_chunk: dict[str, str] = {}
-    for ev in _events_of(events):
-        etype = ev.get("type")
-        mid = ev.get("messageId")
-        if etype in ("TEXT_MESSAGE_CHUNK", "REASONING_MESSAGE_CHUNK"):
-            if mid is None:
-                mid = last_chunk.get(etype)
-            if mid is None:
-                continue
-            last_chunk[etype] = mid
-        if etype in ("TEXT_MESSAGE_START", "TEXT_MESSAGE_CHUNK") and mid not in msgs:
-            msgs[mid] = {"id": mid, "role": ev.get("role") or "assistant", "content": ""}
-        elif etype in ("REASONING_MESSAGE_START", "REASONING_MESSAGE_CHUNK") and mid not in msgs:
-            msgs[mid] = {"id": mid, "role": "reasoning", "content": ""}
-        if etype in _TEXT_TYPES and not etype.endswith("_START"):
-            delta = ev.get("delta")
-            if isinstance(delta, str) and mid in msgs:
-                msgs[mid]["content"] += delta
-        elif etype == "TOOL_CALL_START":
-            call_id = ev["toolCallId"]
-            call = {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": ev.get("toolCallName", ""), "arguments": ""},
-            }
-            calls[call_id] = call
-            parent = ev.get("parentMessageId") or f"{call_id}-parent"
-            holder = msgs.get(parent)
-            if holder is None or holder["role"] != "assistant":
-                holder = msgs.setdefault(parent, {"id": parent, "role": "assistant"})
-            holder.setdefault("toolCalls", []).append(call)
-        elif etype == "TOOL_CALL_ARGS" and ev.get("toolCallId") in calls:
-            calls[ev["toolCallId"]]["function"]["arguments"] += ev.get("delta", "")
-        elif etype == "TOOL_CALL_RESULT":
-            content = ev.get("content")
-            msgs[mid] = {
-                "id": mid,
-                "role": "tool",
-                "content": content if isinstance(content, str) else json.dumps(content),
-                "toolCallId": ev.get("toolCallId"),
-            }
-    return {"type": "MESSAGES_SNAPSHOT", "messages": [dict(m) for m in msgs.values()]}
+    return {"type": "MESSAGES_SNAPSHOT", "messages": _transcript(events).as_messages()}
 
 
 def with_snapshot(timed: Iterable[TimedEvent], at_ms: float) -> list[TimedEvent]:

@@ -655,7 +655,7 @@ class Transcript:
         """
         skip = {(_ITEM_KIND.get(s.kind), s.id) for s in exclude}
         out: list[dict[str, Any]] = []
-        assistants: dict[str, dict[str, Any]] = {}
+        assistants: dict[str, dict[str, Any] | None] = {}
         results: list[tuple[int, dict[str, Any]]] = []
         for ref in self.timeline:
             item = self.item(ref)
@@ -671,17 +671,21 @@ class Transcript:
                 continue
             msg = _text_message(item)
             out.append(msg)
-            if item.kind == MESSAGE and msg.get("role") == "assistant":
-                assistants[item.id] = msg
+            if item.kind == MESSAGE:
+                # Only an assistant message can carry tool calls; another role's id
+                # is taken, so a call naming it as parent gets a holder of its own.
+                assistants[item.id] = msg if msg.get("role") == "assistant" else None
         out.extend(msg for _seq, msg in results)
         return out
 
     @staticmethod
     def _place_call(item: ToolCallItem, out: list[dict[str, Any]],
-                    assistants: dict[str, dict[str, Any]]) -> None:
+                    assistants: dict[str, dict[str, Any] | None]) -> None:
         call = {"id": item.id, "type": "function",
                 "function": {"name": item.name or "", "arguments": item.args}}
         holder_id = item.parent_message_id or item.id
+        if holder_id in assistants and assistants[holder_id] is None:
+            holder_id = item.id
         holder = assistants.get(holder_id)
         if holder is None:
             holder = assistants[holder_id] = {"id": holder_id, "role": "assistant"}
@@ -747,10 +751,17 @@ class Transcript:
             start[field_name] = stream.id
         start.update(_wire_details(stream.kind, item, details))
         content = ev.CONTENT_TYPES[stream.kind]
-        rest: dict[str, Any] = {"type": content, "delta": text}
-        if field_name is not None:
-            rest[field_name] = stream.id
-        return [start, rest] if text else [start]
+        out = [start]
+        if text:
+            rest: dict[str, Any] = {"type": content, "delta": text}
+            if field_name is not None:
+                rest[field_name] = stream.id
+            out.append(rest)
+        if isinstance(item, ToolCallItem) and item.result_message_id is not None:
+            # A result may come before its call's END; it left with the snapshot.
+            out.append({"type": ev.TOOL_CALL_RESULT, "messageId": item.result_message_id,
+                        "toolCallId": item.id, "content": item.result})
+        return out
 
 
 def _wire_details(kind: str, item: Item, details: dict[str, Any]) -> dict[str, Any]:
