@@ -33,19 +33,16 @@ __all__ = [
     "DeliveryBuffer",
     "DeliveryClosedError",
     "DeliveryConfig",
-    "MERGEABLE_ID_FIELD",
+    "MERGEABLE_TYPES",
     "compact",
     "utf16_units",
 ]
 
-# type -> the id field that must match for two adjacent events to be merged.
-MERGEABLE_ID_FIELD: dict[str, str] = {
-    ev.TEXT_MESSAGE_CONTENT: "messageId",
-    ev.TEXT_MESSAGE_CHUNK: "messageId",
-    ev.REASONING_MESSAGE_CONTENT: "messageId",
-    ev.TOOL_CALL_ARGS: "toolCallId",
-    ev.TOOL_CALL_CHUNK: "toolCallId",
-}
+# Types whose adjacent events of one stream merge into one (their deltas joined).
+MERGEABLE_TYPES: frozenset[str] = frozenset(
+    {*ev.CONTENT_TYPES.values(), *ev.CHUNK_TYPES.values()}
+)
+_TEXT_CARRIERS = MERGEABLE_TYPES  # the types whose first non-empty delta is a fast path
 
 # Content events that carry nothing when their delta is empty.  Chunks are not
 # here: an empty chunk may still open a message (it carries messageId/role).
@@ -110,18 +107,16 @@ def utf16_units(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def _merge_key(event: Mapping[str, Any]) -> tuple[str, str] | None:
+def _merge_key(event: Mapping[str, Any], step: ev.Step) -> tuple[str, ev.Stream] | None:
+    """Events with equal keys that are adjacent merge: same type, same stream as
+    the tracker resolves it (an id-less chunk continues its stream's item)."""
     etype = event.get("type")
-    id_field = MERGEABLE_ID_FIELD.get(etype)  # type: ignore[arg-type]
-    if id_field is None:
+    if etype not in MERGEABLE_TYPES or step.stream is None:
         return None
-    ident = event.get(id_field)
-    if not isinstance(ident, str) or not ident:
-        return None  # chunks may omit the id; never guess which stream they continue
     delta = event.get("delta")
     if delta is not None and not isinstance(delta, str):
         return None
-    return (etype, ident)  # type: ignore[return-value]
+    return (etype, step.stream)  # type: ignore[return-value]
 
 
 def _delta_units(event: Mapping[str, Any]) -> int:
@@ -179,11 +174,13 @@ def _max_through(a: int | None, b: int | None) -> int | None:
 def compact(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The buffer's compaction applied to a plain list (no timing, no limits)."""
     out: list[_Entry] = []
+    tracker = ev.StreamTracker()
     for event in events:
         etype = event.get("type")
+        step = tracker.step(event)
         if etype in _DROP_WHEN_EMPTY and event.get("delta") == "":
             continue
-        key = _merge_key(event)
+        key = _merge_key(event, step)
         entry = _Entry(dict(event), key, 0)
         if key is not None and out and out[-1].key == key:
             out[-1].absorb(entry)
@@ -223,11 +220,10 @@ class DeliveryBuffer:
         self._again = False
         self._closed = False
         # First-delta fast path: streams whose next non-empty delta goes out at once.
+        self._tracker = ev.StreamTracker()
         self._run_armed = False
-        self._armed: set[tuple[str, str]] = set()
+        self._armed: set[ev.Stream] = set()
         self._armed_reasoning_any = False
-        self._armed_thinking = False
-        self._seen_chunk_ids: set[tuple[str, str]] = set()
         self._ramp_left = 0
         self.last_error: BaseException | None = None
         self._stats = {
@@ -334,7 +330,8 @@ class DeliveryBuffer:
         """Buffer one event; True if it triggers a fast-path publish."""
         self._stats["enqueued"] += 1
         etype = event["type"]
-        fast = self._track_fast_path(event, etype)
+        step = self._tracker.step(event)
+        fast = self._track_fast_path(event, etype, step)
         if fast and etype not in ev.RUN_TERMINAL_TYPES:
             self._ramp_left = self.config.ramp_batches
         if etype in _DROP_WHEN_EMPTY and event.get("delta") == "":
@@ -342,7 +339,7 @@ class DeliveryBuffer:
             if through is not None:
                 self._attach_through(through)
             return fast
-        key = _merge_key(event)
+        key = _merge_key(event, step)
         # The caller's dict is kept as is: merging never mutates it (merged
         # deltas live in entry.parts and are joined into a new dict at publish).
         entry = _Entry(event, key, _delta_units(event))  # type: ignore[arg-type]
@@ -357,86 +354,42 @@ class DeliveryBuffer:
             pending.append(entry)
         return fast
 
-    def _track_fast_path(self, event: Mapping[str, Any], etype: str) -> bool:
+    def _track_fast_path(self, event: Mapping[str, Any], etype: str, step: ev.Step) -> bool:
         if etype in ev.RUN_TERMINAL_TYPES:
             self._run_armed = False
-            self._armed.clear()
+            self._armed.clear()  # bounded memory over a long session
             self._armed_reasoning_any = False
-            self._armed_thinking = False
-            self._seen_chunk_ids.clear()  # bounded memory over a long session
             return True
         if etype == ev.RUN_STARTED:
             self._run_armed = True
             return False
-        if etype == ev.TEXT_MESSAGE_START:
-            self._arm(("msg", event.get("messageId")))
+        stream = step.stream
+        if stream is None:
             return False
-        if etype == ev.REASONING_MESSAGE_START:
-            self._arm(("reasoning", event.get("messageId")))
+        if step.phase == ev.CLOSE:
+            self._armed.discard(stream)
             return False
-        if etype == ev.REASONING_START:
-            # Its id names the reasoning phase, not necessarily the message that
-            # follows, so arm "the next reasoning delta" instead of one id.
-            self._armed_reasoning_any = True
-            return False
-        if etype == ev.THINKING_TEXT_MESSAGE_START:
-            self._armed_thinking = True
-            return False
-        if etype == ev.TOOL_CALL_START:
-            self._arm(("tool", event.get("toolCallId")))
-            return False
-        if etype == ev.TEXT_MESSAGE_END:
-            self._armed.discard(("msg", event.get("messageId")))  # type: ignore[arg-type]
-            return False
-        if etype == ev.REASONING_MESSAGE_END:
-            self._armed.discard(("reasoning", event.get("messageId")))  # type: ignore[arg-type]
-            return False
-        if etype == ev.TOOL_CALL_END:
-            self._armed.discard(("tool", event.get("toolCallId")))  # type: ignore[arg-type]
-            return False
-
-        stream: tuple[str, str] | None = None
-        if etype in (ev.TEXT_MESSAGE_CONTENT, ev.TEXT_MESSAGE_CHUNK):
-            stream = ("msg", event.get("messageId"))  # type: ignore[assignment]
-        elif etype in (ev.REASONING_MESSAGE_CONTENT, ev.REASONING_MESSAGE_CHUNK):
-            stream = ("reasoning", event.get("messageId"))  # type: ignore[assignment]
-        elif etype in (ev.TOOL_CALL_ARGS, ev.TOOL_CALL_CHUNK):
-            stream = ("tool", event.get("toolCallId"))  # type: ignore[assignment]
-        elif etype == ev.THINKING_TEXT_MESSAGE_CONTENT:
-            delta = event.get("delta")
-            if self._armed_thinking and isinstance(delta, str) and delta:
-                self._armed_thinking = False
-                self._run_armed = False
-                return True
-            return False
-        else:
-            return False
-
-        ident = stream[1]
-        has_id = isinstance(ident, str) and bool(ident)
-        if has_id and etype in (ev.TEXT_MESSAGE_CHUNK, ev.REASONING_MESSAGE_CHUNK,
-                                ev.TOOL_CALL_CHUNK) and stream not in self._seen_chunk_ids:
-            # A chunk stream has no START: its first appearance opens it.
-            self._seen_chunk_ids.add(stream)
-            self._armed.add(stream)
+        if step.phase == ev.OPEN:
+            if stream.kind == ev.REASONING_PHASE:
+                # Its id names the reasoning phase, not necessarily the message that
+                # follows, so arm "the next reasoning delta" instead of one id.
+                self._armed_reasoning_any = True
+            else:
+                self._armed.add(stream)  # a START, or a chunk stream's first chunk
         delta = event.get("delta")
-        if not (isinstance(delta, str) and delta):
+        if etype not in _TEXT_CARRIERS or not (isinstance(delta, str) and delta):
             return False
         fast = False
         if self._run_armed:
             self._run_armed = False
             fast = True
-        if has_id and stream in self._armed:
+        if stream in self._armed:
             self._armed.discard(stream)
             fast = True
-        if stream[0] == "reasoning" and self._armed_reasoning_any:
+        if stream.kind == ev.REASONING and self._armed_reasoning_any:
             self._armed_reasoning_any = False
             fast = True
         return fast
-
-    def _arm(self, stream: tuple[str, Any]) -> None:
-        if isinstance(stream[1], str) and stream[1]:
-            self._armed.add(stream)  # type: ignore[arg-type]
 
     def _flush(self) -> None:
         if self._publishing:

@@ -37,13 +37,13 @@ from typing import Any, Protocol
 
 from .events import (
     BARRIER_TYPES,
-    REASONING_MESSAGE_CONTENT,
-    REASONING_MESSAGE_END,
+    CLOSE,
+    MESSAGE,
+    PACED_CONTENT_TYPES,
     TEXT_MESSAGE_CHUNK,
-    TEXT_MESSAGE_CONTENT,
-    TEXT_MESSAGE_END,
-    TEXT_MESSAGE_START,
     EventError,
+    Stream,
+    StreamTracker,
 )
 from .graphemes import Segmenter, default_segmenter, may_extend
 from .playout import AdaptiveLaw, SeedLaw
@@ -113,12 +113,6 @@ class PacingConfig:
             raise ValueError("overload_graphemes, fallback_ms and holdback_ms must be >= 0")
 
 
-_PACED_FAMILY = {
-    TEXT_MESSAGE_CONTENT: "text",
-    TEXT_MESSAGE_CHUNK: "chunk",
-    REASONING_MESSAGE_CONTENT: "reasoning",
-}
-_USER_ROLE_TYPES = frozenset({TEXT_MESSAGE_CONTENT, TEXT_MESSAGE_CHUNK})
 
 
 class _Entry:
@@ -128,7 +122,7 @@ class _Entry:
                  "hold_until", "key", "changed")
 
     def __init__(self, seq: int, session: str, event: dict, clusters: list[str] | None,
-                 barrier: bool, key: tuple[str, Any] | None, changed: bool) -> None:
+                 barrier: bool, key: Stream | None, changed: bool) -> None:
         self.seq = seq
         self.session = session
         self.event = event
@@ -142,8 +136,8 @@ class _Entry:
 
 
 class _Session:
-    __slots__ = ("pending", "live", "barriers", "last_barrier_seq", "roles",
-                 "last_entry", "held", "last_chunk_id", "track")
+    __slots__ = ("pending", "live", "barriers", "last_barrier_seq",
+                 "last_entry", "held", "tracker", "track")
 
     def __init__(self, track: Any) -> None:
         self.track = track  # the pacing law's per-session estimates
@@ -151,10 +145,9 @@ class _Session:
         self.live = 0  # queued entries not yet fully delivered
         self.barriers = 0  # barriers queued
         self.last_barrier_seq = -1  # seq of the newest barrier (valid if barriers)
-        self.roles: dict[Any, str] = {}
-        self.last_entry: dict[tuple[str, Any], _Entry] = {}
-        self.held: dict[tuple[str, Any], _Entry] = {}
-        self.last_chunk_id: Any = None
+        self.last_entry: dict[Stream, _Entry] = {}  # per open message: its newest paced entry
+        self.held: dict[Stream, _Entry] = {}
+        self.tracker = StreamTracker()
 
 
 class PacingScheduler:
@@ -218,7 +211,7 @@ class PacingScheduler:
         for i, ev in enumerate(batch):
             if not isinstance(ev, Mapping) or not isinstance(ev.get("type"), str):
                 raise EventError(f"[{i}] event: must be an object with a string 'type'")
-            if ev["type"] in _PACED_FAMILY and not isinstance(ev.get("delta", ""), str):
+            if ev["type"] in PACED_CONTENT_TYPES and not isinstance(ev.get("delta", ""), str):
                 raise EventError(f"[{i}] {ev['type']}.delta: must be a string")
         if not batch:
             return
@@ -329,40 +322,30 @@ class PacingScheduler:
 
     def _enqueue_one(self, sid: str, st: _Session, ev: dict, now: float) -> None:
         etype = ev["type"]
-        mid = ev.get("messageId")
-        if etype == TEXT_MESSAGE_START:
-            st.roles[mid] = ev.get("role") or "assistant"
-        elif etype == TEXT_MESSAGE_CHUNK:
-            if mid is None:
-                mid = st.last_chunk_id  # a chunk without id continues the current one
-            else:
-                st.last_chunk_id = mid
-            if ev.get("role"):
-                st.roles[mid] = ev["role"]
-        if etype != TEXT_MESSAGE_CHUNK and st.held:
-            # Any other event closes a chunk-built message (AG-UI chunk rules).
-            for key in [k for k in st.held if k[0] == "chunk"]:
-                self._release(st, key)
-
-        family = _PACED_FAMILY.get(etype)
-        delta = ev.get("delta") if family is not None else None
-        paced = bool(delta) and not (etype in _USER_ROLE_TYPES and st.roles.get(mid) == "user")
+        # Which message a delta belongs to (chunk continuation included) and when a
+        # message ends (its END, the next non-chunk event for a chunk stream, the
+        # run's end) is the tracker's call, shared with every other consumer.
+        step = st.tracker.step(ev)
+        for stream in step.closed:
+            self._end_stream(st, stream)
+        stream = step.stream
+        delta = ev.get("delta") if etype in PACED_CONTENT_TYPES else None
+        paced = bool(delta) and stream is not None and not (
+            stream.kind == MESSAGE and st.tracker.details(stream).get("role") == "user")
         if paced:
-            self._enqueue_paced(sid, st, ev, (family, mid), delta, now)
+            self._enqueue_paced(sid, st, ev, stream, delta, now)  # type: ignore[arg-type]
         else:
             self._push(sid, st, _Entry(self._next_seq(), sid, ev, None,
                                        etype in BARRIER_TYPES, None, False))
-        if etype == TEXT_MESSAGE_END:
-            st.roles.pop(mid, None)
-            st.last_entry.pop(("text", mid), None)
-            st.last_entry.pop(("chunk", mid), None)
-            self._release(st, ("text", mid))
-            self._release(st, ("chunk", mid))
-        elif etype == REASONING_MESSAGE_END:
-            st.last_entry.pop(("reasoning", mid), None)
-            self._release(st, ("reasoning", mid))
+        if step.phase == CLOSE and stream is not None:
+            self._end_stream(st, stream)
 
-    def _enqueue_paced(self, sid: str, st: _Session, ev: dict, key: tuple[str, Any],
+    def _end_stream(self, st: _Session, stream: Stream) -> None:
+        """A message ended: its last cluster cannot grow any more."""
+        st.last_entry.pop(stream, None)
+        self._release(st, stream)
+
+    def _enqueue_paced(self, sid: str, st: _Session, ev: dict, key: Stream,
                        delta: str, now: float) -> None:
         hold_ms = self.config.holdback_ms
         clusters: list[str] | None = None
@@ -413,7 +396,7 @@ class PacingScheduler:
 
     # ---------------------------------------------------------------- holdback
 
-    def _hold(self, st: _Session, key: tuple[str, Any], entry: _Entry, until: float) -> None:
+    def _hold(self, st: _Session, key: Stream, entry: _Entry, until: float) -> None:
         # No timer here: almost every delta ends in a held cluster, and a hold
         # only needs waking when the head of the queue waits on it (_arm).
         entry.hold_until = until
@@ -429,7 +412,7 @@ class PacingScheduler:
         self._hold_timer = self._host.request_timeout(
             self._on_hold_timer, max(0.0, until - self._host.now()))
 
-    def _release(self, st: _Session, key: tuple[str, Any]) -> None:
+    def _release(self, st: _Session, key: Stream) -> None:
         entry = st.held.pop(key, None)
         if entry is not None:
             entry.hold_until = None
