@@ -26,11 +26,25 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from streampace.server.conversation import Conversation
 from streampace.server.framing import RunFramer
+from streampace.transcript import Transcript
+
+DEFAULT_BOUNDS = (1_000, 4 * 1024 * 1024)  # ServerConfig's history_messages / history_bytes
 
 
-def _one_run(conv: Conversation, n: int, prompt: str, answer: str) -> float:
+def _apply(conv: Any, event: dict[str, Any]) -> None:
+    # A Transcript, or the Conversation class of an older checkout (--compare-py).
+    if hasattr(conv, "apply_event"):
+        conv.apply_event(event)
+    else:
+        conv.apply(event)
+
+
+def _messages(conv: Any) -> list[dict[str, Any]]:
+    return conv.as_messages() if hasattr(conv, "as_messages") else conv.messages
+
+
+def _one_run(conv: Any, n: int, prompt: str, answer: str) -> float:
     t0 = time.perf_counter()
     conv.history()  # what every run hands its source
     framer = RunFramer("t", f"r{n}", prompt, validate=False)
@@ -41,27 +55,34 @@ def _one_run(conv: Conversation, n: int, prompt: str, answer: str) -> float:
         + [{"type": "TEXT_MESSAGE_END", "messageId": f"a{n}"},
            {"type": "RUN_FINISHED", "threadId": "t", "runId": f"r{n}"}])
     for e in events:
-        conv.apply(e)
+        _apply(conv, e)
     return time.perf_counter() - t0
 
 
 def _other_conversation(py_dir: str) -> Any:
-    """The Conversation class of another checkout (its module file, loaded by path)."""
+    """The conversation model of another checkout (its module file, loaded by path):
+    streampace/transcript.py, or server/conversation.py before issue 8."""
     import importlib.util
 
-    path = Path(py_dir) / "streampace" / "server" / "conversation.py"
+    path = Path(py_dir) / "streampace" / "transcript.py"
+    if not path.exists():
+        path = Path(py_dir) / "streampace" / "server" / "conversation.py"
     spec = importlib.util.spec_from_file_location("other_conversation", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    if hasattr(module, "Transcript"):
+        return lambda: module.Transcript(*DEFAULT_BOUNDS)
     return module.Conversation
 
 
 def conversation_figures(runs: int, compare_py: str | None = None) -> list[dict[str, Any]]:
     prompt, answer = "p" * 32_768, "an answer of some length. " * 80
     rows = []
-    convs: list[tuple[str, Any]] = [("default bounds (1000 msgs / 4 MiB)", Conversation()),
-                                    ("bounds out of reach", Conversation(10**9, 2**62))]
+    convs: list[tuple[str, Any]] = [
+        ("default bounds (1000 msgs / 4 MiB)", Transcript(*DEFAULT_BOUNDS)),
+        ("bounds out of reach", Transcript(10**9, 2**62)),
+    ]
     if compare_py:
         convs.append((f"{compare_py} Conversation", _other_conversation(compare_py)()))
     for label, conv in convs:
@@ -69,8 +90,8 @@ def conversation_figures(runs: int, compare_py: str | None = None) -> list[dict[
         snap = len(json.dumps(conv.snapshot_events()).encode())
         rows.append({
             "conversation": label,
-            "messages_kept": len(conv.messages),
-            "text_bytes_kept": sum(len(m.get("content") or "") for m in conv.messages),
+            "messages_kept": len(_messages(conv)),
+            "text_bytes_kept": sum(len(m.get("content") or "") for m in _messages(conv)),
             "snapshot_bytes": snap,
             "ms_per_run_first_100": round(1000 * sum(times[:100]) / 100, 3),
             "ms_per_run_last_100": round(1000 * sum(times[-100:]) / 100, 3),
