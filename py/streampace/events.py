@@ -8,7 +8,7 @@ is valid and how the pacer must treat each type.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
 __all__ = [
@@ -215,11 +215,17 @@ def _check_kind(etype: str, field: str, value: Any, kind: str) -> None:
         raise EventError(f"{where}: must be a string or an array, got {type(value).__name__}")
 
 
-def _check_patch(where: str, ops: list[Any]) -> None:
-    for i, op in enumerate(ops):
+def _objects(where: str, items: list[Any], what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(path, item) for each item of an array that must hold objects."""
+    for i, item in enumerate(items):
         at = f"{where}[{i}]"
-        if not isinstance(op, dict):
-            raise EventError(f"{at}: must be a JSON Patch operation object")
+        if not isinstance(item, dict):
+            raise EventError(f"{at}: must be a {what} object")
+        yield at, item
+
+
+def _check_patch(where: str, ops: list[Any]) -> None:
+    for at, op in _objects(where, ops, "JSON Patch operation"):
         name = op.get("op")
         if name not in _PATCH_OPS:
             raise EventError(f"{at}.op: must be one of {sorted(_PATCH_OPS)}, got {name!r}")
@@ -233,10 +239,7 @@ def _check_patch(where: str, ops: list[Any]) -> None:
 
 
 def _check_messages(where: str, messages: list[Any]) -> None:
-    for i, msg in enumerate(messages):
-        at = f"{where}[{i}]"
-        if not isinstance(msg, dict):
-            raise EventError(f"{at}: must be a message object")
+    for at, msg in _objects(where, messages, "message"):
         if not isinstance(msg.get("id"), str):
             raise EventError(f"{at}.id: required string is missing")
         if msg.get("role") not in _SNAPSHOT_ROLES:

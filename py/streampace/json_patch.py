@@ -148,13 +148,20 @@ class _Patcher:
             node = child
         return node
 
-    def add(self, pointer: str, value: Any) -> None:
+    def _target(self, pointer: str, value: Any) -> tuple[Any, str] | None:
+        """The parent container and last token of ``pointer``; None after setting the
+        whole document (path ``""``), which add and replace both mean that way."""
         tokens = parse_pointer(pointer)
         if not tokens:
             self.root = value
+            return None
+        return self._parent(tokens, pointer), tokens[-1]
+
+    def add(self, pointer: str, value: Any) -> None:
+        target = self._target(pointer, value)
+        if target is None:
             return
-        parent = self._parent(tokens, pointer)
-        last = tokens[-1]
+        parent, last = target
         if isinstance(parent, dict):
             parent[last] = value
         else:
@@ -173,12 +180,10 @@ class _Patcher:
         return parent.pop(_array_index(last, len(parent), pointer, for_insert=False))
 
     def replace(self, pointer: str, value: Any) -> None:
-        tokens = parse_pointer(pointer)
-        if not tokens:
-            self.root = value
+        target = self._target(pointer, value)
+        if target is None:
             return
-        parent = self._parent(tokens, pointer)
-        last = tokens[-1]
+        parent, last = target
         if isinstance(parent, dict):
             if last not in parent:
                 raise JsonPointerError(f"{pointer!r}: member {last!r} not found")
