@@ -37,20 +37,16 @@ def upstream_json_object(text: str, not_json: str, not_object: str) -> dict[str,
     return value
 
 
-# START type -> (key kind, id field, END type)
-_OPENERS = {
-    ev.TEXT_MESSAGE_START: ("text", "messageId", ev.TEXT_MESSAGE_END),
-    ev.REASONING_START: ("reasoning_phase", "messageId", ev.REASONING_END),
-    ev.REASONING_MESSAGE_START: ("reasoning", "messageId", ev.REASONING_MESSAGE_END),
-    ev.TOOL_CALL_START: ("tool", "toolCallId", ev.TOOL_CALL_END),
-    ev.STEP_STARTED: ("step", "stepName", ev.STEP_FINISHED),
-}
-_CLOSERS = {end: (kind, field) for kind, field, end in _OPENERS.values()}
-_CONTENT = {
-    ev.TEXT_MESSAGE_CONTENT: ("text", "messageId"),
-    ev.REASONING_MESSAGE_CONTENT: ("reasoning", "messageId"),
-    ev.TOOL_CALL_ARGS: ("tool", "toolCallId"),
-}
+# What opens, fills and closes each kind of item comes from events.py's one
+# table.  The framer checks nesting for the kinds with an explicit START/END and
+# an id (messages, reasoning phases and messages, tool calls, steps); chunks and
+# legacy THINKING_* pass through (they carry no nesting of their own to check).
+# START type -> (kind, id field, END type)
+_OPENERS = {start: (kind, id_field, end)
+            for kind, (start, end, id_field) in ev.KIND_EVENTS.items() if id_field is not None}
+_CLOSERS = {end: (kind, id_field) for kind, id_field, end in _OPENERS.values()}
+_CONTENT = {etype: (role.kind, role.id_field) for etype, role in ev.STREAM_ROLES.items()
+            if role.phase == ev.CONTENT and role.id_field is not None}
 # Longest delta one logged event carries.  A 10 MB upstream delta becomes many
 # events, so the session log can drop its oldest part, each viewer's batches and
 # outbound queue stay bounded, and no per-viewer 10 MB JSON string is built.
@@ -58,7 +54,7 @@ MAX_EVENT_DELTA = 16_384
 _SPLITTABLE = frozenset({ev.TEXT_MESSAGE_CONTENT, ev.REASONING_MESSAGE_CONTENT,
                          ev.TOOL_CALL_ARGS})
 
-_ONCE = frozenset({"text", "reasoning", "tool"})  # kinds whose ids name one item of a run
+_ONCE = frozenset({ev.MESSAGE, ev.REASONING, ev.TOOL_CALL})  # ids that name one item of a run
 _END_TYPE = {kind: (field, end) for kind, field, end in _OPENERS.values()}
 
 
@@ -111,7 +107,7 @@ class RunFramer:
         """
         out = []
         for kind, ident in reversed(list(self._open)):
-            if kind == "tool" and not self._args_parse(ident):
+            if kind == ev.TOOL_CALL and not self._args_parse(ident):
                 continue
             field, end = _END_TYPE[kind]
             out.append({"type": end, field: ident})
@@ -180,7 +176,7 @@ class RunFramer:
         if t in ev.RUN_TERMINAL_TYPES:
             if t == ev.RUN_FINISHED:
                 for kind, ident in self._open:
-                    if kind == "tool" and not self._args_parse(ident):
+                    if kind == ev.TOOL_CALL and not self._args_parse(ident):
                         raise UpstreamError(
                             "upstream_protocol_error",
                             f"run finished with tool call {ident!r} cut off mid-arguments",
@@ -202,7 +198,7 @@ class RunFramer:
                 raise UpstreamError(
                     "upstream_protocol_error", f"{t} for {event[field]!r} that is not open"
                 )
-            if kind == "tool" and not self._args_parse(event[field]):
+            if kind == ev.TOOL_CALL and not self._args_parse(event[field]):
                 raise UpstreamError(
                     "upstream_protocol_error",
                     f"tool call {event[field]!r} ended with arguments that are not JSON",
@@ -210,7 +206,7 @@ class RunFramer:
             del self._open[key]
             if kind in _ONCE:
                 self._ended.add(key)
-            if kind == "tool":
+            if kind == ev.TOOL_CALL:
                 self._args.pop(event[field], None)
         elif t in _CONTENT:
             kind, field = _CONTENT[t]
@@ -218,7 +214,7 @@ class RunFramer:
                 raise UpstreamError(
                     "upstream_protocol_error", f"{t} for {event[field]!r} that is not open"
                 )
-            if kind == "tool" and isinstance(event.get("delta"), str):
+            if kind == ev.TOOL_CALL and isinstance(event.get("delta"), str):
                 self._args.setdefault(event[field], []).append(event["delta"])
         out.append(event)
         return out
