@@ -474,7 +474,8 @@ class StreamTracker:
     last item (AG-UI's client would reject it).
     """
 
-    __slots__ = ("open", "taken", "_chunk", "_last_chunk", "_thinking", "_thinking_count")
+    __slots__ = ("open", "taken", "_chunk", "_last_chunk", "_thinking", "_thinking_count",
+                 "_hot")
 
     def __init__(self, taken: Callable[[str], bool] | None = None) -> None:
         # ``taken(id)``: an id already in use, which a generated thinking id must avoid
@@ -485,6 +486,10 @@ class StreamTracker:
         self._last_chunk: dict[str, str] = {}  # kind -> id of its latest chunk item
         self._thinking: str | None = None  # the open legacy thinking message
         self._thinking_count = 0
+        # The last content step, reused while the next events are content of the
+        # same item (most events are): (role, id, step).  Any other event clears
+        # it, so a reused step is always what the slow path would return.
+        self._hot: tuple[StreamRole, str, Step] | None = None
 
     @property
     def chunk_stream(self) -> Stream | None:
@@ -500,6 +505,7 @@ class StreamTracker:
 
     def reset(self) -> None:
         """Forget what is open (a MESSAGES_SNAPSHOT replaced the item set)."""
+        self._hot = None
         self.open.clear()
         self._chunk = None
         self._thinking = None
@@ -514,6 +520,10 @@ class StreamTracker:
     def step(self, event: Mapping[str, Any]) -> Step:
         etype = event.get("type")
         role = STREAM_ROLES.get(etype) if isinstance(etype, str) else None
+        hot = self._hot
+        if hot is not None and hot[0] is role and event.get(role.id_field) == hot[1]:
+            return hot[2]
+        self._hot = None
         if role is None:
             if etype in RUN_TERMINAL_TYPES or etype == RUN_STARTED:
                 # Nothing outlives its run (a new run starts with nothing open).
@@ -544,6 +554,10 @@ class StreamTracker:
                 # Content with no START before it: the item exists from here on
                 # and stays open until its END or the run's end, like any other.
                 self.open[stream] = {}
+            step = Step(stream, CONTENT, closed)
+            if role.id_field is not None:
+                self._hot = (role, stream.id, Step(stream, CONTENT) if closed else step)
+            return step
         elif role.phase == CLOSE:
             self.open.pop(stream, None)
         return Step(stream, role.phase, closed)

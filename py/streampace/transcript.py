@@ -108,6 +108,7 @@ class _Item:
     source: Literal["stream", "snapshot", "chunk"] = "stream"
     seq: int = 0  # creation order, shared with tool results (for as_messages())
     _ended_by_event: bool = field(default=False, repr=False)
+    _ref: Any = field(default=None, repr=False)  # ItemRef, made once (a ref per delta adds up)
 
 
 @dataclass(eq=False)
@@ -120,7 +121,10 @@ class MessageItem(_Item):
 
     @property
     def ref(self) -> ItemRef:
-        return ItemRef(self.kind, self.id)
+        ref = self._ref
+        if ref is None:
+            ref = self._ref = ItemRef(self.kind, self.id)
+        return ref
 
     @property
     def text(self) -> str:
@@ -145,7 +149,10 @@ class ToolCallItem(_Item):
 
     @property
     def ref(self) -> ItemRef:
-        return ItemRef(TOOL_CALL, self.id)
+        ref = self._ref
+        if ref is None:
+            ref = self._ref = ItemRef(TOOL_CALL, self.id)
+        return ref
 
     @property
     def args(self) -> str:
@@ -230,6 +237,8 @@ class Transcript:
         self._open: dict[ItemRef, None] = {}  # items not yet ended, for O(open) run end
         self._seq = 0
         self._obs: Observer = Observer()
+        # (stream, item, type) of the last content appended; see apply_event.
+        self._hot: tuple[Stream, MessageItem, str] | None = None
 
     # -- reading --------------------------------------------------------------
 
@@ -258,9 +267,29 @@ class Transcript:
             self.apply_event(event)
 
     def apply_event(self, event: Mapping[str, Any]) -> None:
+        hot = self._hot
+        if hot is not None and type(event) is dict and event.get("type") == hot[2]:
+            # More content for the item the last event appended to: the common case,
+            # kept to a tracker lookup and an append.
+            step = self.tracker.step(event)
+            item = hot[1]
+            delta = event.get("delta")
+            if (step.stream is hot[0] and not step.closed and type(delta) is str
+                    and not item.ended):
+                if delta:
+                    item._text.append(delta)
+                    self._obs.append(item.ref, delta)
+                return
+            self._hot = None
+            self._apply_step(event, step)
+            return
+        self._hot = None
         if not isinstance(event, Mapping):
             self._anomaly(f"event is not an object: {type(event).__name__}")
             return
+        self._apply_step(event, None)
+
+    def _apply_step(self, event: Mapping[str, Any], step: ev.Step | None) -> None:
         etype = event.get("type")
         role = ev.STREAM_ROLES.get(etype) if isinstance(etype, str) else None
         handler = None if role is not None else (
@@ -269,7 +298,8 @@ class Transcript:
             self._anomaly(f"unknown event type {etype!r}")
             return
         try:
-            step = self.tracker.step(event)
+            if step is None:
+                step = self.tracker.step(event)
             for stream in step.closed:
                 self._end_stream(stream, chunk=etype not in _RUN_BOUNDARIES)
             if role is not None:
@@ -371,7 +401,9 @@ class Transcript:
                 self._end_by_event(item, etype, stream.id)
             return
         if delta is not None:
-            self._append_text(kind, stream.id, delta, etype)
+            item = self._append_text(kind, stream.id, delta, etype)
+            if role.phase == ev.CONTENT and role.id_field is not None and not item.ended:
+                self._hot = (stream, item, etype)
 
     def _end_by_event(self, item: Item, etype: str, ident: str | None) -> None:
         """An END event for a known item: a second END is an anomaly."""
@@ -406,7 +438,7 @@ class Transcript:
             name if isinstance(name, str) else None,
         )
 
-    def _append_text(self, kind: str, mid: str, delta: str, etype: str) -> None:
+    def _append_text(self, kind: str, mid: str, delta: str, etype: str) -> MessageItem:
         item = self._text_store(kind).get(mid)
         if item is None:
             self._anomaly(f"{etype}: unknown {kind} {mid!r}; created implicitly")
@@ -416,6 +448,7 @@ class Transcript:
         if delta:
             item._text.append(delta)
             self._obs.append(item.ref, delta)
+        return item
 
     # -- tool calls -------------------------------------------------------------
 
@@ -521,6 +554,7 @@ class Transcript:
         self.reasoning = {}
         self.tool_calls = {}
         self._open = {}
+        self._hot = None
         # The tracker keeps what is open: items still streaming are re-opened by
         # the events that follow a reconnect snapshot (or continue, upstream).
         obs = self._obs
@@ -616,6 +650,7 @@ class Transcript:
         total = sum(self._item_bytes(i) for i in items)
         if count <= max_messages and total <= max_bytes:
             return
+        self._hot = None
         dropped: set[str] = set()
         keep_from = len(items)
         for index, item in enumerate(items):
