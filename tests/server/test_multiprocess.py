@@ -247,3 +247,27 @@ def test_store_urls_are_checked_and_redacted():
         with pytest.raises(ValueError) as err:
             check_store_spec(bad)
         assert "pw" not in str(err.value)
+
+
+def test_every_process_announces_the_session_epoch_so_a_resume_moves_over(redis_url, procs):
+    """The epoch lives in Redis: a client that reconnects to another process resumes
+    in the same numbering instead of being reset to a snapshot (a 'restart')."""
+    a, b = ServerProcess(redis_url), ServerProcess(redis_url)
+    procs += [a, b]
+
+    async def scenario() -> tuple[Received, Received]:
+        ona = Received()
+        async with websockets.connect(a.ws("ep")) as wa:
+            await send(wa, type="resume", after=0)
+            await send(wa, type="run", prompt="one epoch")
+            await recv_until(wa, ona, runs_ended(1))
+        onb = Received()
+        async with websockets.connect(b.ws("ep")) as wb:
+            await send(wb, type="resume", after=ona.through, epoch=ona.attached[0]["epoch"])
+            await recv_until(wb, onb, lambda r: bool(r.attached))
+        return ona, onb
+
+    ona, onb = asyncio.run(scenario())
+    assert onb.attached[0]["epoch"] == ona.attached[0]["epoch"]
+    assert onb.attached[0]["mode"] in ("live", "log")  # resumed in place, not a snapshot
+    assert onb.attached[0]["after"] == ona.through

@@ -12,6 +12,9 @@ Per session (the ``{id}`` hash tag keeps one session's keys on one Cluster slot)
   every SNAPSHOT_EVERY events and at each run's end, so a process that opens a
   trimmed session rebuilds the same snapshot as one that saw every event.
 - ``sp:{id}:runs``  runs started (the demo source's per-run seed).
+- ``sp:{id}:epoch`` the session's epoch (docs/protocol.md), set once by whichever
+  process opens the session first: every process announces the same one, so a
+  client that reconnects to another process resumes instead of starting over.
 
 One channel, ``sp:control``, carries cancels to whichever process runs a session.
 
@@ -84,6 +87,7 @@ for i = 6, #ARGV do
 end
 redis.call('SET', KEYS[3], string.format('%d', seq), 'PX', ARGV[4])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[4], ARGV[4])
 if ARGV[5] == '1' then
   redis.call('DEL', KEYS[2])
 end
@@ -363,6 +367,7 @@ class RedisSession(Session):
         tag = f"sp:{{{session_id}}}"
         self.k_log, self.k_seq = f"{tag}:log", f"{tag}:seq"
         self.k_lease, self.k_snap, self.k_runs = f"{tag}:lease", f"{tag}:snap", f"{tag}:runs"
+        self.k_epoch = f"{tag}:epoch"
         self._loaded = False
         self._reload = False  # a gap in the stream: rebuild the mirror
         self._last_data = 0.0  # loop time the reader last brought events (or looked)
@@ -424,10 +429,17 @@ class RedisSession(Session):
 
     async def _load(self) -> None:
         try:
+            # Our random epoch becomes the session's only if no process set one yet.
+            pipe = self.client.pipeline(transaction=True)
+            pipe.set(self.k_epoch, self.epoch, nx=True, px=self.store.ttl_ms)
+            pipe.get(self.k_epoch)
+            _created, stored_epoch = await pipe.execute()
             raw_snap = await self.client.hmget(self.k_snap, ["seq", "data"])
             window = await self.client.xrevrange(self.k_log, count=self.config.log_events)
         except (RedisError, OSError) as exc:
             raise StoreError(f"redis unreachable: {exc!r}") from None
+        if stored_epoch:
+            self.epoch = stored_epoch.decode() if isinstance(stored_epoch, bytes) else stored_epoch
         entries = [(_seq(eid), fields[b"e"]) for eid, fields in reversed(window)]
         # Keep the contiguous tail (a restarted Redis continues past a gap).
         start = 0
@@ -569,7 +581,8 @@ class RedisSession(Session):
                            release]
         args.extend(_dumps(e) for e in events)
         try:
-            return int(await self.store.append([self.k_log, self.k_lease, self.k_seq], args))
+            return int(await self.store.append(
+                [self.k_log, self.k_lease, self.k_seq, self.k_epoch], args))
         except ResponseError as exc:
             if "STREAMPACE_LEASE_LOST" in str(exc):
                 raise StoreError("the run's lease was lost") from None
