@@ -167,6 +167,32 @@ return {
 
 
 # ---------------------------------------------------------------- server
+
+def _pyscript_may_eval(app: Any) -> Any:
+    """The server's CSP, with 'unsafe-eval' for the stock PyScript page only.
+
+    `streampace serve` does not allow eval (our pages boot without it), but
+    @pyscript/core builds helpers with `Function(...)`: the baseline page would
+    stop at boot.  Only that bench page gets the relaxed policy.
+    """
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("path") != PAGE_URLS[BASELINE]:
+            await app(scope, receive, send)
+            return
+
+        async def relaxed(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v.replace(b"'wasm-unsafe-eval'", b"'wasm-unsafe-eval' 'unsafe-eval'")
+                            if k == b"content-security-policy" else v)
+                           for k, v in message.get("headers", [])]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await app(scope, receive, relaxed)
+
+    return wrapped
+
 class BootServer:
     """`streampace serve`'s application plus the bench pages, on a loopback port."""
 
@@ -203,7 +229,7 @@ class BootServer:
             return Response(text, media_type=media, headers={"Cache-Control": "no-cache"})
 
         app.router.routes.insert(0, Route("/bench-boot/{name}", bench_file))
-        return app
+        return _pyscript_may_eval(app)
 
     def start(self) -> None:
         import uvicorn

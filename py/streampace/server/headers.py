@@ -17,11 +17,10 @@ def content_security_policy(host: str | None) -> str:
     """Only our own origin, plus what Pyodide and PyScript need to boot.
 
     - 'wasm-unsafe-eval': compiling the Pyodide WebAssembly module.
-    - 'unsafe-eval': @pyscript/core builds helpers with `Function(...)` at boot
-      (without it the demo page stops with "EvalError: Evaluating a string as
-      JavaScript violates ... script-src", checked in headless Chromium), and
-      Pyodide's Emscripten glue evals the EM_ASM snippets of modules it loads.
-    No blob: sources: the demo page boots and streams without them.
+    No 'unsafe-eval': our pages boot Pyodide through js_shim/boot.js, not
+    PyScript (whose core builds helpers with `Function(...)`), and no package we
+    load needs the Emscripten glue to eval JavaScript.  No blob: sources either:
+    the demo page and the embed boot and stream without them (tests/browser).
     """
     connect = ["'self'"]
     if host and _HOST_RE.match(host):
@@ -29,7 +28,7 @@ def content_security_policy(host: str | None) -> str:
     return "; ".join(
         [
             "default-src 'self'",
-            "script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'",
+            "script-src 'self' 'wasm-unsafe-eval'",
             "worker-src 'self'",
             f"connect-src {' '.join(connect)}",
             "img-src 'self' data:",
