@@ -14,7 +14,10 @@ Views over it:
   upstream agent or model gets as history);
 - ``snapshot_events()``: what brings a viewer with no history to the current
   position, re-opening the items still streaming so the rest of the run stays
-  well nested for that viewer;
+  well nested for that viewer (AG-UI puts only completed messages in a
+  MESSAGES_SNAPSHOT, so a re-opened item comes after the completed ones: if an
+  item completed while an earlier one was still streaming, which our sources
+  never do, a late viewer shows the two in the other order);
 - ``texts()``: visible text per message id (tests and benchmarks).
 
 Cost: O(events + delta text).  Text is kept as a list of parts and joined only
