@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from streampace.delivery import DeliveryConfig
+from streampace.session.client_messages import MAX_PROMPT_CHARS
 
 __all__ = ["ServerConfig", "default_root", "LOOPBACK_HOSTS"]
 
@@ -39,7 +40,7 @@ class ServerConfig:
     history_messages: int = 1_000  # completed messages kept for snapshots / upstream history
     history_bytes: int = 4 * 1024 * 1024  # ... and their text, UTF-8 bytes
     max_message_bytes: int = 65_536
-    max_prompt_chars: int = 32_768
+    max_prompt_chars: int = MAX_PROMPT_CHARS
     outbound_limit_bytes: int = 1024 * 1024
     send_timeout_s: float = 30.0  # a viewer that takes no data this long is disconnected
     abuse_errors: int = 10  # refused client messages ...

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from streampace import events as ev
+from streampace.session.source import group_by_due
 
 from .base import RunRequest, SourceSpecError
 from .timing import paced
@@ -70,5 +71,5 @@ class ReplaySource:
         return out
 
     async def stream(self, request: RunRequest) -> AsyncIterator[list[dict[str, Any]]]:
-        async for group in paced(self._timed(request)):
+        async for group in paced(group_by_due(self._timed(request))):
             yield group
