@@ -62,7 +62,7 @@ from streampace.session.source import (
     new_run_id,
 )
 
-__all__ = ["PageSession", "SimulatedSession", "backoff_delay_ms"]
+__all__ = ["PageSession", "SimulatedSession"]
 
 Sink = Callable[[str, Any], None]
 
