@@ -7,11 +7,9 @@ simulated server) import no `js`, so they run here on the core's virtual clock.
 from __future__ import annotations
 
 import json
-import random
 
 from streampace.browser.client import SessionClient
 from streampace.browser.simsource import SimulatedSession
-from streampace.session.backoff import backoff_delay_ms
 from streampace.sim import simulate, visible_text
 from streampace.testing import ManualHost
 
@@ -65,15 +63,6 @@ def test_client_close_triggers_the_flush_hook() -> None:
     client.handle("close", json.dumps({"code": 1006, "wasOpen": True}))
     client.handle("reconnecting", json.dumps({"attempt": 1, "delayMs": 300}))
     assert closes == [1] and client.state == "reconnecting"
-
-
-def test_backoff_grows_with_jitter_and_a_cap() -> None:
-    rng = random.Random(7)
-    for attempt in range(8):
-        ceiling = min(10_000, 250 * 2 ** attempt)
-        delays = [backoff_delay_ms(attempt, rng=rng) for _ in range(50)]
-        assert all(ceiling / 2 <= d <= ceiling for d in delays)
-        assert len({round(d, 3) for d in delays}) > 40  # jittered, not a fixed delay
 
 
 def play(sim: SimulatedSession, host: ManualHost, scenario: str, run: int,

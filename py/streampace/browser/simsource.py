@@ -29,20 +29,8 @@ from typing import Any
 
 from streampace.delivery import Batch, DeliveryBuffer
 from streampace.run_lifecycle import Outcome, RunLifecycle
+from streampace.session import client_messages as cm
 from streampace.session.backoff import backoff_delay_ms
-from streampace.session.client_messages import (
-    CANCEL_CODE,
-    CANCEL_MESSAGE,
-    MAX_PROMPT_CHARS,
-    CancelMessage,
-    ClientError,
-    ResumeMessage,
-    RunMessage,
-    check_cancel,
-    check_resume,
-    check_run,
-    parse_client_message,
-)
 from streampace.session.framing import RunFramer, UpstreamError
 from streampace.session.log import SessionLog
 from streampace.session.protocol import (
@@ -145,20 +133,20 @@ class PageSession:
     def receive(self, viewer: _Viewer, text: str) -> None:
         """A client message, answered as server/websocket.py answers it."""
         try:
-            msg = parse_client_message(text, MAX_PROMPT_CHARS)
-            if isinstance(msg, ResumeMessage):
-                check_resume(viewer.attached)
+            msg = cm.parse_client_message(text, cm.MAX_PROMPT_CHARS)
+            if isinstance(msg, cm.ResumeMessage):
+                cm.check_resume(viewer.attached)
                 self._attach(viewer, msg.after, msg.epoch)
-            elif isinstance(msg, RunMessage):
+            elif isinstance(msg, cm.RunMessage):
                 scenarios = self.source.scenarios() if self.source.supports_scenarios else None  # type: ignore[attr-defined]
-                scenario = check_run(msg, scenarios, self.running)
+                scenario = cm.check_run(msg, scenarios, self.running)
                 if not viewer.attached:
                     self._attach(viewer, None, None)
                 self._start_run(msg.prompt, scenario)
-            elif isinstance(msg, CancelMessage):
-                check_cancel(self.running)
-                self._stop(CANCEL_CODE, CANCEL_MESSAGE)
-        except ClientError as exc:
+            elif isinstance(msg, cm.CancelMessage):
+                cm.check_cancel(self.running)
+                self._stop(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)
+        except cm.ClientError as exc:
             viewer.sink(error_message(exc.code, exc.message))
 
     def _attach(self, viewer: _Viewer, after: int | None, epoch: str | None) -> None:
