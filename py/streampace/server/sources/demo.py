@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import Any
-
 from streampace.session.sim_model import SimulatedModel
 
-from .base import RunRequest
-from .timing import paced
+from .timing import PacedSource
 
 __all__ = ["DemoSource"]
 
 
-class DemoSource(SimulatedModel):
-    async def stream(self, request: RunRequest) -> AsyncIterator[list[dict[str, Any]]]:
-        async for group in paced(self.timed_groups(request)):
-            yield group
+class DemoSource(SimulatedModel, PacedSource):
+    """`streampace serve --source demo`: the page's simulated model, paced by asyncio."""

@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from streampace.session.source import TimedGroup
+from streampace.session.source import RunRequest, TimedGroup, TimedSource
 
-__all__ = ["paced"]
+__all__ = ["paced", "PacedSource"]
 
 
 async def paced(groups: Iterable[TimedGroup]) -> AsyncIterator[list[dict[str, Any]]]:
@@ -24,3 +24,12 @@ async def paced(groups: Iterable[TimedGroup]) -> AsyncIterator[list[dict[str, An
         # Sleep even when late (0 s), so viewers' senders run between groups.
         await asyncio.sleep(max(delay, 0.0))
         yield group
+
+
+class PacedSource:
+    """Mixin: a timed source (streampace.session.source.TimedSource) as a server
+    Source, its ``timed_groups`` released on the asyncio clock."""
+
+    async def stream(self: TimedSource, request: RunRequest) -> AsyncIterator[list[dict[str, Any]]]:
+        async for group in paced(self.timed_groups(request)):
+            yield group
