@@ -10,8 +10,10 @@ import json
 
 from streampace.browser.client import SessionClient
 from streampace.browser.simsource import SimulatedSession
+from streampace.session.log import SessionLog
 from streampace.sim import simulate, visible_text
 from streampace.testing import ManualHost
+from streampace.transcript import Transcript
 
 
 def batch(through: int, *events: dict) -> str:
@@ -161,3 +163,29 @@ def test_sim_source_queues_sends_while_disconnected_and_resumes_after_its_positi
     assert client.stats["duplicates"] == 0 and errors == [] and len(closes) == 1
     # The second socket's attached message names the position it resumed from.
     assert sim.opens == 2 and client.last_through == sim.session.log.head > through
+
+
+def test_sim_source_resumes_from_a_snapshot_when_its_log_dropped_the_position() -> None:
+    host = ManualHost()
+    sim = SimulatedSession(host, "s1", seed=6, reconnect_base_ms=2000)
+    sim.session.log = SessionLog(max_events=20)  # the server's bound, made small
+    client, got, errors, closes = make_client()
+    sim.attach(client.handle)
+    sim.send(json.dumps({"type": "run", "prompt": "hi", "scenario": "fast"}))
+    host.tick(300)
+    sim.drop()
+    head = sim.session.log.head
+    host.tick(1000)  # still away (backoff >= 1 s): the log moves on past 20 events
+    assert sim.session.log.head > head + 20 and not sim.connected
+    for _ in range(1200):
+        if not sim.run_active and not sim.pending_events():
+            break
+        host.tick(50)
+    assert any(e["type"] == "MESSAGES_SNAPSHOT" for e in got) and errors == []
+    assert client.stats["opens"] == 2 and len(closes) == 1
+    # What the viewer ends up with is the session's conversation.
+    shown = Transcript()
+    shown.apply(got)
+    assert shown.as_messages() == sim.session.conversation.as_messages()
+    assert any(m["role"] == "assistant" and len(m.get("content") or "") > 100
+               for m in shown.as_messages())

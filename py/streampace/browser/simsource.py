@@ -5,12 +5,14 @@ server and the WebSocket, built from the same core pieces the server uses
 (`streampace.session`): the simulated model is a timed source
 (`SimulatedModel`, the server's `demo` source), its groups go through the same
 `RunFramer` (so the run opens with the same prompt echo) into the same
-`SessionLog`; client messages are parsed and refused by the same rules, with
-the same error replies; a viewer attaches with the same `attached` message and
-resume decision, and a core `DeliveryBuffer` batches what it gets (bursts every
-<= 150 ms, first delta at once) into the same `{"through": n, "events": [...]}`
-text.  The one difference is the clock: groups are released on FrameHost
-timers instead of asyncio sleeps.
+`SessionLog` and the same `Transcript` (its snapshots and history), within the
+server's default bounds; client messages are parsed and refused by the same
+rules, with the same error replies; a viewer attaches with the same `attached`
+message and resume decision (log replay, or a snapshot when the log no longer
+holds its position), and a core `DeliveryBuffer` batches what it gets (bursts
+every <= 150 ms, first delta at once) into the same
+`{"through": n, "events": [...]}` text.  The one difference is the clock:
+groups are released on FrameHost timers instead of asyncio sleeps.
 
 `SimulatedSession` has the `SessionSocket` surface (`attach`, `send`, `drop`,
 `close`) and behaves like js_shim/bridge.js's socket: on every (re)connect it
@@ -30,11 +32,12 @@ from typing import Any
 from streampace.delivery import Batch, DeliveryBuffer
 from streampace.run_lifecycle import Outcome, RunLifecycle
 from streampace.session import client_messages as cm
+from streampace.session import limits
 from streampace.session.backoff import backoff_delay_ms
 from streampace.session.framing import RunFramer, UpstreamError
 from streampace.session.log import SessionLog
 from streampace.session.protocol import (
-    ATTACH_LIVE,
+    ATTACH_LOG,
     ATTACH_SNAPSHOT,
     attach_mode,
     attached_message,
@@ -49,15 +52,13 @@ from streampace.session.source import (
     check_source_end,
     new_run_id,
 )
+from streampace.transcript import Transcript
 
 __all__ = ["PageSession", "SimulatedSession"]
 
 Sink = Callable[[str, Any], None]
 
-# The page's log is never trimmed: it has one viewer for the page's lifetime and
-# kept every event before (a list), so a resume is always served from the log.
-# (A snapshot needs the conversation, which only the server keeps.)
-_UNTRIMMED = sys.maxsize
+_WHOLE = sys.maxsize  # read everything a viewer missed in one go
 _THROUGH = re.compile(r'\{"through":(\d+)')
 
 
@@ -96,12 +97,14 @@ class PageSession:
     """
 
     def __init__(self, host: Any, session_id: str, source: TimedSource,
-                 run_ids: random.Random | None = None) -> None:
+                 run_ids: random.Random | None = None, *,
+                 log_events: int = limits.LOG_EVENTS, log_bytes: int = limits.LOG_BYTES) -> None:
         self.host = host
         self.id = session_id
         self.source = source
         self._run_ids = run_ids  # seeded: reproducible run ids (and so message ids)
-        self.log = SessionLog(_UNTRIMMED, _UNTRIMMED)
+        self.log = SessionLog(log_events, log_bytes)
+        self.conversation = Transcript(limits.HISTORY_MESSAGES, limits.HISTORY_BYTES)
         self.epoch = f"{random.getrandbits(64):016x}"
         self.lifecycle = RunLifecycle()
         self.run_count = 0
@@ -151,23 +154,25 @@ class PageSession:
 
     def _attach(self, viewer: _Viewer, after: int | None, epoch: str | None) -> None:
         mode = attach_mode(self.log, after, epoch, self.epoch)
-        if mode == ATTACH_SNAPSHOT:
-            # Only another epoch or a trimmed log needs one; the page has neither.
-            raise RuntimeError(f"page session {self.id}: cannot serve position {after}")
         head = self.log.head
-        start = head if mode == ATTACH_LIVE or after is None else after
+        start = after if mode == ATTACH_LOG and after is not None else head
         viewer.sink(attached_message(self.id, self.epoch, mode, start))
         viewer.last_through = start
         viewer.buffer = DeliveryBuffer(viewer.publish, self.host.request_timeout,
                                        self.host.cancel_timeout)
-        if start < head:
+        if mode == ATTACH_SNAPSHOT:
+            # The log no longer holds its position: one batch, never split or delayed.
+            viewer.publish(Batch(self.conversation.snapshot_events(), head))
+        elif start < head:
             # What it missed goes out through the fresh buffer, batched like live events.
-            viewer.buffer.enqueue(self.log.read(start, _UNTRIMMED, _UNTRIMMED), through=head)
+            viewer.buffer.enqueue(self.log.read(start, _WHOLE, _WHOLE), through=head)
 
     def _append(self, events: list[dict[str, Any]]) -> None:
         if not events:
             return
         through = self.log.append(events)
+        for event in events:
+            self.conversation.apply_event(event)
         viewer = self.viewer
         if viewer is not None and viewer.buffer is not None:
             viewer.buffer.enqueue(events, through=through)
@@ -180,7 +185,9 @@ class PageSession:
         self._framer = RunFramer(self.id, run_id, prompt,
                                  validate=not getattr(self.source, "trusted", False))
         request = RunRequest(thread_id=self.id, run_id=run_id, prompt=prompt,
-                             scenario=scenario, run_index=self.run_count)
+                             scenario=scenario, run_index=self.run_count,
+                             history=self.conversation.history(),
+                             state=self.conversation.state)
         self.run_count += 1
         self._groups = iter(self.source.timed_groups(request))
         self.lifecycle.begin()

@@ -12,11 +12,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from .limits import MAX_PROMPT_CHARS
+
 __all__ = ["ClientError", "RunMessage", "ResumeMessage", "CancelMessage", "parse_client_message",
            "check_resume", "check_run", "check_cancel", "CANCEL_CODE", "CANCEL_MESSAGE",
            "MAX_PROMPT_CHARS"]
-
-MAX_PROMPT_CHARS = 32_768  # the server's default (--max-prompt-chars)
 # A viewer's cancel ends the run with RUN_ERROR of this code and message.
 CANCEL_CODE = "cancelled"
 CANCEL_MESSAGE = "run cancelled by a viewer"

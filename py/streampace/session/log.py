@@ -18,6 +18,7 @@ from itertools import islice
 from typing import Any
 
 from .compact_json import dumps_compact
+from .limits import LOG_BYTES, LOG_EVENTS
 
 __all__ = ["SessionLog", "event_size", "LARGE_EVENT_BYTES"]
 
@@ -31,7 +32,7 @@ def event_size(event: dict[str, Any]) -> int:
 
 
 class SessionLog:
-    def __init__(self, max_events: int = 10_000, max_bytes: int = 8 * 1024 * 1024,
+    def __init__(self, max_events: int = LOG_EVENTS, max_bytes: int = LOG_BYTES,
                  on_large_events: Callable[[int], None] | None = None) -> None:
         if max_events < 1 or max_bytes < 1:
             raise ValueError("log limits must be >= 1")
