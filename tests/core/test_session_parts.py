@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from streampace.session import protocol
 from streampace.session.backoff import backoff_delay_ms
 from streampace.session.client_messages import (
     ClientError,
@@ -14,15 +15,6 @@ from streampace.session.client_messages import (
     check_run,
 )
 from streampace.session.log import LARGE_EVENT_BYTES, SessionLog
-from streampace.session.protocol import (
-    ATTACH_LIVE,
-    ATTACH_LOG,
-    ATTACH_SNAPSHOT,
-    attach_mode,
-    attached_message,
-    batch_message,
-    error_message,
-)
 from streampace.session.sim_model import SimulatedModel
 from streampace.session.source import RunRequest, group_by_due, new_run_id
 from streampace.sim import simulate
@@ -44,20 +36,20 @@ def test_the_log_reports_large_events_to_its_hook_only() -> None:
 def test_attach_mode_serves_from_the_log_only_what_it_holds_in_its_epoch() -> None:
     log = SessionLog(max_events=3)
     log.append([delta(str(i)) for i in range(5)])  # holds seqs 3..5
-    assert attach_mode(log, None, None, "e1") == ATTACH_LIVE
-    assert attach_mode(log, 2, None, "e1") == ATTACH_LOG
-    assert attach_mode(log, 5, "e1", "e1") == ATTACH_LOG
-    assert attach_mode(log, 1, "e1", "e1") == ATTACH_SNAPSHOT  # seq 2 was dropped
-    assert attach_mode(log, 6, "e1", "e1") == ATTACH_SNAPSHOT  # beyond the end
-    assert attach_mode(log, 4, "e0", "e1") == ATTACH_SNAPSHOT  # another epoch's position
+    assert protocol.attach_mode(log, None, None, "e1") == protocol.ATTACH_LIVE
+    assert protocol.attach_mode(log, 2, None, "e1") == protocol.ATTACH_LOG
+    assert protocol.attach_mode(log, 5, "e1", "e1") == protocol.ATTACH_LOG
+    assert protocol.attach_mode(log, 1, "e1", "e1") == protocol.ATTACH_SNAPSHOT  # seq 2 was dropped
+    assert protocol.attach_mode(log, 6, "e1", "e1") == protocol.ATTACH_SNAPSHOT  # beyond the end
+    assert protocol.attach_mode(log, 4, "e0", "e1") == protocol.ATTACH_SNAPSHOT  # other epoch
 
 
 def test_server_messages_are_compact_json() -> None:
-    assert batch_message(3, [delta("é")]) == (
+    assert protocol.batch_message(3, [delta("é")]) == (
         '{"through":3,"events":[{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"é"}]}')
-    assert error_message("no_run", "no run is in progress") == (
+    assert protocol.error_message("no_run", "no run is in progress") == (
         '{"type":"error","code":"no_run","message":"no run is in progress"}')
-    assert attached_message("s", "e", ATTACH_LOG, 7) == (
+    assert protocol.attached_message("s", "e", protocol.ATTACH_LOG, 7) == (
         '{"type":"attached","protocol":2,"sessionId":"s","epoch":"e","mode":"log","after":7}')
 
 
