@@ -97,13 +97,12 @@ class PageSession:
     """
 
     def __init__(self, host: Any, session_id: str, source: TimedSource,
-                 run_ids: random.Random | None = None, *,
-                 log_events: int = limits.LOG_EVENTS, log_bytes: int = limits.LOG_BYTES) -> None:
+                 run_ids: random.Random | None = None) -> None:
         self.host = host
         self.id = session_id
         self.source = source
         self._run_ids = run_ids  # seeded: reproducible run ids (and so message ids)
-        self.log = SessionLog(log_events, log_bytes)
+        self.log = SessionLog(limits.LOG_EVENTS, limits.LOG_BYTES)
         self.conversation = Transcript(limits.HISTORY_MESSAGES, limits.HISTORY_BYTES)
         self.epoch = f"{random.getrandbits(64):016x}"
         self.lifecycle = RunLifecycle()
@@ -136,7 +135,7 @@ class PageSession:
     def receive(self, viewer: _Viewer, text: str) -> None:
         """A client message, answered as server/websocket.py answers it."""
         try:
-            msg = cm.parse_client_message(text, cm.MAX_PROMPT_CHARS)
+            msg = cm.parse_client_message(text, limits.MAX_PROMPT_CHARS)
             if isinstance(msg, cm.ResumeMessage):
                 cm.check_resume(viewer.attached)
                 self._attach(viewer, msg.after, msg.epoch)
