@@ -8,6 +8,7 @@
 - `sim_model` — the simulated model as a timed source.
 - `backoff` — reconnect delays.
 - `compact_json` — the wire's JSON text.
+- `limits` — the default bounds (log, history, prompt) of the server and the page alike.
 
 The server (`streampace.server`) drives these with asyncio and WebSockets; the
 page's simulated session (`streampace.browser.simsource`) with FrameHost timers.
