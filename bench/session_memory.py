@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from streampace.server.framing import RunFramer
+from streampace.session.framing import RunFramer
 from streampace.transcript import Transcript
 
 DEFAULT_BOUNDS = (1_000, 4 * 1024 * 1024)  # ServerConfig's history_messages / history_bytes

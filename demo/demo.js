@@ -1,5 +1,5 @@
 // Demo page glue (UI only, no pacing): boot progress, the early session socket,
-// the live chart. Python (streampace.browser.demo) drives everything else.
+// the live chart. Python (demo/demo.py, imported as streampace_demo) drives everything else.
 import * as bridge from "../js_shim/bridge.js";
 import { bootRuntime, mark } from "../js_shim/boot.js";
 // This module itself, handed to Python as the demo's `glue`.
@@ -144,7 +144,7 @@ bootRuntime({ base: new URL("../", import.meta.url), onProgress: bootProgress })
   .then(({ pyodide, snapshot }) => {
     state.snapshot = snapshot;
     bootProgress("Starting the demo…");
-    const demo = pyodide.pyimport("streampace.browser.demo");
+    const demo = pyodide.pyimport("streampace_demo");
     demoApp = demo.main(bridge, glue);
     demo.destroy();
     mark("package-ready");

@@ -7,12 +7,13 @@ simulated server) import no `js`, so they run here on the core's virtual clock.
 from __future__ import annotations
 
 import json
-import random
 
 from streampace.browser.client import SessionClient
-from streampace.browser.simsource import SimulatedSession, backoff_delay_ms
+from streampace.browser.simsource import SimulatedSession
+from streampace.session.log import SessionLog
 from streampace.sim import simulate, visible_text
 from streampace.testing import ManualHost
+from streampace.transcript import Transcript
 
 
 def batch(through: int, *events: dict) -> str:
@@ -66,15 +67,6 @@ def test_client_close_triggers_the_flush_hook() -> None:
     assert closes == [1] and client.state == "reconnecting"
 
 
-def test_backoff_grows_with_jitter_and_a_cap() -> None:
-    rng = random.Random(7)
-    for attempt in range(8):
-        ceiling = min(10_000, 250 * 2 ** attempt)
-        delays = [backoff_delay_ms(attempt, rng=rng) for _ in range(50)]
-        assert all(ceiling / 2 <= d <= ceiling for d in delays)
-        assert len({round(d, 3) for d in delays}) > 40  # jittered, not a fixed delay
-
-
 def play(sim: SimulatedSession, host: ManualHost, scenario: str, run: int,
          drops_at: tuple[float, ...] = ()) -> None:
     sim.send(json.dumps({"type": "run", "prompt": "hi", "scenario": scenario}))
@@ -85,7 +77,7 @@ def play(sim: SimulatedSession, host: ManualHost, scenario: str, run: int,
         sim.drop()
     # Bounded: every scenario except "long" ends well within 60 s of virtual time.
     for _ in range(1200):
-        if not sim.run_active and not (sim.connected and sim._buffer.pending_events()):
+        if not sim.run_active and not sim.pending_events():
             break
         host.tick(50)
     host.tick(15_000)  # any reconnect backoff and the last buffer flush
@@ -100,8 +92,11 @@ def test_sim_source_delivers_the_simulated_run_through_drops() -> None:
             [("fast", ()), ("agentic", (400.0, 2500.0)), ("cjk_emoji", (100.0,))], start=1):
         got.clear()
         play(sim, host, scenario, run, drops)
-        expected = simulate(scenario, seed=3, prompt="hi", thread_id="s1", run_id=f"run-{run}")
-        assert visible_text(got) == visible_text(expected), scenario
+        run_id = got[0]["runId"]
+        # The model's answer (seed + run index, as the server's demo source),
+        # after the framer's echo of the prompt.
+        expected = simulate(scenario, seed=3 + run - 1, thread_id="s1", run_id=run_id)
+        assert visible_text(got) == {f"{run_id}-user": "hi", **visible_text(expected)}, scenario
         assert got[-1]["type"] == "RUN_FINISHED"
     assert client.stats["duplicates"] == 0 and errors == []
     assert len(closes) == 3 and client.stats["opens"] == 4
@@ -114,13 +109,13 @@ def test_sim_source_batches_like_the_delivery_buffer() -> None:
     sizes: list[int] = []
 
     def sink(kind: str, data: str) -> None:
-        if kind == "message":
+        if kind == "message" and "through" in (msg := json.loads(data)):
             arrivals.append(host.now())
-            sizes.append(len(json.loads(data)["events"]))
+            sizes.append(len(msg["events"]))
 
     sim.attach(sink)
     play(sim, host, "fast", 1)
-    timeline = simulate("fast", seed=1, prompt="hi", thread_id="s1", run_id="run-1")
+    timeline = simulate("fast", seed=1, thread_id="s1", run_id="run-1")
     assert sum(sizes) < len(timeline)  # compacted into bursts
     # Max wait, not a debounce: every event the model emits (the run starts at
     # t=0 here) is published within 150 ms, plus one 50 ms tick of the test.
@@ -150,3 +145,47 @@ def test_sim_source_cancel_closes_what_is_open_and_errors_the_run() -> None:
     sim.send(json.dumps({"type": "run", "prompt": "x", "scenario": "nope"}))
     host.tick(10)
     assert [e.split(":")[1].strip() for e in errors] == ["run_active", "no_run", "bad_scenario"]
+
+
+def test_sim_source_queues_sends_while_disconnected_and_resumes_after_its_position() -> None:
+    host = ManualHost()
+    sim = SimulatedSession(host, "s1", seed=4, reconnect_base_ms=100)
+    client, got, errors, closes = make_client()
+    sim.attach(client.handle)
+    sim.send(json.dumps({"type": "run", "prompt": "hi", "scenario": "slow"}))  # before open
+    host.tick(1500)
+    assert got and got[0]["type"] == "RUN_STARTED"
+    sim.drop()
+    through = sim.last_through
+    sim.send(json.dumps({"type": "cancel"}))  # while disconnected: sent after the resume
+    host.tick(2000)
+    assert got[-1]["type"] == "RUN_ERROR" and got[-1]["code"] == "cancelled"
+    assert client.stats["duplicates"] == 0 and errors == [] and len(closes) == 1
+    # The second socket's attached message names the position it resumed from.
+    assert sim.opens == 2 and client.last_through == sim.session.log.head > through
+
+
+def test_sim_source_resumes_from_a_snapshot_when_its_log_dropped_the_position() -> None:
+    host = ManualHost()
+    sim = SimulatedSession(host, "s1", seed=6, reconnect_base_ms=2000)
+    sim.session.log = SessionLog(max_events=20)  # the server's bound, made small
+    client, got, errors, closes = make_client()
+    sim.attach(client.handle)
+    sim.send(json.dumps({"type": "run", "prompt": "hi", "scenario": "fast"}))
+    host.tick(300)
+    sim.drop()
+    head = sim.session.log.head
+    host.tick(1000)  # still away (backoff >= 1 s): the log moves on past 20 events
+    assert sim.session.log.head > head + 20 and not sim.connected
+    for _ in range(1200):
+        if not sim.run_active and not sim.pending_events():
+            break
+        host.tick(50)
+    assert any(e["type"] == "MESSAGES_SNAPSHOT" for e in got) and errors == []
+    assert client.stats["opens"] == 2 and len(closes) == 1
+    # What the viewer ends up with is the session's conversation.
+    shown = Transcript()
+    shown.apply(got)
+    assert shown.as_messages() == sim.session.conversation.as_messages()
+    assert any(m["role"] == "assistant" and len(m.get("content") or "") > 100
+               for m in shown.as_messages())

@@ -116,6 +116,12 @@ def test_static_files_boot_to_simulated_source(driver: Any, demo: Any, static_or
     paced, delivered = pane_text(driver, "paced"), pane_text(driver, "delivered")
     assert len(paced) > 500 and paced == delivered
     assert driver.execute_script(RUN_DONE, "finished")
+    # The run opens with the server's echo of the prompt (the RunFramer's), not the
+    # model's own "You asked…".
+    user = driver.execute_script(
+        "return [...document.querySelectorAll('#paced .sp-message[data-role=user] .sp-text')]"
+        ".map((e) => e.textContent)")
+    assert user == ["Demo run: Fast model"] and "You asked" not in paced
     # Same stream, two renderings: the paced one committed on many more frames.
     st = demo_stats(driver)
     assert st["commits"] > st["deliveredCommits"]

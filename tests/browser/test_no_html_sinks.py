@@ -15,13 +15,14 @@ SINKS = re.compile(
 
 def page_sources() -> list:
     files = [*ROOT.joinpath("py").rglob("*.py"), *ROOT.joinpath("js_shim").rglob("*.js"),
-             *ROOT.joinpath("demo").rglob("*.js"), *ROOT.joinpath("examples").rglob("*.js")]
+             *ROOT.joinpath("demo").rglob("*.js"), *ROOT.joinpath("demo").rglob("*.py"),
+             *ROOT.joinpath("examples").rglob("*.js")]
     return [p for p in files if "__pycache__" not in p.parts]
 
 
 def test_page_code_has_no_html_sinks() -> None:
     sources = page_sources()
-    assert any(p.name == "renderer.py" for p in sources)
+    assert {"renderer.py", "demo.py", "demo.js"} <= {p.name for p in sources}
     hits = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
             for p in sources
             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 import streampace
 
-CORE = sorted(Path(streampace.__file__).parent.glob("*.py"))
+_ROOT = Path(streampace.__file__).parent
+# The flat core modules and the sans-IO session parts the server and the page share.
+CORE = sorted([*_ROOT.glob("*.py"), *(_ROOT / "session").glob("*.py")])
 FORBIDDEN = {"js", "pyodide", "asyncio", "socket"}
 
 
-@pytest.mark.parametrize("path", CORE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CORE, ids=lambda p: p.relative_to(_ROOT).as_posix())
 def test_core_module_imports_no_io(path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = set()
@@ -31,6 +33,7 @@ def test_scheduler_stack_imports_without_optional_packages(monkeypatch):
     for name in ("regex", "js", "pyodide"):
         monkeypatch.setitem(sys.modules, name, None)
     for mod in ("streampace.events", "streampace.graphemes", "streampace.scheduler",
-                "streampace.testing"):
+                "streampace.testing", "streampace.session.framing",
+                "streampace.session.protocol", "streampace.session.sim_model"):
         monkeypatch.delitem(sys.modules, mod, raising=False)
         assert importlib.import_module(mod)

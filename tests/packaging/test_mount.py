@@ -294,7 +294,7 @@ def test_agent_own_run_end_is_kept_and_not_doubled() -> None:
 
 
 def test_agent_yielding_something_else_is_a_protocol_error() -> None:
-    from streampace.server.framing import UpstreamError
+    from streampace.session.framing import UpstreamError
 
     async def agent(run: RunRequest) -> AsyncIterator[Any]:
         yield 42

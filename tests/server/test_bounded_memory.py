@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from streampace.server.framing import MAX_EVENT_DELTA, RunFramer
+from streampace.session.framing import MAX_EVENT_DELTA, RunFramer
 from streampace.transcript import Transcript
 
 from .conftest import assert_conformant, sse_headers, watch_run, write_raw

@@ -15,9 +15,9 @@ import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streampace.server import ServerConfig
-from streampace.server.framing import UpstreamError
 from streampace.server.session import Session
 from streampace.server.sources import RunRequest
+from streampace.session.framing import UpstreamError
 
 from .conftest import Received, assert_conformant, recv_until, runs_ended, send, split_runs
 

@@ -9,7 +9,7 @@ import logging
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streampace.server.framing import RunFramer
+from streampace.session.framing import RunFramer
 
 from .conftest import (
     assert_conformant,

@@ -9,6 +9,7 @@ the module is imported while the snapshot is made, outside any browser.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import pkgutil
 import random
@@ -20,6 +21,9 @@ __all__ = ["after_restore", "prepare_snapshot", "snapshot_key"]
 # Never imported into the snapshot: entry points that run on import, and the
 # host-side I/O adapters (not shipped to the page at all).
 _SKIP = ("streampace.__main__", "streampace.cli", "streampace.server")
+# Page modules outside the package, at the archive's top level (scripts/setup_runtime
+# PAGE_MODULES): the demo page's Python.
+_EXTRA = ("streampace_demo",)
 
 _snapshot_key: str | None = None
 
@@ -32,6 +36,7 @@ def _page_modules() -> list[str]:
         if any(info.name == s or info.name.startswith(s + ".") for s in _SKIP):
             continue
         names.append(info.name)
+    names += [name for name in _EXTRA if importlib.util.find_spec(name) is not None]
     return sorted(names)
 
 

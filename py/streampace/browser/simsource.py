@@ -1,69 +1,268 @@
-"""In-page simulated session: the simulated model behind a protocol-v1 "socket".
+"""In-page simulated session: the server's half of a session and a socket, in the page.
 
-For the static-files use (no streampace server), this stands in for both the
-server and the WebSocket: `run` plays `streampace.sim.simulate(...)` on real
-timers into a session log, a core `DeliveryBuffer` batches what the viewer gets
-(bursts every <= 150 ms, first delta at once), and the viewer receives exactly
-the `{"through": n, "events": [...]}` text messages a server would send. It has
-the `SessionSocket` surface (`attach`, `send`, `drop`, `close`), so the page's
-client code is the same for both. `drop()` behaves like a lost connection:
-batches stop, then after a backoff with jitter the viewer reconnects and resumes
-after the last `through` it received. Pure Python; timers come from a FrameHost.
+For the static-files use (no streampace server) this stands in for both the
+server and the WebSocket, built from the same core pieces the server uses
+(`streampace.session`): the simulated model is a timed source
+(`SimulatedModel`, the server's `demo` source), its groups go through the same
+`RunFramer` (so the run opens with the same prompt echo) into the same
+`SessionLog` and the same `Transcript` (its snapshots and history), within the
+server's default bounds; client messages are parsed and refused by the same
+rules, with the same error replies; a viewer attaches with the same `attached`
+message and resume decision (log replay, or a snapshot when the log no longer
+holds its position), and a core `DeliveryBuffer` batches what it gets (bursts
+every <= 150 ms, first delta at once) into the same
+`{"through": n, "events": [...]}` text.  The one difference is the clock:
+groups are released on FrameHost timers instead of asyncio sleeps.
+
+`SimulatedSession` has the `SessionSocket` surface (`attach`, `send`, `drop`,
+`close`) and behaves like js_shim/bridge.js's socket: on every (re)connect it
+sends `resume` after the last `through` it received; `drop()` behaves like a
+lost connection, and after a backoff with jitter it reconnects.  Pure Python.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from streampace.delivery import Batch, DeliveryBuffer
-from streampace.sim import SCENARIOS, simulate
+from streampace.run_lifecycle import Outcome, RunLifecycle
+from streampace.session import client_messages as cm
+from streampace.session import limits
+from streampace.session.backoff import backoff_delay_ms
+from streampace.session.framing import RunFramer, UpstreamError
+from streampace.session.log import SessionLog
+from streampace.session.protocol import (
+    ATTACH_LOG,
+    ATTACH_SNAPSHOT,
+    attach_mode,
+    attached_message,
+    batch_message,
+    error_message,
+)
+from streampace.session.sim_model import SimulatedModel
+from streampace.session.source import (
+    RunRequest,
+    TimedGroup,
+    TimedSource,
+    check_source_end,
+    new_run_id,
+)
+from streampace.transcript import Transcript
 
-__all__ = ["SimulatedSession", "backoff_delay_ms"]
+__all__ = ["PageSession", "SimulatedSession"]
 
 Sink = Callable[[str, Any], None]
 
-_OPENERS = {
-    "TEXT_MESSAGE_START": ("TEXT_MESSAGE_END", "messageId"),
-    "REASONING_MESSAGE_START": ("REASONING_MESSAGE_END", "messageId"),
-    "REASONING_START": ("REASONING_END", "messageId"),
-    "TOOL_CALL_START": ("TOOL_CALL_END", "toolCallId"),
-}
-_CLOSERS = {end: start for start, (end, _key) in _OPENERS.items()}
+_WHOLE = sys.maxsize  # read everything a viewer missed in one go
+_THROUGH = re.compile(r'\{"through":(\d+)')
 
 
-def backoff_delay_ms(attempt: int, base_ms: float = 250, cap_ms: float = 10_000,
-                     rng: random.Random | None = None) -> float:
-    """Exponential backoff with jitter: uniform in [ceiling/2, ceiling]."""
-    ceiling = min(cap_ms, base_ms * 2 ** attempt)
-    return ceiling / 2 + (rng or random).random() * ceiling / 2
+class _Viewer:
+    """One connection of the page session: a sink for message text and, once
+    attached, its delivery buffer."""
+
+    def __init__(self, sink: Callable[[str], None]) -> None:
+        self.sink = sink
+        self.buffer: DeliveryBuffer | None = None
+        self.last_through = 0
+
+    @property
+    def attached(self) -> bool:
+        return self.buffer is not None
+
+    def publish(self, batch: Batch) -> bool:
+        through = batch.through if batch.through is not None else self.last_through
+        self.last_through = through
+        self.sink(batch_message(through, batch.events))
+        return True
+
+    def close(self) -> None:
+        if self.buffer is not None and not self.buffer.closed:
+            # What it still held is in the log and is replayed on resume.
+            self.buffer.close()
+
+
+class PageSession:
+    """What the server does for one session, on FrameHost timers.
+
+    Drives the run through the core's `RunLifecycle` like server/session.py:
+    a source's groups are framed and logged when due; a cancel (or the source
+    failing, or stopping early) ends the run with the framer's closing events
+    and exactly one terminal event.
+    """
+
+    def __init__(self, host: Any, session_id: str, source: TimedSource,
+                 run_ids: random.Random | None = None) -> None:
+        self.host = host
+        self.id = session_id
+        self.source = source
+        self._run_ids = run_ids  # seeded: reproducible run ids (and so message ids)
+        self.log = SessionLog(limits.LOG_EVENTS, limits.LOG_BYTES)
+        self.conversation = Transcript(limits.HISTORY_MESSAGES, limits.HISTORY_BYTES)
+        self.epoch = f"{random.getrandbits(64):016x}"
+        self.lifecycle = RunLifecycle()
+        self.run_count = 0
+        self._framer: RunFramer | None = None
+        self._groups: Any = None  # iterator of the run's TimedGroups
+        self._next: TimedGroup | None = None
+        self._run_start = 0.0
+        self._timer: Any = None
+        self.viewer: _Viewer | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.lifecycle.active
+
+    # -- viewers ------------------------------------------------------------
+
+    def connect(self, sink: Callable[[str], None]) -> _Viewer:
+        """A socket opened (the page has one at a time)."""
+        if self.viewer is not None:
+            self.disconnect(self.viewer)
+        self.viewer = _Viewer(sink)
+        return self.viewer
+
+    def disconnect(self, viewer: _Viewer) -> None:
+        viewer.close()
+        if self.viewer is viewer:
+            self.viewer = None
+
+    def receive(self, viewer: _Viewer, text: str) -> None:
+        """A client message, answered as server/websocket.py answers it."""
+        try:
+            msg = cm.parse_client_message(text, limits.MAX_PROMPT_CHARS)
+            if isinstance(msg, cm.ResumeMessage):
+                cm.check_resume(viewer.attached)
+                self._attach(viewer, msg.after, msg.epoch)
+            elif isinstance(msg, cm.RunMessage):
+                scenarios = self.source.scenarios() if self.source.supports_scenarios else None  # type: ignore[attr-defined]
+                scenario = cm.check_run(msg, scenarios, self.running)
+                if not viewer.attached:
+                    self._attach(viewer, None, None)
+                self._start_run(msg.prompt, scenario)
+            elif isinstance(msg, cm.CancelMessage):
+                cm.check_cancel(self.running)
+                self._stop(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)
+        except cm.ClientError as exc:
+            viewer.sink(error_message(exc.code, exc.message))
+
+    def _attach(self, viewer: _Viewer, after: int | None, epoch: str | None) -> None:
+        mode = attach_mode(self.log, after, epoch, self.epoch)
+        head = self.log.head
+        start = after if mode == ATTACH_LOG and after is not None else head
+        viewer.sink(attached_message(self.id, self.epoch, mode, start))
+        viewer.last_through = start
+        viewer.buffer = DeliveryBuffer(viewer.publish, self.host.request_timeout,
+                                       self.host.cancel_timeout)
+        if mode == ATTACH_SNAPSHOT:
+            # The log no longer holds its position: one batch, never split or delayed.
+            viewer.publish(Batch(self.conversation.snapshot_events(), head))
+        elif start < head:
+            # What it missed goes out through the fresh buffer, batched like live events.
+            viewer.buffer.enqueue(self.log.read(start, _WHOLE, _WHOLE), through=head)
+
+    def _append(self, events: list[dict[str, Any]]) -> None:
+        if not events:
+            return
+        through = self.log.append(events)
+        for event in events:
+            self.conversation.apply_event(event)
+        viewer = self.viewer
+        if viewer is not None and viewer.buffer is not None:
+            viewer.buffer.enqueue(events, through=through)
+
+    # -- the run --------------------------------------------------------------
+
+    def _start_run(self, prompt: str, scenario: str | None) -> None:
+        run_id = new_run_id(self._run_ids)
+        self.lifecycle.start(run_id)
+        self._framer = RunFramer(self.id, run_id, prompt,
+                                 validate=not getattr(self.source, "trusted", False))
+        request = RunRequest(thread_id=self.id, run_id=run_id, prompt=prompt,
+                             scenario=scenario, run_index=self.run_count,
+                             history=self.conversation.history(),
+                             state=self.conversation.state)
+        self.run_count += 1
+        self._groups = iter(self.source.timed_groups(request))
+        self.lifecycle.begin()
+        self._next = next(self._groups, None)
+        self._run_start = self.host.now()
+        # Like the server's run task: the first group is released on the next
+        # turn of the clock, not inside the `run` message's handling.
+        self._timer = self.host.request_timeout(self._play, 0)
+
+    def _play(self) -> None:
+        self._timer = None
+        framer = self._framer
+        if framer is None:
+            return
+        # A little slack: float rounding must not turn "due now" into a 1e-12 ms
+        # re-arm that never advances the clock.
+        elapsed = self.host.now() - self._run_start + 0.01
+        while self._next is not None and self._next[0] <= elapsed:
+            self._append(framer.feed_group(self._next[1]))
+            if framer.done:
+                break
+            self._next = next(self._groups, None)
+        if self._next is not None and not framer.done:
+            self._timer = self.host.request_timeout(self._play,
+                                                    max(0.0, self._next[0] - elapsed + 0.01))
+            return
+        outcome = Outcome()
+        try:
+            check_source_end(framer)
+        except UpstreamError as exc:
+            outcome = Outcome(exc.code, exc.message)
+        self._end(outcome)
+
+    def _stop(self, code: str, message: str) -> None:
+        if self.lifecycle.stop(code, message):
+            if self._timer is not None:
+                self.host.cancel_timeout(self._timer)
+                self._timer = None
+            self._end(Outcome(code, message))
+
+    def _end(self, outcome: Outcome) -> None:
+        final = self.lifecycle.end(outcome)
+        framer = self._framer
+        if final.code is not None and framer is not None:
+            self._append(framer.finish(final.code, final.message))
+        self._framer = self._groups = self._next = None
+        self.lifecycle.settle()
+
+    def close(self) -> None:
+        """The page goes away: stop the clock (nobody is left to see an ending)."""
+        if self._timer is not None:
+            self.host.cancel_timeout(self._timer)
+            self._timer = None
+        if self.viewer is not None:
+            self.disconnect(self.viewer)
 
 
 class SimulatedSession:
+    """A `SessionSocket` whose server is a `PageSession` running the simulated model."""
+
     def __init__(self, host: Any, session_id: str = "demo", *, speed: float = 1.0,
                  seed: int | None = None, reconnect_base_ms: float = 250) -> None:
         self.host = host
-        self.session_id = session_id
-        self.speed = speed
         self._rng = random.Random(seed)
-        self._seed = seed
+        model_seed = seed if seed is not None else self._rng.randrange(1 << 30)
+        self.session = PageSession(host, session_id, SimulatedModel(speed, model_seed),
+                                   random.Random(model_seed))
         self.reconnect_base_ms = reconnect_base_ms
-        self._log: list[tuple[int, dict]] = []
-        self._seq = 0
         self._sink: Sink | None = None
         self._backlog: list[tuple[str, Any]] = []
-        self._buffer: DeliveryBuffer | None = None
-        self._last_sent = 0
+        self._viewer: _Viewer | None = None
+        self._pending_sends: list[str] = []
+        self.last_through = 0
+        self.epoch: str | None = None
         self._attempt = 0
         self._reconnect_timer: Any = None
-        self._runs = 0
-        self._script: list[tuple[float, dict]] = []
-        self._script_pos = 0
-        self._run_start = 0.0
-        self._model_timer: Any = None
-        self._open: list[tuple[str, str, Any]] = []  # (start type, key, id) still open
         self.closed = False
         self.opens = 0
         self._open_timer = host.request_timeout(self._connect, 0)
@@ -80,29 +279,28 @@ class SimulatedSession:
 
     @property
     def connected(self) -> bool:
-        return self._buffer is not None
+        return self._viewer is not None
+
+    @property
+    def run_active(self) -> bool:
+        return self.session.running
+
+    def pending_events(self) -> int:
+        """Events the connection's delivery buffer still holds."""
+        buffer = self._viewer.buffer if self._viewer is not None else None
+        return buffer.pending_events() if buffer is not None else 0
 
     def send(self, data: str) -> None:
-        try:
-            msg = json.loads(data)
-        except (TypeError, json.JSONDecodeError):
-            self._reply_error("bad_json", "invalid JSON")
-            return
-        kind = msg.get("type") if isinstance(msg, dict) else None
-        if kind == "run":
-            self._start_run(msg)
-        elif kind == "cancel":
-            self._cancel()
-        elif kind == "resume":
-            return  # implicit: every (re)connect resumes after the last through
-        else:
-            self._reply_error("unknown_type", f"unknown message type {kind!r}")
+        if self._viewer is not None:
+            self.session.receive(self._viewer, data)
+        elif not self.closed:
+            self._pending_sends.append(data)  # sent after the next resume, as the JS socket does
 
     def drop(self) -> None:
         """Lose the connection as a network failure would."""
-        if self._buffer is None or self.closed:
+        if self._viewer is None or self.closed:
             return
-        self._detach_viewer()
+        self._disconnect()
         self._emit("close", json.dumps({"code": 4000, "reason": "forced reconnect",
                                         "wasOpen": True}))
         self._schedule_reconnect()
@@ -110,22 +308,19 @@ class SimulatedSession:
     def close(self) -> None:
         if self.closed:
             return
-        was_open = self._buffer is not None
+        was_open = self._viewer is not None
         self.closed = True
-        self._detach_viewer()
-        for timer in (self._open_timer, self._reconnect_timer, self._model_timer):
+        self._disconnect()
+        for timer in (self._open_timer, self._reconnect_timer):
             if timer is not None:
                 self.host.cancel_timeout(timer)
-        self._open_timer = self._reconnect_timer = self._model_timer = None
+        self._open_timer = self._reconnect_timer = None
+        self.session.close()
         if was_open:
             self._emit("close", json.dumps({"code": 1000, "reason": "client closed",
                                             "wasOpen": True}))
 
-    @property
-    def run_active(self) -> bool:
-        return self._model_timer is not None
-
-    # -- viewer side -------------------------------------------------------
+    # -- the connection --------------------------------------------------------
     def _emit(self, kind: str, data: Any) -> None:
         if self._sink is not None:
             self._sink(kind, data)
@@ -138,21 +333,32 @@ class SimulatedSession:
             return
         self._attempt = 0
         self.opens += 1
-        self._buffer = DeliveryBuffer(self._publish, self.host.request_timeout,
-                                      self.host.cancel_timeout)
+        self._viewer = self.session.connect(self._on_message)
         self._emit("open", str(self.opens))
-        # resume: what the viewer has not received yet goes out through the
-        # fresh buffer, batched like live events.
-        missed = [(seq, ev) for seq, ev in self._log if seq > self._last_sent]
-        for seq, event in missed:
-            self._buffer.enqueue([event], through=seq)
+        resume: dict[str, Any] = {"type": "resume", "after": self.last_through}
+        if self.epoch is not None:
+            resume["epoch"] = self.epoch
+        self.send(json.dumps(resume))
+        sends, self._pending_sends = self._pending_sends, []
+        for data in sends:
+            self.send(data)
 
-    def _detach_viewer(self) -> None:
-        if self._buffer is not None:
-            buffer, self._buffer = self._buffer, None
-            # Its publish now fails (no viewer); what it still held is in the
-            # log and is replayed on resume.
-            buffer.close()
+    def _on_message(self, text: str) -> None:
+        # Position and epoch, as the JS socket reads them, for the next resume.
+        m = _THROUGH.match(text)
+        if m:
+            self.last_through = max(self.last_through, int(m.group(1)))
+        elif text.startswith('{"type":"attached"'):
+            epoch = json.loads(text).get("epoch")
+            if self.epoch is not None and epoch != self.epoch:
+                self.last_through = 0
+            self.epoch = epoch
+        self._emit("message", text)
+
+    def _disconnect(self) -> None:
+        if self._viewer is not None:
+            viewer, self._viewer = self._viewer, None
+            self.session.disconnect(viewer)
 
     def _schedule_reconnect(self) -> None:
         delay = backoff_delay_ms(self._attempt, self.reconnect_base_ms, rng=self._rng)
@@ -160,83 +366,3 @@ class SimulatedSession:
         self._emit("reconnecting", json.dumps({"attempt": self._attempt,
                                                "delayMs": round(delay)}))
         self._reconnect_timer = self.host.request_timeout(self._connect, delay)
-
-    def _publish(self, batch: Batch) -> bool:
-        if self._buffer is None or batch.through is None:
-            return False
-        self._last_sent = max(self._last_sent, batch.through)
-        self._emit("message", json.dumps({"through": batch.through, "events": batch.events}))
-        return True
-
-    def _reply_error(self, code: str, message: str) -> None:
-        self._emit("message", json.dumps({"type": "error", "code": code, "message": message}))
-
-    # -- model side --------------------------------------------------------
-    def _start_run(self, msg: dict) -> None:
-        if self.run_active:
-            self._reply_error("run_active", "a run is already in progress")
-            return
-        prompt = msg.get("prompt")
-        scenario = msg.get("scenario", "demo")
-        if not isinstance(prompt, str) or not prompt:
-            self._reply_error("bad_field", "prompt: a non-empty string is required")
-            return
-        if scenario not in SCENARIOS:
-            self._reply_error("bad_scenario", f"scenario must be one of {', '.join(SCENARIOS)}")
-            return
-        self._runs += 1
-        seed = self._seed if self._seed is not None else self._rng.randrange(1 << 30)
-        timed = simulate(scenario, seed=seed, speed=self.speed, prompt=prompt,
-                         thread_id=self.session_id, run_id=f"run-{self._runs}")
-        self._script = [(te.t_ms, te.event) for te in timed]
-        self._script_pos = 0
-        self._run_start = self.host.now()
-        self._play()
-
-    def _play(self) -> None:
-        self._model_timer = None
-        # A little slack: float rounding must not turn "due now" into a 1e-12 ms
-        # re-arm that never advances the clock.
-        horizon = self.host.now() - self._run_start + 0.01
-        script = self._script
-        due = []
-        while self._script_pos < len(script) and script[self._script_pos][0] <= horizon:
-            due.append(script[self._script_pos][1])
-            self._script_pos += 1
-        self._log_events(due)
-        if self._script_pos < len(script):
-            wait = script[self._script_pos][0] - horizon + 0.01
-            self._model_timer = self.host.request_timeout(self._play, max(0.0, wait))
-
-    def _log_events(self, events: list[dict]) -> None:
-        for event in events:
-            self._track_open(event)
-            self._seq += 1
-            self._log.append((self._seq, event))
-            if self._buffer is not None:
-                self._buffer.enqueue([event], through=self._seq)
-
-    def _track_open(self, event: dict) -> None:
-        etype = event["type"]
-        if etype in _OPENERS:
-            key = _OPENERS[etype][1]
-            self._open.append((etype, key, event.get(key)))
-        elif etype in _CLOSERS:
-            start = _CLOSERS[etype]
-            key = _OPENERS[start][1]
-            for i in range(len(self._open) - 1, -1, -1):
-                if self._open[i][0] == start and self._open[i][2] == event.get(key):
-                    del self._open[i]
-                    break
-
-    def _cancel(self) -> None:
-        if not self.run_active:
-            self._reply_error("no_run", "no run is in progress")
-            return
-        self.host.cancel_timeout(self._model_timer)
-        self._model_timer = None
-        closing = [{"type": _OPENERS[start][0], key: ident}
-                   for start, key, ident in reversed(self._open)]
-        closing.append({"type": "RUN_ERROR", "message": "run cancelled by a viewer",
-                        "code": "cancelled"})
-        self._log_events(closing)

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from streampace import events as ev
+from streampace.session.framing import UpstreamError, upstream_json_object
 
-from .framing import UpstreamError, upstream_json_object
 from .sources.base import RunRequest
 
 __all__ = ["Agent", "AgentSource", "as_events"]

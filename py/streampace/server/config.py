@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from streampace.delivery import DeliveryConfig
+from streampace.session import limits
 
 __all__ = ["ServerConfig", "default_root", "LOOPBACK_HOSTS"]
 
@@ -34,12 +35,12 @@ class ServerConfig:
     source: str = "demo"
     allow_origins: tuple[str, ...] = ()  # added to the server's own origins; "*" = any
     max_sessions: int = 1_000  # beyond this, the longest-idle unwatched session is forgotten
-    log_events: int = 10_000
-    log_bytes: int = 8 * 1024 * 1024
-    history_messages: int = 1_000  # completed messages kept for snapshots / upstream history
-    history_bytes: int = 4 * 1024 * 1024  # ... and their text, UTF-8 bytes
+    log_events: int = limits.LOG_EVENTS
+    log_bytes: int = limits.LOG_BYTES
+    history_messages: int = limits.HISTORY_MESSAGES  # completed messages for snapshots/history
+    history_bytes: int = limits.HISTORY_BYTES  # ... and their text, UTF-8 bytes
     max_message_bytes: int = 65_536
-    max_prompt_chars: int = 32_768
+    max_prompt_chars: int = limits.MAX_PROMPT_CHARS
     outbound_limit_bytes: int = 1024 * 1024
     send_timeout_s: float = 30.0  # a viewer that takes no data this long is disconnected
     abuse_errors: int = 10  # refused client messages ...

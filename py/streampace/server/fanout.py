@@ -19,8 +19,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
-
-from .compact_json import dumps_compact
+from streampace.session.protocol import batch_message
 
 if TYPE_CHECKING:
     from .viewer import Viewer
@@ -53,7 +52,7 @@ class SharedFeed:
     def _publish(self, batch: Batch) -> bool:
         through = batch.through if batch.through is not None else self.last_through
         self.last_through = through
-        text = dumps_compact({"through": through, "events": batch.events})
+        text = batch_message(through, batch.events)
         for viewer in list(self.members):
             viewer.take_shared(text, through, batch)
         return True

@@ -6,7 +6,7 @@ import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .protocol import PROTOCOL_VERSION
+from streampace.session.protocol import PROTOCOL_VERSION
 
 __all__ = ["SecurityHeaders", "content_security_policy"]
 

@@ -17,11 +17,12 @@ import ctypes.util
 import logging
 from collections.abc import Callable
 
+from streampace.session.log import LARGE_EVENT_BYTES
+
 __all__ = ["LARGE_EVENT_BYTES", "TRIM_AFTER_BYTES", "note_large_events"]
 
 log = logging.getLogger("streampace.server")
 
-LARGE_EVENT_BYTES = 4096  # events at least this big count toward a trim
 TRIM_AFTER_BYTES = 4 * 1024 * 1024  # ... once this much of them was logged
 TRIM_DELAY_S = 1.0  # let viewers send the batches that still hold the text
 

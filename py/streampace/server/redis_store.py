@@ -52,11 +52,12 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from streampace import events as ev
 from streampace.run_lifecycle import RunState
+from streampace.session.compact_json import dumps_compact_ascii
+from streampace.session.log import SessionLog
 from streampace.transcript import Transcript
 
-from .compact_json import dumps_compact_ascii
+from .memory import note_large_events
 from .session import Session
-from .session_log import SessionLog
 from .store import redact_url
 from .store_errors import StoreError
 
@@ -449,7 +450,7 @@ class RedisSession(Session):
         entries = entries[start:]
         snap_seq = int(raw_snap[0]) if raw_snap[0] else 0
         snap = json.loads(raw_snap[1]) if raw_snap[0] else None
-        log_ = SessionLog(self.config.log_events, self.config.log_bytes)
+        log_ = SessionLog(self.config.log_events, self.config.log_bytes, note_large_events)
         first = entries[0][0] if entries else None
         if snap is not None and (first is None or first <= snap_seq + 1):
             conv = load_conversation(snap, self.config)

@@ -11,12 +11,15 @@ from collections.abc import Callable
 from typing import Any
 
 from streampace.run_lifecycle import Outcome, RunLifecycle, RunState
+from streampace.session.framing import RunFramer, UpstreamError
+from streampace.session.log import SessionLog
+from streampace.session.protocol import ATTACH_LIVE, ATTACH_LOG, attach_mode
+from streampace.session.source import check_source_end, new_run_id
 from streampace.transcript import Transcript
 
 from .config import ServerConfig
 from .fanout import SharedFeed
-from .framing import RunFramer, UpstreamError
-from .session_log import SessionLog
+from .memory import note_large_events
 from .sources import RunRequest, Source
 from .store import MemoryStore, SessionStore
 from .store_errors import StoreError
@@ -31,7 +34,7 @@ class Session:
     def __init__(self, session_id: str, source: Source, config: ServerConfig) -> None:
         self.id = session_id
         self.source = source
-        self.log = SessionLog(config.log_events, config.log_bytes)
+        self.log = SessionLog(config.log_events, config.log_bytes, note_large_events)
         # Names this sequence-number space: a session forgotten (restart, eviction)
         # and created again starts at 1 under a new epoch (docs/protocol.md).
         self.epoch = uuid.uuid4().hex[:16]
@@ -75,14 +78,12 @@ class Session:
         in between the replay and live delivery.
         """
         head = self.log.head
-        if after is None:
-            viewer.attach(self, head, mode="live")
-            mode = "live"
-        elif (epoch is None or epoch == self.epoch) and self.log.covers(after):
-            viewer.attach(self, after, mode="log")  # its sender replays the log from there
-            mode = "log"
+        mode = attach_mode(self.log, after, epoch, self.epoch)
+        if mode == ATTACH_LIVE:
+            viewer.attach(self, head, mode=mode)
+        elif mode == ATTACH_LOG:
+            viewer.attach(self, after, mode=mode)  # its sender replays the log from there
         else:
-            mode = "snapshot"
             viewer.attach(self, head, snapshot=self.conversation.snapshot_events(), mode=mode)
         self.viewers.add(viewer)
         return mode
@@ -127,7 +128,7 @@ class Session:
         """Start a run; ``on_refused(code, message)`` if the store gives it no lease."""
         if self.lifecycle.active:
             raise RuntimeError("a run is already in progress")
-        run_id = f"run-{uuid.uuid4().hex[:12]}"
+        run_id = new_run_id()
         self.lifecycle.start(run_id)
         # The simulated model is our own code (tested against the validator); every
         # other source's events are checked one by one.
@@ -214,12 +215,7 @@ class Session:
                 await self._emit(framer.feed_group(group))
                 if framer.done:
                     break
-        if framer.failure is not None:
-            raise framer.failure  # already ended in the log; the caller logs it
-        if not framer.done:
-            raise UpstreamError(
-                "upstream_ended_early", "the source ended without RUN_FINISHED or RUN_ERROR"
-            )
+        check_source_end(framer)  # raises unless the run ended properly
 
     # -- store hooks: the in-memory store; server/redis_store.py overrides them ----
 

@@ -26,9 +26,7 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketState
 
 from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
-
-from .compact_json import dumps_compact
-from .protocol import PROTOCOL_VERSION
+from streampace.session.protocol import attached_message, batch_message, error_message
 
 __all__ = [
     "Viewer",
@@ -52,17 +50,8 @@ CLOSE_SLOW_CONSUMER = 4408
 PULL_EVENTS = 256  # events per log read while catching up
 
 
-def _dumps(obj: Any) -> str:
-    return dumps_compact(obj)
-
-
 def _size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8"))
-
-
-def attached_message(session: Any, after: int, mode: str) -> dict[str, Any]:
-    return {"type": "attached", "protocol": PROTOCOL_VERSION, "sessionId": session.id,
-            "epoch": session.epoch, "mode": mode, "after": after}
 
 
 class Viewer:
@@ -111,7 +100,7 @@ class Viewer:
         The first message is always ``attached``: the session's epoch (so a client
         can tell a restarted server from the one it left) and how delivery starts.
         """
-        self._put(_dumps(attached_message(session, after, mode)))
+        self._put(attached_message(session.id, session.epoch, mode, after))
         self.session = session
         self.cursor = after
         self.last_through = after
@@ -220,12 +209,12 @@ class Viewer:
         self.last_through = through
         if self.on_send is not None:
             self.on_send(batch)
-        self._put(_dumps({"through": through, "events": batch.events}))
+        self._put(batch_message(through, batch.events))
         return True
 
     def send_error(self, code: str, message: str) -> None:
         if not self.closing:
-            self._put(_dumps({"type": "error", "code": code, "message": message}))
+            self._put(error_message(code, message))
 
     def _put(self, text: str) -> None:
         self._queue.append(text)

@@ -10,13 +10,19 @@ from collections import deque
 
 from starlette.websockets import WebSocket
 
-from .client_messages import (
+from streampace.session.client_messages import (
+    CANCEL_CODE,
+    CANCEL_MESSAGE,
     CancelMessage,
     ClientError,
     ResumeMessage,
     RunMessage,
+    check_cancel,
+    check_resume,
+    check_run,
     parse_client_message,
 )
+
 from .session import Hub, Session
 from .store_errors import StoreError
 from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN, Viewer
@@ -119,25 +125,19 @@ async def session_socket(websocket: WebSocket) -> None:
 
 def _handle(hub: Hub, session: Session, viewer: Viewer, msg: object) -> None:
     if isinstance(msg, ResumeMessage):
-        if viewer.attached:
-            raise ClientError("already_attached", "this socket is already attached; reconnect")
+        check_resume(viewer.attached)
         mode = session.attach(viewer, msg.after, msg.epoch)
         log.info("session %s: viewer attached after %d (%s)", session.id, msg.after, mode)
     elif isinstance(msg, RunMessage):
-        scenario = msg.scenario
-        if getattr(session.source, "supports_scenarios", False):
-            if scenario is not None and scenario not in session.source.scenarios():  # type: ignore[attr-defined]
-                raise ClientError("bad_scenario", f"unknown scenario {scenario[:40]!r}")
-        else:
-            scenario = None  # the page always sends one; only the demo source has scenarios
-        if session.running:
-            raise ClientError("run_active", "a run is already in progress in this session")
+        source = session.source
+        scenarios = (source.scenarios() if getattr(source, "supports_scenarios", False)  # type: ignore[attr-defined]
+                     else None)
+        scenario = check_run(msg, scenarios, session.running)
         if hub.shutting_down:
             raise ClientError("run_active", "the server is shutting down")
         if not viewer.attached:
             session.attach(viewer, None)
         session.start_run(msg.prompt, scenario, on_refused=viewer.send_error)
     elif isinstance(msg, CancelMessage):
-        if not session.running:
-            raise ClientError("no_run", "no run is in progress")
-        session.request_cancel("cancelled", "run cancelled by a viewer")
+        check_cancel(session.running)
+        session.request_cancel(CANCEL_CODE, CANCEL_MESSAGE)

@@ -6,7 +6,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..framing import upstream_json_object
+from streampace.session.framing import upstream_json_object
+
 from .base import RunRequest, SourceOptions
 from .http_upstream import sse_data
 

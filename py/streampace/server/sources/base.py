@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+from streampace.session.source import RunRequest
 
 __all__ = ["RunRequest", "Source", "SourceSpecError", "SourceOptions", "parse_source"]
 
 
 class SourceSpecError(ValueError):
     """A ``--source`` value that cannot be used; the message says why."""
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    thread_id: str
-    run_id: str
-    prompt: str
-    scenario: str | None = None
-    run_index: int = 0
-    history: list[dict[str, Any]] = field(default_factory=list)  # completed AG-UI messages
-    state: Any = None
 
 
 class Source(Protocol):

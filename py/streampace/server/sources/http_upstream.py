@@ -10,7 +10,8 @@ from typing import Any
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
-from ..framing import UpstreamError
+from streampace.session.framing import UpstreamError
+
 from .base import SourceOptions
 
 __all__ = ["sse_data"]

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from streampace import events as ev
+from streampace.session.framing import UpstreamError, upstream_json_object
 
-from ..framing import UpstreamError, upstream_json_object
 from .base import RunRequest, SourceOptions
 from .http_upstream import sse_data
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from streampace import events as ev
+from streampace.session.source import TimedGroup, group_by_due
 
 from .base import RunRequest, SourceSpecError
-from .timing import paced
+from .timing import PacedSource
 
 __all__ = ["ReplaySource", "load_jsonl"]
 
@@ -36,7 +37,7 @@ def load_jsonl(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-class ReplaySource:
+class ReplaySource(PacedSource):
     name = "replay"
     supports_scenarios = False
 
@@ -69,6 +70,5 @@ class ReplaySource:
             out.append((last, event))
         return out
 
-    async def stream(self, request: RunRequest) -> AsyncIterator[list[dict[str, Any]]]:
-        async for group in paced(self._timed(request)):
-            yield group
+    def timed_groups(self, request: RunRequest) -> Iterator[TimedGroup]:
+        return group_by_due(self._timed(request))

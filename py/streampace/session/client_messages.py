@@ -1,12 +1,25 @@
-"""Parse and check what a viewer sends (protocol v2, docs/protocol.md)."""
+"""Parse and check what a viewer sends (protocol v2, docs/protocol.md).
+
+The server's WebSocket endpoint and the page's simulated session both parse
+with `parse_client_message` and refuse with the `check_*` rules below, so the
+same bad message gets the same error code and text from either.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ClientError", "RunMessage", "ResumeMessage", "CancelMessage", "parse_client_message"]
+from .limits import MAX_PROMPT_CHARS
+
+__all__ = ["ClientError", "RunMessage", "ResumeMessage", "CancelMessage", "parse_client_message",
+           "check_resume", "check_run", "check_cancel", "CANCEL_CODE", "CANCEL_MESSAGE",
+           "MAX_PROMPT_CHARS"]
+# A viewer's cancel ends the run with RUN_ERROR of this code and message.
+CANCEL_CODE = "cancelled"
+CANCEL_MESSAGE = "run cancelled by a viewer"
 
 
 class ClientError(ValueError):
@@ -75,3 +88,30 @@ def parse_client_message(text: str, max_prompt_chars: int) -> ClientMessage:
     if kind == "cancel":
         return CancelMessage()
     raise ClientError("unknown_type", f"unknown message type {kind[:40]!r}")
+
+
+def check_resume(attached: bool) -> None:
+    """`resume` is accepted once per socket (to restart delivery, reconnect)."""
+    if attached:
+        raise ClientError("already_attached", "this socket is already attached; reconnect")
+
+
+def check_run(msg: RunMessage, scenarios: Collection[str] | None, running: bool) -> str | None:
+    """The scenario to run ``msg`` with, or ClientError.
+
+    ``scenarios``: what the source offers (None: it has none, and ignores the
+    field the page always sends).
+    """
+    scenario = msg.scenario
+    if scenarios is None:
+        scenario = None
+    elif scenario is not None and scenario not in scenarios:
+        raise ClientError("bad_scenario", f"unknown scenario {scenario[:40]!r}")
+    if running:
+        raise ClientError("run_active", "a run is already in progress in this session")
+    return scenario
+
+
+def check_cancel(running: bool) -> None:
+    if not running:
+        raise ClientError("no_run", "no run is in progress")

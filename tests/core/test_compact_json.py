@@ -6,7 +6,7 @@ import json
 
 from hypothesis import given
 from hypothesis import strategies as st
-from streampace.server.compact_json import dumps_compact, dumps_compact_ascii
+from streampace.session.compact_json import dumps_compact, dumps_compact_ascii
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

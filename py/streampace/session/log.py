@@ -4,19 +4,25 @@ Every event entering a session gets the next sequence number.  The log keeps
 the most recent events within an event-count and a byte budget so a viewer
 that reconnects can be replayed exactly what it missed; anything older is
 only recoverable as a snapshot.
+
+Sans-IO: the server and the page's simulated session use the same log.  The
+server passes ``on_large_events`` (its malloc_trim scheduler, server/memory.py);
+the page has nothing to hand back and passes nothing.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import islice
 from typing import Any
 
 from .compact_json import dumps_compact
-from .memory import LARGE_EVENT_BYTES, note_large_events
+from .limits import LOG_BYTES, LOG_EVENTS
 
-__all__ = ["SessionLog", "event_size"]
+__all__ = ["SessionLog", "event_size", "LARGE_EVENT_BYTES"]
+
+LARGE_EVENT_BYTES = 4096  # events at least this big are reported to ``on_large_events``
 
 
 def event_size(event: dict[str, Any]) -> int:
@@ -26,9 +32,11 @@ def event_size(event: dict[str, Any]) -> int:
 
 
 class SessionLog:
-    def __init__(self, max_events: int = 10_000, max_bytes: int = 8 * 1024 * 1024) -> None:
+    def __init__(self, max_events: int = LOG_EVENTS, max_bytes: int = LOG_BYTES,
+                 on_large_events: Callable[[int], None] | None = None) -> None:
         if max_events < 1 or max_bytes < 1:
             raise ValueError("log limits must be >= 1")
+        self.on_large_events = on_large_events  # gets the bytes of large events logged
         self.max_events = max_events
         self.max_bytes = max_bytes
         self._entries: deque[tuple[int, dict[str, Any], int]] = deque()
@@ -57,8 +65,8 @@ class SessionLog:
             self._bytes += size
             if size >= LARGE_EVENT_BYTES:
                 large += size
-        if large:
-            note_large_events(large)
+        if large and self.on_large_events is not None:
+            self.on_large_events(large)
         # Always keep the newest event, even when it alone exceeds the byte budget,
         # so `head` stays replayable for viewers that are merely a little behind.
         while len(self._entries) > 1 and (

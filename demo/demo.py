@@ -1,5 +1,10 @@
 """The demo page (index.html): one stream shown "as delivered" and "paced".
 
+Demo-only, so it lives next to the page; scripts/setup_runtime puts it into
+vendor/streampace.zip as the top-level module `streampace_demo`, which the
+memory snapshot imports like the package's page modules (demo/demo.js:
+`pyimport("streampace_demo")`).
+
 The page's JS glue (demo/demo.js) opens the session socket before Python boots.
 If it connects, the streampace server is the source; if the first connection
 fails (plain static files, e.g. `python3 -m http.server`), the in-page
@@ -16,7 +21,6 @@ from typing import Any
 
 import js
 from pyodide.ffi import create_proxy
-
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
 from streampace.browser.host import BrowserHost
