@@ -15,8 +15,8 @@ deltas of the same stream (same type and id) are concatenated.  Publishing is
 strictly ordered; a failed publish goes back in front of whatever arrived
 meanwhile and is retried, so nothing is lost or sent twice.
 
-Timers come only from the injected ``schedule``/``cancel`` pair, so the same
-code runs under asyncio, a browser or a test's fake clock.
+Timers come only from the injected host (a ``streampace.clock.TimerHost``), so
+the same code runs under asyncio, a browser or a test's ManualHost.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streampace import events as ev
+from streampace.clock import Timeout, TimerHost
 
 __all__ = [
     "Batch",
@@ -201,20 +202,15 @@ class DeliveryBuffer:
     def __init__(
         self,
         publish: Callable[[Batch], bool | None],
-        schedule: Callable[[Callable[[], None], float], Any],
-        cancel: Callable[[Any], None],
+        host: TimerHost,
         config: DeliveryConfig | None = None,
     ) -> None:
         self._publish = publish
-        self._schedule = schedule
-        self._cancel = cancel
         self.config = config or DeliveryConfig()
         self._pending: deque[_Entry] = deque()
         self._units = 0
         self._carry_through: int | None = None  # from dropped events with nothing buffered
-        self._timer: Any = None
-        self._timer_gen = 0  # a timer callback from an older generation is stale
-        self._timer_armed = False
+        self._timer = Timeout(host, self._on_timer)
         self._backoff = False  # a publish failed; only the retry timer or flush() publishes
         self._publishing = False
         self._again = False
@@ -447,29 +443,20 @@ class DeliveryBuffer:
         self._arm_timer()
 
     def _ensure_timer(self) -> None:
-        if self._pending and not self._timer_armed and not self._closed:
+        if self._pending and not self._timer.armed and not self._closed:
             self._arm_timer()
 
     def _arm_timer(self) -> None:
-        self._timer_gen += 1
-        gen = self._timer_gen
-        self._timer_armed = True
         cfg = self.config
         wait = cfg.ramp_wait_ms if self._ramp_left and not self._backoff else cfg.max_wait_ms
-        self._timer = self._schedule(lambda: self._on_timer(gen), wait)
+        self._timer.arm(wait)
 
     def _cancel_timer(self) -> None:
-        if self._timer_armed:
-            self._timer_armed = False
-            self._timer_gen += 1
-            handle, self._timer = self._timer, None
-            self._cancel(handle)
+        self._timer.cancel()
 
-    def _on_timer(self, gen: int) -> None:
-        if gen != self._timer_gen or self._closed:
-            return  # cancelled, superseded, or the host fired a cancelled timer
-        self._timer_armed = False
-        self._timer = None
+    def _on_timer(self) -> None:
+        if self._closed:
+            return
         self._backoff = False
         if self._pending:
             self._stats["timer_flushes"] += 1

@@ -28,6 +28,8 @@ from starlette.websockets import WebSocket, WebSocketState
 from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
 from streampace.session.protocol import attached_message, batch_message, error_message
 
+from .loop_host import LoopHost
+
 __all__ = [
     "Viewer",
     "CLOSE_GOING_AWAY",
@@ -82,6 +84,7 @@ class Viewer:
         self._idle = asyncio.Event()
         self._idle.set()
         self._loop = asyncio.get_running_loop()
+        self._host = LoopHost(self._loop)
         self._sender = asyncio.create_task(self._send_loop())
         self._closer: asyncio.Future[None] | None = None
 
@@ -104,12 +107,7 @@ class Viewer:
         self.session = session
         self.cursor = after
         self.last_through = after
-        self.buffer = DeliveryBuffer(
-            self._publish,
-            lambda cb, ms: self._loop.call_later(ms / 1000, cb),
-            lambda handle: handle.cancel(),
-            self.delivery_config,
-        )
+        self.buffer = DeliveryBuffer(self._publish, self._host, self.delivery_config)
         if snapshot:
             self._publish(Batch(snapshot, after))  # one batch, never split or delayed
         elif after == session.log.head:
