@@ -140,6 +140,8 @@ class Viewer:
             return False
         if self.buffer.pending_events():
             self.buffer.flush()  # what this viewer batched itself goes out first
+            if self.closing:
+                return False  # that send found the peer stalled and closed it
         self._go("join")
         self.feed = feed
         feed.members.add(self)
