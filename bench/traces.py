@@ -27,10 +27,8 @@ Traces are saved as JSONL of timestamped AG-UI events (one line per event:
 
 from __future__ import annotations
 
-import heapq
 import json
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -38,6 +36,7 @@ from typing import Any
 
 from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
 from streampace.sim import messages_snapshot, simulate
+from streampace.testing import ManualHost
 
 from bench.metrics import TraceTruth
 
@@ -129,55 +128,22 @@ class Trace:
         return cls(name or path.stem, model, arrivals)
 
 
-class _Clock:
-    """A tiny virtual timer wheel for driving the DeliveryBuffer."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self._heap: list[tuple[float, int, Callable[[], None]]] = []
-        self._seq = 0
-        self._dead: set[int] = set()
-
-    def schedule(self, cb: Callable[[], None], delay_ms: float) -> int:
-        self._seq += 1
-        heapq.heappush(self._heap, (self.now + max(0.0, delay_ms), self._seq, cb))
-        return self._seq
-
-    def cancel(self, handle: Any) -> None:
-        self._dead.add(handle)
-
-    def run_until(self, t: float) -> None:
-        while self._heap and self._heap[0][0] <= t:
-            when, seq, cb = heapq.heappop(self._heap)
-            if seq in self._dead:
-                self._dead.discard(seq)
-                continue
-            self.now = max(self.now, when)
-            cb()
-        self.now = max(self.now, t)
-
-    def drain(self) -> None:
-        while self._heap:
-            self.run_until(self._heap[0][0])
-
-
 def deliver(model: Model, max_wait_ms: float = 150.0) -> Arrivals:
     """Pass the model stream through the real DeliveryBuffer on a virtual clock."""
-    clock = _Clock()
+    clock = ManualHost()
     out: Arrivals = []
 
     def publish(batch: Batch) -> bool:
-        out.append((clock.now, [dict(e) for e in batch.events]))
+        out.append((clock.now(), [dict(e) for e in batch.events]))
         return True
 
-    buf = DeliveryBuffer(publish, clock.schedule, clock.cancel,
-                         DeliveryConfig(max_wait_ms=max_wait_ms))
+    buf = DeliveryBuffer(publish, clock, DeliveryConfig(max_wait_ms=max_wait_ms))
     for t, ev in model:
         clock.run_until(t)
         buf.enqueue([ev])
-    clock.drain()
+    clock.run_all()
     buf.flush()
-    clock.drain()
+    clock.run_all()
     return out
 
 

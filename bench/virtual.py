@@ -1,7 +1,7 @@
 """Virtual-clock runner: replays a trace's arrivals against one strategy.
 
-The host is a small discrete-event loop implementing the core's FrameHost
-protocol.  Frames tick on a fixed vsync grid (k * 1000/hz ms); a commit made at
+The host is the core's ManualHost (streampace.testing) driven by a small
+discrete-event loop.  Frames tick on a fixed vsync grid (k * 1000/hz ms); a commit made at
 time t becomes visible at the first paint at or after t, whatever clock the
 strategy used (rAF, timer or the arrival itself).  Nothing here reads the wall
 clock except the CPU probe around strategy callbacks.
@@ -10,75 +10,52 @@ clock except the CPU probe around strategy callbacks.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+from streampace.testing import ManualHost
 
 from bench.metrics import Recorder
 from bench.strategies import Strategy, make_strategy
 from bench.traces import Trace
 
-_ARRIVAL, _TIMER = 0, 1  # same-time order: data lands before timers, frames run last
 
+class VirtualHost(ManualHost):
+    """ManualHost with trace arrivals, a vsync grid and per-callback CPU accounting.
 
-class VirtualHost:
-    """FrameHost on a virtual clock, with per-callback CPU accounting."""
+    Same-time order: data lands before timers, frames run last.
+    """
 
     def __init__(self, hz: float) -> None:
+        super().__init__()
         self.period = 1000.0 / hz
-        self._now = 0.0
-        self._seq = 0
-        self._heap: list[tuple[float, int, int, Callable[[], None]]] = []
-        self._cancelled: set[int] = set()
-        self._frames: dict[int, Callable[[], None]] = {}
-        self._running: dict[int, Callable[[], None]] = {}  # this tick's, still to run
+        self._arrivals: list[tuple[float, int, Callable[[], None]]] = []
+        self._arrival_ids = itertools.count()
         self._last_tick = -1
+        self._in_drain = True  # timeouts and frames are drains; arrivals are not
         self.cpu_ns = 0  # inside frame and timer callbacks (the drains)
         self.drains = 0
         self.arrival_cpu_ns = 0  # inside receive(): enqueue work, or the paint itself for naive
         self.arrivals = 0
         self.exclude_ns = 0  # time spent in the recorder, subtracted from cpu_ns
 
-    # FrameHost protocol -------------------------------------------------
-    def now(self) -> float:
-        return self._now
-
-    def request_frame(self, callback: Callable[[], None]) -> Any:
-        self._seq += 1
-        self._frames[self._seq] = callback
-        return self._seq
-
-    def cancel_frame(self, handle: Any) -> None:
-        self._frames.pop(handle, None)
-        self._running.pop(handle, None)
-
-    def request_timeout(self, callback: Callable[[], None], delay_ms: float) -> Any:
-        self._seq += 1
-        heapq.heappush(
-            self._heap, (self._now + max(0.0, float(delay_ms)), _TIMER, self._seq, callback)
-        )
-        return self._seq
-
-    def cancel_timeout(self, handle: Any) -> None:
-        self._cancelled.add(handle)
-
     # loop ---------------------------------------------------------------
     def at(self, t_ms: float, callback: Callable[[], None]) -> None:
-        self._seq += 1
-        heapq.heappush(self._heap, (t_ms, _ARRIVAL, self._seq, callback))
+        heapq.heappush(self._arrivals, (t_ms, next(self._arrival_ids), callback))
 
     def _next_tick(self) -> int:
         k = math.ceil(self._now / self.period - 1e-9)
         return max(k, self._last_tick + 1)
 
-    def _timed(self, callback: Callable[[], None], drain: bool) -> None:
+    def _run(self, callback: Callable[[], None]) -> None:
         ex0 = self.exclude_ns
         t0 = time.perf_counter_ns()
         callback()
         spent = time.perf_counter_ns() - t0 - (self.exclude_ns - ex0)
-        if drain:
+        if self._in_drain:
             self.cpu_ns += spent
             self.drains += 1
         else:
@@ -88,28 +65,34 @@ class VirtualHost:
     def run(self, until_ms: float) -> bool:
         """Run until nothing is scheduled; False if `until_ms` cut it short."""
         while True:
-            heap = self._heap
-            while heap and heap[0][2] in self._cancelled:
-                self._cancelled.discard(heapq.heappop(heap)[2])
+            arrival_t = self._arrivals[0][0] if self._arrivals else None
+            timer_t = self.next_timeout_at()
             tick_t = None
-            if self._frames:
+            if self.pending_frames:
                 k = self._next_tick()
                 tick_t = k * self.period
-            if heap and (tick_t is None or heap[0][0] <= tick_t):
-                t, kind, _seq, cb = heapq.heappop(heap)
-                if t > until_ms:
+            if arrival_t is not None and (timer_t is None or arrival_t <= timer_t) and (
+                tick_t is None or arrival_t <= tick_t
+            ):
+                if arrival_t > until_ms:
                     return False
-                self._now = max(self._now, t)
-                self._timed(cb, drain=kind == _TIMER)
+                self._now = max(self._now, arrival_t)
+                self._in_drain = False
+                try:
+                    self._run(heapq.heappop(self._arrivals)[2])
+                finally:
+                    self._in_drain = True
+            elif timer_t is not None and (tick_t is None or timer_t <= tick_t):
+                if timer_t > until_ms:
+                    return False
+                self._now = max(self._now, timer_t)
+                self.fire_next_timeout()
             elif tick_t is not None:
                 if tick_t > until_ms:
                     return False
                 self._now = tick_t
                 self._last_tick = k
-                self._running, self._frames = self._frames, {}
-                while self._running:
-                    handle = next(iter(self._running))
-                    self._timed(self._running.pop(handle), drain=True)
+                self.run_frame()
             else:
                 return True
 

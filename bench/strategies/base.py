@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 import regex
+from streampace.clock import FrameHost
 from streampace.events import BARRIER_TYPES, is_paced_candidate
 
 Commit = Callable[[list[dict[str, Any]], str], None]
@@ -22,12 +23,7 @@ Commit = Callable[[list[dict[str, Any]], str], None]
 _GRAPHEME = regex.compile(r"\X")
 
 
-class Host(Protocol):
-    def now(self) -> float: ...
-    def request_frame(self, callback: Callable[[], None]) -> Any: ...
-    def cancel_frame(self, handle: Any) -> None: ...
-    def request_timeout(self, callback: Callable[[], None], delay_ms: float) -> Any: ...
-    def cancel_timeout(self, handle: Any) -> None: ...
+Host = FrameHost  # the core's clock protocol (streampace.clock)
 
 
 class Strategy:

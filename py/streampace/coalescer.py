@@ -7,13 +7,14 @@ first one.  The first token after an idle window is rendered immediately so
 time-to-first-text never pays the window.  ``close()`` renders whatever is
 pending (an abort or unmount must not drop the received tail).
 
-Sans-IO: the timer comes from the injected ``schedule``/``cancel`` pair.
+Sans-IO: the timer comes from the injected host (a ``streampace.clock.TimerHost``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+from .clock import Timeout, TimerHost
 
 __all__ = ["CoalescerClosedError", "StreamCoalescer"]
 
@@ -26,20 +27,15 @@ class StreamCoalescer:
     def __init__(
         self,
         render: Callable[[str], None],
-        schedule: Callable[[Callable[[], None], float], Any],
-        cancel: Callable[[Any], None],
+        host: TimerHost,
         window_ms: float = 40,
     ) -> None:
         if not window_ms >= 0:
             raise ValueError(f"window_ms must be >= 0, got {window_ms!r}")
         self._render = render
-        self._schedule = schedule
-        self._cancel = cancel
         self.window_ms = window_ms
         self._parts: list[str] = []  # joined once per render, not per token
-        self._timer: Any = None
-        self._armed = False
-        self._gen = 0  # ignores a timer the host fires after it was cancelled
+        self._timer = Timeout(host, self._flush)  # ignores a fire after cancel
         self._closed = False
         self.renders = 0
 
@@ -58,34 +54,17 @@ class StreamCoalescer:
             raise TypeError(f"token must be a str, got {type(token).__name__}")
         if token:
             self._parts.append(token)
-        if self._armed:
+        if self._timer.armed:
             return  # inside a window: the timer renders it
         self._flush()
-        self._gen += 1
-        gen = self._gen
-        self._armed = True
-        self._timer = self._schedule(lambda: self._on_timer(gen), self.window_ms)
+        self._timer.arm(self.window_ms)
 
     def close(self) -> None:
         """Cancel the window timer and render what is pending; idempotent."""
         if self._closed:
             return
         self._closed = True
-        self._disarm()
-        self._flush()
-
-    def _disarm(self) -> None:
-        if self._armed:
-            self._armed = False
-            self._gen += 1
-            handle, self._timer = self._timer, None
-            self._cancel(handle)
-
-    def _on_timer(self, gen: int) -> None:
-        if gen != self._gen:
-            return
-        self._armed = False
-        self._timer = None
+        self._timer.cancel()
         self._flush()
 
     def _flush(self) -> None:

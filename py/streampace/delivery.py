@@ -15,8 +15,8 @@ deltas of the same stream (same type and id) are concatenated.  Publishing is
 strictly ordered; a failed publish goes back in front of whatever arrived
 meanwhile and is retried, so nothing is lost or sent twice.
 
-Timers come only from the injected ``schedule``/``cancel`` pair, so the same
-code runs under asyncio, a browser or a test's fake clock.
+Timers come only from the injected host (a ``streampace.clock.TimerHost``), so
+the same code runs under asyncio, a browser or a test's ManualHost.
 """
 
 from __future__ import annotations
@@ -27,12 +27,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from streampace import events as ev
+from streampace.clock import Timeout, TimerHost
+from streampace.delivery_lifecycle import DELIVERY_TRANSITIONS, DeliveryState
+from streampace.lifecycle import step
 
 __all__ = [
     "Batch",
+    "DELIVERY_TRANSITIONS",
     "DeliveryBuffer",
     "DeliveryClosedError",
     "DeliveryConfig",
+    "DeliveryState",
     "MERGEABLE_TYPES",
     "compact",
     "utf16_units",
@@ -195,30 +200,24 @@ class DeliveryBuffer:
     ``publish(batch)`` returns False or raises to signal failure; anything
     else (including None) is success.  After a failure the batch is retried
     ``max_wait_ms`` later (or on the next explicit ``flush()``); fast paths and
-    size thresholds do not hammer a failing sink in between.
+    size thresholds do not hammer a failing sink in between.  When it may
+    publish is its lifecycle, ``state``: the named states and the one
+    transition table in :mod:`streampace.delivery_lifecycle`.
     """
 
     def __init__(
         self,
         publish: Callable[[Batch], bool | None],
-        schedule: Callable[[Callable[[], None], float], Any],
-        cancel: Callable[[Any], None],
+        host: TimerHost,
         config: DeliveryConfig | None = None,
     ) -> None:
         self._publish = publish
-        self._schedule = schedule
-        self._cancel = cancel
         self.config = config or DeliveryConfig()
         self._pending: deque[_Entry] = deque()
         self._units = 0
         self._carry_through: int | None = None  # from dropped events with nothing buffered
-        self._timer: Any = None
-        self._timer_gen = 0  # a timer callback from an older generation is stale
-        self._timer_armed = False
-        self._backoff = False  # a publish failed; only the retry timer or flush() publishes
-        self._publishing = False
-        self._again = False
-        self._closed = False
+        self._timer = Timeout(host, self._on_timer)
+        self._state = DeliveryState.OPEN
         # First-delta fast path: streams whose next non-empty delta goes out at once.
         self._tracker = ev.StreamTracker()
         self._run_armed = False
@@ -260,21 +259,20 @@ class DeliveryBuffer:
         first = None if through is None else through - len(batch) + 1
         for i, event in enumerate(batch):
             fast = self._add(event, None if first is None else first + i) or fast
-            if self._over_threshold() and not self._backoff:
+            if self._over_threshold() and self._flush("publish"):
                 self._stats["threshold_flushes"] += 1
-                self._flush()
+                if self._state == DeliveryState.CLOSED:
+                    return  # publish() closed the buffer: the rest has nowhere to go
         if not batch and through is not None:
             self._attach_through(through)
-        if fast and self._pending and not self._backoff:
+        if fast and self._pending and self._flush("publish"):
             self._stats["fast_flushes"] += 1
-            self._flush()
         self._ensure_timer()
 
     def flush(self) -> None:
         """Publish everything buffered now (also retries after a failure)."""
         self._check_open()
-        self._backoff = False
-        self._flush()
+        self._flush("flush")
         self._ensure_timer()
 
     def close(self) -> list[dict[str, Any]]:
@@ -283,12 +281,12 @@ class DeliveryBuffer:
         Returns the events that could not be published (empty on success), so
         a caller can hand them to another sink instead of losing them.
         """
-        if self._closed:
+        if self._state == DeliveryState.CLOSED:
             return []
-        self._backoff = False
-        self._flush()
-        self._closed = True
-        self._cancel_timer()
+        self._flush("flush")
+        if self._state != DeliveryState.CLOSED:  # publish() may have closed it already
+            self._go("close")
+        self._timer.cancel()
         left = [entry.build() for entry in self._pending]
         self._pending.clear()
         self._units = 0
@@ -296,7 +294,12 @@ class DeliveryBuffer:
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        return self._state == DeliveryState.CLOSED
+
+    @property
+    def state(self) -> str:
+        """The lifecycle state (a DeliveryState constant)."""
+        return self._state
 
     def pending_events(self) -> int:
         """Events buffered (after compaction), including a failed batch."""
@@ -311,8 +314,12 @@ class DeliveryBuffer:
 
     # -- internals ----------------------------------------------------------
 
+    def _go(self, event: str) -> str:
+        self._state = step(DELIVERY_TRANSITIONS, self._state, event, "delivery buffer")
+        return self._state
+
     def _check_open(self) -> None:
-        if self._closed:
+        if self._state == DeliveryState.CLOSED:
             raise DeliveryClosedError("DeliveryBuffer is closed; create a new one")
 
     def _over_threshold(self) -> bool:
@@ -391,26 +398,34 @@ class DeliveryBuffer:
             fast = True
         return fast
 
-    def _flush(self) -> None:
-        if self._publishing:
-            # publish() re-entered us (e.g. it enqueued a terminal event): the
-            # outer loop picks the new events up after the current publish.
-            self._again = True
-            return
-        self._publishing = True
+    def _flush(self, event: str) -> bool:
+        """Publish what is buffered on ``event`` ("publish" or "flush").
+
+        False if the state held the request back (backoff); True if it was
+        taken, by this call's loop or, re-entrantly, by the loop running.
+        """
+        if self._go(event) != DeliveryState.PUBLISHING:
+            return self._state == DeliveryState.REPUBLISH
         try:
-            self._again = True
-            while self._again:
-                self._again = False
+            while True:
                 while self._pending:
-                    if not self._publish_one():
-                        self._on_failure()
-                        return
-            self._backoff = False
-            if not self._pending:
-                self._cancel_timer()
-        finally:
-            self._publishing = False
+                    ok = self._publish_one()
+                    if self._state == DeliveryState.CLOSED:
+                        return True  # publish() closed the buffer
+                    if not ok:
+                        self._go("failed")
+                        self._arm_timer()  # the retry
+                        return True
+                if self._state != DeliveryState.REPUBLISH:
+                    break
+                self._go("next_pass")
+            self._go("drained")
+            self._timer.cancel()
+        except BaseException:
+            if self._state in (DeliveryState.PUBLISHING, DeliveryState.REPUBLISH):
+                self._go("aborted")
+            raise
+        return True
 
     def _publish_one(self) -> bool:
         pending = self._pending
@@ -441,39 +456,21 @@ class DeliveryBuffer:
         self._units += units
         return False
 
-    def _on_failure(self) -> None:
-        self._backoff = True
-        self._cancel_timer()
-        self._arm_timer()
-
     def _ensure_timer(self) -> None:
-        if self._pending and not self._timer_armed and not self._closed:
+        if self._pending and not self._timer.armed and self._state != DeliveryState.CLOSED:
             self._arm_timer()
 
     def _arm_timer(self) -> None:
-        self._timer_gen += 1
-        gen = self._timer_gen
-        self._timer_armed = True
         cfg = self.config
-        wait = cfg.ramp_wait_ms if self._ramp_left and not self._backoff else cfg.max_wait_ms
-        self._timer = self._schedule(lambda: self._on_timer(gen), wait)
+        ramp = self._ramp_left and self._state != DeliveryState.BACKOFF
+        self._timer.arm(cfg.ramp_wait_ms if ramp else cfg.max_wait_ms)
 
-    def _cancel_timer(self) -> None:
-        if self._timer_armed:
-            self._timer_armed = False
-            self._timer_gen += 1
-            handle, self._timer = self._timer, None
-            self._cancel(handle)
-
-    def _on_timer(self, gen: int) -> None:
-        if gen != self._timer_gen or self._closed:
-            return  # cancelled, superseded, or the host fired a cancelled timer
-        self._timer_armed = False
-        self._timer = None
-        self._backoff = False
+    def _on_timer(self) -> None:
+        if self._state == DeliveryState.CLOSED:
+            return
         if self._pending:
             self._stats["timer_flushes"] += 1
             if self._ramp_left:
                 self._ramp_left -= 1
-        self._flush()
+        self._flush("flush")
         self._ensure_timer()

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .lifecycle import LifecycleError, step
+
 __all__ = ["RunState", "RunLifecycle", "LifecycleError", "Outcome", "TRANSITIONS"]
 
 
@@ -42,10 +44,6 @@ TRANSITIONS: dict[tuple[str, str], str] = {
 }
 
 
-class LifecycleError(RuntimeError):
-    """An event the current state does not accept (a bug in the caller)."""
-
-
 @dataclass(frozen=True)
 class Outcome:
     """How a run ended: ``code`` None means it finished on its own (its terminal
@@ -64,10 +62,7 @@ class RunLifecycle:
         self.runs_settled = 0
 
     def _go(self, event: str) -> None:
-        nxt = TRANSITIONS.get((self.state, event))
-        if nxt is None:
-            raise LifecycleError(f"run lifecycle: {event!r} in state {self.state!r}")
-        self.state = nxt
+        self.state = step(TRANSITIONS, self.state, event, "run lifecycle")
 
     @property
     def active(self) -> bool:

@@ -33,8 +33,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from .clock import FrameHost
 from .events import (
     BARRIER_TYPES,
     CLOSE,
@@ -48,21 +49,7 @@ from .events import (
 from .graphemes import Segmenter, default_segmenter, may_extend
 from .playout import AdaptiveLaw, SeedLaw
 
-__all__ = ["FrameHost", "PacingConfig", "PacingScheduler"]
-
-
-class FrameHost(Protocol):
-    """The clock and timers the scheduler runs on (browser, asyncio or a test)."""
-
-    def now(self) -> float: ...  # milliseconds
-
-    def request_frame(self, callback: Callable[[], None]) -> Any: ...
-
-    def cancel_frame(self, handle: Any) -> None: ...
-
-    def request_timeout(self, callback: Callable[[], None], delay_ms: float) -> Any: ...
-
-    def cancel_timeout(self, handle: Any) -> None: ...
+__all__ = ["PacingConfig", "PacingScheduler"]
 
 
 @dataclass(frozen=True)

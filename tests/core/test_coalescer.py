@@ -1,72 +1,46 @@
-"""StreamCoalescer: seed 003 semantics on a fake clock."""
+"""StreamCoalescer: seed 003 semantics on a ManualHost."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 from streampace.coalescer import CoalescerClosedError, StreamCoalescer
+from streampace.testing import ManualHost
 
 
-class FakeClock:
-    """The seed's fake clock: tasks due by `now` run inside advance()."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self._next = 0
-        self.tasks: dict[int, tuple[float, Callable[[], None]]] = {}
-
-    def schedule(self, task: Callable[[], None], delay_ms: float) -> int:
-        handle = self._next
-        self._next += 1
-        self.tasks[handle] = (self.now + delay_ms, task)
-        return handle
-
-    def cancel(self, handle: int) -> None:
-        self.tasks.pop(handle, None)
-
-    def advance(self, ms: float) -> None:
-        self.now += ms
-        for handle, (at, task) in sorted(self.tasks.items(), key=lambda kv: kv[1][0]):
-            if at <= self.now and handle in self.tasks:
-                del self.tasks[handle]
-                task()
-
-
-def make(window_ms: float = 40) -> tuple[StreamCoalescer, FakeClock, list[str]]:
-    clock = FakeClock()
+def make(window_ms: float = 40) -> tuple[StreamCoalescer, ManualHost, list[str]]:
+    clock = ManualHost()
     rendered: list[str] = []
-    stream = StreamCoalescer(rendered.append, clock.schedule, clock.cancel, window_ms)
+    stream = StreamCoalescer(rendered.append, clock, window_ms)
     return stream, clock, rendered
 
 
 def test_seed_scenario() -> None:
     stream, clock, rendered = make()
     stream.push("面")
-    clock.advance(10)
+    clock.tick(10)
     stream.push("接")
     stream.push("で")
     assert rendered == ["面"]
-    clock.advance(30)
+    clock.tick(30)
     assert rendered == ["面", "接で"]
     stream.push("す")
     stream.push("。")
     stream.close()
     assert rendered == ["面", "接で", "す", "。"]
-    assert clock.tasks == {}  # close() cancelled the window timer
+    assert clock.pending_timeouts == 0  # close() cancelled the window timer
 
 
 def test_one_render_per_window_while_tokens_keep_coming() -> None:
     stream, clock, rendered = make()
     stream.push("a")  # t=0 rendered at once, window until 40
     for token in "bcd":
-        clock.advance(10)
+        clock.tick(10)
         stream.push(token)
     assert rendered == ["a"]
-    clock.advance(10)  # t=40: the window closes, pending goes out in one render
+    clock.tick(10)  # t=40: the window closes, pending goes out in one render
     assert rendered == ["a", "bcd"]
     # The timer is not re-armed by itself: the next token is again immediate.
-    clock.advance(100)
+    clock.tick(100)
     assert rendered == ["a", "bcd"]
     stream.push("e")
     assert rendered == ["a", "bcd", "e"]
@@ -75,7 +49,7 @@ def test_one_render_per_window_while_tokens_keep_coming() -> None:
 def test_window_with_nothing_pending_renders_nothing() -> None:
     stream, clock, rendered = make()
     stream.push("x")
-    clock.advance(40)
+    clock.tick(40)
     assert rendered == ["x"]
     assert stream.renders == 1
 
@@ -84,7 +58,7 @@ def test_empty_tokens_never_render_empty_strings() -> None:
     stream, clock, rendered = make()
     stream.push("")
     stream.push("")
-    clock.advance(40)
+    clock.tick(40)
     stream.close()
     assert rendered == []
 
@@ -110,7 +84,7 @@ def test_non_string_token_is_refused_without_losing_pending() -> None:
 
 
 def test_render_failure_keeps_the_text_for_the_next_attempt() -> None:
-    clock = FakeClock()
+    clock = ManualHost()
     rendered: list[str] = []
     fail = [False, True]
 
@@ -119,30 +93,25 @@ def test_render_failure_keeps_the_text_for_the_next_attempt() -> None:
             raise RuntimeError("dom gone")
         rendered.append(text)
 
-    stream = StreamCoalescer(render, clock.schedule, clock.cancel)
+    stream = StreamCoalescer(render, clock)
     stream.push("a")
     stream.push("b")
     with pytest.raises(RuntimeError):
-        clock.advance(40)
+        clock.tick(40)
     stream.push("c")
     stream.close()
     assert rendered == ["a", "bc"]
 
 
 def test_stale_timer_from_a_host_without_real_cancel_is_ignored() -> None:
-    clock = FakeClock()
+    clock = ManualHost(ignore_cancel=True)
     rendered: list[str] = []
-    scheduled: list[Callable[[], None]] = []
-
-    def schedule(task: Callable[[], None], delay: float) -> int:
-        scheduled.append(task)
-        return clock.schedule(task, delay)
-
-    stream = StreamCoalescer(rendered.append, schedule, lambda h: None)
+    stream = StreamCoalescer(rendered.append, clock)
     stream.push("a")
     stream.push("b")
     stream.close()
-    scheduled[0]()  # fires after close: nothing happens
+    clock.tick(40)  # the cancelled window timer fires after close: nothing happens
+    assert clock.timeouts_run == 1
     assert rendered == ["a", "b"]
 
 
@@ -151,7 +120,7 @@ def test_zero_window_still_renders_first_token_at_once() -> None:
     stream.push("a")
     stream.push("b")
     assert rendered == ["a"]
-    clock.advance(0)
+    clock.tick(0)
     assert rendered == ["a", "b"]
     with pytest.raises(ValueError):
         make(window_ms=-1)

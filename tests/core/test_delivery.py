@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import heapq
-import itertools
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,45 +16,15 @@ from streampace.delivery import (
     compact,
     utf16_units,
 )
+from streampace.testing import ManualHost
 
 # -- fixtures (module-local: tests/core/conftest.py belongs to another helper) --
-
-
-class FakeClock:
-    """Virtual milliseconds; scheduled callbacks run only inside advance()."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self._heap: list[tuple[float, int, Callable[[], None]]] = []
-        self._ids = itertools.count()
-        self._cancelled: set[int] = set()
-
-    def schedule(self, callback: Callable[[], None], delay_ms: float) -> int:
-        handle = next(self._ids)
-        heapq.heappush(self._heap, (self.now + delay_ms, handle, callback))
-        return handle
-
-    def cancel(self, handle: int) -> None:
-        self._cancelled.add(handle)
-
-    def live_timers(self) -> int:
-        return sum(1 for _, h, _ in self._heap if h not in self._cancelled)
-
-    def advance(self, ms: float) -> None:
-        target = self.now + ms
-        while self._heap and self._heap[0][0] <= target:
-            at, handle, callback = heapq.heappop(self._heap)
-            if handle in self._cancelled:
-                continue
-            self.now = at
-            callback()
-        self.now = target
 
 
 class Sink:
     """publish() target recording batches with the virtual time they arrived."""
 
-    def __init__(self, clock: FakeClock) -> None:
+    def __init__(self, clock: ManualHost) -> None:
         self.clock = clock
         self.batches: list[Batch] = []
         self.times: list[float] = []
@@ -72,7 +39,7 @@ class Sink:
                 raise outcome
             return outcome
         self.batches.append(batch)
-        self.times.append(self.clock.now)
+        self.times.append(self.clock.now())
         return True
 
     @property
@@ -80,10 +47,10 @@ class Sink:
         return [e for b in self.batches for e in b.events]
 
 
-def make(config: DeliveryConfig | None = None) -> tuple[DeliveryBuffer, FakeClock, Sink]:
-    clock = FakeClock()
+def make(config: DeliveryConfig | None = None) -> tuple[DeliveryBuffer, ManualHost, Sink]:
+    clock = ManualHost()
     sink = Sink(clock)
-    return DeliveryBuffer(sink, clock.schedule, clock.cancel, config), clock, sink
+    return DeliveryBuffer(sink, clock, config), clock, sink
 
 
 def content(mid: str, delta: str) -> dict:
@@ -98,7 +65,7 @@ def start(mid: str, role: str = "assistant") -> dict:
     return {"type": "TEXT_MESSAGE_START", "messageId": mid, "role": role}
 
 
-def primed(config: DeliveryConfig | None = None) -> tuple[DeliveryBuffer, FakeClock, Sink]:
+def primed(config: DeliveryConfig | None = None) -> tuple[DeliveryBuffer, ManualHost, Sink]:
     """A buffer whose message "m" has already used its first-delta fast path.
 
     The start-of-message ramp is off, so windows are the steady-state ones at
@@ -136,16 +103,16 @@ def test_ramp_shortens_the_windows_right_after_a_first_delta() -> None:
     buf, clock, sink = make()
     buf.enqueue([start("m"), content("m", "H")])  # fast path at t=0
     buf.enqueue([content("m", "el")])
-    clock.advance(39)
+    clock.tick(39)
     assert sink.times == [0]
-    clock.advance(1)  # first ramp window: 40 ms, not 150
+    clock.tick(1)  # first ramp window: 40 ms, not 150
     buf.enqueue([content("m", "lo")])
-    clock.advance(40)  # second ramp window
+    clock.tick(40)  # second ramp window
     assert sink.times == [0, 40, 80]
     buf.enqueue([content("m", " world")])
-    clock.advance(149)  # ramp spent: back to the full window
+    clock.tick(149)  # ramp spent: back to the full window
     assert sink.times == [0, 40, 80]
-    clock.advance(1)
+    clock.tick(1)
     assert sink.times == [0, 40, 80, 230]
     assert "".join(e.get("delta", "") for e in sink.events) == "Hello world"
 
@@ -155,18 +122,18 @@ def test_ramp_is_rearmed_by_the_next_message_and_can_be_turned_off() -> None:
     buf.enqueue([start("m"), content("m", "x")])
     for _ in range(3):  # spend m's ramp, then one full window
         buf.enqueue([content("m", "y")])
-        clock.advance(150)
+        clock.tick(150)
     sink.batches.clear()
     buf.enqueue([{"type": "TEXT_MESSAGE_END", "messageId": "m"}, start("n"), content("n", "a")])
     buf.enqueue([content("n", "b")])
-    clock.advance(40)
+    clock.tick(40)
     assert len(sink.batches) == 2  # n's first delta at once, then a 40 ms window
     off, clock2, sink2 = make(DeliveryConfig(ramp_batches=0))
     off.enqueue([start("m"), content("m", "a")])
     off.enqueue([content("m", "b")])
-    clock2.advance(149)
+    clock2.tick(149)
     assert len(sink2.batches) == 1
-    clock2.advance(1)
+    clock2.tick(1)
     assert len(sink2.batches) == 2
 
 
@@ -189,12 +156,12 @@ def test_max_wait_is_measured_from_first_event_not_a_debounce() -> None:
     buf, clock, sink = primed()
     buf.enqueue([content("m", "a")])  # t=0: first event into the empty buffer
     for _ in range(14):  # keep feeding every 10 ms; a debounce would never fire
-        clock.advance(10)
+        clock.tick(10)
         buf.enqueue([content("m", "b")])
     assert sink.batches == []
-    clock.advance(9)  # t=149
+    clock.tick(9)  # t=149
     assert sink.batches == []
-    clock.advance(1)  # t=150
+    clock.tick(1)  # t=150
     assert sink.times == [150]
     assert sink.events == [content("m", "a" + "b" * 14)]
 
@@ -202,24 +169,24 @@ def test_max_wait_is_measured_from_first_event_not_a_debounce() -> None:
 def test_next_window_starts_at_next_first_event() -> None:
     buf, clock, sink = primed()
     buf.enqueue([content("m", "a")])
-    clock.advance(150)
+    clock.tick(150)
     assert sink.times == [150]
-    clock.advance(500)  # idle: nothing armed, nothing published
+    clock.tick(500)  # idle: nothing armed, nothing published
     assert sink.times == [150]
-    assert clock.live_timers() == 0
+    assert clock.pending_timeouts == 0
     buf.enqueue([content("m", "b")])  # t=650
-    clock.advance(149)
+    clock.tick(149)
     assert len(sink.batches) == 1
-    clock.advance(1)
+    clock.tick(1)
     assert sink.times == [150, 800]
 
 
 def test_custom_max_wait() -> None:
     buf, clock, sink = primed(DeliveryConfig(max_wait_ms=40))
     buf.enqueue([step("s")])
-    clock.advance(39)
+    clock.tick(39)
     assert sink.batches == []
-    clock.advance(1)
+    clock.tick(1)
     assert sink.events == [step("s")]
 
 
@@ -235,7 +202,7 @@ def test_delta_units_threshold_4095_waits_4096_flushes() -> None:
     assert sink.times == [0]
     assert sink.events == [content("m", "a" * 4095 + "b")]
     assert buf.pending_units() == 0
-    assert clock.live_timers() == 0
+    assert clock.pending_timeouts == 0
 
 
 def test_delta_units_count_utf16_not_bytes_or_code_points() -> None:
@@ -271,7 +238,7 @@ def test_event_threshold_counts_after_compaction() -> None:
     buf.enqueue([content("m", "x") for _ in range(200)])
     assert sink.batches == []
     assert buf.pending_events() == 1
-    clock.advance(150)
+    clock.tick(150)
     assert sink.events == [content("m", "x" * 200)]
 
 
@@ -279,7 +246,7 @@ def test_big_enqueue_is_split_into_batches_of_max_events() -> None:
     buf, clock, sink = primed()
     buf.enqueue([step(str(i)) for i in range(130)])
     assert [len(b.events) for b in sink.batches] == [64, 64]
-    clock.advance(150)
+    clock.tick(150)
     assert [len(b.events) for b in sink.batches] == [64, 64, 2]
     assert [e["stepName"] for e in sink.events] == [str(i) for i in range(130)]
 
@@ -296,7 +263,7 @@ def test_first_delta_after_run_started_is_published_at_once() -> None:
     assert [e["type"] for e in sink.events] == ["RUN_STARTED", "TEXT_MESSAGE_CONTENT"]
     buf.enqueue([content("m", "i")])  # not first any more: waits
     assert len(sink.batches) == 1
-    clock.advance(150)
+    clock.tick(150)
     assert sink.events[-1] == content("m", "i")
 
 
@@ -367,7 +334,7 @@ def test_whole_enqueue_call_goes_out_with_its_fast_path() -> None:
     buf.enqueue([start("m"), content("m", "He"), content("m", "llo")])
     assert len(sink.batches) == 1
     assert sink.events == [start("m"), content("m", "Hello")]
-    assert clock.live_timers() == 0
+    assert clock.pending_timeouts == 0
 
 
 @pytest.mark.parametrize(
@@ -380,18 +347,18 @@ def test_whole_enqueue_call_goes_out_with_its_fast_path() -> None:
 def test_run_terminal_event_publishes_at_once(terminal: dict) -> None:
     buf, clock, sink = primed()
     buf.enqueue([content("m", "tail")])
-    clock.advance(20)
+    clock.tick(20)
     buf.enqueue([terminal])
     assert sink.times == [20]
     assert sink.events == [content("m", "tail"), terminal]
-    assert clock.live_timers() == 0
+    assert clock.pending_timeouts == 0
 
 
 def test_barrier_that_is_not_run_terminal_waits() -> None:
     buf, clock, sink = primed()
     buf.enqueue([{"type": "TEXT_MESSAGE_END", "messageId": "m"}])
     assert sink.batches == []
-    clock.advance(150)
+    clock.tick(150)
     assert len(sink.batches) == 1
 
 
@@ -407,7 +374,7 @@ def test_empty_text_and_reasoning_deltas_are_dropped() -> None:
             step("s"),
         ]
     )
-    clock.advance(150)
+    clock.tick(150)
     assert sink.events == [step("s")]
     assert buf.stats()["dropped"] == 2
 
@@ -430,7 +397,7 @@ def test_adjacent_same_id_deltas_merge_and_others_stop_merging() -> None:
             {"type": "TOOL_CALL_CHUNK", "toolCallId": "u", "delta": "]"},
         ]
     )
-    clock.advance(150)
+    clock.tick(150)
     assert sink.events == [
         content("m", "ab"),
         content("n", "XY"),
@@ -460,7 +427,7 @@ def test_text_chunks_merge_keeping_first_role_and_name() -> None:
     # Later chunks of the same message keep merging (no role of their own).
     buf.enqueue([{"type": "TEXT_MESSAGE_CHUNK", "messageId": "c", "delta": "!"}])
     buf.enqueue([{"type": "TEXT_MESSAGE_CHUNK", "messageId": "c", "delta": "?"}])
-    clock.advance(150)
+    clock.tick(150)
     assert sink.batches[-1].events == [
         {"type": "TEXT_MESSAGE_CHUNK", "messageId": "c", "delta": "!?"}
     ]
@@ -485,7 +452,7 @@ def test_compaction_applies_across_enqueue_calls() -> None:
     buf.enqueue([content("m", "b")])
     buf.enqueue([content("m", ""), content("m", "c")])
     assert buf.pending_events() == 1
-    clock.advance(150)
+    clock.tick(150)
     assert sink.events == [content("m", "abc")]
 
 
@@ -493,7 +460,7 @@ def test_callers_events_are_not_mutated() -> None:
     buf, clock, sink = primed()
     a, b = content("m", "a"), content("m", "b")
     buf.enqueue([a, b])
-    clock.advance(150)
+    clock.tick(150)
     assert a == content("m", "a") and b == content("m", "b")
     assert sink.events == [content("m", "ab")]
 
@@ -506,11 +473,11 @@ def test_failed_publish_is_retried_before_newer_events(failure: Any) -> None:
     buf, clock, sink = primed()
     sink.fail_next = [failure]
     buf.enqueue([content("m", "a"), step("s")])
-    clock.advance(150)  # first attempt fails
+    clock.tick(150)  # first attempt fails
     assert sink.batches == []
     assert sink.calls == 2  # the priming publish + the failed one
     buf.enqueue([step("late")])
-    clock.advance(150)  # retry publishes old + new, in order
+    clock.tick(150)  # retry publishes old + new, in order
     assert sink.events == [content("m", "a"), step("s"), step("late")]
     assert buf.stats()["failures"] == 1
     if isinstance(failure, BaseException):
@@ -528,10 +495,10 @@ def test_requeued_batch_is_recompacted_with_what_arrived_meanwhile() -> None:
     original = buf._publish
     buf._publish = failing_publish_that_sees_more_text
     buf.enqueue([content("m", "a"), content("m", "b")])
-    clock.advance(150)
+    clock.tick(150)
     assert buf.pending_events() == 1  # "ab" + "c" re-merged at the seam
     buf._publish = original
-    clock.advance(150)
+    clock.tick(150)
     assert sink.events == [content("m", "abc")]
     assert len(sink.batches) == 1
 
@@ -547,7 +514,7 @@ def test_no_hammering_while_failing_then_explicit_flush_retries() -> None:
     assert [e["type"] for e in sink.events][0] == "RUN_ERROR"
     assert len(sink.events) == 101
     assert buf.pending_events() == 0
-    assert clock.live_timers() == 0
+    assert clock.pending_timeouts == 0
 
 
 def test_repeated_failures_keep_everything_in_order() -> None:
@@ -555,9 +522,9 @@ def test_repeated_failures_keep_everything_in_order() -> None:
     sink.fail_next = [False, RuntimeError("a"), False]
     buf.enqueue([content("m", "1")])
     for i in range(4):
-        clock.advance(150)
+        clock.tick(150)
         buf.enqueue([step(str(i)), content("m", str(i))])
-    clock.advance(150)
+    clock.tick(150)
     assert buf.pending_events() == 0
     assert compact(sink.events) == compact(
         [content("m", "1")] + [e for i in range(4) for e in (step(str(i)), content("m", str(i)))]
@@ -580,7 +547,7 @@ def test_publishes_are_ordered_even_when_publish_reenters() -> None:
 
     buf._publish = reentrant
     buf.enqueue([step("a")])
-    clock.advance(150)
+    clock.tick(150)
     assert seen == [["STEP_STARTED"], ["RUN_FINISHED"]]
 
 
@@ -589,10 +556,10 @@ def test_through_is_highest_included_seq() -> None:
     buf.enqueue([content("m", "a")], through=5)
     buf.enqueue([content("m", "b")], through=7)
     buf.enqueue([step("s")])
-    clock.advance(150)
+    clock.tick(150)
     assert sink.batches[-1].through == 7
     buf.enqueue([step("t")])
-    clock.advance(150)
+    clock.tick(150)
     assert sink.batches[-1].through is None  # never given for these events
 
 
@@ -603,7 +570,7 @@ def test_through_of_a_split_call_counts_its_events() -> None:
     # The early flush at 64 events carries seqs 1..64 and says so: claiming less
     # (the previous call's 1) made clients drop it as a duplicate (issue 12).
     assert [b.through for b in sink.batches] == [64]
-    clock.advance(150)
+    clock.tick(150)
     assert [b.through for b in sink.batches] == [64, 101]
 
 
@@ -620,11 +587,11 @@ def test_through_of_dropped_events_is_not_lost() -> None:
     buf, clock, sink = primed()
     buf.enqueue([step("a")], through=3)
     buf.enqueue([content("m", "")], through=4)  # dropped, but seq 4 is covered
-    clock.advance(150)
+    clock.tick(150)
     assert sink.batches[-1].through == 4
     buf.enqueue([content("m", "")], through=5)  # nothing buffered: carried forward
     buf.enqueue([step("b")], through=6)
-    clock.advance(150)
+    clock.tick(150)
     assert sink.batches[-1].through == 6
 
 
@@ -632,9 +599,9 @@ def test_through_survives_requeue() -> None:
     buf, clock, sink = primed()
     sink.fail_next = [False]
     buf.enqueue([content("m", "a")], through=10)
-    clock.advance(150)
+    clock.tick(150)
     buf.enqueue([content("m", "b")], through=11)
-    clock.advance(150)
+    clock.tick(150)
     assert sink.batches[-1].events == [content("m", "ab")]
     assert sink.batches[-1].through == 11
 
@@ -642,10 +609,10 @@ def test_through_survives_requeue() -> None:
 def test_close_flushes_cancels_and_refuses_use() -> None:
     buf, clock, sink = primed()
     buf.enqueue([content("m", "end")])
-    assert clock.live_timers() == 1
+    assert clock.pending_timeouts == 1
     assert buf.close() == []
     assert sink.events == [content("m", "end")]
-    assert clock.live_timers() == 0
+    assert clock.pending_timeouts == 0
     with pytest.raises(DeliveryClosedError, match="closed"):
         buf.enqueue([step("x")])
     with pytest.raises(DeliveryClosedError):
@@ -658,7 +625,7 @@ def test_close_returns_what_could_not_be_published() -> None:
     sink.fail_next = [False]
     buf.enqueue([content("m", "a"), content("m", "b"), step("s")])
     assert buf.close() == [content("m", "ab"), step("s")]
-    assert clock.live_timers() == 0
+    assert clock.pending_timeouts == 0
 
 
 def test_bad_input_raises_and_keeps_buffer_intact() -> None:
@@ -670,27 +637,23 @@ def test_bad_input_raises_and_keeps_buffer_intact() -> None:
         buf.enqueue([{"delta": "no type"}])
     with pytest.raises(TypeError, match="through"):
         buf.enqueue([], through="7")  # type: ignore[arg-type]
-    clock.advance(150)
+    clock.tick(150)
     assert sink.events == [content("m", "ok")]  # the rejected calls added nothing
 
 
 def test_stale_timer_callback_is_ignored() -> None:
-    clock = FakeClock()
+    clock = ManualHost(ignore_cancel=True)  # a host whose cancel is a no-op
     sink = Sink(clock)
-    fired: list[Callable[[], None]] = []
-
-    def schedule(cb: Callable[[], None], delay: float) -> int:
-        fired.append(cb)
-        return clock.schedule(cb, delay)
-
-    buf = DeliveryBuffer(sink, schedule, lambda h: None)  # a host whose cancel is a no-op
-    buf.enqueue([step("a")])
-    buf.flush()
-    buf.enqueue([step("b")])
-    clock.advance(100)
-    fired[0]()  # the old timer fires late, then again via the clock
-    assert [e["stepName"] for e in sink.events] == ["a"]
-    clock.advance(50)
+    buf = DeliveryBuffer(sink, clock)
+    buf.enqueue([step("a")])  # window timer due at 150
+    clock.tick(60)
+    buf.flush()  # cancels that timer, which fires anyway
+    buf.enqueue([step("b")])  # a new window, due at 210
+    clock.tick(90)
+    assert clock.timeouts_run == 1  # the cancelled one fired at 150 ...
+    assert [e["stepName"] for e in sink.events] == ["a"]  # ... and did nothing
+    clock.tick(60)
+    assert sink.times == [60, 210]
     assert [e["stepName"] for e in sink.events] == ["a", "b"]
 
 
@@ -775,7 +738,7 @@ def test_property_published_equals_compacted_input(steps: list, config: Delivery
             last_kept_seq = seq
         buf.enqueue(call, through=seq)
         fed.extend(call)
-        clock.advance(advance)
+        clock.tick(advance)
     sink.fail_next.clear()
     assert buf.close() == []
     published = sink.events
@@ -802,4 +765,4 @@ def test_property_published_equals_compacted_input(steps: list, config: Delivery
             if n is not None:
                 assert previous < n <= batch.through, (previous, n, batch.through)
         previous = batch.through
-    assert clock.live_timers() == 0
+    assert clock.pending_timeouts == 0

@@ -157,8 +157,7 @@ class PageSession:
         start = after if mode == ATTACH_LOG and after is not None else head
         viewer.sink(attached_message(self.id, self.epoch, mode, start))
         viewer.last_through = start
-        viewer.buffer = DeliveryBuffer(viewer.publish, self.host.request_timeout,
-                                       self.host.cancel_timeout)
+        viewer.buffer = DeliveryBuffer(viewer.publish, self.host)
         if mode == ATTACH_SNAPSHOT:
             # The log no longer holds its position: one batch, never split or delayed.
             viewer.publish(Batch(self.conversation.snapshot_events(), head))

@@ -15,11 +15,12 @@ nothing pending, so it can neither miss nor repeat an event.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
 from streampace.session.protocol import batch_message
+
+from .loop_host import LoopHost
 
 if TYPE_CHECKING:
     from .viewer import Viewer
@@ -29,15 +30,9 @@ __all__ = ["SharedFeed"]
 
 class SharedFeed:
     def __init__(self, config: DeliveryConfig, through: int = 0) -> None:
-        loop = asyncio.get_running_loop()
         self.members: set[Viewer] = set()
         self.last_through = through
-        self.buffer = DeliveryBuffer(
-            self._publish,
-            lambda cb, ms: loop.call_later(ms / 1000, cb),
-            lambda handle: handle.cancel(),
-            config,
-        )
+        self.buffer = DeliveryBuffer(self._publish, LoopHost(), config)
 
     def can_join(self) -> bool:
         """Nothing batched but unpublished: a viewer caught up to the log joins cleanly."""

@@ -7,7 +7,9 @@ taking data) or it is replaying after a resume, it stops taking live events and
 its sender task pulls from the session log instead, one bounded chunk at a
 time, whenever the queue has drained.  So a stalled viewer costs at most one
 bounded queue; if it falls so far behind that the log no longer holds its next
-event it is disconnected (4408) and can resume from a snapshot.
+event it is disconnected (4408) and can resume from a snapshot.  Which of
+these modes it is in is ``state`` (server/viewer_lifecycle.py: the named
+states and their one transition table).
 
 All writes to a socket go through the queue and its single sender task, so
 batches and error replies keep their order.
@@ -26,7 +28,11 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketState
 
 from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
+from streampace.lifecycle import step
 from streampace.session.protocol import attached_message, batch_message, error_message
+
+from .loop_host import LoopHost
+from .viewer_lifecycle import VIEWER_TRANSITIONS, ViewerState
 
 __all__ = [
     "Viewer",
@@ -74,7 +80,7 @@ class Viewer:
         self.session: Any = None
         self.cursor = 0
         self.last_through = 0
-        self.closing = False
+        self.state = ViewerState.DETACHED
         self.close_code: int | None = None
         self._queue: deque[str] = deque()
         self._queued_bytes = 0
@@ -82,6 +88,7 @@ class Viewer:
         self._idle = asyncio.Event()
         self._idle.set()
         self._loop = asyncio.get_running_loop()
+        self._host = LoopHost(self._loop)
         self._sender = asyncio.create_task(self._send_loop())
         self._closer: asyncio.Future[None] | None = None
 
@@ -90,6 +97,13 @@ class Viewer:
     @property
     def attached(self) -> bool:
         return self.buffer is not None
+
+    @property
+    def closing(self) -> bool:
+        return self.state == ViewerState.CLOSING
+
+    def _go(self, event: str) -> None:
+        self.state = step(VIEWER_TRANSITIONS, self.state, event, "viewer")
 
     def attach(
         self, session: Any, after: int, snapshot: list[dict[str, Any]] | None = None,
@@ -104,16 +118,15 @@ class Viewer:
         self.session = session
         self.cursor = after
         self.last_through = after
-        self.buffer = DeliveryBuffer(
-            self._publish,
-            lambda cb, ms: self._loop.call_later(ms / 1000, cb),
-            lambda handle: handle.cancel(),
-            self.delivery_config,
-        )
+        self.buffer = DeliveryBuffer(self._publish, self._host, self.delivery_config)
         if snapshot:
+            self._go("attach_live")
             self._publish(Batch(snapshot, after))  # one batch, never split or delayed
         elif after == session.log.head:
+            self._go("attach_live")
             self._try_join()
+        else:
+            self._go("attach_behind")
         self._wake.set()
 
     # -- the session's shared feed (server/fanout.py) --------------------------
@@ -121,12 +134,15 @@ class Viewer:
     def _try_join(self) -> bool:
         """Join the shared feed if nothing can be missed or repeated by doing so."""
         feed = getattr(self.session, "feed", None)
-        if (feed is None or self.feed is not None or self.closing or self.buffer is None
-                or self.cursor != self.session.log.head or not feed.can_join()
-                or self._queued_bytes > self.limit):
+        if (feed is None or self.state not in (ViewerState.LIVE, ViewerState.CATCHING_UP)
+                or self.buffer is None or self.cursor != self.session.log.head
+                or not feed.can_join() or self._queued_bytes > self.limit):
             return False
         if self.buffer.pending_events():
             self.buffer.flush()  # what this viewer batched itself goes out first
+            if self.closing:
+                return False  # that send found the peer stalled and closed it
+        self._go("join")
         self.feed = feed
         feed.members.add(self)
         return True
@@ -135,6 +151,8 @@ class Viewer:
         if self.feed is not None:
             self.feed.members.discard(self)
             self.feed = None
+            if self.state == ViewerState.SHARED:
+                self._go("leave")
 
     def take_shared(self, text: str, through: int, batch: Batch) -> None:
         """A batch of the shared feed (already encoded once for every member)."""
@@ -152,19 +170,21 @@ class Viewer:
 
     def on_append(self, events: list[dict[str, Any]], first_seq: int, through: int) -> None:
         """The session logged ``events`` as seqs first_seq..through."""
-        if self.buffer is None or self.closing:
-            return
+        if self.buffer is None or self.state not in (ViewerState.LIVE, ViewerState.CATCHING_UP):
+            return  # detached, closing, or a feed member (the feed delivers)
         if self._stalled():
             return
         if self.cursor == first_seq - 1 and self._queued_bytes <= self.limit:
             if self._try_join():
                 return  # the session's feed delivers these events
+            self._go("at_head")
             self.cursor = through
             self.buffer.enqueue(events, through=through)
         elif not self.session.log.covers(self.cursor):
             self._fell_behind()
         else:
-            self._wake.set()  # behind: the sender pulls from the log once the queue drains
+            self._go("behind")
+            self._wake.set()  # the sender pulls from the log once the queue drains
 
     def _stalled(self) -> bool:
         """A send that has not completed for send_timeout_s: the peer stopped reading."""
@@ -189,14 +209,16 @@ class Viewer:
 
     def _pull(self) -> bool:
         """Move the next chunk of the log into the buffer; False when caught up."""
-        if self.buffer is None or self.closing or self.feed is not None:
+        if self.buffer is None or self.state not in (ViewerState.LIVE, ViewerState.CATCHING_UP):
             return False  # a feed member gets the log's events from the feed
         log_ = self.session.log
         if self.cursor >= log_.head:
+            self._go("at_head")
             return False
         if not log_.covers(self.cursor):
             self._fell_behind()
             return False
+        self._go("behind")
         events = log_.read(self.cursor, PULL_EVENTS, max(self.limit // 2, 1))
         self.cursor += len(events)
         self.buffer.enqueue(events, through=self.cursor)
@@ -247,7 +269,7 @@ class Viewer:
             raise
         except Exception as exc:  # the peer went away mid-send
             log.debug("send failed: %r", exc)
-            self.closing = True
+            self._go("close")
             self.leave_feed()
             self._drop_queue()
 
@@ -270,7 +292,7 @@ class Viewer:
         """Close soon, dropping unsent data (the client can resume)."""
         if self._closer is not None:
             return
-        self.closing = True
+        self._go("close")
         self.close_code = code
         self.leave_feed()
         self._drop_queue()
@@ -304,7 +326,7 @@ class Viewer:
 
     async def _stop_sending(self) -> None:
         """Leave the feed, close the buffer and wait for the sender task to end."""
-        self.closing = True
+        self._go("close")
         self.leave_feed()
         if self.buffer is not None and not self.buffer.closed:
             self.buffer.close()
