@@ -104,12 +104,13 @@ def test_resume_catches_up_from_the_log_then_goes_live() -> None:
         session.append([step_event(i) for i in range(1, 4)])
         session.attach(viewer, 0)
         assert viewer.state == V.CATCHING_UP
-        # The sender pulls seqs 1..3 from the log, then finds it exhausted.
-        await until(lambda: viewer.state == V.LIVE)
-        assert viewer.cursor == 3
-        session.append([step_event(4)])  # right after its cursor: into its own buffer
-        assert viewer.state == V.LIVE and viewer.cursor == 4
-        await until(lambda: len(ws.sent) == 3)
+        # The sender pulls seqs 1..3 from the log, then finds it exhausted and
+        # joins the session's shared feed, which delivers what follows.
+        await until(lambda: viewer.state == V.SHARED)
+        assert viewer.cursor == 3 and viewer.feed is session.feed
+        session.append([step_event(4)])
+        await until(lambda: viewer.cursor == 4)
+        await until(lambda: sum(len(m.get("events", [])) for m in ws.sent) == 4)
         events = [e["stepName"] for m in ws.sent for e in m.get("events", [])]
         assert events == ["s1", "s2", "s3", "s4"]
         await viewer.stop()
@@ -140,7 +141,7 @@ def test_a_full_queue_leaves_the_feed_and_a_full_queue_while_live_is_behind() ->
         session.append([step_event(2)])
         assert viewer.state == V.CATCHING_UP  # not taken live: the sender pulls it later
         ws.gate.set()
-        await until(lambda: viewer.state == V.LIVE)
+        await until(lambda: viewer.state == V.SHARED)  # caught up: back on the shared feed
         assert viewer.cursor == 2
         await until(lambda: len(ws.sent) == 3)
         events = [e["stepName"][:2] for m in ws.sent for e in m.get("events", [])]

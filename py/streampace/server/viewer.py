@@ -131,11 +131,17 @@ class Viewer:
 
     # -- the session's shared feed (server/fanout.py) --------------------------
 
-    def _try_join(self) -> bool:
-        """Join the shared feed if nothing can be missed or repeated by doing so."""
+    def _try_join(self, head: int | None = None) -> bool:
+        """Join the shared feed if nothing can be missed or repeated by doing so.
+
+        ``head``: the seq the feed has enqueued through, when the log is already
+        ahead of it (``on_append`` runs after the log took the new events and
+        before the feed does, so the feed is at ``first_seq - 1`` there).
+        """
         feed = getattr(self.session, "feed", None)
+        at = self.session.log.head if head is None else head
         if (feed is None or self.state not in (ViewerState.LIVE, ViewerState.CATCHING_UP)
-                or self.buffer is None or self.cursor != self.session.log.head
+                or self.buffer is None or self.cursor != at
                 or not feed.can_join() or self._queued_bytes > self.limit):
             return False
         if self.buffer.pending_events():
@@ -175,7 +181,7 @@ class Viewer:
         if self._stalled():
             return
         if self.cursor == first_seq - 1 and self._queued_bytes <= self.limit:
-            if self._try_join():
+            if self._try_join(first_seq - 1):
                 return  # the session's feed delivers these events
             self._go("at_head")
             self.cursor = through
@@ -214,6 +220,7 @@ class Viewer:
         log_ = self.session.log
         if self.cursor >= log_.head:
             self._go("at_head")
+            self._try_join()  # caught up: the shared feed serves it from here
             return False
         if not log_.covers(self.cursor):
             self._fell_behind()
