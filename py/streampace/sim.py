@@ -811,7 +811,7 @@ def iter_simulate(
     thread_id: str = "thread-1",
     run_id: str | None = None,
 ) -> Iterator[TimedEvent]:
-    """Like simulate(), but produce the events lazily (arguments are checked now)."""
+    """simulate(), producing the events lazily (the arguments are checked now)."""
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; choose one of: {', '.join(SCENARIOS)}")
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -833,16 +833,11 @@ def iter_simulate(
     return _BUILDERS[scenario](run)
 
 
-def simulate(
-    scenario: str = "demo",
-    *,
-    seed: int = 0,
-    speed: float = 1.0,
-    prompt: str | None = None,
-    thread_id: str = "thread-1",
-    run_id: str | None = None,
-) -> list[TimedEvent]:
+def simulate(scenario: str = "demo", **options: Any) -> list[TimedEvent]:
     """One complete AG-UI run as the simulated model emits it.
+
+    Options are iter_simulate's: ``seed``, ``speed``, ``prompt``, ``thread_id``,
+    ``run_id`` (keyword only; an unknown one is a TypeError).
 
     The same arguments always give the same list.  ``speed`` only divides
     the timestamps (2.0 = twice as fast); the events do not change with it.
@@ -850,11 +845,7 @@ def simulate(
     several runs in one thread should pass distinct ones, since message and
     tool-call ids are derived from it.
     """
-    return list(
-        iter_simulate(
-            scenario, seed=seed, speed=speed, prompt=prompt, thread_id=thread_id, run_id=run_id
-        )
-    )
+    return list(iter_simulate(scenario, **options))
 
 
 def _events_of(items: Iterable[TimedEvent | Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:

@@ -113,6 +113,13 @@ class _Item:
     _ended_by_event: bool = field(default=False, repr=False)
     _ref: Any = field(default=None, repr=False)  # ItemRef, made once (a ref per delta adds up)
 
+    @property
+    def ref(self) -> ItemRef:
+        ref = self._ref
+        if ref is None:
+            ref = self._ref = ItemRef(self.kind, self.id)  # type: ignore[attr-defined]
+        return ref
+
 
 @dataclass(eq=False)
 class MessageItem(_Item):
@@ -121,13 +128,6 @@ class MessageItem(_Item):
     raw: dict[str, Any] | None = None  # the snapshot message, for non-text content
     _text: _Text = field(default_factory=_Text, repr=False)
     kind: str = MESSAGE
-
-    @property
-    def ref(self) -> ItemRef:
-        ref = self._ref
-        if ref is None:
-            ref = self._ref = ItemRef(self.kind, self.id)
-        return ref
 
     @property
     def text(self) -> str:
@@ -149,13 +149,6 @@ class ToolCallItem(_Item):
     result_seq: int = 0
     _args: _Text = field(default_factory=_Text, repr=False)
     kind: str = TOOL_CALL
-
-    @property
-    def ref(self) -> ItemRef:
-        ref = self._ref
-        if ref is None:
-            ref = self._ref = ItemRef(TOOL_CALL, self.id)
-        return ref
 
     @property
     def args(self) -> str:
