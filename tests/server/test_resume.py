@@ -362,3 +362,60 @@ def test_snapshot_state_follows_state_snapshot_and_deltas(serve, tmp_path):
     snap = asyncio.run(scenario()).batches[0]["events"]
     assert snap[1] == {"type": "STATE_SNAPSHOT", "snapshot": {"plan": ["a", "b"], "done": True}}
     assert [m["content"] for m in snap[0]["messages"]] == ["plan", "planned"]
+
+
+def test_a_late_viewer_after_idless_chunks_gets_the_whole_text(serve, upstream):
+    """Issue 8: the server's snapshot used to drop text of TEXT_MESSAGE_CHUNK events
+    without a messageId; a viewer resuming past the log now shows what live ones do."""
+    import threading
+
+    from streampace.live_state import LiveState
+
+    from .conftest import sse_event, sse_headers, write_raw
+
+    pieces = [f"w{i} " for i in range(40)]
+    go_on = threading.Event()
+
+    def script(h, body):
+        sse_headers(h)
+        tid, rid = body["threadId"], body["runId"]
+        write_raw(h, sse_event({"type": "RUN_STARTED", "threadId": tid, "runId": rid}))
+        write_raw(h, sse_event({"type": "TEXT_MESSAGE_CHUNK", "messageId": "c",
+                                "role": "assistant", "delta": pieces[0]}))
+        for piece in pieces[1:30]:
+            write_raw(h, sse_event({"type": "TEXT_MESSAGE_CHUNK", "delta": piece}),
+                      pause_s=0.005)
+        go_on.wait(10)  # the late viewer attaches here, past the 8-event log
+        for piece in pieces[30:]:
+            write_raw(h, sse_event({"type": "TEXT_MESSAGE_CHUNK", "delta": piece}))
+        write_raw(h, sse_event({"type": "RUN_FINISHED", "threadId": tid, "runId": rid}))
+
+    up = upstream(script)
+    server = serve(f"agui:{up.url}", log_events=8)
+
+    async def scenario() -> tuple[Received, Received]:
+        url = server.ws_url("chunks")
+        async with websockets.connect(url) as first:
+            await send(first, type="resume", after=0)
+            await send(first, type="run", prompt="chunk me")
+            a = Received()
+            await recv_until(first, a, lambda r: "".join(
+                e.get("delta", "") for e in r.events
+                if e["type"] == "TEXT_MESSAGE_CHUNK").count("w") >= 30)
+            async with websockets.connect(url) as late:
+                await send(late, type="resume", after=0)
+                b = Received()
+                await recv_until(late, b, lambda r: bool(r.batches))
+                go_on.set()
+                await recv_until(late, b, runs_ended(1))
+            await recv_until(first, a, runs_ended(1))
+            return a, b
+
+    a, b = asyncio.run(scenario())
+    assert b.batches[0]["events"][1]["type"] == "MESSAGES_SNAPSHOT"  # past the log
+    live, late = LiveState(), LiveState()
+    live.apply(a.events)
+    late.apply(b.events)
+    assert live.messages["c"].text == "".join(pieces)
+    assert late.messages["c"].text == "".join(pieces)
+    assert late.anomalies == 0
