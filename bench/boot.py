@@ -36,13 +36,13 @@ import platform
 import socket
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from bench.chromium import chromium as _chromium
+from bench.threaded_server import ThreadedServer
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -200,7 +200,6 @@ class BootServer:
         self.precompressed = precompressed
         self.port = 0
         self._server: Any = None
-        self._thread: threading.Thread | None = None
 
     @property
     def base(self) -> str:
@@ -239,21 +238,12 @@ class BootServer:
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self._app(), log_level="warning", lifespan="on",
                                 ws_ping_interval=None)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("bench server did not start")
-            time.sleep(0.02)
+        self._server = ThreadedServer(config, sockets=[sock])
+        self._server.start()
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+            self._server.stop()
 
 
 @contextlib.contextmanager

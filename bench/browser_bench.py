@@ -28,7 +28,6 @@ import json
 import mimetypes
 import socket
 import statistics
-import threading
 import time
 import zipfile
 from collections.abc import Iterator
@@ -41,6 +40,7 @@ from bench.chromium import CHROMEDRIVER, CHROMIUM
 from bench.chromium import chromium as _chromium
 from bench.metrics import Recorder, TraceTruth, compute_metrics
 from bench.report import fmt, md_table, write_json
+from bench.threaded_server import ThreadedServer
 from bench.traces import Trace, build_trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -355,7 +355,6 @@ class BenchServer:
         self.traces = traces
         self.port = _free_port()
         self._server: Any = None
-        self._thread: threading.Thread | None = None
 
     @property
     def base(self) -> str:
@@ -430,20 +429,12 @@ class BenchServer:
 
         config = uvicorn.Config(self._app(), host="127.0.0.1", port=self.port,
                                 log_level="warning", ws="websockets-sansio")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("bench server did not start")
-            time.sleep(0.05)
+        self._server = ThreadedServer(config)
+        self._server.start()
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+            self._server.stop()
 
 
 @contextlib.contextmanager
