@@ -496,22 +496,19 @@ class StreamTracker:
         """The chunk-built item still open (at most one), if any."""
         return self._chunk
 
-    def is_open(self, stream: Stream) -> bool:
-        return stream in self.open
-
     def details(self, stream: Stream) -> dict[str, Any]:
         """Role / name / parent recorded when ``stream`` opened ({} if not open)."""
         return self.open.get(stream) or {}
 
     def reset(self) -> None:
-        """Forget what is open (a MESSAGES_SNAPSHOT replaced the item set)."""
+        """Forget what is open (``end_all`` without the chunk history)."""
         self._hot = None
         self.open.clear()
         self._chunk = None
         self._thinking = None
 
     def end_all(self) -> tuple[Stream, ...]:
-        """Close everything (run end); returns what was open, in opening order."""
+        """Close everything (a run's start or end); returns what was open, in opening order."""
         closed = tuple(self.open)
         self.reset()
         self._last_chunk.clear()

@@ -672,10 +672,6 @@ class Transcript:
         """Visible text per message / reasoning id, in timeline order."""
         return {ref.id: self.item(ref).text for ref in self.timeline if ref.kind != TOOL_CALL}
 
-    def open_streams(self) -> list[Stream]:
-        """Items (and steps, reasoning phases) still open, in opening order."""
-        return list(self.tracker.open)
-
     def as_messages(self, exclude: Iterable[Stream] = ()) -> list[dict[str, Any]]:
         """The conversation as AG-UI messages, oldest first.
 
