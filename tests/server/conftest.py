@@ -146,6 +146,16 @@ async def recv_until(ws: Any, received: Received, pred: Callable[[Received], boo
     return received
 
 
+async def close_code(ws: Any, timeout_s: float = 10) -> int | None:
+    """Read until the server closes the socket; the close code it sent (None: none)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            while True:
+                await ws.recv()
+    except websockets.ConnectionClosed as exc:
+        return exc.rcvd.code if exc.rcvd else None
+
+
 def runs_ended(n: int) -> Callable[[Received], bool]:
     return lambda r: sum(1 for e in r.events if e["type"] in TERMINAL) >= n
 

@@ -8,17 +8,15 @@ import json
 import pytest
 import websockets
 
-from .conftest import Received, assert_conformant, errors_at_least, recv_until, runs_ended, send
-
-
-async def _expect_close(ws) -> int | None:
-    try:
-        async with asyncio.timeout(10):
-            while True:
-                await ws.recv()
-    except websockets.ConnectionClosed as exc:
-        return exc.rcvd.code if exc.rcvd else None
-
+from .conftest import (
+    Received,
+    assert_conformant,
+    close_code,
+    errors_at_least,
+    recv_until,
+    runs_ended,
+    send,
+)
 
 BAD = [
     ("not json", "bad_json"),
@@ -96,7 +94,7 @@ def test_repeated_abuse_closes_with_4400_and_others_are_unaffected(serve):
                     await bad.send("{nope")
                 except websockets.ConnectionClosed:
                     break
-            code = await _expect_close(bad)
+            code = await close_code(bad)
             await send(good, type="run", prompt="after the abuse", scenario="fast")
             got = await recv_until(good, Received(), runs_ended(1))
             return code, got
@@ -112,7 +110,7 @@ def test_oversize_message_closes_with_1009(serve):
     async def scenario():
         async with websockets.connect(server.ws_url("big")) as ws:
             await ws.send(json.dumps({"type": "run", "prompt": "x" * 10_000}))
-            return await _expect_close(ws)
+            return await close_code(ws)
 
     assert asyncio.run(scenario()) == 1009
 
@@ -123,7 +121,7 @@ def test_bad_session_id_closes_with_4400(serve):
     async def scenario():
         async with websockets.connect(server.url.replace("http", "ws") + "ws/sessions/"
                                       + "x" * 65) as ws:
-            return await _expect_close(ws)
+            return await close_code(ws)
 
     assert asyncio.run(scenario()) == 4400
 
@@ -134,7 +132,7 @@ def test_disallowed_origin_closes_with_4403(serve, origin):
 
     async def scenario():
         async with websockets.connect(server.ws_url("o"), origin=origin) as ws:
-            return await _expect_close(ws)
+            return await close_code(ws)
 
     assert asyncio.run(scenario()) == 4403
     # Nothing was attached or created for the refused socket.
@@ -171,7 +169,7 @@ def test_session_limit_forgets_idle_sessions_and_refuses_when_all_are_busy(serve
         await send(b, type="cancel")
         await recv_until(b, Received(), errors_at_least(1))
         async with websockets.connect(server.ws_url("s3")) as c:
-            busy = await _expect_close(c)
+            busy = await close_code(c)
         await a.close()
         deadline = asyncio.get_running_loop().time() + 10
         while server.hub.sessions["s1"].viewers:

@@ -8,16 +8,7 @@ import socket
 import pytest
 import websockets
 
-from .conftest import Received, errors_at_least, recv_until, runs_ended, send
-
-
-async def _close_code(ws) -> int | None:
-    try:
-        async with asyncio.timeout(10):
-            while True:
-                await ws.recv()
-    except websockets.ConnectionClosed as exc:
-        return exc.rcvd.code if exc.rcvd else None
+from .conftest import Received, close_code, errors_at_least, recv_until, runs_ended, send
 
 
 @pytest.mark.parametrize("raw", ["[" * 1000, "{\"a\":" * 1000])
@@ -44,7 +35,7 @@ def test_nested_json_counts_toward_the_abuse_meter(serve):
         async with websockets.connect(server.ws_url("nest-abuse")) as ws:
             for _ in range(3):
                 await ws.send("[" * 1000)
-            return await _close_code(ws)
+            return await close_code(ws)
 
     assert asyncio.run(scenario()) == 4400
 
@@ -56,7 +47,7 @@ def test_encoded_slash_in_a_session_id_closes_with_4400(serve, path):
     async def scenario() -> int | None:
         url = server.url.replace("http", "ws") + "ws/sessions/" + path
         async with websockets.connect(url) as ws:
-            return await _close_code(ws)
+            return await close_code(ws)
 
     assert asyncio.run(scenario()) == 4400
     assert not server.hub.sessions

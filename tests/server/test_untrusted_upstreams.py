@@ -22,7 +22,8 @@ from .conftest import (
 from .test_upstreams import chat_chunk
 
 
-def _framed_run(groups: list[list[dict]]) -> list[dict]:
+def _framed_run(groups: list[list[dict]], code: str = "upstream_ended_early",
+                message: str = "ended") -> list[dict]:
     """What a session logs for these source groups (the session's own loop)."""
     framer = RunFramer("t", "run-1", "hi")
     out: list[dict] = []
@@ -30,7 +31,7 @@ def _framed_run(groups: list[list[dict]]) -> list[dict]:
         out.extend(framer.feed_group(group))
         if framer.done:
             break
-    out.extend(framer.finish("upstream_ended_early", "ended"))
+    out.extend(framer.finish(code, message))
     return out
 
 
@@ -166,13 +167,7 @@ def _source_event(draw: st.DrawFn) -> object:
 @given(groups=st.lists(st.lists(_source_event(), max_size=6), max_size=6),
        ending=st.sampled_from(["ended_early", "cancelled"]))
 def test_property_every_framed_run_is_conformant(groups: list, ending: str) -> None:
-    framer = RunFramer("t", "run-1", "hi")
-    out: list[dict] = []
-    for group in groups:
-        out.extend(framer.feed_group(group))
-        if framer.done:
-            break
-    out.extend(framer.finish(ending, ending))
+    out = _framed_run(groups, ending, ending)
     assert_conformant(out, prompt="hi")
     assert all(e.get("threadId", "t") == "t" and e.get("runId", "run-1") == "run-1"
                for e in out)
