@@ -110,7 +110,7 @@ from pyodide.ffi import create_proxy
 
 from streampace.browser.controller import StreamView
 from streampace.browser.host import BrowserHost
-from streampace.scheduler import PacingConfig
+from streampace.pacing.scheduler import PacingConfig
 
 CONFIGS = {
     "streampace": PacingConfig(),

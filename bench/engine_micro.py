@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "py"))
 
-from streampace.scheduler import PacingConfig, PacingScheduler  # noqa: E402
+from streampace.pacing.scheduler import PacingConfig, PacingScheduler  # noqa: E402
 from streampace.testing import ManualHost  # noqa: E402
 
 TEXT = "Streaming text, 漢字かな, emoji 👍🏽 and 👨‍👩‍👧 flags 🇯🇵. "

@@ -26,8 +26,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from streampace.conversation.transcript import Transcript
 from streampace.session.framing import RunFramer
-from streampace.transcript import Transcript
 
 DEFAULT_BOUNDS = (1_000, 4 * 1024 * 1024)  # ServerConfig's history_messages / history_bytes
 
@@ -61,7 +61,7 @@ def _one_run(conv: Any, n: int, prompt: str, answer: str) -> float:
 
 def _other_conversation(py_dir: str) -> Any:
     """The conversation model of another checkout (its module file, loaded by path):
-    streampace/transcript.py, or server/conversation.py before issue 8."""
+    streampace/conversation/transcript.py, or server/conversation.py before issue 8."""
     import importlib.util
 
     path = Path(py_dir) / "streampace" / "transcript.py"

@@ -8,7 +8,7 @@ Pieces, all on loopback:
 
 - a `streampace serve` **process** (so it can be SIGKILLed and started again on its
   port) with an `agui:` source pointing at
-- a fake AG-UI agent (thread) that streams `streampace.sim` runs with their timing;
+- a fake AG-UI agent (thread) that streams `streampace.sim.scenarios` runs with their timing;
   every ``--bad-upstream-every``-th run is malformed (an event for a message that is
   not open, a lone surrogate, a non-JSON line, a tool call cut off mid-arguments);
 - a TCP proxy in front of the server that aborts a random half of the live
@@ -50,8 +50,8 @@ from typing import Any
 
 import websockets
 from streampace.browser.client import SessionClient
-from streampace.live_state import LiveState
-from streampace.sim import iter_simulate
+from streampace.conversation.live_state import LiveState
+from streampace.sim.scenarios import iter_simulate
 
 SCENARIOS = ("fast", "cjk_emoji", "agentic", "bursty", "very_fast")
 BAD_FRAMES = (

@@ -1,6 +1,6 @@
 """Benchmark traces: what the model emits and what the browser receives.
 
-Each trace starts from the simulated model (`streampace.sim.simulate`), goes
+Each trace starts from the simulated model (`streampace.sim.scenarios.simulate`), goes
 through the core's real `DeliveryBuffer` on a virtual clock (150 ms max wait,
 4096-unit / 64-event early flushes, first-delta and terminal fast paths), and
 optionally through a network model:
@@ -34,8 +34,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
-from streampace.sim import messages_snapshot, simulate
+from streampace.session.delivery import Batch, DeliveryBuffer, DeliveryConfig
+from streampace.sim.scenarios import messages_snapshot, simulate
 from streampace.testing import ManualHost
 
 from bench.metrics import TraceTruth

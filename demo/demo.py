@@ -25,7 +25,7 @@ from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
-from streampace.browser.simsource import SimulatedSession
+from streampace.sim.page_socket import SimulatedSession
 
 __all__ = ["Demo", "main", "SCENARIO_CHOICES"]
 

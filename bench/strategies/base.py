@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import regex
 from streampace.clock import FrameHost
-from streampace.events import BARRIER_TYPES, is_paced_candidate
+from streampace.conversation.events import BARRIER_TYPES, is_paced_candidate
 
 Commit = Callable[[list[dict[str, Any]], str], None]
 

@@ -1,6 +1,6 @@
 """coalescer_40ms: seed 003's coalescing buffer, fed whole socket batches.
 
-The timing is the core's `streampace.coalescer.StreamCoalescer`: the first
+The timing is the core's `streampace.pacing.coalescer.StreamCoalescer`: the first
 push renders at once and opens a 40 ms window; everything pushed inside the
 window renders together when it closes.  That class coalesces strings, so
 each arrival pushes a one-character marker and a render commits every event
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from streampace.coalescer import StreamCoalescer
+from streampace.pacing.coalescer import StreamCoalescer
 
 from bench.strategies.base import Commit, Host, Strategy
 

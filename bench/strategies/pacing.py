@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from streampace.events import BARRIER_TYPES
-from streampace.scheduler import PacingConfig, PacingScheduler
+from streampace.conversation.events import BARRIER_TYPES
+from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 
 from bench.strategies.base import Commit, Host, Strategy
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from streampace.cli import main
+from streampace.server.cli import main
 
 sys.exit(main())

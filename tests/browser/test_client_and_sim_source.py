@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 
 from streampace.browser.client import SessionClient
-from streampace.browser.simsource import SimulatedSession
+from streampace.conversation.transcript import Transcript
 from streampace.session.log import SessionLog
-from streampace.sim import simulate, visible_text
+from streampace.sim.page_socket import SimulatedSession
+from streampace.sim.scenarios import simulate, visible_text
 from streampace.testing import ManualHost
-from streampace.transcript import Transcript
 
 
 def batch(through: int, *events: dict) -> str:

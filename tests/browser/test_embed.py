@@ -24,7 +24,7 @@ from browser_harness import (
 pytestmark = pytest.mark.browser
 
 # graphemes/s: the default (adaptive) law's step ceiling for these inputs —
-# streampace.playout.STEP_RATE, as no input here arrives faster than that.
+# streampace.pacing.playout.STEP_RATE, as no input here arrives faster than that.
 MAX_RATE = 840
 
 
@@ -238,7 +238,7 @@ def test_clusters_split_across_deltas_are_never_visible_broken(driver: Any, page
 _PAGE_SEGMENTER_CHECK = """
 import json
 from streampace.browser.segmenter import IntlSegmenter
-from streampace.graphemes import FallbackSegmenter, may_extend
+from streampace.pacing.graphemes import FallbackSegmenter, may_extend
 seg = IntlSegmenter(sp_bridge)
 vectors = json.loads(sp_vectors)
 failed = [i for i, v in enumerate(vectors) if seg.split("".join(v)) != v]

@@ -21,7 +21,7 @@ from browser_harness import BOOT_TIMEOUT_S, ROOT, console_errors, free_port, mak
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 from streampace.browser.client import SessionClient
-from streampace.live_state import LiveState
+from streampace.conversation.live_state import LiveState
 from test_demo import RUN_DONE, pane_text, wait_port
 
 pytestmark = pytest.mark.browser

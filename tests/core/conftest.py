@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from streampace.scheduler import PacingConfig, PacingScheduler
+from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 from streampace.testing import ManualHost
 
 FRAME_60 = 1000 / 60

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from streampace.coalescer import CoalescerClosedError, StreamCoalescer
+from streampace.pacing.coalescer import CoalescerClosedError, StreamCoalescer
 from streampace.testing import ManualHost
 
 

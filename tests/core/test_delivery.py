@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streampace.delivery import (
+from streampace.session.delivery import (
     Batch,
     DeliveryBuffer,
     DeliveryClosedError,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from streampace.delivery import (
+from streampace.lifecycle import LifecycleError, step
+from streampace.session.delivery import (
     DELIVERY_TRANSITIONS,
     Batch,
     DeliveryBuffer,
@@ -13,7 +14,6 @@ from streampace.delivery import (
     DeliveryConfig,
     DeliveryState,
 )
-from streampace.lifecycle import LifecycleError, step
 from streampace.testing import ManualHost
 
 S = DeliveryState

@@ -7,8 +7,8 @@ import json
 import pytest
 from ag_ui.core.events import Event, EventType
 from pydantic import TypeAdapter, ValidationError
-from streampace import events as ev
-from streampace.events import EventError, parse_batch, parse_event, validate_event
+from streampace.conversation import events as ev
+from streampace.conversation.events import EventError, parse_batch, parse_event, validate_event
 
 AGUI = TypeAdapter(Event)
 

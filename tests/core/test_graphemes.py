@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import regex
-from streampace.graphemes import (
+from streampace.pacing.graphemes import (
     CodePointSegmenter,
     FallbackSegmenter,
     RegexSegmenter,
@@ -102,7 +102,7 @@ def test_fallback_segmenter_agrees_with_regex_on_real_text():
 def test_core_modules_import_without_regex():
     code = (
         "import sys; sys.modules['regex'] = None\n"
-        "import streampace.graphemes as g, streampace.scheduler as s\n"
+        "import streampace.pacing.graphemes as g, streampace.pacing.scheduler as s\n"
         "assert type(g.default_segmenter()).__name__ == 'FallbackSegmenter'\n"
         "assert g.may_extend('\\U0001F468\\u200d')\n"
         "print('ok')\n"

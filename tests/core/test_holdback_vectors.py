@@ -15,8 +15,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from streampace.graphemes import RegexSegmenter
-from streampace.scheduler import PacingConfig, PacingScheduler
+from streampace.pacing.graphemes import RegexSegmenter
+from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 
 GAP_MS = 100
 

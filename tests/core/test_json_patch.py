@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streampace.json_patch import (
+from streampace.conversation.json_patch import (
     JsonPatchError,
     JsonPointerError,
     apply_patch,

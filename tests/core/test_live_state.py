@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streampace import live_state as ls
-from streampace import transcript
-from streampace.live_state import Changes, ItemRef, LiveState
+from streampace.conversation import live_state as ls
+from streampace.conversation import transcript
+from streampace.conversation.live_state import Changes, ItemRef, LiveState
 
 M = "message"
 R = "reasoning"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import statistics
 
 import pytest
-from streampace.playout import STEP_RATE
-from streampace.scheduler import PacingConfig
+from streampace.pacing.playout import STEP_RATE
+from streampace.pacing.scheduler import PacingConfig
 
 F60 = 1000 / 60
 ADAPTIVE = PacingConfig(holdback_ms=0)

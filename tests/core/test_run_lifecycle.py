@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from streampace.run_lifecycle import (
+from streampace.session.run_lifecycle import (
     TRANSITIONS,
     LifecycleError,
     Outcome,

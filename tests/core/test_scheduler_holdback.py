@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 import regex
-from streampace.scheduler import PacingConfig
+from streampace.pacing.scheduler import PacingConfig
 
 FAMILY = "\U0001F468\u200D\U0001F469\u200D\U0001F467"
 KISS = "\U0001F469\u200D\u2764\uFE0F\u200D\U0001F48B\u200D\U0001F468"

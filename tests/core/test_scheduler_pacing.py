@@ -8,7 +8,7 @@ law.  The adaptive law's own behaviour is in test_playout.py.
 from __future__ import annotations
 
 import pytest
-from streampace.scheduler import PacingConfig
+from streampace.pacing.scheduler import PacingConfig
 
 F60 = 1000 / 60
 F120 = 1000 / 120

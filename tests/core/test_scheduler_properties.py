@@ -17,7 +17,7 @@ from ag_ui.core.events import Event
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
-from streampace.scheduler import PacingConfig, PacingScheduler
+from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 from streampace.testing import ManualHost
 
 AGUI = TypeAdapter(Event)

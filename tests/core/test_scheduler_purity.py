@@ -9,8 +9,10 @@ import pytest
 import streampace
 
 _ROOT = Path(streampace.__file__).parent
-# The flat core modules and the sans-IO session parts the server and the page share.
-CORE = sorted([*_ROOT.glob("*.py"), *(_ROOT / "session").glob("*.py")])
+# The root modules and every sans-IO layer (the simulated model runs in the page too).
+SANS_IO_PACKAGES = ("conversation", "pacing", "session", "markdown", "sim")
+CORE = sorted([*_ROOT.glob("*.py"),
+               *(p for pkg in SANS_IO_PACKAGES for p in (_ROOT / pkg).rglob("*.py"))])
 FORBIDDEN = {"js", "pyodide", "asyncio", "socket"}
 
 
@@ -32,8 +34,8 @@ def test_scheduler_stack_imports_without_optional_packages(monkeypatch):
 
     for name in ("regex", "js", "pyodide"):
         monkeypatch.setitem(sys.modules, name, None)
-    for mod in ("streampace.events", "streampace.graphemes", "streampace.scheduler",
-                "streampace.testing", "streampace.session.framing",
-                "streampace.session.protocol", "streampace.session.sim_model"):
+    for mod in ("streampace.conversation.events", "streampace.pacing.graphemes",
+                "streampace.pacing.scheduler", "streampace.testing", "streampace.session.framing",
+                "streampace.session.protocol", "streampace.sim.timed_model"):
         monkeypatch.delitem(sys.modules, mod, raising=False)
         assert importlib.import_module(mod)

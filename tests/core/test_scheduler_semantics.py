@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from streampace.events import EventError
-from streampace.scheduler import PacingConfig
+from streampace.conversation.events import EventError
+from streampace.pacing.scheduler import PacingConfig
 
 F60 = 1000 / 60
 

@@ -15,9 +15,9 @@ from streampace.session.client_messages import (
     check_run,
 )
 from streampace.session.log import LARGE_EVENT_BYTES, SessionLog
-from streampace.session.sim_model import SimulatedModel
 from streampace.session.source import RunRequest, group_by_due, new_run_id
-from streampace.sim import simulate
+from streampace.sim.scenarios import simulate
+from streampace.sim.timed_model import SimulatedModel
 
 
 def delta(text: str) -> dict:

@@ -12,9 +12,9 @@ import regex
 from ag_ui.core import Event
 from ag_ui_validate import PatchOk, ValidatorOptions, apply_patch, create_validator
 from pydantic import TypeAdapter
-from streampace import sim_text
-from streampace.events import validate_event
-from streampace.sim import (
+from streampace.conversation.events import validate_event
+from streampace.sim import text as sim_text
+from streampace.sim.scenarios import (
     SCENARIOS,
     TimedEvent,
     _clusters,

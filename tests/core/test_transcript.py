@@ -7,10 +7,10 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streampace import events as ev
-from streampace.live_state import LiveState
-from streampace.sim import messages_snapshot, visible_text
-from streampace.transcript import Transcript
+from streampace.conversation import events as ev
+from streampace.conversation.live_state import LiveState
+from streampace.conversation.transcript import Transcript
+from streampace.sim.scenarios import messages_snapshot, visible_text
 
 RUN_STARTED = {"type": "RUN_STARTED", "threadId": "th", "runId": "r1"}
 RUN_FINISHED = {"type": "RUN_FINISHED", "threadId": "th", "runId": "r1"}

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+from streampace.conversation.transcript import Transcript
 from streampace.session.framing import MAX_EVENT_DELTA, RunFramer
-from streampace.transcript import Transcript
 
 from .conftest import assert_conformant, sse_headers, watch_run, write_raw
 from .test_upstreams import chat_chunk
@@ -104,7 +104,7 @@ def test_a_huge_upstream_delta_is_cut_into_bounded_events(serve, upstream):
 def test_trimming_never_leaves_a_tool_result_without_its_call():
     """Found by the 10-minute soak: history trimmed between an assistant message's
     tool call and its result restored the result as a nameless tool call."""
-    from streampace.live_state import LiveState
+    from streampace.conversation.live_state import LiveState
 
     conv = Transcript(max_messages=3)
     conv.apply_event({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})

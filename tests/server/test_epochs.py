@@ -15,7 +15,7 @@ import time
 import httpx
 import websockets
 from streampace.browser.client import SessionClient
-from streampace.live_state import LiveState
+from streampace.conversation.live_state import LiveState
 
 from .conftest import WAIT_S, Received, recv_until, runs_ended, send
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import websockets
-from streampace.delivery import compact
+from streampace.session.delivery import compact
 
 from .conftest import (
     TEST_LEASE_MS,

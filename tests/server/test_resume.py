@@ -8,8 +8,8 @@ import socket
 import time
 
 import websockets
-from streampace.delivery import compact
-from streampace.sim import visible_text
+from streampace.session.delivery import compact
+from streampace.sim.scenarios import visible_text
 from websockets.client import ClientProtocol
 from websockets.frames import Close, Opcode
 from websockets.http11 import Response
@@ -369,7 +369,7 @@ def test_a_late_viewer_after_idless_chunks_gets_the_whole_text(serve, upstream):
     without a messageId; a viewer resuming past the log now shows what live ones do."""
     import threading
 
-    from streampace.live_state import LiveState
+    from streampace.conversation.live_state import LiveState
 
     from .conftest import sse_event, sse_headers, write_raw
 

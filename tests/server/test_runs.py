@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 import websockets
-from streampace.delivery import compact
-from streampace.sim import SCENARIOS, simulate, stamped, visible_text
+from streampace.session.delivery import compact
+from streampace.sim.scenarios import SCENARIOS, simulate, stamped, visible_text
 
 from .conftest import (
     BOTH_STORES,

@@ -176,8 +176,8 @@ def test_property_every_framed_run_is_conformant(groups: list, ending: str) -> N
 def test_snapshot_of_a_run_with_a_cut_off_tool_call_shows_what_live_viewers_saw():
     """Found by the 10-minute soak: a fresh viewer's snapshot had an extra empty
     message and lost the partial arguments of a tool call left open by RUN_ERROR."""
-    from streampace.live_state import LiveState
-    from streampace.transcript import Transcript
+    from streampace.conversation.live_state import LiveState
+    from streampace.conversation.transcript import Transcript
 
     framed = _framed_run([[
         {"type": "RUN_STARTED", "threadId": "x", "runId": "y"},

@@ -9,7 +9,7 @@ import socket
 import httpx
 import pytest
 import websockets
-from streampace.delivery import compact
+from streampace.session.delivery import compact
 
 from .conftest import (
     Received,

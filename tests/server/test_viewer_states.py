@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from starlette.websockets import WebSocketState
-from streampace.delivery import DeliveryConfig
 from streampace.lifecycle import LifecycleError, step
 from streampace.server import ServerConfig
 from streampace.server.session import Session
 from streampace.server.viewer import CLOSE_SLOW_CONSUMER, Viewer
 from streampace.server.viewer_lifecycle import VIEWER_TRANSITIONS, ViewerState
+from streampace.session.delivery import DeliveryConfig
 
 V = ViewerState
 STATES = [V.DETACHED, V.LIVE, V.CATCHING_UP, V.SHARED, V.CLOSING]

@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from streampace.events import EventError, validate_event
+from streampace.conversation.events import EventError, validate_event
 
 __all__ = ["SessionClient"]
 

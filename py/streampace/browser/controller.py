@@ -22,7 +22,7 @@ from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
 from streampace.browser.segmenter import IntlSegmenter
 from streampace.browser.telemetry import Telemetry
-from streampace.scheduler import PacingConfig, PacingScheduler
+from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 
 __all__ = ["StreamView", "percentile"]
 

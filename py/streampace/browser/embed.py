@@ -7,7 +7,7 @@ from typing import Any
 from pyodide.ffi import JsNull
 
 from streampace.browser.controller import StreamView
-from streampace.scheduler import PacingConfig
+from streampace.pacing.scheduler import PacingConfig
 
 __all__ = ["pacing_config", "start"]
 

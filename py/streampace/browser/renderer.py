@@ -21,7 +21,14 @@ from typing import Any
 
 import js
 
-from streampace.live_state import MESSAGE, REASONING, TOOL_CALL, Changes, ItemRef, LiveState
+from streampace.conversation.live_state import (
+    MESSAGE,
+    REASONING,
+    TOOL_CALL,
+    Changes,
+    ItemRef,
+    LiveState,
+)
 
 __all__ = ["DomRenderer"]
 

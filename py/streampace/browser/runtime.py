@@ -20,7 +20,7 @@ __all__ = ["after_restore", "prepare_snapshot", "snapshot_key"]
 
 # Never imported into the snapshot: entry points that run on import, and the
 # host-side I/O adapters (not shipped to the page at all).
-_SKIP = ("streampace.__main__", "streampace.cli", "streampace.server")
+_SKIP = ("streampace.__main__", "streampace.server.cli", "streampace.server")
 # Page modules outside the package, at the archive's top level (scripts/setup_runtime
 # PAGE_MODULES): the demo page's Python.
 _EXTRA = ("streampace_demo",)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from streampace.graphemes import FallbackSegmenter, rejoin_emoji_zwj
+from streampace.pacing.graphemes import FallbackSegmenter, rejoin_emoji_zwj
 
 __all__ = ["IntlSegmenter", "split_with_lengths"]
 

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from streampace import events as ev
+from streampace.conversation import events as ev
 from streampace.session.framing import UpstreamError, upstream_json_object
 
 from .sources.base import RunRequest

@@ -8,7 +8,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route, WebSocketRoute
 
-from streampace.delivery import Batch
+from streampace.session.delivery import Batch
 
 from .config import ServerConfig
 from .headers import SecurityHeaders

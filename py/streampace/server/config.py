@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from streampace.delivery import DeliveryConfig
 from streampace.session import limits
+from streampace.session.delivery import DeliveryConfig
 
 __all__ = ["ServerConfig", "default_root", "LOOPBACK_HOSTS"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
+from streampace.session.delivery import Batch, DeliveryBuffer, DeliveryConfig
 from streampace.session.protocol import batch_message
 
 from .loop_host import LoopHost

@@ -50,11 +50,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from streampace import events as ev
-from streampace.run_lifecycle import RunState
+from streampace.conversation import events as ev
+from streampace.conversation.transcript import Transcript
 from streampace.session.compact_json import dumps_compact_ascii
 from streampace.session.log import SessionLog
-from streampace.transcript import Transcript
+from streampace.session.run_lifecycle import RunState
 
 from .memory import note_large_events
 from .session import Session

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import uvicorn
 
-from streampace.delivery import Batch
+from streampace.session.delivery import Batch
 
 from .app import create_app
 from .config import ServerConfig

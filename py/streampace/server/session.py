@@ -10,12 +10,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from streampace.run_lifecycle import Outcome, RunLifecycle, RunState
+from streampace.conversation.transcript import Transcript
 from streampace.session.framing import RunFramer, UpstreamError
 from streampace.session.log import SessionLog
 from streampace.session.protocol import ATTACH_LIVE, ATTACH_LOG, attach_mode
+from streampace.session.run_lifecycle import Outcome, RunLifecycle, RunState
 from streampace.session.source import check_source_end, new_run_id
-from streampace.transcript import Transcript
 
 from .config import ServerConfig
 from .fanout import SharedFeed
@@ -104,7 +104,7 @@ class Session:
 
     # -- runs ---------------------------------------------------------------
     #
-    # The run's lifecycle is the state machine in streampace.run_lifecycle; this
+    # The run's lifecycle is the state machine in streampace.session.run_lifecycle; this
     # class only drives it.  The one rule that matters: the run's task is cancelled
     # only once it is RUNNING (inside its try block), so its ending always executes;
     # a stop that lands while it is still STARTING is recorded and the task, when it

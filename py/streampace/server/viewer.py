@@ -27,8 +27,8 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketState
 
-from streampace.delivery import Batch, DeliveryBuffer, DeliveryConfig
 from streampace.lifecycle import step
+from streampace.session.delivery import Batch, DeliveryBuffer, DeliveryConfig
 from streampace.session.protocol import attached_message, batch_message, error_message
 
 from .loop_host import LoopHost

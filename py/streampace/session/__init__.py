@@ -5,12 +5,12 @@
 - `client_messages` — parsing what a viewer sends and the rules that refuse it.
 - `protocol` — the protocol version, the text of each server message, attach modes.
 - `source` — `RunRequest` and timed event groups, the sans-IO form of a source.
-- `sim_model` — the simulated model as a timed source.
+
 - `backoff` — reconnect delays.
 - `compact_json` — the wire's JSON text.
 - `limits` — the default bounds (log, history, prompt) of the server and the page alike.
 
 The server (`streampace.server`) drives these with asyncio and WebSockets; the
-page's simulated session (`streampace.browser.simsource`) with FrameHost timers.
+page's simulated session (`streampace.sim.page_session`) with FrameHost timers.
 Like the rest of the core, nothing here does I/O.
 """

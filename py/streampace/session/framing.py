@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from streampace import events as ev
+from streampace.conversation import events as ev
 
 __all__ = ["RunFramer", "UpstreamError"]
 

@@ -4,7 +4,7 @@ A source that knows when its events are due (the simulated model, a recorded
 run) says so as an iterator of ``(due_ms, events)`` groups, due times measured
 from the run's start.  It never sleeps: the server's adapter
 (server/sources/timing.py) waits on the asyncio clock, the page's simulated
-session (browser/simsource.py) on its FrameHost timers, and both feed each
+session (sim/page_session.py) on its FrameHost timers, and both feed each
 group through the same RunFramer into the same session log.
 """
 

@@ -1,8 +1,8 @@
-"""The built-in simulated model (streampace.session.sim_model) on the asyncio clock."""
+"""The built-in simulated model (streampace.sim.timed_model) on the asyncio clock."""
 
 from __future__ import annotations
 
-from streampace.session.sim_model import SimulatedModel
+from streampace.sim.timed_model import SimulatedModel
 
 from .timing import PacedSource
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-from streampace import events as ev
+from streampace.conversation import events as ev
 from streampace.session.framing import UpstreamError, upstream_json_object
 
 from .base import RunRequest, SourceOptions

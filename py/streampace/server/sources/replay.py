@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from streampace import events as ev
+from streampace.conversation import events as ev
 from streampace.session.source import TimedGroup, group_by_due
 
 from .base import RunRequest, SourceSpecError

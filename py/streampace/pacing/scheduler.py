@@ -4,7 +4,7 @@ One FIFO queue holds the events of every session.  Each drain (an animation
 frame, or the fallback timeout when frames stop, e.g. in a hidden tab) takes
 the head session's contiguous run and hands at most one batch to ``apply``.
 Paced text (assistant/reasoning content deltas) is revealed at a rate set by
-the pacing law (:mod:`streampace.playout`): by default adaptive playout, which
+the pacing law (:mod:`streampace.pacing.playout`): by default adaptive playout, which
 learns each session's arrival rate and cadence from what is enqueued; with
 ``PacingConfig.seed()`` the seed's
 
@@ -21,7 +21,7 @@ a head offset compacted in amortised O(1).
 Beyond the seed: a provider delta may end inside a grapheme cluster.  Per open
 message the last, still undelivered cluster is re-segmented together with the
 next delta of that message, and a trailing cluster that could still grow
-(:func:`streampace.graphemes.may_extend`) is held back until that next delta,
+(:func:`streampace.pacing.graphemes.may_extend`) is held back until that next delta,
 a barrier of the session, a flush, or ``holdback_ms``.  Text only ever moves
 *earlier* (the completion of a cluster joins the event where the cluster
 began), so no event overtakes another.  ``holdback_ms=0`` restores the seed's
@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .clock import FrameHost
-from .events import (
+from streampace.clock import FrameHost
+from streampace.conversation.events import (
     BARRIER_TYPES,
     CLOSE,
     MESSAGE,
@@ -46,6 +46,7 @@ from .events import (
     Stream,
     StreamTracker,
 )
+
 from .graphemes import Segmenter, default_segmenter, may_extend
 from .playout import AdaptiveLaw, SeedLaw
 
@@ -55,7 +56,7 @@ __all__ = ["PacingConfig", "PacingScheduler"]
 @dataclass(frozen=True)
 class PacingConfig:
     """How text is paced.  The default law is adaptive playout
-    (:mod:`streampace.playout`); :meth:`seed` is the seed's law exactly.
+    (:mod:`streampace.pacing.playout`); :meth:`seed` is the seed's law exactly.
 
     ``max_lag_ms`` is the one knob of the adaptive law: the most any grapheme
     may wait after it arrived (outside stalls, which drain in bounded steps).

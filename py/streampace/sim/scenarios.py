@@ -41,9 +41,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from . import sim_text as corpus
-from .json_patch import apply_patch
-from .transcript import Transcript
+from streampace.conversation.json_patch import apply_patch
+from streampace.conversation.transcript import Transcript
+from streampace.sim import text as corpus
 
 __all__ = [
     "SCENARIOS",
@@ -81,7 +81,7 @@ class TimedEvent:
 
 # ---------------------------------------------------------------------------
 # Grapheme clusters (enough of UAX #29 for the corpus and typical prompts).
-# Not streampace.graphemes.default_segmenter: that one depends on whether
+# Not streampace.pacing.graphemes.default_segmenter: that one depends on whether
 # `regex` is importable (not in Pyodide), and a run must be identical on the
 # host and in the page for the same seed.
 

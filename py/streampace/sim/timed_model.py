@@ -1,8 +1,8 @@
-"""The simulated model (streampace.sim) as a timed source: no network,
+"""The simulated model (streampace.sim.scenarios) as a timed source: no network,
 deterministic by seed.
 
 The server's `demo` source (server/sources/demo.py) and the page's simulated
-session (browser/simsource.py) both run this, so the same seed, scenario and
+session (sim/page_session.py) both run this, so the same seed, scenario and
 run index give the same events from either.
 """
 
@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from streampace.sim import SCENARIOS, iter_simulate
-
-from .source import RunRequest, TimedGroup, group_by_due
+from streampace.session.source import RunRequest, TimedGroup, group_by_due
+from streampace.sim.scenarios import SCENARIOS, iter_simulate
 
 __all__ = ["SimulatedModel", "DEFAULT_SCENARIO"]
 

@@ -1,7 +1,7 @@
 """Live view model of one AG-UI session, updated batch by batch.
 
 ``LiveState.apply(events)`` folds a batch (what the pacing scheduler delivers
-in one frame) into the conversation (:class:`streampace.transcript.Transcript`,
+in one frame) into the conversation (:class:`streampace.conversation.transcript.Transcript`,
 the one reducer; its docstring has the rules for out-of-order input) and
 returns a :class:`Changes` that tells a renderer exactly which DOM nodes to
 touch: new items in timeline order, the literal strings appended to each
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from streampace.transcript import (
+from streampace.conversation.transcript import (
     MESSAGE,
     REASONING,
     TOOL_CALL,

@@ -1,4 +1,4 @@
-"""A DeliveryBuffer's lifecycle (streampace.delivery) as named states.
+"""A DeliveryBuffer's lifecycle (streampace.session.delivery) as named states.
 
 The buffer's batching rules (windows, thresholds, the first-delta fast path)
 live in delivery.py; this table says only *whether* it may publish right now:

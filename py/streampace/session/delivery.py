@@ -26,10 +26,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from streampace import events as ev
 from streampace.clock import Timeout, TimerHost
-from streampace.delivery_lifecycle import DELIVERY_TRANSITIONS, DeliveryState
+from streampace.conversation import events as ev
 from streampace.lifecycle import step
+from streampace.session.delivery_lifecycle import DELIVERY_TRANSITIONS, DeliveryState
 
 __all__ = [
     "Batch",
@@ -202,7 +202,7 @@ class DeliveryBuffer:
     ``max_wait_ms`` later (or on the next explicit ``flush()``); fast paths and
     size thresholds do not hammer a failing sink in between.  When it may
     publish is its lifecycle, ``state``: the named states and the one
-    transition table in :mod:`streampace.delivery_lifecycle`.
+    transition table in :mod:`streampace.session.delivery_lifecycle`.
     """
 
     def __init__(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .lifecycle import LifecycleError, step
+from streampace.lifecycle import LifecycleError, step
 
 __all__ = ["RunState", "RunLifecycle", "LifecycleError", "Outcome", "TRANSITIONS"]
 

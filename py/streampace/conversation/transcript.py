@@ -8,7 +8,7 @@ so this model and everything else in the package agree on it.
 
 Views over it:
 
-- the page's live model (:mod:`streampace.live_state` reports what each batch
+- the page's live model (:mod:`streampace.conversation.live_state` reports what each batch
   changed, for the renderer);
 - ``as_messages()``: AG-UI messages (what MESSAGES_SNAPSHOT carries and what an
   upstream agent or model gets as history);
@@ -55,9 +55,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from streampace import events as ev
-from streampace.events import Stream
-from streampace.json_patch import JsonPatchError, apply_patch
+from streampace.conversation import events as ev
+from streampace.conversation.events import Stream
+from streampace.conversation.json_patch import JsonPatchError, apply_patch
 
 __all__ = [
     "ItemRef",

@@ -1,6 +1,6 @@
 """Text the simulated model says: original prose about displaying streamed text.
 
-Kept apart from ``streampace.sim`` so the generator logic stays readable.  The
+Kept apart from ``streampace.sim.scenarios`` so the generator logic stays readable.  The
 emoji and combining sequences are spelled with escapes because the characters
 that glue clusters together (ZWJ, VS16, combining accents, conjoining jamo) are
 invisible in an editor; ``EMOJI`` names every one of them so tests can check

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .clock import Timeout, TimerHost
+from streampace.clock import Timeout, TimerHost
 
 __all__ = ["CoalescerClosedError", "StreamCoalescer"]
 
