@@ -1,0 +1,56 @@
+"""The typed machine helper: table-driven moves, refusals, reachability, diagrams."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import pytest
+from streampace.lifecycle import LifecycleError, Machine, Rule, diagram, unreachable
+
+
+class Door(Enum):
+    SHUT = "shut"
+    OPEN = "open"
+    LOCKED = "locked"
+    GONE = "gone"
+
+
+class Act(Enum):
+    OPEN = "open"
+    SHUT = "shut"
+    LOCK = "lock"
+
+
+TABLE = {
+    (Door.SHUT, Act.OPEN): Rule(Door.OPEN, "a shut door opens"),
+    (Door.OPEN, Act.SHUT): Rule(Door.SHUT),
+    (Door.SHUT, Act.LOCK): Rule(Door.LOCKED),
+}
+
+
+def test_step_follows_the_table_and_refuses_the_rest():
+    door = Machine("door", TABLE, Door.SHUT)
+    assert door.accepts(Act.OPEN)
+    assert door.accepts(Act.LOCK)
+    assert door.step(Act.OPEN) is Door.OPEN
+    assert not door.accepts(Act.LOCK)
+    with pytest.raises(LifecycleError, match="door: LOCK in state OPEN"):
+        door.step(Act.LOCK)
+    assert door.state is Door.OPEN  # a refused event moves nothing
+    assert door.step(Act.SHUT) is Door.SHUT
+    assert door.step(Act.LOCK) is Door.LOCKED
+    assert repr(door) == "<door LOCKED>"
+
+
+def test_unreachable_names_states_no_event_leads_to():
+    assert unreachable(TABLE, Door.SHUT, Door) == [Door.GONE]
+
+
+def test_diagram_lists_every_move_in_table_order():
+    assert diagram(TABLE, Door.SHUT).splitlines() == [
+        "stateDiagram-v2",
+        "    [*] --> SHUT",
+        "    SHUT --> OPEN: OPEN",
+        "    OPEN --> SHUT: SHUT",
+        "    SHUT --> LOCKED: LOCK",
+    ]
