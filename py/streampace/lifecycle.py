@@ -11,8 +11,6 @@ beside the table.  Model: h11's ``_state.py`` and wsproto's ``ConnectionState``.
 
 ``diagram`` draws a table as Mermaid text, so the diagrams in the docs are
 generated from the tables (tests compare them) instead of drawn beside them.
-
-``step`` (string tables) is the older form, kept until every caller moves.
 """
 
 from __future__ import annotations
@@ -22,8 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Generic, TypeVar
 
-__all__ = ["LifecycleError", "Machine", "Rule", "Table", "diagram", "unreachable", "step",
-           "Transitions"]
+__all__ = ["LifecycleError", "Machine", "Rule", "Table", "diagram", "unreachable"]
 
 S = TypeVar("S", bound=Enum)
 E = TypeVar("E", bound=Enum)
@@ -88,15 +85,3 @@ def diagram(table: Table[S, E], initial: S) -> str:
         lines.append(f"    {src.name} --> {rule.target.name}: {event.name}")
     return "\n".join(lines) + "\n"
 
-
-# -- the older string form --------------------------------------------------------
-
-Transitions = Mapping[tuple[str, str], str]
-
-
-def step(table: Transitions, state: str, event: str, machine: str) -> str:
-    """The state after ``event`` in ``state``; raises LifecycleError if not allowed."""
-    nxt = table.get((state, event))
-    if nxt is None:
-        raise LifecycleError(f"{machine}: {event!r} in state {state!r}")
-    return nxt

@@ -38,6 +38,7 @@ from .outputs import (
     Attach,
     CancelTimer,
     Deliver,
+    Disconnect,
     Emit,
     LogReplaced,
     Output,
@@ -52,10 +53,11 @@ from .protocol import ATTACH_LOG, ATTACH_SNAPSHOT, attach_mode, attached_message
 from .run_lifecycle import Outcome, RunLifecycle, RunState
 from .source import RunRequest, TimedSource, check_source_end, new_run_id
 
-__all__ = ["SessionEngine", "SHUTDOWN_REFUSAL"]
+__all__ = ["SessionEngine", "SHUTDOWN_REFUSAL", "EVICTED"]
 
 Viewer = Hashable
 SHUTDOWN_REFUSAL = "the server is shutting down"
+EVICTED = "the session was forgotten; reconnect"
 
 
 class SessionEngine:
@@ -95,7 +97,9 @@ class SessionEngine:
         self._trusted = trusted  # our own simulated model: no per-event validation
         self._timed = timed
         self.shared_log = shared_log
-        self.viewers: set[Viewer] = set()
+        self.viewers: set[Viewer] = set()  # attached
+        self.connected: set[Viewer] = set()  # bound to this session, attached or not
+        self.evicted = False
         self.runs = RunLifecycle()
         self._run: ActiveRun | None = None
         self._queued: ActiveRun | None = None  # accepted while the last one hands over
@@ -143,8 +147,17 @@ class SessionEngine:
 
     # -- viewers -------------------------------------------------------------
 
+    def connect(self, viewer: Viewer) -> list[Output]:
+        """A connection is bound to this session (it attaches with its first message)."""
+        if self.evicted:
+            return [Disconnect(viewer, EVICTED)]
+        self.connected.add(viewer)
+        return []
+
     def receive(self, viewer: Viewer, msg: cm.ClientMessage) -> list[Output]:
         """A decoded client message from ``viewer``: its replies and their effects."""
+        if self.evicted:
+            return [Disconnect(viewer, EVICTED)]
         try:
             if isinstance(msg, cm.ResumeMessage):
                 cm.check_resume(viewer in self.viewers)
@@ -175,19 +188,32 @@ class SessionEngine:
         Only the position is decided here, so no event can slip in between the
         replay and live delivery.
         """
+        if self.evicted:
+            return [Disconnect(viewer, EVICTED)]
         head = self.log.head
         mode = attach_mode(self.log, after, epoch, self.epoch)
         start = after if mode == ATTACH_LOG and after is not None else head
         snapshot = self.transcript.snapshot_events() if mode == ATTACH_SNAPSHOT else None
         self.viewers.add(viewer)
+        self.connected.add(viewer)
         return [Attach(viewer, attached_message(self.id, self.epoch, mode, start), mode, start,
                        snapshot)]
 
     def leave(self, viewer: Viewer) -> list[Output]:
         """``viewer``'s connection is gone."""
         self.viewers.discard(viewer)
+        self.connected.discard(viewer)
         self.last_active = self._clock()
         return []
+
+    def evict(self) -> list[Output]:
+        """The session is forgotten (only when ``idle``): connections still bound to it
+        are closed, and every later input gets the same answer."""
+        if not self.idle:
+            raise RuntimeError(f"session {self.id} is in use: it cannot be evicted")
+        self.evicted = True
+        gone, self.connected = self.connected, set()
+        return [Disconnect(viewer, EVICTED) for viewer in gone]
 
     def store_unavailable(self, message: str) -> list[Output]:
         """The store cannot be reached: every attached viewer is told (once per outage,

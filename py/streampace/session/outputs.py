@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Attach", "Deliver", "LogReplaced", "Emit", "RunEnded", "StartRun", "StopRun",
-           "PublishCancel", "Reply", "Refusal", "ArmTimer", "CancelTimer", "Output", "Viewer"]
+           "PublishCancel", "Reply", "Refusal", "Disconnect", "ArmTimer", "CancelTimer",
+           "Output", "Viewer"]
 
 Viewer = Hashable
 
@@ -111,6 +112,16 @@ class Refusal:
 
 
 @dataclass(frozen=True, slots=True)
+class Disconnect:
+    """Close ``viewer``'s connection: the session it is bound to is gone (evicted),
+    and it must reconnect to reach the one that replaced it — never keep running
+    against a second copy."""
+
+    viewer: Viewer
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class ArmTimer:
     """Call ``timer_fired`` after ``delay_ms`` (a timed run's next group); replaces
     any armed one."""
@@ -124,4 +135,4 @@ class CancelTimer:
 
 
 Output = (Attach | Deliver | LogReplaced | Emit | RunEnded | StartRun | StopRun
-          | PublishCancel | Reply | Refusal | ArmTimer | CancelTimer)
+          | PublishCancel | Reply | Refusal | Disconnect | ArmTimer | CancelTimer)
