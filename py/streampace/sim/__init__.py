@@ -3,7 +3,8 @@
 - `scenarios` — seeded, timed AG-UI runs (`simulate`) and views of them.
 - `text` — the corpus the simulated model answers from.
 - `timed_model` — the simulated model as a timed source of a session.
-- `page_session` — a session and its socket, in the page, for the static-files use.
+- `page_session` — the session engine on FrameHost timers, in the page, for the
+  static-files use; `page_socket` — its socket side.
 
 Sans-IO like the core (it runs in the page), but not part of it: nothing in
 the core imports it.
