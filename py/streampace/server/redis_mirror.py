@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 from streampace.conversation.transcript import Transcript
-from streampace.lifecycle import Machine, Rule
+from streampace.lifecycle import Machine, table
 from streampace.session.log import SessionLog
 
 from .memory import note_large_events
@@ -63,37 +63,37 @@ class MirrorEvent(Enum):
     CLOSE = "close"
 
 
-_S, _E = MirrorState, MirrorEvent
+MIRROR_TABLE = table(MirrorState, MirrorEvent, """
+EMPTY    LOADED       CURRENT  the first load, before the first viewer attaches
+EMPTY    LOAD_FAILED  EMPTY    Redis unreachable: the socket is refused (1013)
+EMPTY    CLOSE        CLOSED   closed before it was ever loaded
+CURRENT  READ_OK      CURRENT  the reader extends it
+CURRENT  READ_FAILED  DOWN     Redis stopped answering: viewers are told
+CURRENT  GAP          STALE    entries do not follow its head (trimmed past it, or Redis restarted)
+CURRENT  LOADED       CURRENT  a reload started while stale finished after the reader recovered
+CURRENT  CLOSE        CLOSED   shutdown or eviction
+STALE    LOADED       CURRENT  rebuilt: viewers resume from the new log
+STALE    LOAD_FAILED  STALE    the reader retries the reload
+STALE    READ_OK      STALE    a read that raced the gap: the reload comes first
+STALE    READ_FAILED  DOWN     Redis stopped answering: viewers are told (the gap shows again once
+                               it answers)
+STALE    GAP          STALE    an overlapping read found the same gap
+STALE    CLOSE        CLOSED   shutdown or eviction
+DOWN     READ_OK      CURRENT  Redis answers again
+DOWN     READ_FAILED  DOWN     one notice per outage
+DOWN     GAP          STALE    a catch-up read found a gap
+DOWN     LOADED       CURRENT  a reload that was in flight finished
+DOWN     LOAD_FAILED  DOWN     still unreachable
+DOWN     CLOSE        CLOSED   shutdown or eviction
+CLOSED   LOADED       CLOSED   closed: a late result is dropped
+CLOSED   LOAD_FAILED  CLOSED   closed: a late result is dropped
+CLOSED   READ_OK      CLOSED   closed: a late result is dropped
+CLOSED   READ_FAILED  CLOSED   closed: a late result is dropped
+CLOSED   GAP          CLOSED   closed: a late result is dropped
+CLOSED   CLOSE        CLOSED   already closed
+""")
 
-MIRROR_TABLE: dict[tuple[MirrorState, MirrorEvent], Rule[MirrorState]] = {
-    (_S.EMPTY, _E.LOADED): Rule(_S.CURRENT, "the first load, before the first viewer attaches"),
-    (_S.EMPTY, _E.LOAD_FAILED): Rule(_S.EMPTY, "Redis unreachable: the socket is refused (1013)"),
-    (_S.EMPTY, _E.CLOSE): Rule(_S.CLOSED, "closed before it was ever loaded"),
-    (_S.CURRENT, _E.READ_OK): Rule(_S.CURRENT, "the reader extends it"),
-    (_S.CURRENT, _E.READ_FAILED): Rule(_S.DOWN, "Redis stopped answering: viewers are told"),
-    (_S.CURRENT, _E.GAP): Rule(
-        _S.STALE, "entries do not follow its head (trimmed past it, or Redis restarted)"),
-    (_S.CURRENT, _E.LOADED): Rule(
-        _S.CURRENT, "a reload started while stale finished after the reader recovered"),
-    (_S.CURRENT, _E.CLOSE): Rule(_S.CLOSED, "shutdown or eviction"),
-    (_S.STALE, _E.LOADED): Rule(_S.CURRENT, "rebuilt: viewers resume from the new log"),
-    (_S.STALE, _E.LOAD_FAILED): Rule(_S.STALE, "the reader retries the reload"),
-    (_S.STALE, _E.READ_OK): Rule(_S.STALE, "a read that raced the gap: the reload comes first"),
-    (_S.STALE, _E.READ_FAILED): Rule(
-        _S.DOWN, "Redis stopped answering: viewers are told (the gap shows again in the "
-                 "stream once it answers)"),
-    (_S.STALE, _E.GAP): Rule(_S.STALE, "an overlapping read found the same gap"),
-    (_S.STALE, _E.CLOSE): Rule(_S.CLOSED, "shutdown or eviction"),
-    (_S.DOWN, _E.READ_OK): Rule(_S.CURRENT, "Redis answers again"),
-    (_S.DOWN, _E.READ_FAILED): Rule(_S.DOWN, "one notice per outage"),
-    (_S.DOWN, _E.GAP): Rule(_S.STALE, "a catch-up read found a gap"),
-    (_S.DOWN, _E.LOADED): Rule(_S.CURRENT, "a reload that was in flight finished"),
-    (_S.DOWN, _E.LOAD_FAILED): Rule(_S.DOWN, "still unreachable"),
-    (_S.DOWN, _E.CLOSE): Rule(_S.CLOSED, "shutdown or eviction"),
-    **{(_S.CLOSED, event): Rule(_S.CLOSED, "closed: a late result is dropped")
-       for event in MirrorEvent},
-}
-
+_S = MirrorState
 _LOADED = (_S.CURRENT, _S.STALE, _S.DOWN)
 _APPLYING = (_S.CURRENT, _S.DOWN)  # entries after the head extend the log
 

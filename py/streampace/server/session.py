@@ -21,24 +21,11 @@ import uuid
 from typing import Any
 
 from streampace.conversation.transcript import Transcript
+from streampace.session import outputs as output
 from streampace.session.client_messages import ClientError, ClientMessage
 from streampace.session.engine import SessionEngine
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
-from streampace.session.outputs import (
-    Attach,
-    Deliver,
-    Disconnect,
-    Emit,
-    LogReplaced,
-    Output,
-    PublishCancel,
-    Refusal,
-    Reply,
-    RunEnded,
-    StartRun,
-    StopRun,
-)
 from streampace.session.run_lifecycle import Outcome, RunState
 from streampace.session.source import RunRequest, new_run_id
 
@@ -153,7 +140,7 @@ class Session:
         outputs = self.engine.attach(viewer, after, epoch)
         self.perform(outputs)
         attached = outputs[0]
-        assert isinstance(attached, Attach)
+        assert isinstance(attached, output.Attach)
         return attached.mode
 
     def detach(self, viewer: Any) -> None:
@@ -208,38 +195,38 @@ class Session:
 
     # -- outputs --------------------------------------------------------------------
 
-    def perform(self, outputs: list[Output]) -> bool:
+    def perform(self, outputs: list[output.Output]) -> bool:
         """Carry out the engine's outputs that need no waiting; True if one was a
         refusal of a client message."""
         refused = False
         for out in outputs:
-            if isinstance(out, Deliver):
+            if isinstance(out, output.Deliver):
                 feed = self.feed
                 members = feed.members
                 for viewer in list(self.viewers):
                     if viewer not in members:  # members get them from the feed
                         viewer.on_append(out.events, out.first, out.through)
                 feed.enqueue(out.events, out.through)
-            elif isinstance(out, Attach):
+            elif isinstance(out, output.Attach):
                 out.viewer.attach(self, out)  # type: ignore[attr-defined]
                 self.backend.viewer_attached()
                 log.info("session %s: viewer attached after %d (%s)", self.id, out.after,
                          out.mode)
-            elif isinstance(out, Refusal | Reply):
+            elif isinstance(out, output.Refusal | output.Reply):
                 out.viewer.send_text(out.text)  # type: ignore[attr-defined]
-                refused = refused or isinstance(out, Refusal)
-            elif isinstance(out, StartRun):
+                refused = refused or isinstance(out, output.Refusal)
+            elif isinstance(out, output.StartRun):
                 self.run_task = asyncio.create_task(self._run(out.run_id))
-            elif isinstance(out, StopRun):
+            elif isinstance(out, output.StopRun):
                 # Only a RUNNING run is cancelled, so its ending always executes; one
                 # stopped while STARTING goes straight to its ending when it first runs.
                 if self.run_task is not None:
                     self.run_task.cancel()
-            elif isinstance(out, Disconnect):
+            elif isinstance(out, output.Disconnect):
                 out.viewer.close(CLOSE_TRY_AGAIN, out.reason)  # type: ignore[attr-defined]
-            elif isinstance(out, PublishCancel):
+            elif isinstance(out, output.PublishCancel):
                 self.backend.publish_cancel(out.code, out.message)
-            elif isinstance(out, LogReplaced):
+            elif isinstance(out, output.LogReplaced):
                 for viewer in list(self.engine.viewers):
                     leave = getattr(viewer, "leave_feed", None)
                     if leave is not None:
@@ -294,7 +281,7 @@ class Session:
         async with contextlib.aclosing(stream) as groups:
             async for group in groups:
                 for out in engine.source_group(run_id, group):
-                    assert isinstance(out, Emit)
+                    assert isinstance(out, output.Emit)
                     await self.backend.emit(run_id, out.events)
                 if not engine.wants_source(run_id):
                     break
@@ -306,13 +293,13 @@ class Session:
         if final is not None and final.code is not None:
             log.info("session %s: run %s ended (%s)", self.id, run_id, final.code)
         for out in outputs:
-            if isinstance(out, Emit):
+            if isinstance(out, output.Emit):
                 try:
                     await self.backend.emit(run_id, out.events)
                 except Exception as exc:  # the store refused the terminal event
                     log.warning("session %s: run %s: terminal event not written: %r",
                                 self.id, run_id, exc)
-            elif isinstance(out, RunEnded):
+            elif isinstance(out, output.RunEnded):
                 # No await from here until the session settles: the next run may start.
                 with contextlib.suppress(Exception):
                     self.backend.release_run(run_id)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from streampace.lifecycle import Rule
+from streampace.lifecycle import table
 
 __all__ = ["VIEWER_TABLE", "ViewerEvent", "ViewerState"]
 
@@ -40,40 +40,50 @@ class ViewerEvent(Enum):
     STOP = "stop"  # the sender is stopped for good
 
 
-_V, _E = ViewerState, ViewerEvent
-_OWN = (_V.LIVE, _V.CATCHING_UP)  # the modes that deliver through the viewer's own buffer
-_OPEN = (_V.DETACHED, _V.LIVE, _V.CATCHING_UP, _V.SHARED)
-
-VIEWER_TABLE: dict[tuple[ViewerState, ViewerEvent], Rule[ViewerState]] = {
-    (_V.DETACHED, _E.ATTACH_LIVE): Rule(_V.LIVE, "attached from now or after a snapshot"),
-    (_V.DETACHED, _E.ATTACH_BEHIND): Rule(
-        _V.CATCHING_UP, "resumed from a seq the log holds: its sender replays from there"),
-    **{(state, event): Rule(state, "a resume on a socket already closing: nothing goes out")
-       for state in (_V.CLOSING, _V.CLOSED)
-       for event in (_E.ATTACH_LIVE, _E.ATTACH_BEHIND)},
-    **{(state, _E.AT_HEAD): Rule(
-        _V.LIVE, "an append right after its cursor with room in its queue, or a pull "
-                 "that found the log exhausted") for state in _OWN},
-    **{(state, _E.BEHIND): Rule(
-        _V.CATCHING_UP, "behind the head or its queue over the limit: it stops taking live "
-                        "events (a stalled socket costs one bounded queue)") for state in _OWN},
-    **{(state, _E.JOIN): Rule(
-        _V.SHARED, "at the head with nothing of its own pending and room in its queue: "
-                   "joining can neither skip nor repeat an event") for state in _OWN},
-    (_V.SHARED, _E.LEAVE): Rule(
-        _V.CATCHING_UP, "its queue went over the limit on a shared batch, or the log it "
-                        "followed was reloaded: it pulls from the log on its own buffer"),
-    **{(state, _E.LEAVE): Rule(state, "not a member of the feed: nothing to leave")
-       for state in (_V.DETACHED, _V.LIVE, _V.CATCHING_UP, _V.CLOSING, _V.CLOSED)},
-    **{(state, _E.CLOSE): Rule(_V.CLOSING, "a close request: unsent data is dropped (the "
-                                           "client can resume)") for state in _OPEN},
-    (_V.CLOSING, _E.CLOSE): Rule(_V.CLOSING, "one closer: a second request changes nothing"),
-    (_V.CLOSED, _E.CLOSE): Rule(
-        _V.CLOSING, "its sender failed earlier: the socket itself still gets closed"),
-    **{(state, _E.LOST): Rule(_V.CLOSED, "a send failed: nothing more goes out")
-       for state in _OPEN},
-    (_V.CLOSING, _E.LOST): Rule(_V.CLOSING, "a send failed while its closer runs"),
-    (_V.CLOSED, _E.LOST): Rule(_V.CLOSED, "already stopped"),
-    **{(state, _E.STOP): Rule(_V.CLOSED, "the sender is stopped for good")
-       for state in (*_OPEN, _V.CLOSING, _V.CLOSED)},
-}
+VIEWER_TABLE = table(ViewerState, ViewerEvent, """
+DETACHED     ATTACH_LIVE    LIVE         attached from now or after a snapshot
+DETACHED     ATTACH_BEHIND  CATCHING_UP  resumed from a seq the log holds: its sender replays from
+                                         there
+CLOSING      ATTACH_LIVE    CLOSING      a resume on a socket already closing: nothing goes out
+CLOSING      ATTACH_BEHIND  CLOSING      a resume on a socket already closing: nothing goes out
+CLOSED       ATTACH_LIVE    CLOSED       a resume on a socket already closed: nothing goes out
+CLOSED       ATTACH_BEHIND  CLOSED       a resume on a socket already closed: nothing goes out
+LIVE         AT_HEAD        LIVE         an append right after its cursor with room in its queue
+CATCHING_UP  AT_HEAD        LIVE         a pull found the log exhausted
+LIVE         BEHIND         CATCHING_UP  behind the head or its queue over the limit: it stops
+                                         taking live events (a stalled socket costs one queue)
+CATCHING_UP  BEHIND         CATCHING_UP  still behind the head: its sender pulls the next chunk
+LIVE         JOIN           SHARED       at the head, nothing of its own pending, room in its queue:
+                                         joining can neither skip nor repeat an event
+CATCHING_UP  JOIN           SHARED       caught up, nothing of its own pending, room in its queue:
+                                         joining can neither skip nor repeat an event
+SHARED       LEAVE          CATCHING_UP  its queue went over the limit on a shared batch, or the log
+                                         was reloaded: it pulls from the log itself
+DETACHED     LEAVE          DETACHED     not a member of the feed: nothing to leave
+LIVE         LEAVE          LIVE         not a member of the feed: nothing to leave
+CATCHING_UP  LEAVE          CATCHING_UP  not a member of the feed: nothing to leave
+CLOSING      LEAVE          CLOSING      not a member of the feed: nothing to leave
+CLOSED       LEAVE          CLOSED       not a member of the feed: nothing to leave
+DETACHED     CLOSE          CLOSING      a close request (abuse, a message too big, an evicted
+                                         session)
+LIVE         CLOSE          CLOSING      a close request: unsent data is dropped (the client can
+                                         resume)
+CATCHING_UP  CLOSE          CLOSING      a close request: unsent data is dropped (the client can
+                                         resume)
+SHARED       CLOSE          CLOSING      a close request: it leaves the feed, unsent data is dropped
+CLOSING      CLOSE          CLOSING      one closer: a second request changes nothing
+CLOSED       CLOSE          CLOSING      its sender failed earlier: the socket itself still gets
+                                         closed
+DETACHED     LOST           CLOSED       a send (an error reply) failed: nothing more goes out
+LIVE         LOST           CLOSED       a send failed: nothing more goes out
+CATCHING_UP  LOST           CLOSED       a send failed: nothing more goes out
+SHARED       LOST           CLOSED       a send failed: it leaves the feed, nothing more goes out
+CLOSING      LOST           CLOSING      a send failed while its closer runs
+CLOSED       LOST           CLOSED       already stopped
+DETACHED     STOP           CLOSED       the sender is stopped for good
+LIVE         STOP           CLOSED       the sender is stopped for good
+CATCHING_UP  STOP           CLOSED       the sender is stopped for good
+SHARED       STOP           CLOSED       the sender is stopped for good: it leaves the feed
+CLOSING      STOP           CLOSED       the closer stopped the sender
+CLOSED       STOP           CLOSED       already stopped
+""")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from streampace.lifecycle import Rule
+from streampace.lifecycle import table
 
 __all__ = ["DELIVERY_TABLE", "DeliveryEvent", "DeliveryState"]
 
@@ -37,31 +37,28 @@ class DeliveryEvent(Enum):
     CLOSE = "close"
 
 
-_S, _E = DeliveryState, DeliveryEvent
-_LIVE = (_S.OPEN, _S.PUBLISHING, _S.REPUBLISH, _S.BACKOFF)
-
-DELIVERY_TABLE: dict[tuple[DeliveryState, DeliveryEvent], Rule[DeliveryState]] = {
-    (_S.OPEN, _E.PUBLISH): Rule(_S.PUBLISHING, "a threshold or a fast path publishes now"),
-    (_S.OPEN, _E.FLUSH): Rule(_S.PUBLISHING, "an explicit flush or the window timer"),
-    (_S.BACKOFF, _E.PUBLISH): Rule(
-        _S.BACKOFF, "a failing sink is not hammered: wait for the retry timer or a flush"),
-    (_S.BACKOFF, _E.FLUSH): Rule(_S.PUBLISHING, "the retry (timer) or an explicit flush"),
-    (_S.PUBLISHING, _E.PUBLISH): Rule(
-        _S.REPUBLISH, "publish() re-entered the buffer: one more pass, never a nested one"),
-    (_S.PUBLISHING, _E.FLUSH): Rule(
-        _S.REPUBLISH, "publish() asked for a flush: one more pass once it returns"),
-    (_S.REPUBLISH, _E.PUBLISH): Rule(_S.REPUBLISH, "the extra pass is already asked for"),
-    (_S.REPUBLISH, _E.FLUSH): Rule(_S.REPUBLISH, "the extra pass is already asked for"),
-    (_S.REPUBLISH, _E.NEXT_PASS): Rule(_S.PUBLISHING, "the pass a re-entrant call asked for"),
-    (_S.PUBLISHING, _E.DRAINED): Rule(_S.OPEN, "everything buffered went out"),
-    (_S.PUBLISHING, _E.FAILED): Rule(
-        _S.BACKOFF, "the failed batch is back in front; it goes out on the retry"),
-    (_S.REPUBLISH, _E.FAILED): Rule(
-        _S.BACKOFF, "the failed batch and what the re-entrant call asked for wait for the retry"),
-    (_S.PUBLISHING, _E.ABORTED): Rule(
-        _S.OPEN, "a BaseException propagates; the buffer stays usable, not stuck publishing"),
-    (_S.REPUBLISH, _E.ABORTED): Rule(
-        _S.OPEN, "a BaseException propagates; the buffer stays usable, not stuck publishing"),
-    **{(state, _E.CLOSE): Rule(_S.CLOSED, "close() works from anywhere, even inside publish()")
-       for state in _LIVE},
-}
+DELIVERY_TABLE = table(DeliveryState, DeliveryEvent, """
+OPEN        PUBLISH    PUBLISHING  a threshold or a fast path publishes now
+OPEN        FLUSH      PUBLISHING  an explicit flush or the window timer
+BACKOFF     PUBLISH    BACKOFF     a failing sink is not hammered: wait for the retry timer or a
+                                   flush
+BACKOFF     FLUSH      PUBLISHING  the retry (timer) or an explicit flush
+PUBLISHING  PUBLISH    REPUBLISH   publish() re-entered the buffer: one more pass, never a nested
+                                   one
+PUBLISHING  FLUSH      REPUBLISH   publish() asked for a flush: one more pass once it returns
+REPUBLISH   PUBLISH    REPUBLISH   the extra pass is already asked for
+REPUBLISH   FLUSH      REPUBLISH   the extra pass is already asked for
+REPUBLISH   NEXT_PASS  PUBLISHING  the pass a re-entrant call asked for
+PUBLISHING  DRAINED    OPEN        everything buffered went out
+PUBLISHING  FAILED     BACKOFF     the failed batch is back in front; it goes out on the retry
+REPUBLISH   FAILED     BACKOFF     the failed batch and what the re-entrant call asked for wait for
+                                   the retry
+PUBLISHING  ABORTED    OPEN        a BaseException propagates; the buffer stays usable, not stuck
+                                   publishing
+REPUBLISH   ABORTED    OPEN        a BaseException propagates; the buffer stays usable, not stuck
+                                   publishing
+OPEN        CLOSE      CLOSED      close() works from anywhere, even inside publish()
+PUBLISHING  CLOSE      CLOSED      close() works from anywhere, even inside publish()
+REPUBLISH   CLOSE      CLOSED      close() works from anywhere, even inside publish()
+BACKOFF     CLOSE      CLOSED      close() works from anywhere, even inside publish()
+""")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from streampace.lifecycle import LifecycleError, Machine, Rule
+from streampace.lifecycle import LifecycleError, Machine, table
 
 __all__ = ["RunState", "RunEvent", "RUN_TABLE", "RunLifecycle", "LifecycleError", "Outcome"]
 
@@ -40,33 +40,27 @@ class RunEvent(Enum):
     SETTLE = "settle"  # its terminal event is written and its lease released
 
 
-_S, _E = RunState, RunEvent
-
-RUN_TABLE: dict[tuple[RunState, RunEvent], Rule[RunState]] = {
-    (_S.IDLE, _E.START): Rule(_S.STARTING, "a run message was accepted"),
-    (_S.IDLE, _E.STOP): Rule(_S.IDLE, "nothing runs here: a late cancel or a shutdown is a no-op"),
-    (_S.STARTING, _E.BEGIN): Rule(_S.RUNNING, "the body runs: it may touch the source"),
-    (_S.STARTING, _E.REFUSE): Rule(
-        _S.IDLE, "another process holds the session's run: nothing was written"),
-    (_S.STARTING, _E.STOP): Rule(
-        _S.ENDING, "recorded: the body, when it first runs, goes straight to the ending"),
-    (_S.STARTING, _E.END): Rule(_S.ENDING, "the body failed before it began"),
-    (_S.RUNNING, _E.STOP): Rule(_S.ENDING, "the first stop decides the outcome"),
-    (_S.RUNNING, _E.END): Rule(_S.ENDING, "the source ended, failed or was cut off"),
-    (_S.ENDING, _E.BEGIN): Rule(
-        _S.ENDING, "stopped before it began: the body must not touch the source"),
-    (_S.ENDING, _E.STOP): Rule(_S.ENDING, "the outcome is decided: a later stop is ignored"),
-    (_S.ENDING, _E.END): Rule(_S.ENDING, "the body saw the stop: the recorded outcome wins"),
-    (_S.ENDING, _E.START): Rule(
-        _S.HANDING_OVER, "shared log: the terminal event is in the log, the next run waits"),
-    (_S.ENDING, _E.SETTLE): Rule(_S.IDLE, "the terminal event is written"),
-    (_S.HANDING_OVER, _E.BEGIN): Rule(
-        _S.HANDING_OVER, "stopped before it began: the body must not touch the source"),
-    (_S.HANDING_OVER, _E.STOP): Rule(
-        _S.HANDING_OVER, "the ending run's outcome is decided (the queued run keeps the stop)"),
-    (_S.HANDING_OVER, _E.END): Rule(_S.HANDING_OVER, "the ending run's body is over"),
-    (_S.HANDING_OVER, _E.SETTLE): Rule(_S.STARTING, "the queued run starts"),
-}
+RUN_TABLE = table(RunState, RunEvent, """
+IDLE          START   STARTING      a run message was accepted
+IDLE          STOP    IDLE          nothing runs here: a late cancel or a shutdown is a no-op
+STARTING      BEGIN   RUNNING       the body runs: it may touch the source
+STARTING      REFUSE  IDLE          another process holds the session's run: nothing was written
+STARTING      STOP    ENDING        recorded: the body, when it first runs, goes straight to the
+                                    ending
+STARTING      END     ENDING        the body failed before it began
+RUNNING       STOP    ENDING        the first stop decides the outcome
+RUNNING       END     ENDING        the source ended, failed or was cut off
+ENDING        BEGIN   ENDING        stopped before it began: the body must not touch the source
+ENDING        STOP    ENDING        the outcome is decided: a later stop is ignored
+ENDING        END     ENDING        the body saw the stop: the recorded outcome wins
+ENDING        START   HANDING_OVER  shared log: the terminal event is in the log, the next run waits
+ENDING        SETTLE  IDLE          the terminal event is written
+HANDING_OVER  BEGIN   HANDING_OVER  stopped before it began: the body must not touch the source
+HANDING_OVER  STOP    HANDING_OVER  the ending run's outcome is decided (the queued run keeps the
+                                    stop)
+HANDING_OVER  END     HANDING_OVER  the ending run's body is over
+HANDING_OVER  SETTLE  STARTING      the queued run starts
+""")
 
 
 @dataclass(frozen=True)
