@@ -177,9 +177,10 @@ class Viewer:
         ahead of it (``on_append`` runs after the log took the new events and
         before the feed does, so the feed is at ``first_seq - 1`` there).
         """
+        if not self._machine.accepts(_E.JOIN):
+            return False  # only from its own buffer's modes (attached, not closing)
         session, buffer = self.session, self.buffer
-        if not self._machine.accepts(_E.JOIN) or session is None or buffer is None:
-            return False
+        assert session is not None and buffer is not None
         at = session.log.head if head is None else head
         if (self.cursor != at or not session.feed.can_join()
                 or self._queued_bytes > self.limit):

@@ -58,10 +58,6 @@ class _Viewer:
         self.buffer: DeliveryBuffer | None = None
         self.last_through = 0
 
-    @property
-    def attached(self) -> bool:
-        return self.buffer is not None
-
     def publish(self, batch: Batch) -> bool:
         through = batch.through if batch.through is not None else self.last_through
         self.last_through = through
