@@ -288,20 +288,23 @@ class Session:
 
     async def _end(self, run_id: str, outcome: Outcome | None) -> None:
         engine = self.engine
-        outputs = engine.end_run(run_id, outcome)
+        *emits, ended = engine.end_run(run_id, outcome)
+        assert isinstance(ended, output.RunEnded)
         final = engine.run_outcome
         if final is not None and final.code is not None:
             log.info("session %s: run %s ended (%s)", self.id, run_id, final.code)
-        for out in outputs:
-            if isinstance(out, output.Emit):
+        try:
+            for out in emits:
+                assert isinstance(out, output.Emit)
                 try:
                     await self.backend.emit(run_id, out.events)
                 except Exception as exc:  # the store refused the terminal event
                     log.warning("session %s: run %s: terminal event not written: %r",
                                 self.id, run_id, exc)
-            elif isinstance(out, output.RunEnded):
-                # No await from here until the session settles: the next run may start.
-                with contextlib.suppress(Exception):
-                    self.backend.release_run(run_id)
-                self.run_task = None
-                self.perform(engine.settle_run(run_id))
+        finally:
+            # RunEnded, even if this task is cancelled while writing: no await from
+            # here until the session settles, so the next run may start at once.
+            with contextlib.suppress(Exception):
+                self.backend.release_run(run_id)
+            self.run_task = None
+            self.perform(engine.settle_run(run_id))
