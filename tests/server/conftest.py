@@ -54,6 +54,8 @@ def start_server(
     log_level: str = "warning",
     **config: Any,
 ) -> RunningServer:
+    # Most tests name their sessions; the ones about admission say otherwise.
+    config.setdefault("client_session_ids", True)
     cfg = ServerConfig(port=0, **config)
     src = parse_source(
         source,

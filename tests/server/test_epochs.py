@@ -91,7 +91,7 @@ def _free_port() -> int:
 def _start(port: int) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-m", "streampace", "serve", "--port", str(port), "--speed", "20",
-         "--log-level", "warning"],
+         "--log-level", "warning", "--client-session-ids"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + WAIT_S
     while True:

@@ -40,7 +40,7 @@ class ServerProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streampace", "serve", "--port", "0", "--store", store,
              "--lease-ms", str(TEST_LEASE_MS), "--speed", str(speed), "--log-level",
-             "warning", *extra],
+             "warning", "--client-session-ids", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
         line = ""

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from .redis_conn import RedisConnection
+from .redis_conn import RedisConnection, unreachable
 from .redis_keys import CONTROL_CHANNEL, SessionKeys, dumps
 from .redis_lease import SNAPSHOT_EVERY, RunLease
 from .redis_mirror import RedisMirror
@@ -137,6 +137,12 @@ class RedisStore:
 
     def backend(self, session: Session) -> RedisBackend:
         return RedisBackend(session, self)
+
+    async def exists(self, session_id: str) -> bool:
+        try:
+            return bool(await self.conn.client.exists(SessionKeys.of(session_id).epoch))
+        except (RedisError, OSError) as exc:
+            raise unreachable(exc) from None
 
     async def start(self) -> None:
         try:

@@ -114,6 +114,7 @@ class Viewer:
         self._host = LoopHost(self._loop)
         self._sender = asyncio.create_task(self._send_loop())
         self._closer: asyncio.Future[None] | None = None
+        self.closed = asyncio.Event()  # set once a close is asked for (the socket's reader ends)
 
     # -- the state ------------------------------------------------------------
 
@@ -226,6 +227,12 @@ class Viewer:
         else:
             self._move(_E.BEHIND)
             self._wake.set()  # the sender pulls from the log once the queue drains
+
+    def check_stalled(self) -> None:
+        """The hub's periodic look (server/hub.py): a stalled peer is closed and its
+        queue released on time, not only when the next output arrives."""
+        if not self.closing:
+            self._stalled()
 
     def _stalled(self) -> bool:
         """A send that has not completed for send_timeout_s: the peer stopped reading."""
@@ -345,6 +352,7 @@ class Viewer:
         self._drop_queue()
         if self.buffer is not None:
             self.buffer.close()
+        self.closed.set()
         self._closer = asyncio.ensure_future(self._close(code, reason))
 
     async def drain_and_close(self, code: int, reason: str, drain_s: float) -> None:
