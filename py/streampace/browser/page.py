@@ -8,16 +8,24 @@ they show, without JavaScript:
     from streampace.browser.page import mount
 
     view = mount("#answer", "/ws/sessions/my-session")
-    view.on_text(lambda message_id, delta: print(delta, end=""))
-    view.on("run-end", lambda detail: print("run ended:", detail["status"]))
+
+    @view.on_text
+    def revealed(message_id, delta):        # as the reader sees it, frame by frame
+        print(delta, end="")
+
+    @view.on("run-end")
+    def ended(detail):
+        print("run ended:", detail["status"])
+
     view.send({"type": "run", "prompt": "Why pace streamed text?"})
 
 `on_text` hears the text as it is revealed, frame by frame (what the reader
 sees, not what the network delivered); `on_paced` the same frames as AG-UI
 events; `on(name, ...)` the view's events: "message-end", "run-end", "error"
 (the details of the embed's DOM events, which still fire) and "status" (the
-connection: "open", "closed", "reconnecting"). A subscriber that raises is
-reported on the console and the view goes on.
+connection: "open", "closed", "reconnecting"). In a frame that ends a message
+or a run, its text is told first, then "message-end" / "run-end". A subscriber
+that raises is reported on the console and the view goes on.
 
 Any boot of ours (js_shim/boot.js: PyScript through js_shim/pyscript.js, the
 embed tag, the demo) registers js_shim/bridge.js as the JS module
@@ -43,6 +51,8 @@ __all__ = ["EVENTS", "PageView", "bridge", "mount"]
 
 # What `PageView.on` accepts; the first three are the embed's DOM events.
 EVENTS = ("message-end", "run-end", "error", "status")
+# Emitted while a frame is rendered: told after that frame's text.
+_FRAME_EVENTS = ("message-end", "run-end")
 _DOM_PREFIX = "streampace:"
 _SIMULATE = ("never", "fallback", "always")
 _TEXT_TYPES = ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK")
@@ -106,6 +116,7 @@ class PageView:
         self._paced: list[Callable[[list[dict]], None]] = []
         self._handlers: dict[str, list[Callable[[dict], None]]] = {name: [] for name in EVENTS}
         self._chunk_message: str | None = None
+        self._frame_events: list[tuple[str, dict]] = []
         self._simulate = "never"
         self._probing = False
         self.simulated = False
@@ -128,10 +139,13 @@ class PageView:
         self._paced.append(fn)
         return fn
 
-    def on(self, name: str, fn: Callable[[dict], None]) -> Callable[[dict], None]:
-        """Call `fn(detail)` on the view's `name` event (see EVENTS)."""
+    def on(self, name: str, fn: Callable[[dict], None] | None = None) -> Any:
+        """Call `fn(detail)` on the view's `name` event (see EVENTS); without
+        `fn`, a decorator: `@view.on("run-end")`."""
         if name not in self._handlers:
             raise ValueError(f"streampace: unknown event {name!r}; one of {EVENTS}")
+        if fn is None:
+            return lambda handler: self.on(name, handler)
         self._handlers[name].append(fn)
         return fn
 
@@ -199,8 +213,13 @@ class PageView:
     def _on_paced(self, events: list[dict]) -> None:
         for paced in self._paced:
             self._call(paced, events)
-        if not self._text:
-            return
+        if self._text:
+            self._tell_text(events)
+        told, self._frame_events = self._frame_events, []
+        for name, detail in told:
+            self._tell(name, detail)
+
+    def _tell_text(self, events: list[dict]) -> None:
         for event in events:
             kind = event.get("type")
             if kind not in _TEXT_TYPES:
@@ -216,6 +235,12 @@ class PageView:
                     self._call(fn, message_id, delta)
 
     def _dispatch(self, name: str, detail: dict) -> None:
+        if name in _FRAME_EVENTS:
+            self._frame_events.append((name, detail))  # told by _on_paced, after the text
+        else:
+            self._tell(name, detail)
+
+    def _tell(self, name: str, detail: dict) -> None:
         for fn in self._handlers.get(name, ()):
             self._call(fn, detail)
 
