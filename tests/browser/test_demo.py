@@ -130,6 +130,17 @@ def test_static_files_boot_to_simulated_source(driver: Any, demo: Any, static_or
     assert painted > 100
 
 
+def test_pyscript_reads_pyscript_toml_as_setup_does(driver: Any, demo: Any) -> None:
+    """PyScript's own small TOML parser and tomllib (scripts/setup_runtime) agree
+    on the one configuration, comments and table included."""
+    import tomllib
+
+    seen = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "import('/vendor/pyscript/core.js').then((m) => done(m.config.py));")
+    assert seen == tomllib.loads((ROOT / "pyscript.toml").read_text(encoding="utf-8"))
+
+
 def test_stop_cancels_the_run(driver: Any, demo: Any) -> None:
     Select(driver.find_element(By.ID, "scenario")).select_by_visible_text("Long answer")
     driver.find_element(By.ID, "run").click()
