@@ -22,7 +22,7 @@
 // itself still works; the boot then starts when PyScript imports this.
 // Nothing else of ours imports PyScript: the embed tag boots without it.
 
-import { bootRuntime, config } from "./boot.js";
+import { bootRuntime, config, mark } from "./boot.js";
 
 const BASE = new URL("../", import.meta.url);
 // The whole boot starts now, while PyScript's core loads, reads its config
@@ -31,18 +31,21 @@ const BASE = new URL("../", import.meta.url);
 // Progress and failure are events on `document`, for the page's own UI:
 // "streampace:progress" (detail: a sentence) and "streampace:error" (detail:
 // {where: "boot", message}), as the embed tag reports on its target.
+// How this page's Python booted (the demo, tests and the boot benchmark read it).
+export const runtimeInfo = { snapshot: null, fallback: null };
 const booted = bootRuntime({
   base: BASE,
   onProgress: (text) => document.dispatchEvent(new CustomEvent("streampace:progress", { detail: text })),
+}).then((info) => {
+  runtimeInfo.snapshot = info.snapshot;
+  runtimeInfo.fallback = info.fallback;
+  return info;
 });
 booted.catch((err) => {
   document.dispatchEvent(new CustomEvent("streampace:error", {
     detail: { where: "boot", message: String(err && err.message ? err.message : err) },
   }));
 });
-
-// How this page's Python booted (tests and the boot benchmark read it).
-export const runtimeInfo = { snapshot: null, fallback: null };
 
 // polyscript keys its package cache by this and checks `packages` against
 // its graph for this version: the vendored Pyodide's.
@@ -54,13 +57,12 @@ export const version = config.pyodideVersion;
 // `packages` (polyscript passes them only from its own package cache) are
 // loaded after the boot.
 export async function loadPyodide({ stdout, stderr, packages } = {}) {
-  const info = await booted;
-  runtimeInfo.snapshot = info.snapshot;
-  runtimeInfo.fallback = info.fallback;
-  const { pyodide } = info;
+  mark("interpreter-requested");
+  const { pyodide } = await booted;
   if (stdout) pyodide.setStdout({ batched: stdout });
   if (stderr) pyodide.setStderr({ batched: stderr });
   if (packages && packages.length) await pyodide.loadPackage(packages);
+  mark("interpreter-returned");
   return pyodide;
 }
 
