@@ -58,7 +58,17 @@ export const version = config.pyodideVersion;
 // loaded after the boot.
 export async function loadPyodide({ stdout, stderr, packages } = {}) {
   mark("interpreter-requested");
-  const { pyodide } = await booted;
+  const { pyodide, snapshot } = await booted;
+  if (snapshot) {
+    // PyScript's Python package, compiled into the snapshot at setup: written as
+    // .pyc files where Python finds them once PyScript writes the sources.
+    const runtime = pyodide.pyimport("streampace.browser.runtime");
+    try {
+      runtime.install_pyscript_bytecode(pyodide.FS.cwd());
+    } finally {
+      runtime.destroy();
+    }
+  }
   if (stdout) pyodide.setStdout({ batched: stdout });
   if (stderr) pyodide.setStderr({ batched: stderr });
   if (packages && packages.length) await pyodide.loadPackage(packages);

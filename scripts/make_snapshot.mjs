@@ -70,6 +70,20 @@ sys.path.insert(0, config.packagePath);
 sys.destroy();
 const runtime = pyodide.pyimport("streampace.browser.runtime");
 const report = JSON.parse(runtime.prepare_snapshot(key));
+// PyScript's own Python package, as the pinned @pyscript/core writes it before
+// a page's first script: compiled here, so PyScript pages import it without
+// compiling (runtime.install_pyscript_bytecode, called by js_shim/pyscript.js).
+const { default: pyscriptTree } = await import(pathToFileURL(
+  path.join(root, "node_modules", "@pyscript", "core", "src", "stdlib", "pyscript.js")).href);
+const pyscriptFiles = {};
+const flatten = (tree, prefix) => {
+  for (const [name, value] of Object.entries(tree)) {
+    if (typeof value === "string") pyscriptFiles[prefix + name] = value;
+    else flatten(value, `${prefix}${name}/`);
+  }
+};
+flatten(pyscriptTree, "");
+report.pyscriptModules = runtime.compile_pyscript(JSON.stringify(pyscriptFiles));
 runtime.destroy();
 const tImport = performance.now();
 
@@ -90,6 +104,7 @@ console.log(JSON.stringify({
   pyodideVersion: pyodide.version,
   imported: report.imported,
   skipped: report.skipped,
+  pyscriptModules: report.pyscriptModules,
   ms: {
     boot: Math.round(tBoot - t0),
     import: Math.round(tImport - tBoot),

@@ -106,6 +106,7 @@ def test_page_api_hears_paced_text_then_the_events(driver: Any, pyscript_server:
     wait_for(driver, "const h = JSON.parse(window.pyHeard());"
              " return h.events.some(e => e[0] === 'run-end')", 60)
     heard = driver.execute_script(HEARD)
+    assert heard["pyscript_pyc"] is True
 
     # The text, as revealed: all of it, in order, in more frames than batches.
     expected = "".join(pieces)
@@ -147,6 +148,8 @@ def test_pyscript_page_without_a_snapshot_boots_the_ordinary_way(
         switch.mode = "real"
     info = driver.execute_async_script(RUNTIME_INFO)
     assert info["snapshot"] is False and "no snapshot manifest" in info["fallback"]
+    # No snapshot, no precompiled PyScript: Python compiled it.
+    assert driver.execute_script(HEARD)["pyscript_pyc"] is False
     notes = [e["message"] for e in driver.get_log("browser") if FALLBACK_NOTE in e["message"]]
     assert len(notes) == 1, notes
     server.sessions.push_spaced("nosnap", run("nosnap", "m", ["plain ", "boot"]), gap_ms=20)
