@@ -2,8 +2,8 @@
 
 A wheel carries the page files (index.html, pyscript.toml, demo/, js_shim/,
 examples/) and the runtime that scripts/setup_runtime laid out under vendor/
-(Pyodide, PyScript, vendor/streampace.zip, the boot snapshot when there is one)
-as `streampace/_site/...`, so `streampace serve` works from an installed
+(Pyodide, the PyScript files our pages load, vendor/streampace.zip, the runtime
+config, the boot snapshot when there is one) as `streampace/_site/...`, so `streampace serve` works from an installed
 package (server/config.py: default_root). The sdist carries vendor/ as well
 (it is gitignored, so not picked up by default), so a wheel built from the sdist
 is complete too. Editable installs get nothing extra: they serve the checkout.
@@ -33,6 +33,9 @@ REQUIRED = (
     "vendor/streampace-version.js",
 )
 SKIP_DIRS = {"__pycache__", "test-wheels", "node_modules"}
+# The demo's Python ships inside vendor/streampace.zip (as streampace_demo); no
+# page fetches the source file.
+SKIP_FILES = {"demo/demo.py"}
 SITE_PREFIX = "streampace/_site/"
 
 
@@ -45,7 +48,9 @@ def site_files(root: Path, dirs: tuple[str, ...] = PAGE_DIRS) -> list[str]:
             for name in sorted(files):
                 if name.startswith(".") or name.endswith((".pyc", ".tmp")):
                     continue
-                out.append((Path(base) / name).relative_to(root).as_posix())
+                rel = (Path(base) / name).relative_to(root).as_posix()
+                if rel not in SKIP_FILES:
+                    out.append(rel)
     return sorted(out)
 
 
