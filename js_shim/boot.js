@@ -105,9 +105,8 @@ async function snapshotProblem(manifest, version, archive) {
 // Start every download that depends on nothing else, at once: `pyodide.mjs`,
 // our package archive, the snapshot's manifest and the snapshot itself.
 // `base` is the site root (the directory of pyscript.toml); `useSnapshot:
-// false` skips the snapshot. Call it as early as the page can; bootRuntime
-// takes the result.
-export function startRuntime({ base, useSnapshot = true }) {
+// false` skips the snapshot.
+function startRuntime({ base, useSnapshot }) {
   mark("boot-start");
   const at = (rel) => new URL(rel, base);
   const indexURL = at(config.pyodide).href;
@@ -125,15 +124,12 @@ export function startRuntime({ base, useSnapshot = true }) {
   return { indexURL, useSnapshot, abort, moduleP, archiveP, manifestP, snapshotP };
 }
 
-// Resolves to {pyodide, snapshot: bool, fallback: reason | null}.
-// `started`: what startRuntime returned (else it is called now with `base`
-// and `useSnapshot`). `pyodideOptions` go to loadPyodide as they are (PyScript
-// passes stdout/stderr this way); the runtime's location is ours.
-export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = true, started = null,
-                                    pyodideOptions = {} }) {
-  const run = started ?? startRuntime({ base, useSnapshot });
+// Resolves to {pyodide, snapshot: bool, fallback: reason | null}. Call it as
+// early as the page can: every download starts at once.
+export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = true }) {
+  const run = startRuntime({ base, useSnapshot });
   const { indexURL, abort, moduleP, archiveP, manifestP, snapshotP } = run;
-  const options = { ...pyodideOptions, indexURL };
+  const options = { indexURL };
 
   onProgress("Loading the Python runtime…");
   const { loadPyodide, version } = await moduleP;
