@@ -1,12 +1,13 @@
 """Hatch build hook: the browser side goes into the package.
 
-A wheel carries the page files (index.html, pyscript.toml, demo/, js_shim/,
-examples/) and the runtime that scripts/setup_runtime laid out under vendor/
-(Pyodide, the PyScript files our pages load, vendor/streampace.zip, the runtime
-config, the boot snapshot when there is one) as `streampace/_site/...`, so `streampace serve` works from an installed
-package (server/config.py: default_root). The sdist carries vendor/ as well
-(it is gitignored, so not picked up by default), so a wheel built from the sdist
-is complete too. Editable installs get nothing extra: they serve the checkout.
+A wheel carries the page files (index.html, pyscript.toml, demo/ but demo.py,
+js_shim/, examples/) and the runtime that scripts/setup_runtime laid out under
+vendor/ (Pyodide, the PyScript files our pages load, vendor/streampace.zip, the
+runtime config, the boot snapshot when there is one) as `streampace/_site/...`,
+so `streampace serve` works from an installed package (server/config.py:
+default_root). The sdist carries vendor/ as well (it is gitignored, so not picked
+up by default), so a wheel built from the sdist is complete too. Editable
+installs get nothing extra: they serve the checkout.
 
 vendor/ is taken whole (minus hidden files and test leftovers) so that what
 setup_runtime adds later ships without touching this file.
