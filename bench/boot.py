@@ -374,6 +374,12 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             base = out[BASELINE][kind]["ready_ms"] if BASELINE in out else None
             mine = out[page][kind]["ready_ms"]
             out[page][kind]["ratio_to_pyscript"] = (mine / base) if base and mine else None
+            # The same, round by round (the pages of a round run one after the
+            # other): less at the mercy of the machine's load drifting across the run.
+            pairs = zip(runs[page], runs.get(BASELINE, []), strict=False)
+            out[page][kind]["ratio_per_round"] = _median([
+                mine_r[kind]["ready"] / base_r[kind]["ready"] for mine_r, base_r in pairs
+                if mine_r[kind]["ready"] and base_r[kind]["ready"]])
     return out
 
 
@@ -405,11 +411,12 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         f"{meta['date']}, {meta['machine']}, load average at start {meta['load']}, "
         f"network {meta['network']}; "
         f"{meta['rounds']} rounds, medians; cold = fresh profile, warm = reload. "
-        "Ratios are to the stock PyScript page in the same run.",
+        "Ratios are to the stock PyScript page in the same run: of the medians, and the "
+        "median of each round's ratio (\"per round\").",
         "",
-        "| page | cold ready ms | × PyScript | warm ready ms | × PyScript "
-        "| first visit transferred | warm transferred |",
-        "|---|---|---|---|---|---|---|",
+        "| page | cold ready ms | × PyScript | per round | warm ready ms | × PyScript "
+        "| per round | first visit transferred | warm transferred |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for page in PAGES:
         if page not in summary:
@@ -417,7 +424,9 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         c, w = summary[page]["cold"], summary[page]["warm"]
         lines.append(
             f"| {LABELS[page]} | {_f(c['ready_ms'])} | {_f(c['ratio_to_pyscript'], 2)} | "
+            f"{_f(c['ratio_per_round'], 2)} | "
             f"{_f(w['ready_ms'])} | {_f(w['ratio_to_pyscript'], 2)} | "
+            f"{_f(w['ratio_per_round'], 2)} | "
             f"{_mb(c['transferred_bytes'])} | {_mb(w['transferred_bytes'])} |")
     def header(pages: tuple[str, ...]) -> list[str]:
         cols = [f"{page} {kind}" for page in pages for kind in ("cold", "warm")]
