@@ -325,7 +325,7 @@ PHASES = (
     ("pyodide.mjs imported", "boot-start", "runtime-module"),
     ("snapshot fetched + gunzipped", "runtime-module", "snapshot-fetched"),
     ("wasm compile + Python start/restore", "runtime-module", "python-ready"),
-    ("our package (unpack, import, view)", "python-ready", "package-ready"),
+    ("our package (archive into place, after_restore, view)", "python-ready", "package-ready"),
     ("ready → first text on screen", "ready", "firstText"),
 )
 # PyScript pages: PyScript's own work and ours overlap (js_shim/pyscript.js
