@@ -52,7 +52,7 @@ def _page_modules() -> list[str]:
 def prepare_snapshot(key: str) -> str:
     """Import every page module so the snapshot holds them compiled and
     initialised. A module that cannot be imported outside a page is skipped
-    (the page imports it from the unpacked archive as usual). Returns a JSON
+    (the page imports it from the archive as usual). Returns a JSON
     report: {"imported": n, "skipped": {name: error}}."""
     global _snapshot_key
     imported = 0
