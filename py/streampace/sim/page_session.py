@@ -23,7 +23,6 @@ lost connection, and after a backoff with jitter it reconnects.  Pure Python.
 from __future__ import annotations
 
 import random
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -56,7 +55,6 @@ __all__ = ["PageSession"]
 Sink = Callable[[str, Any], None]
 
 _WHOLE = sys.maxsize  # read everything a viewer missed in one go
-_THROUGH = re.compile(r'\{"through":(\d+)')
 
 
 class _Viewer:
