@@ -282,3 +282,32 @@ def test_bad_reports_do_not_break_the_connection() -> None:
     assert rig.conn.state is ConnState.WAITING and rig.codes() == ["no_server"]
     rig.conn.handle("mystery", None)  # an unknown kind is ignored
     assert rig.conn.state is ConnState.WAITING
+
+
+def test_inputs_that_arrive_during_a_move_wait_for_it() -> None:
+    """A socket that fails inside `open()` (a bad URL throws at once in JS), and a
+    page that closes from its error handler: each input runs after the one in hand."""
+    rig = Rig()
+
+    class FailsAtOnce(Transport):
+        def open(self) -> None:
+            super().open()
+            rig.close(1006)
+
+    rig.conn.transport = rig.transport = FailsAtOnce()
+    rig.attach()
+    rig.close(1006)
+    rig.transport.take()
+    rig.host.tick(rig.conn.retry_in_ms() or 0)
+    assert rig.moves[-3:] == [("attached", "waiting"), ("waiting", "connecting"),
+                              ("connecting", "diagnosing")]
+    assert rig.transport.take() == [("open",), ("probe",)]
+
+    closing = Rig()
+    closing.conn.on_problem = lambda _p, _r: closing.conn.close()
+    closing.attach()
+    closing.close(1001)
+    assert closing.conn.state is ConnState.CLOSED
+    assert closing.moves[-2:] == [("attached", "waiting"), ("waiting", "closed")]
+    closing.host.run_all()
+    assert closing.transport.take()[-1] == ("close", 1000)

@@ -151,7 +151,7 @@ class SessionConnection:
         self._retry = Timeout(host, self._retry_due)
         self._retry_at: float | None = None
         self._queued: deque[str] = deque()
-        self._inbox: deque[tuple[str, Any]] = deque()
+        self._inbox: deque[Callable[[], None]] = deque()
         self._handling = False
         self._diagnosis: Problem | None = None  # this failure streak's probe verdict
         self._reported: set[str] = set()  # problem codes told to the page this streak
@@ -168,16 +168,21 @@ class SessionConnection:
 
     # -- the transport's reports ------------------------------------------------
     def handle(self, kind: str, data: Any = None) -> None:
-        """The transport's sink.  Items that arrive while one is being handled
-        (a transport that answers synchronously) wait their turn, in order."""
-        self._inbox.append((kind, data))
+        """The transport's sink."""
+        self._run(lambda: self._dispatch(kind, data))
+
+    def _run(self, work: Callable[[], None]) -> None:
+        """Every input — a report, the retry timer, the page's close — runs here,
+        one at a time: one that arrives while another is being handled (a
+        transport that answers synchronously, a page closing from an event
+        handler) waits its turn, in order."""
+        self._inbox.append(work)
         if self._handling:
             return
         self._handling = True
         try:
             while self._inbox:
-                item_kind, item_data = self._inbox.popleft()
-                self._dispatch(item_kind, item_data)
+                self._inbox.popleft()()
         finally:
             self._handling = False
 
@@ -245,10 +250,10 @@ class SessionConnection:
         return True
 
     def close(self) -> None:
-        self._step(ConnEvent.CLOSE)
+        self._run(lambda: self._step(ConnEvent.CLOSE))
 
     def _retry_due(self) -> None:
-        self._step(ConnEvent.RETRY_DUE)
+        self._run(lambda: self._step(ConnEvent.RETRY_DUE))
 
     # -- moves and their effects ---------------------------------------------------
     def _step(self, event: ConnEvent, *, greeted: bool = False,
