@@ -26,7 +26,7 @@ from streampace.browser.renderer import DomRenderer
 from streampace.browser.segmenter import IntlSegmenter
 from streampace.browser.telemetry import Telemetry
 from streampace.pacing.scheduler import PacingConfig, PacingScheduler
-from streampace.session.connection import ConnState, SessionConnection
+from streampace.session.connection import MAX_QUEUED_SENDS, ConnState, SessionConnection
 from streampace.session.connection_problems import Problem
 
 __all__ = ["StreamView", "percentile"]
@@ -148,11 +148,14 @@ class StreamView:
         """A client message: sent now if connected, else after the next resume."""
         if self.connection is None:
             raise RuntimeError("not connected")
-        if not self.connection.send(text):
-            why = self.connection.problem
-            self._emit_error({"where": "connection", "code": "not_sent",
-                              "message": "not sent: the connection is closed"
-                              + (f" ({why.code})" if why is not None else "")})
+        connection = self.connection
+        if not connection.send(text):
+            why = connection.problem
+            message = ("not sent: the connection is closed"
+                       + (f" ({why.code})" if why is not None else "")
+                       if connection.state is ConnState.CLOSED else
+                       f"not sent: {MAX_QUEUED_SENDS} messages already wait for the connection")
+            self._emit_error({"where": "connection", "code": "not_sent", "message": message})
 
     def flush(self) -> None:
         if self.session is not None:
