@@ -74,7 +74,7 @@ class Instance {
     this.target.append(this.progress);
     this.ready = this.boot(pace, snapshot, maxLag, format).catch((err) => {
       this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
-      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", message: String(err) }));
+      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", code: "boot_failed", message: String(err) }));
       throw err;
     });
   }

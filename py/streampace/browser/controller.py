@@ -224,7 +224,8 @@ class StreamView:
         del self.errors[:-50]
         js.console.error("streampace: " + text)
         self.bridge.emit(self.mount, "streampace:error",
-                         json.dumps({"where": "frame", "message": str(exc)}))
+                         json.dumps({"where": "frame", "code": "frame_error",
+                                     "message": str(exc)}))
 
     # -- telemetry ---------------------------------------------------------
     def _ensure_sampling(self) -> None:
