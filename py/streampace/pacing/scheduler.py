@@ -64,8 +64,9 @@ class PacingScheduler:
         self._law = self.config.make_law()
         self._split = (segmenter if segmenter is not None else default_segmenter()).split
         self._queue = PacedQueue(self._split, self.config.holdback_ms, self._law.new_track)
-        self._drive = Drive(host, self.config.fallback_ms, self._drain, self._condition,
-                            self._expire_holds, self._settled)
+        # Late-bound, so a profiler may wrap _drain on the instance (bench --breakdown).
+        self._drive = Drive(host, self.config.fallback_ms, lambda source: self._drain(source),
+                            self._condition, self._expire_holds, self._settled)
         self._baseline: float | None = None
         self._carry = 0.0
         self._deferred_flush: list[str] = []
