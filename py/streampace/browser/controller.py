@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import replace
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import js
