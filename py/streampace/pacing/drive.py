@@ -29,7 +29,7 @@ from enum import Enum
 from typing import Any
 
 from streampace.clock import FrameHost, Timeout
-from streampace.lifecycle import Machine, Rule, Table
+from streampace.lifecycle import Machine, table
 
 __all__ = ["DRIVE_TABLE", "Drive", "DriveEvent", "DriveState", "FrameRequest"]
 
@@ -53,36 +53,36 @@ class DriveEvent(Enum):
     DONE = "done"  # a drain or flush returned
 
 
+DRIVE_TABLE = table(DriveState, DriveEvent, """
+IDLE      WORK     ARMED     the queue became non-empty: arm a frame and the fallback timeout
+IDLE      BLOCKED  HELD      only a held cluster is queued: arm its hold timer, no frames
+IDLE      EMPTY    IDLE      nothing queued, nothing armed
+IDLE      FLUSH    FLUSHING  a flush runs its applies now
+ARMED     WORK     ARMED     already armed: the frame or the fallback drains it
+ARMED     BLOCKED  ARMED     the armed drain finds the head held and settles
+ARMED     EMPTY    IDLE      cleared: cancel the frame and the fallback
+ARMED     FRAME    DRAINING  a frame came first: cancel the fallback
+ARMED     TIMEOUT  DRAINING  no frame came (a hidden tab): cancel the frame
+ARMED     FLUSH    FLUSHING  cancel the frame and the fallback; settled when the flush returns
+HELD      WORK     ARMED     the hold ended (next delta, barrier, expiry): pace again from now
+HELD      BLOCKED  HELD      re-arm the hold timer for the head's hold
+HELD      EMPTY    IDLE      cleared: cancel the hold timer
+HELD      FLUSH    FLUSHING  cancel the hold timer; settled when the flush returns
+DRAINING  WORK     DRAINING  an apply enqueued: settled when the drain returns
+DRAINING  BLOCKED  DRAINING  settled when the drain returns
+DRAINING  EMPTY    DRAINING  an apply cleared: settled when the drain returns
+DRAINING  FLUSH    DRAINING  an apply asked for a flush: deferred until it returns
+DRAINING  DONE     SETTLING  the drain returned (or raised)
+FLUSHING  WORK     FLUSHING  an apply enqueued: settled when the flush returns
+FLUSHING  BLOCKED  FLUSHING  settled when the flush returns
+FLUSHING  EMPTY    FLUSHING  an apply cleared: settled when the flush returns
+FLUSHING  FLUSH    FLUSHING  an apply asked for another flush: deferred until it returns
+FLUSHING  DONE     SETTLING  the flush returned (or raised)
+SETTLING  WORK     ARMED     more to deliver: arm the next frame
+SETTLING  BLOCKED  HELD      the head waits on a held cluster
+SETTLING  EMPTY    IDLE      all delivered
+""")
 S, E = DriveState, DriveEvent
-DRIVE_TABLE: Table[DriveState, DriveEvent] = {
-    (S.IDLE, E.WORK): Rule(S.ARMED, "queue became non-empty: arm a frame and the fallback"),
-    (S.IDLE, E.BLOCKED): Rule(S.HELD, "only a held cluster queued: arm its hold timer"),
-    (S.IDLE, E.EMPTY): Rule(S.IDLE),
-    (S.IDLE, E.FLUSH): Rule(S.FLUSHING),
-    (S.ARMED, E.WORK): Rule(S.ARMED, "already armed"),
-    (S.ARMED, E.BLOCKED): Rule(S.ARMED, "the armed drain finds the head held"),
-    (S.ARMED, E.EMPTY): Rule(S.IDLE, "cleared or flushed: cancel frame and fallback"),
-    (S.ARMED, E.FRAME): Rule(S.DRAINING, "cancel the fallback"),
-    (S.ARMED, E.TIMEOUT): Rule(S.DRAINING, "no frame came (hidden tab): cancel the frame"),
-    (S.ARMED, E.FLUSH): Rule(S.FLUSHING, "cancel frame and fallback"),
-    (S.HELD, E.WORK): Rule(S.ARMED, "the hold ended: pace again from now"),
-    (S.HELD, E.BLOCKED): Rule(S.HELD, "re-arm the hold timer for the head's hold"),
-    (S.HELD, E.EMPTY): Rule(S.IDLE, "cancel the hold timer"),
-    (S.HELD, E.FLUSH): Rule(S.FLUSHING, "cancel the hold timer"),
-    (S.DRAINING, E.WORK): Rule(S.DRAINING, "settled when the drain returns"),
-    (S.DRAINING, E.BLOCKED): Rule(S.DRAINING, "settled when the drain returns"),
-    (S.DRAINING, E.EMPTY): Rule(S.DRAINING, "settled when the drain returns"),
-    (S.DRAINING, E.FLUSH): Rule(S.DRAINING, "deferred until the drain's apply returns"),
-    (S.DRAINING, E.DONE): Rule(S.SETTLING),
-    (S.FLUSHING, E.WORK): Rule(S.FLUSHING, "settled when the flush returns"),
-    (S.FLUSHING, E.BLOCKED): Rule(S.FLUSHING, "settled when the flush returns"),
-    (S.FLUSHING, E.EMPTY): Rule(S.FLUSHING, "settled when the flush returns"),
-    (S.FLUSHING, E.FLUSH): Rule(S.FLUSHING, "deferred until the flush's apply returns"),
-    (S.FLUSHING, E.DONE): Rule(S.SETTLING),
-    (S.SETTLING, E.WORK): Rule(S.ARMED, "arm the next frame"),
-    (S.SETTLING, E.BLOCKED): Rule(S.HELD, "the head waits on a held cluster"),
-    (S.SETTLING, E.EMPTY): Rule(S.IDLE),
-}
 BUSY = frozenset({S.DRAINING, S.FLUSHING})
 
 
