@@ -5,8 +5,8 @@ through the `SessionConnection` (the socket's state machine: resume, reconnect,
 why it is not connected) and the `SessionClient` (decode, dedupe) into the
 `PacingScheduler`, whose single apply per drain feeds the `DomRenderer`.
 Handles socket close (flush_now), session switch (clear), connection problems
-(`streampace:error` and the view's status line), reduced motion (reveal per
-delivered batch) and per-frame telemetry.
+(`streampace:error` and the view's status line), reduced motion (everything
+queued, committed in the next frame) and per-frame telemetry.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import statistics
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import js
@@ -29,7 +30,7 @@ from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 from streampace.session.connection import MAX_QUEUED_SENDS, ConnState, SessionConnection
 from streampace.session.connection_problems import Problem
 
-__all__ = ["StreamView", "percentile"]
+__all__ = ["StreamView", "frame_commit_config", "percentile"]
 
 # Keep sampling this long after the last activity so the chart shows the tail.
 _SAMPLE_LINGER_MS = 600.0
@@ -41,6 +42,15 @@ def _option(socket: Any, name: str, default: Any) -> Any:
     """An option of a transport (a JS property that is undefined reads as None)."""
     value = getattr(socket, name, None)
     return default if value is None else value
+
+
+def frame_commit_config(config: PacingConfig | None, pace: bool) -> PacingConfig:
+    """The scheduler's config for this view.  Pacing off (``data-pace="off"``,
+    prefers-reduced-motion) is a law of its own: each socket batch is committed
+    in the next animation frame with everything queued — one commit per frame,
+    never outside a frame, nothing held back longer than that."""
+    base = config if config is not None else PacingConfig()
+    return base if pace else replace(base, law="off")
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -74,7 +84,8 @@ class StreamView:
         self.renderer = DomRenderer(mount, bridge, label=label, text_format=text_format)
         self.reduced_motion = bool(bridge.prefersReducedMotion())
         self.pace = pace and not self.reduced_motion
-        self.scheduler = PacingScheduler(self.host, self._apply, config, self.segmenter)
+        self.scheduler = PacingScheduler(self.host, self._apply,
+                                         frame_commit_config(config, self.pace), self.segmenter)
         self.telemetry = Telemetry(self.host, self.scheduler)
         self.on_delivered = on_delivered
         self.on_sample = on_sample
@@ -207,8 +218,6 @@ class StreamView:
         before = self.telemetry.before_enqueue()
         self.scheduler.enqueue(session, events)
         self.telemetry.after_enqueue(before)
-        if not self.pace:
-            self.scheduler.flush_now(session)
         self._last_activity = self.host.now()
         self._ensure_sampling()
 
