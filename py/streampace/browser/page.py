@@ -23,7 +23,8 @@ they show, without JavaScript:
 sees, not what the network delivered); `on_paced` the same frames as AG-UI
 events; `on(name, ...)` the view's events: "message-end", "run-end", "error"
 (the details of the embed's DOM events, which still fire) and "status" (the
-connection: "open", "closed", "reconnecting"). In a frame that ends a message
+connection's state: "connecting", "diagnosing", "open", "attached", "waiting",
+"closed"; streampace.session.connection). In a frame that ends a message
 or a run, its text is told first, then "message-end" / "run-end". A subscriber
 that raises is reported on the console and the view goes on.
 
