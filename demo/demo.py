@@ -2,8 +2,8 @@
 
 Demo-only, so it lives next to the page; scripts/setup_runtime puts it into
 vendor/streampace.zip as the top-level module `streampace_demo`, which the
-memory snapshot imports like the package's page modules (demo/demo.js:
-`pyimport("streampace_demo")`).
+memory snapshot imports like the package's page modules. The page's
+`<script type="py">` (PyScript, index.html) imports it and calls `main`.
 
 The page's JS glue (demo/demo.js) opens the session socket before Python boots.
 If it connects, the streampace server is the source; if the first connection

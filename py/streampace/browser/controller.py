@@ -75,6 +75,7 @@ class StreamView:
         on_sample: Callable[[tuple[float, int, int, float]], None] | None = None,
         on_status: Callable[[str, dict], None] | None = None,
         text_format: str = "markdown",
+        on_paced: Callable[[list[dict]], None] | None = None,
     ) -> None:
         self.bridge = bridge
         self.mount = mount
@@ -90,6 +91,8 @@ class StreamView:
         self.on_delivered = on_delivered
         self.on_sample = on_sample
         self.on_status = on_status
+        # Told each frame's paced events after they were rendered (page.py).
+        self.on_paced = on_paced
         self.session: str | None = None
         self.socket: Any = None
         self.client: SessionClient | None = None
@@ -225,6 +228,8 @@ class StreamView:
         if session_id != self.session or self.closed:
             return False  # not shown (any more): the scheduler keeps it queued
         self.renderer.apply(events)
+        if self.on_paced is not None:
+            self.on_paced(events)
         return True
 
     def _report_exception(self, exc: BaseException) -> None:
