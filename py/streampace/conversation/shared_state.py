@@ -1,0 +1,76 @@
+"""The AG-UI shared state, changed only within bounds.
+
+STATE_SNAPSHOT replaces it, STATE_DELTA patches it (RFC 6902).  Both come from
+outside, so both are measured against :class:`StateLimits` before anything
+changes, and the state's measure is kept so that a patch costs what it
+touches, not what the state holds.
+
+The run framer (``session.framing``) holds one to refuse a costly event before
+it is logged; every transcript (server, Redis store, page) holds one to apply
+what was logged.  All use the same limits and the same code, so an event the
+framer let through applies the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import events as ev
+from .json_patch import (
+    DEFAULT_STATE_LIMITS,
+    JsonPatchError,
+    JsonPatchLimitError,
+    StateLimits,
+    apply_patch_bounded,
+    measure_document,
+)
+from .json_value import Measure
+
+__all__ = ["SharedState", "StateLimits", "JsonPatchError", "JsonPatchLimitError",
+           "DEFAULT_STATE_LIMITS", "STATE_EVENTS"]
+
+STATE_EVENTS = frozenset({ev.STATE_SNAPSHOT, ev.STATE_DELTA})
+
+
+class SharedState:
+    """A state document and its measure.
+
+    ``apply(event)`` applies a STATE_SNAPSHOT or STATE_DELTA all or nothing:
+    JsonPatchLimitError if it would pass a bound, JsonPatchError if it does not
+    apply (a patch whose path is missing, a failed ``test``); either way the
+    state is as before.  The value is shared, never copied: treat it as
+    immutable (patches are copy-on-write).
+    """
+
+    __slots__ = ("value", "measured", "limits")
+
+    def __init__(self, value: Any = None, limits: StateLimits = DEFAULT_STATE_LIMITS) -> None:
+        self.limits = limits
+        self.value: Any = {} if value is None else value
+        # Raises for a state over the limits: the caller chose it, so that is its bug.
+        self.measured: Measure = measure_document(self.value, limits)
+
+    def copy(self) -> SharedState:
+        """Another holder of the same (immutable) state, without measuring it again."""
+        twin = SharedState.__new__(SharedState)
+        twin.value, twin.measured, twin.limits = self.value, self.measured, self.limits
+        return twin
+
+    def snapshot(self, value: Any) -> None:
+        self.measured = measure_document(value, self.limits)
+        self.value = value
+
+    def patch(self, delta: Any) -> None:
+        self.value, self.measured = apply_patch_bounded(self.value, delta, self.measured,
+                                                        self.limits)
+
+    def apply(self, event: Mapping[str, Any]) -> None:
+        """Apply a state event (other types are ignored)."""
+        etype = event.get("type")
+        if etype == ev.STATE_SNAPSHOT:
+            if "snapshot" not in event:
+                raise JsonPatchError("STATE_SNAPSHOT without a snapshot")
+            self.snapshot(event["snapshot"])
+        elif etype == ev.STATE_DELTA:
+            self.patch(event.get("delta"))
