@@ -133,7 +133,8 @@ class Session:
         # The simulated model is our own code (tested against the validator); every
         # other source's events are checked one by one.
         trusted = getattr(self.source, "trusted", False)
-        self._framer = RunFramer(self.id, run_id, prompt, validate=not trusted)
+        self._framer = RunFramer(self.id, run_id, prompt, validate=not trusted,
+                                 state=self.conversation.shared_state)
         self.run_task = asyncio.create_task(
             self._run(self._framer, run_id, prompt, scenario, on_refused)
         )

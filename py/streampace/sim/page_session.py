@@ -178,7 +178,8 @@ class PageSession:
         run_id = new_run_id(self._run_ids)
         self.lifecycle.start(run_id)
         self._framer = RunFramer(self.id, run_id, prompt,
-                                 validate=not getattr(self.source, "trusted", False))
+                                 validate=not getattr(self.source, "trusted", False),
+                                 state=self.conversation.shared_state)
         request = RunRequest(thread_id=self.id, run_id=run_id, prompt=prompt,
                              scenario=scenario, run_index=self.run_count,
                              history=self.conversation.history(),
