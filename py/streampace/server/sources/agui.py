@@ -47,5 +47,6 @@ class AguiSource:
                     data,
                     f"upstream sent an invalid AG-UI event (not JSON): {data[:80]!r}",
                     "upstream sent an invalid AG-UI event (not a JSON object)",
+                    self.options.max_event_bytes,
                 )
                 yield [event]
