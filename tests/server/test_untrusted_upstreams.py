@@ -284,15 +284,15 @@ def test_other_mistyped_openai_fields(serve, upstream, delta, field):
 
 
 def test_an_upstream_event_over_the_size_bound_is_refused(serve, upstream):
-    # 16 MiB of one SSE line with no end: the server stops buffering at the bound.
+    # One SSE line past 1 MiB with no end: the server stops buffering at the bound.
     big = b'data: {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "' \
-        + b"y" * (17 * 1024 * 1024)
+        + b"y" * (3 * 1024 * 1024)
     up = upstream(_agui_text_then(big))
     server = serve(f"agui:{up.url}")
     got = asyncio.run(watch_run(server.ws_url("big"), prompt="x"))
     assert_conformant(got.events, prompt="x")
     assert got.events[-1]["code"] == "upstream_protocol_error"
-    assert "16777216 bytes" in got.events[-1]["message"]
+    assert "1048576 bytes" in got.events[-1]["message"]
     assert _assistant_text(got.events) == "kept "
 
 

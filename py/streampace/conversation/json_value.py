@@ -161,8 +161,12 @@ def _walk(value: Any, max_size: int, max_nodes: int, max_depth: int, path: str,
                 size += len(child) + 2
                 if not child.isascii() and (at := _surrogate_at(child)) >= 0:
                     raise _surrogate_error(at, _path(path, trail, key))
-            elif kind is int or kind is float or kind is bool or child is None:
-                size += scalar_size(child) or 0
+            elif kind is int:
+                size += (child.bit_length() * 77 >> 8) + 2
+            elif kind is float:
+                size += 24
+            elif kind is bool or child is None:
+                size += 5 if child is False else 4
             elif kind is dict or kind is list or isinstance(child, (dict, list)):
                 if depth >= max_depth:
                     raise JsonValueError("too_deep", f"nested deeper than {max_depth} levels",

@@ -32,6 +32,23 @@ __all__ = ["SharedState", "StateLimits", "JsonPatchError", "JsonPatchLimitError"
 
 STATE_EVENTS = frozenset({ev.STATE_SNAPSHOT, ev.STATE_DELTA})
 
+# The last snapshot measured, by identity: on the server the framer measures a
+# STATE_SNAPSHOT's value and the session's transcript then gets the very same
+# object, so the second walk is skipped.  One entry, so it holds at most one
+# state alive; values are never mutated (copy-on-write), so identity suffices.
+_last_measured: tuple[Any, StateLimits, Measure] | None = None
+
+
+def _measure(value: Any, limits: StateLimits) -> Measure:
+    global _last_measured
+    last = _last_measured
+    if last is not None and last[0] is value and last[1] == limits:
+        return last[2]
+    measured = measure_document(value, limits)
+    if isinstance(value, (dict, list)):
+        _last_measured = (value, limits, measured)
+    return measured
+
 
 class SharedState:
     """A state document and its measure.
@@ -49,7 +66,7 @@ class SharedState:
         self.limits = limits
         self.value: Any = {} if value is None else value
         # Raises for a state over the limits: the caller chose it, so that is its bug.
-        self.measured: Measure = measure_document(self.value, limits)
+        self.measured: Measure = _measure(self.value, limits)
 
     def copy(self) -> SharedState:
         """Another holder of the same (immutable) state, without measuring it again."""
@@ -58,7 +75,7 @@ class SharedState:
         return twin
 
     def snapshot(self, value: Any) -> None:
-        self.measured = measure_document(value, self.limits)
+        self.measured = _measure(value, self.limits)
         self.value = value
 
     def patch(self, delta: Any) -> None:

@@ -36,8 +36,10 @@ __all__ = ["RunFramer", "UpstreamError", "upstream_json_object", "STATE_TOO_LARG
 # RUN_ERROR codes the framer chooses (docs/security.md, docs/protocol.md).
 UPSTREAM_PROTOCOL_ERROR = "upstream_protocol_error"  # not a valid AG-UI event / stream
 STATE_TOO_LARGE = "state_too_large"  # a state event over StateLimits: refused before logging
-# One upstream event as JSON text (an SSE event's data, an agent's JSON string).
-MAX_UPSTREAM_EVENT_BYTES = ev.MAX_EVENT_BYTES
+# One upstream event as JSON text (an SSE event's data, an agent's JSON string):
+# parsing it costs the server's loop ~30-80 ms at worst (bench/attack.py); a
+# bigger answer arrives in more events.
+MAX_UPSTREAM_EVENT_BYTES = 1024 * 1024
 
 
 class UpstreamError(Exception):
@@ -54,7 +56,8 @@ def upstream_json_object(text: str, not_json: str, not_object: str,
     """``text`` parsed as a JSON object, within the bounds of one event (bytes and
     depth); anything else is an upstream protocol error."""
     try:
-        value = bounded_loads(text, max_bytes=max_bytes, max_depth=ev.MAX_EVENT_DEPTH)
+        value = bounded_loads(text, max_bytes=max_bytes, max_depth=ev.MAX_EVENT_DEPTH,
+                              max_values=ev.MAX_EVENT_NODES)
     except JsonLimitError as exc:
         if exc.reason == "bad_json":
             raise UpstreamError(UPSTREAM_PROTOCOL_ERROR, not_json) from None
