@@ -341,3 +341,31 @@ def test_no_viewer_message_from_a_source_error_carries_the_upstream_url(serve, u
         assert str(up.port) not in last["message"] and "secret-path" not in last["message"]
     assert set(codes) <= {"upstream_http_error", "upstream_protocol_error",
                           "upstream_ended_early"}, codes
+
+
+def test_runs_load_no_ca_bundle(serve, upstream, monkeypatch):
+    """httpx loads the CA bundle for every client it makes (~60 ms of the event
+    loop, which every other session waits for): runs share one TLS context made
+    when the source is."""
+    import ssl
+
+    def script(h, body):
+        sse_headers(h)
+        ids = {"threadId": body["threadId"], "runId": body["runId"]}
+        write_raw(h, sse_event({"type": "RUN_STARTED", **ids}))
+        write_raw(h, sse_event({"type": "RUN_FINISHED", **ids}))
+
+    up = upstream(script)
+    server = serve(f"agui:{up.url}")
+    loads = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def counting(self, *args, **kwargs):
+        loads.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counting)
+    for i in range(3):
+        got = asyncio.run(watch_run(server.ws_url(f"tls{i}"), prompt="x"))
+        assert got.events[-1]["type"] == "RUN_FINISHED"
+    assert loads == []

@@ -10,7 +10,9 @@ short: it is addressed to the client; any other error body is only logged.
 
 from __future__ import annotations
 
+import functools
 import logging
+import ssl
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -23,11 +25,19 @@ from streampace.session.framing import UpstreamError
 from .base import SourceOptions
 from .sse import SseDecoder, SseError
 
-__all__ = ["sse_data", "upstream_text"]
+__all__ = ["sse_data", "upstream_text", "tls_context"]
 
 log = logging.getLogger("streampace.server")
 
 _BODY_EXCERPT = 300
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context per process.  httpx builds one per client by loading the
+    CA bundle, ~60 ms of the event loop's time on every run (every other session
+    waits); sources call this when they are made, so it happens at startup."""
+    return httpx.create_ssl_context()
 
 
 def upstream_text(text: str, limit: int = _BODY_EXCERPT) -> str:
@@ -59,7 +69,7 @@ async def sse_data(
     max_bytes = options.max_event_bytes
     try:
         async with (
-            httpx.AsyncClient(timeout=timeout, trust_env=False) as client,
+            httpx.AsyncClient(timeout=timeout, trust_env=False, verify=tls_context()) as client,
             client.stream("POST", url, json=body, headers=request_headers) as response,
         ):
             if response.status_code >= 400:

@@ -17,7 +17,7 @@ from streampace.conversation import events as ev
 from streampace.session.framing import UpstreamError, upstream_json_object
 
 from .base import RunRequest, SourceOptions
-from .http_upstream import sse_data, upstream_text
+from .http_upstream import sse_data, tls_context, upstream_text
 
 __all__ = ["OpenAISource", "ChatTranslator", "chat_messages"]
 
@@ -206,6 +206,7 @@ class OpenAISource:
         base = url.rstrip("/")
         self.url = base if base.endswith("/chat/completions") else f"{base}/chat/completions"
         self.options = options
+        tls_context()  # made now, at startup, not during a run
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.options.api_key_env, "")
