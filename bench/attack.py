@@ -16,6 +16,8 @@ idle window of the same length (no attack) just before it:
 - ping RTT p50 / max and bystander delta lateness p50 / max (arrival minus send,
   both on CLOCK_MONOTONIC), idle window vs attack window;
 - *added delay*: the attack window's max ping RTT minus the idle window's;
+- the server's CPU time in the attack window beyond the idle window's rate
+  (less sensitive than wall times to a machine shared with other work);
 - server RSS before, peak during, and 2 s after the attack;
 - how the attacking run ended (its RUN_ERROR code), and how long it took.
 
@@ -78,22 +80,28 @@ ATTACKS: dict[str, Callable[[], list[bytes]]] = {
             op for _ in range(200) for op in ({"op": "copy", "from": "/a", "path": "/b"},
                                               {"op": "remove", "path": "/b"})]}),
     ],
-    # `test` against an equal copy, 50 times: comparisons count as work too.
+    # `test` against an equal copy, 20 times: comparisons count as work too.
     "test": lambda: [
         _sse({"type": "STATE_SNAPSHOT",
-              "snapshot": {"a": [{"k": i, "s": "v"} for i in range(9_000)]}}),
+              "snapshot": {"a": [{"k": i, "s": "v"} for i in range(2_500)]}}),
         _sse({"type": "STATE_DELTA", "delta": [
-            {"op": "test", "path": "/a", "value": [{"k": i, "s": "v"} for i in range(9_000)]}
-        ] * 50}),
+            {"op": "test", "path": "/a", "value": [{"k": i, "s": "v"} for i in range(2_500)]}
+        ] * 20}),
     ],
-    # ~1 MiB of empty arrays in one CUSTOM event: 350 000 values.
+    # Just under 1 MiB of empty arrays in one CUSTOM event: 340 000 values.
     "values1m": lambda: [_raw('{"type": "CUSTOM", "name": "x", "value": ['
-                              + ",".join(["[]"] * 350_000) + "]}")],
-    # ~1 MiB of short strings in one CUSTOM event.
-    "strings1m": lambda: [_sse({"type": "CUSTOM", "name": "x", "value": ["ab"] * 200_000})],
-    # One 4 MiB text delta (an upstream may send big deltas: they are split, not refused).
-    "delta4m": lambda: [_sse({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
-                              "delta": "y" * (4 * 1024 * 1024)})],
+                              + ",".join(["[]"] * 340_000) + "]}")],
+    # Just under 1 MiB of short strings in one CUSTOM event: 170 000 values.
+    "strings1m": lambda: [_sse({"type": "CUSTOM", "name": "x", "value": ["ab"] * 170_000})],
+    # The largest state snapshot accepted: 50 000 values.
+    "state50k": lambda: [_sse({"type": "STATE_SNAPSHOT",
+                               "snapshot": {"a": list(range(49_990))}})],
+    # One text delta of just under 1 MiB (an upstream's largest event): split, logged, sent.
+    "delta1m": lambda: [_sse({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
+                              "delta": "y" * (1024 * 1024 - 200)})],
+    # One event over the bound: refused while it arrives.
+    "over1m": lambda: [_sse({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
+                             "delta": "y" * (4 * 1024 * 1024)})],
 }
 
 
@@ -187,6 +195,12 @@ def start_server(upstream_url: str) -> tuple[subprocess.Popen[str], str]:
     return proc, url.replace("http://", "ws://")
 
 
+def cpu_ms(pid: int) -> float:
+    """User + system CPU the process has used, in ms."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -268,8 +282,10 @@ async def run(base: str, pid: int, names: list[str], window_s: float) -> list[di
     rows = []
     for n, name in enumerate(names):
         t_idle = time.monotonic()
+        cpu_idle = cpu_ms(pid)
         await asyncio.sleep(window_s)
         t_attack = time.monotonic()
+        cpu_attack = cpu_ms(pid)
         rss_before = rss_mib(pid)
         peak = rss_before
         outcome = asyncio.create_task(attack(base, name, n))
@@ -278,6 +294,7 @@ async def run(base: str, pid: int, names: list[str], window_s: float) -> list[di
             await asyncio.sleep(0.02)
         code, took = outcome.result()
         t_end = time.monotonic()
+        cpu_end = cpu_ms(pid)
         await asyncio.sleep(2.0)
         rss_after = rss_mib(pid)
         idle_rtt = _stats(_window(rtts, t_idle, t_attack))
@@ -286,6 +303,10 @@ async def run(base: str, pid: int, names: list[str], window_s: float) -> list[di
         hit_late = _stats(_window(lateness, t_attack, t_end))
         rows.append({
             "attack": name, "code": code, "took_ms": took * 1000,
+            # The server's CPU in the attack window beyond what the idle window cost
+            # (per second of window, scaled to the attack window's length).
+            "cpu_extra_ms": (cpu_end - cpu_attack)
+            - (cpu_attack - cpu_idle) * (t_end - t_attack) / (t_attack - t_idle),
             "rtt_idle_p50": idle_rtt[0], "rtt_idle_max": idle_rtt[1],
             "rtt_attack_p50": hit_rtt[0], "rtt_attack_max": hit_rtt[1],
             "added_delay_ms": hit_rtt[1] - idle_rtt[1],
@@ -301,13 +322,14 @@ async def run(base: str, pid: int, names: list[str], window_s: float) -> list[di
     return rows
 
 
-HEADER = ("| attack | run ended | took ms | ping RTT idle p50/max ms | ping RTT attack p50/max ms"
+HEADER = ("| attack | run ended | took ms | server CPU ms beyond idle"
+          " | ping RTT idle p50/max ms | ping RTT attack p50/max ms"
           " | added delay ms | bystander lateness idle p50/max ms | attack p50/max ms"
-          " | RSS MiB before/peak/+2 s |\n|---|---|---|---|---|---|---|---|---|")
+          " | RSS MiB before/peak/+2 s |\n|---|---|---|---|---|---|---|---|---|---|")
 
 
 def _row(r: dict[str, Any]) -> str:
-    return (f"| {r['attack']} | {r['code']} | {r['took_ms']:.0f} "
+    return (f"| {r['attack']} | {r['code']} | {r['took_ms']:.0f} | {r['cpu_extra_ms']:.0f} "
             f"| {r['rtt_idle_p50']:.1f} / {r['rtt_idle_max']:.1f} "
             f"| {r['rtt_attack_p50']:.1f} / {r['rtt_attack_max']:.1f} "
             f"| **{r['added_delay_ms']:.0f}** "
@@ -322,13 +344,15 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"comma-separated, from: {', '.join(ATTACKS)}")
     parser.add_argument("--window", type=float, default=2.0,
                         help="seconds of the idle and of the attack window (default 2)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run the list this many times (one row per attack and round)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
-    names = [n for n in args.attacks.split(",") if n]
+    names = [n for n in args.attacks.split(",") if n] * max(args.repeat, 1)
     unknown = set(names) - set(ATTACKS)
     if unknown:
         parser.error(f"unknown attacks: {', '.join(sorted(unknown))}")
-    payloads = {name: ATTACKS[name]() for name in names}
+    payloads = {name: ATTACKS[name]() for name in set(names)}
     duration = len(names) * (2 * args.window + 2.5) + 60  # the bystander outlives them all
     upstream = Upstream(payloads, delta_ms=20, duration_s=duration)
     proc, base = start_server(upstream.url)

@@ -369,3 +369,15 @@ def test_runs_load_no_ca_bundle(serve, upstream, monkeypatch):
         got = asyncio.run(watch_run(server.ws_url(f"tls{i}"), prompt="x"))
         assert got.events[-1]["type"] == "RUN_FINISHED"
     assert loads == []
+
+
+def test_an_agent_functions_invalid_utf8_and_deep_json_text_are_protocol_errors():
+    from streampace.server.agent_source import as_events
+    from streampace.session.framing import UpstreamError
+
+    for item in (b'{"type": "RUN_STARTED", "x": "\xff"}',
+                 '{"type": "CUSTOM", "name": "n", "value": ' + "[" * 600 + "]" * 600 + "}",
+                 "data: " + "[" * 600 + "]" * 600 + "\n\n"):
+        with pytest.raises(UpstreamError) as info:
+            as_events(item)
+        assert info.value.code == "upstream_protocol_error"
