@@ -80,13 +80,15 @@ ATTACKS: dict[str, Callable[[], list[bytes]]] = {
             op for _ in range(200) for op in ({"op": "copy", "from": "/a", "path": "/b"},
                                               {"op": "remove", "path": "/b"})]}),
     ],
-    # `test` against an equal copy, 20 times: comparisons count as work too.
+    # `test` against an equal copy, 7 times (as many values as one event may hold):
+    # comparisons count as work too; this patch passes, and is applied once more by
+    # the session's transcript.
     "test": lambda: [
         _sse({"type": "STATE_SNAPSHOT",
               "snapshot": {"a": [{"k": i, "s": "v"} for i in range(2_500)]}}),
         _sse({"type": "STATE_DELTA", "delta": [
             {"op": "test", "path": "/a", "value": [{"k": i, "s": "v"} for i in range(2_500)]}
-        ] * 20}),
+        ] * 7}),
     ],
     # Just under 1 MiB of empty arrays in one CUSTOM event: 340 000 values.
     "values1m": lambda: [_raw('{"type": "CUSTOM", "name": "x", "value": ['
@@ -111,6 +113,55 @@ def _sse(event: dict[str, Any]) -> bytes:
 
 def _raw(data: str) -> bytes:
     return b"data: " + data.encode() + b"\n\n"
+
+
+# -- the server's handling of one attack, in this process ---------------------------
+
+
+def handling_ms(name: str, payload: list[bytes], repeat: int = 5) -> tuple[float, str]:
+    """CPU time (min of ``repeat``) the server's own code spends on an attack's
+    events: SSE decoding, bounded parsing, validation and framing, then what the
+    session applies to its transcript for each logged event.  No network, no
+    scheduler: the figure the loop-delay measurements are noisy versions of."""
+    sys.path.insert(0, PY)
+    from streampace.conversation.transcript import Transcript
+    from streampace.server.sources.sse import SseDecoder, SseError
+    from streampace.session.framing import (
+        MAX_UPSTREAM_EVENT_BYTES,
+        RunFramer,
+        UpstreamError,
+        upstream_json_object,
+    )
+
+    data = b"".join(payload)
+    best, outcome = float("inf"), "?"
+    for _ in range(repeat):
+        conv = Transcript()
+        framer = RunFramer("t", "r", "p", state=conv.shared_state)
+        opening = framer.feed_group([{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+                                     {"type": "TEXT_MESSAGE_START", "messageId": "m",
+                                      "role": "assistant"}])
+        conv.apply(opening)
+        t0 = time.process_time()
+        decoder = SseDecoder(MAX_UPSTREAM_EVENT_BYTES)
+        out: list[dict[str, Any]] = []
+        try:
+            for at in range(0, len(data), 65_536):
+                for sse in decoder.feed(data[at:at + 65_536]):
+                    event = upstream_json_object(sse.data, "not json", "not an object")
+                    framed = framer.feed_group([event])
+                    conv.apply(framed)
+                    out += framed
+                    if framer.done:
+                        break
+                if framer.done:
+                    break
+        except (SseError, UpstreamError) as exc:
+            out = [{"type": "RUN_ERROR", "code": getattr(exc, "code", "upstream_protocol_error")}]
+        best = min(best, (time.process_time() - t0) * 1000)
+        last = out[-1] if out else {}
+        outcome = last.get("code") or last.get("type", "?")
+    return best, outcome
 
 
 # -- the fake upstream ------------------------------------------------------------
@@ -353,6 +404,12 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown attacks: {', '.join(sorted(unknown))}")
     payloads = {name: ATTACKS[name]() for name in set(names)}
+    print("server-side handling, in process (CPU ms, min of 5):\n\n| attack | outcome | ms |"
+          "\n|---|---|---|")
+    for name in dict.fromkeys(names):
+        ms, outcome = handling_ms(name, payloads[name])
+        print(f"| {name} | {outcome} | {ms:.1f} |", flush=True)
+    print()
     duration = len(names) * (2 * args.window + 2.5) + 60  # the bystander outlives them all
     upstream = Upstream(payloads, delta_ms=20, duration_s=duration)
     proc, base = start_server(upstream.url)

@@ -129,3 +129,25 @@ def test_property_what_the_framer_logs_applies_within_bounds_everywhere(events: 
     if out[-1]["code"] == "state_too_large":
         refused = f.failure
         assert refused is not None and "refused" in refused.message
+
+
+def test_the_transcript_takes_the_framers_result_instead_of_applying_again() -> None:
+    """On the server the framer applies each state event, then the session's
+    transcript applies the very same event object to the very same state: the
+    work (and the walk of a snapshot) is done once."""
+    conv = Transcript()
+    f = RunFramer("t", "r", "hi", state=conv.shared_state)
+    snapshot = {"type": "STATE_SNAPSHOT", "snapshot": {"items": list(range(1000))}}
+    delta = {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/items/-", "value": 1}]}
+    for event in f.feed_group([{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+                               snapshot, delta]):
+        conv.apply_event(event)
+    assert conv.state is f.state.value  # the framer's result, not a second copy
+    assert conv.shared_state.measured == f.state.measured
+    # Another transcript given equal but distinct objects (a replay from Redis)
+    # applies them itself, to the same result.
+    import copy
+
+    other = Transcript()
+    other.apply([copy.deepcopy(snapshot), copy.deepcopy(delta)])
+    assert other.state == conv.state and other.state is not conv.state

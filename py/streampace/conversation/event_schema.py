@@ -83,7 +83,9 @@ __all__ = [
 # STATE_SNAPSHOT (33) and in a STATE_DELTA's values (35), and a batch on the
 # wire ({"events": [event]}: 2 more) stays within bounded_json's default 64.
 MAX_EVENT_DEPTH: Final = 48
-MAX_EVENT_NODES: Final = 100_000  # values in one event: ~20-30 ms of walking at most
+# Values in one event: a state at its bound (50 000) fits in a snapshot; walking
+# this many costs ~10-15 ms, part of the ~50 ms one event may cost (bench/attack.py).
+MAX_EVENT_NODES: Final = 60_000
 MAX_EVENT_SIZE: Final = 64 * 1024 * 1024  # estimated characters (json_value.measure)
 MAX_EVENT_BYTES: Final = 16 * 1024 * 1024  # one event as JSON text (parse_event)
 

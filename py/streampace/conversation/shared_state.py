@@ -39,6 +39,13 @@ STATE_EVENTS = frozenset({ev.STATE_SNAPSHOT, ev.STATE_DELTA})
 _last_measured: tuple[Any, StateLimits, Measure] | None = None
 
 
+# The last patch applied: (delta, the state it applied to, limits, result, its
+# measure).  On the server the framer applies a STATE_DELTA to the run's state
+# and the session's transcript then applies the very same delta object to the
+# very same state object: it takes the result instead of doing the work again.
+_last_patch: tuple[Any, Any, StateLimits, Any, Measure] | None = None
+
+
 def _measure(value: Any, limits: StateLimits) -> Measure:
     global _last_measured
     last = _last_measured
@@ -79,8 +86,15 @@ class SharedState:
         self.value = value
 
     def patch(self, delta: Any) -> None:
-        self.value, self.measured = apply_patch_bounded(self.value, delta, self.measured,
-                                                        self.limits)
+        global _last_patch
+        last = _last_patch
+        if (last is not None and last[0] is delta and last[1] is self.value
+                and last[2] == self.limits):
+            self.value, self.measured = last[3], last[4]
+            return
+        base = self.value
+        self.value, self.measured = apply_patch_bounded(base, delta, self.measured, self.limits)
+        _last_patch = (delta, base, self.limits, self.value, self.measured)
 
     def apply(self, event: Mapping[str, Any]) -> None:
         """Apply a state event (other types are ignored)."""
