@@ -221,8 +221,7 @@ def measure_document(document: Any, limits: StateLimits = DEFAULT_STATE_LIMITS) 
         raise _value_error(exc, limits, "document") from None
 
 
-def _value_error(exc: JsonValueError, limits: StateLimits, what: str,
-                 work_left: int | None = None) -> JsonPatchError:
+def _value_error(exc: JsonValueError, limits: StateLimits, what: str) -> JsonPatchError:
     if exc.reason == "too_deep":
         return JsonPatchLimitError(
             "depth", f"{what} would nest deeper than {limits.max_depth} levels")
@@ -230,9 +229,6 @@ def _value_error(exc: JsonValueError, limits: StateLimits, what: str,
         return JsonPatchLimitError(
             "size", f"{what} would be larger than {limits.max_size} characters")
     if exc.reason == "too_many_nodes":
-        if work_left is not None and work_left < limits.max_nodes:
-            return JsonPatchLimitError(
-                "work", f"patch does more than {limits.max_work} steps of work")
         return JsonPatchLimitError(
             "nodes", f"{what} would hold more than {limits.max_nodes} values")
     return JsonPatchError(f"{what}: {exc}")
@@ -267,30 +263,58 @@ class _Patcher:
             raise JsonPatchLimitError(
                 "nodes", f"document would hold more than {self.limits.max_nodes} values")
 
-    def _walk(self, value: Any, depth_room: int, what: str, copy: bool) -> tuple[Any, Measure]:
+    def _walk(self, value: Any, depth_room: int, what: str, copy: bool,
+              size_room: int | None = None, nodes_room: int | None = None
+              ) -> tuple[Any, Measure]:
         """Measure (and copy) a value within the depth left at its place, the size
-        bound and the work left; the walk's steps are charged."""
-        left = self.limits.max_work - self.work
+        and values the document may still take (the whole bounds if not given) and
+        the work left; the walk's steps are charged.  A walk stops at the first
+        bound it passes, before copying the rest."""
+        limits = self.limits
+        size_room = limits.max_size if size_room is None else size_room
+        nodes_room = limits.max_nodes if nodes_room is None else nodes_room
+        work_left = limits.max_work - self.work
         try:
             if copy:
-                out, m = copy_value(value, max_size=self.limits.max_size,
-                                    max_nodes=min(self.limits.max_nodes, left),
-                                    max_depth=depth_room)
+                out, m = copy_value(value, max_size=size_room,
+                                    max_nodes=min(nodes_room, work_left), max_depth=depth_room)
             else:
-                out, m = value, measure(value, max_size=self.limits.max_size,
-                                        max_nodes=min(self.limits.max_nodes, left),
+                out, m = value, measure(value, max_size=size_room,
+                                        max_nodes=min(nodes_room, work_left),
                                         max_depth=depth_room)
         except JsonValueError as exc:
-            raise _value_error(exc, self.limits, what, left) from None
+            if exc.reason == "too_many_nodes" and work_left < nodes_room:
+                raise JsonPatchLimitError(
+                    "work", f"patch does more than {limits.max_work} steps of work") from None
+            raise _value_error(exc, limits, what) from None
         self.charge(m.nodes)
         return out, m
 
-    def incoming(self, value: Any, tokens: list[str], copy: bool = True) -> tuple[Any, Measure]:
-        """A value about to be placed at ``tokens``: (a copy of) it, measured."""
+    def _new_slot(self, tokens: list[str]) -> bool:
+        """Whether an add at ``tokens`` creates a member or an item (so the document
+        only grows) rather than replacing a value."""
+        if not tokens:
+            return False
+        try:
+            parent = _resolve(self.root, tokens[:-1], "")
+        except JsonPointerError:
+            return False  # the add fails anyway, with its own error
+        return isinstance(parent, list) or (isinstance(parent, dict)
+                                            and tokens[-1] not in parent)
+
+    def incoming(self, value: Any, tokens: list[str], copy: bool = True,
+                 adds: bool = False) -> tuple[Any, Measure]:
+        """A value about to be placed at ``tokens`` (``adds``: by add, copy or move):
+        (a copy of) it, measured.  Where it only adds to the document, the walk is
+        bounded by the room left, so a copy that cannot fit stops early."""
         room = self.limits.max_depth - len(tokens)
         if scalar_size(value) is None and room < 1:
             raise JsonPatchLimitError(
                 "depth", f"document would nest deeper than {self.limits.max_depth} levels")
+        if adds and self._new_slot(tokens):
+            return self._walk(value, room, "document", copy,
+                              self.limits.max_size - self.size,
+                              self.limits.max_nodes - self.nodes)
         return self._walk(value, room, "value", copy)
 
     def outgoing(self, value: Any) -> Measure:
@@ -477,7 +501,7 @@ def apply_patch_bounded(document: Any, patch: Sequence[Any], measured: Measure,
 def _apply_op(patcher: _Patcher, op: dict[str, Any], name: str, index: int, path: str,
               tokens: list[str], limits: StateLimits) -> None:
     if name == "add":
-        value, m = patcher.incoming(_member(op, "value", index), tokens)
+        value, m = patcher.incoming(_member(op, "value", index), tokens, adds=True)
         patcher.add(tokens, path, value, m)
     elif name == "remove":
         patcher.remove(tokens, path)
@@ -496,13 +520,14 @@ def _apply_op(patcher: _Patcher, op: dict[str, Any], name: str, index: int, path
             )
         value = patcher.remove(source_tokens, source)
         # Moved, not copied: the value keeps its identity (shared or owned as before).
-        value, m = patcher.incoming(value, tokens, copy=False)
+        value, m = patcher.incoming(value, tokens, copy=False, adds=True)
         patcher.add(tokens, path, value, m)
     elif name == "copy":
         source, source_tokens = _pointer_member(op, "from", index, limits)
         # A deep copy: the value may be a container created by this patch, which
         # later operations are allowed to mutate in place.
-        value, m = patcher.incoming(_resolve(patcher.root, source_tokens, source), tokens)
+        value, m = patcher.incoming(_resolve(patcher.root, source_tokens, source), tokens,
+                                    adds=True)
         patcher.add(tokens, path, value, m)
     elif name == "test":
         expected = _member(op, "value", index)
