@@ -179,9 +179,17 @@ def build_app(sessions: ScriptedSessions, csp: str | None) -> Any:
 
             await self.app(scope, receive, send_with_csp)
 
+    async def no_stream(websocket: Any) -> None:
+        # What a site without a streampace server answers a WebSocket upgrade to
+        # an unknown path: HTTP 404 (the browser reports only a failed handshake).
+        from starlette.responses import PlainTextResponse
+
+        await websocket.send_denial_response(PlainTextResponse("no stream here\n", 404))
+
     return Starlette(
         routes=[
             WebSocketRoute("/ws/sessions/{sid}", sessions.endpoint),
+            WebSocketRoute("/ws/missing/{sid}", no_stream),
             Mount("/", app=StaticFiles(directory=str(ROOT), html=True)),
         ],
         middleware=[Middleware(CSPMiddleware)],

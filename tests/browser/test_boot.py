@@ -158,13 +158,13 @@ def test_tag_without_a_stream_boots_and_connects_later(driver: Any, boot_server:
     # <script ... data-target="#answer"> and no data-stream (it used to fail in
     # embed.start with "'JsNull' object has no attribute 'attach'").
     st = boot_page(driver, server, None, page="mount-later.html")
-    assert st["connection"] == "none" and st["errors"] == []
+    assert st["connection"]["state"] == "none" and st["errors"] == []
     assert not [m for m in console(driver) if "Error" in m]
     show_text(server, "later", "connected after ready")
     driver.execute_script("window.streampace.connect('/ws/sessions/later')")
     wait_for(driver, "return window.__rec.visibleText() === arguments[0]", 30,
              "connected after ready")
-    assert driver.execute_script("return window.streampace.stats().connection") != "none"
+    assert driver.execute_script("return window.streampace.stats().connection.state") == "attached"
 
 
 def test_a_failed_boot_says_what_failed(driver: Any, boot_server: Any) -> None:

@@ -192,7 +192,7 @@ def test_reasoning_tool_calls_and_status_have_their_own_elements(driver: Any, de
 def test_forced_reconnect_in_page_loses_and_duplicates_nothing(driver: Any, demo: Any) -> None:
     run_scenario(driver, "Forced reconnect", timeout=120)
     st = demo_stats(driver)
-    assert st["client"]["opens"] >= 3  # first connect + two forced drops
+    assert st["connection"]["opens"] >= 3  # first connect + two forced drops
     assert st["client"]["duplicates"] == 0
     assert pane_text(driver, "paced") == pane_text(driver, "delivered")
 

@@ -82,7 +82,7 @@ def _reference_text(port: int, session: str) -> str:
             await ws.send(json.dumps({"type": "resume", "after": 0}))
             async with asyncio.timeout(30):
                 while state.status not in ("finished", "error"):
-                    client.handle("message", await ws.recv())
+                    client.receive(await ws.recv())
         return "\n".join(_shown(i) for i in state.items() if i.kind == "message")
 
     return asyncio.run(read())

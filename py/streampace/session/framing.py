@@ -107,8 +107,15 @@ class RunFramer:
         # arguments that parse as JSON (ag-ui-validate AGUI204).
         self._args: dict[str, list[str]] = {}
         self._ended: set[tuple[str, str]] = set()  # ids may not be reused in a run (AGUI104)
+        self.state = SharedState(None, state_limits)
+        self.use_state(state)
+
+    def use_state(self, state: SharedState | Any) -> None:
+        """The session's shared state as the run starts (a transcript's
+        ``shared_state``, taken as is, or a plain value, measured): the run's
+        state events are checked against it.  Call it before the first event."""
         self.state = (state.copy() if isinstance(state, SharedState)
-                      else SharedState(state, state_limits))
+                      else SharedState(state, self.state.limits))
 
     def _start(self, event: dict[str, Any] | None) -> list[dict[str, Any]]:
         self.started = True

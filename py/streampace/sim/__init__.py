@@ -7,7 +7,8 @@
 - `views` — what tests and benches read off a run (visible text, figures, jitter, snapshots).
 - `text` — the corpus the simulated model answers from.
 - `timed_model` — the simulated model as a timed source of a session.
-- `page_session` — a session and its socket, in the page, for the static-files use.
+- `page_session` — the session engine on FrameHost timers, in the page, for the
+  static-files use; `page_socket` — its socket side.
 
 Sans-IO like the core (it runs in the page), but not part of it: nothing in
 the core imports it.
