@@ -141,3 +141,40 @@ def test_a_patch_deeper_than_the_state_may_be_is_state_too_large(serve, upstream
     server = serve(f"agui:{up.url}")
     live, replay, snap = asyncio.run(_session(server.ws_url("deep40")))
     _check(up, live, replay, snap, "state_too_large", "deeper than 32 levels")
+
+
+def test_a_runs_state_events_are_checked_against_the_state_earlier_runs_left(serve, upstream):
+    """The session engine hands each run's framer the session's state: a patch
+    that fits an empty state but not the one the first run left is refused."""
+    def script(h, body):
+        sse_headers(h)
+        ids = {"threadId": body["threadId"], "runId": body["runId"]}
+        if body["messages"][-1]["content"] == "one":
+            state = {"type": "STATE_SNAPSHOT", "snapshot": {"big": "y" * 900_000}}
+        else:
+            state = {"type": "STATE_DELTA",
+                     "delta": [{"op": "add", "path": "/more", "value": "z" * 200_000}]}
+        for e in ({"type": "RUN_STARTED", **ids}, state, {"type": "RUN_FINISHED", **ids}):
+            write_raw(h, sse_event(e))
+
+    up = upstream(script)
+    server = serve(f"agui:{up.url}")
+
+    async def two_runs() -> Received:
+        async with websockets.connect(server.ws_url("grow")) as ws:
+            await send(ws, type="resume", after=0)
+            await send(ws, type="run", prompt="one")
+            got = await recv_until(ws, Received(), runs_ended(1))
+            for _ in range(50):  # Redis: the lease is released just after RUN_FINISHED
+                await send(ws, type="run", prompt="two")
+                await recv_until(ws, got, lambda r: runs_ended(2)(r) or bool(r.errors))
+                if not got.errors:
+                    return got
+                got.errors.clear()
+                await asyncio.sleep(0.1)
+            raise AssertionError("the second run never started")
+
+    first, second = split_runs(asyncio.run(two_runs()).events)
+    assert first[-1]["type"] == "RUN_FINISHED"
+    assert second[-1]["code"] == "state_too_large", second[-1]
+    assert up.requests[1]["body"]["state"] == {"big": "y" * 900_000}
