@@ -162,6 +162,11 @@ export class SessionSocket {
     // onerror carries no detail and is always followed by onclose.
   }
 
+  // Python: open the next socket at this URL (a session the server minted for us).
+  retarget(url) {
+    this.url = url;
+  }
+
   // Forget the current WebSocket's callbacks (it reports nothing more).
   unhook() {
     const ws = this.ws;

@@ -86,7 +86,7 @@ def test_tag_from_node_modules_boots_and_streams_offline(site: Path, driver: Any
                                                          tmp_path: Path) -> None:
     with static_server(site) as page_origin:
         command = [sys.executable, "-m", "streampace", "serve", "--speed", "4",
-                   "--allow-origin", page_origin]
+                   "--allow-origin", page_origin, "--client-session-ids"]
         with streampace_serve(command, tmp_path) as stream_url:
             stream_ws = stream_url.replace("http://", "ws://") + "ws/sessions/npm-page"
             (site / "index.html").write_text(PAGE.format(stream=stream_ws))

@@ -24,22 +24,22 @@ from urllib.parse import urlsplit
 
 from starlette.requests import HTTPConnection
 
+from streampace.session.protocol import NEW_SESSION, CloseCode
+
 __all__ = [
     "Authorize", "NEW_SESSION", "SESSION_ID_RE", "MINTED_ID_CHARS", "Refused", "ClientCounts",
     "OriginPolicy", "client_key", "mint_session_id", "CLOSE_POLICY", "CLOSE_UNAUTHORIZED",
     "CLOSE_UNKNOWN_SESSION", "CLOSE_TOO_MANY",
 ]
 
-# The last path segment that asks for a new session with a server-minted id.
-NEW_SESSION = "new"
 SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MINTED_ID_BYTES = 16  # 128 bits
 MINTED_ID_CHARS = 22  # their URL-safe base64, unpadded
 
-CLOSE_POLICY = 1008  # no resume/run within the attach timeout
-CLOSE_UNAUTHORIZED = 4401  # the host application's authorize hook said no
-CLOSE_UNKNOWN_SESSION = 4404  # an id the server does not know, and client ids are off
-CLOSE_TOO_MANY = 4429  # this address holds too many sockets or sessions
+CLOSE_POLICY = int(CloseCode.POLICY)  # no resume/run within the attach timeout
+CLOSE_UNAUTHORIZED = int(CloseCode.UNAUTHORIZED)  # the authorize hook said no
+CLOSE_UNKNOWN_SESSION = int(CloseCode.UNKNOWN_SESSION)  # unknown id, client ids are off
+CLOSE_TOO_MANY = int(CloseCode.TOO_MANY)  # this address holds too many sockets or sessions
 
 # ``await authorize(websocket, session_id, new)``: True lets the socket in.  ``new``:
 # the id was minted for this socket (the session does not exist yet).
