@@ -65,7 +65,7 @@ export const PROTOCOL = Object.freeze({
     "code": 1000,
     "reason": "client closed"
   },
-  "version": 2
+  "version": 3
 });
 // </protocol>
 

@@ -237,6 +237,9 @@ class Transcript:
         self.tracker = ev.StreamTracker(taken=lambda ident: ident in self.reasoning)
         self._open: dict[ItemRef, None] = {}  # items not yet ended, for O(open) run end
         self._seq = 0
+        # Items from this seq on belong to the latest run: never trimmed, so a viewer
+        # that resumes from a snapshot gets that whole answer (issue 18 item 6).
+        self._run_first_seq = 1 << 62
         self._obs: Observer = Observer()
         # (stream, item, type) of the last content appended; see apply_event.
         self._hot: tuple[Stream, MessageItem, str] | None = None
@@ -507,6 +510,7 @@ class Transcript:
     # -- run, state, snapshots --------------------------------------------------
 
     def _run_started(self, event: Mapping[str, Any]) -> None:
+        self._run_first_seq = self._seq + 1
         self.run = RunInfo(
             status="running",
             thread_id=_str_id(event, "threadId") or self.run.thread_id,
@@ -641,7 +645,8 @@ class Transcript:
         return _utf8_len(item.text) + _OVERHEAD_BYTES
 
     def _trim(self) -> None:
-        """Drop the oldest completed items until both bounds hold."""
+        """Drop the oldest completed items until both bounds hold; the latest run's
+        items are kept whole (the bounds hold for the history before it)."""
         if self.max_messages is None and self.max_bytes is None:
             return
         max_messages = self.max_messages or 1 << 62
@@ -659,7 +664,8 @@ class Transcript:
             # A tool call whose message went goes too: alone it would be restored
             # under a holder message a live viewer never saw.
             orphan = isinstance(item, ToolCallItem) and item.parent_message_id in dropped
-            if not (over or orphan) or item.ref in self._open:
+            if (not (over or orphan) or item.ref in self._open
+                    or item.seq >= self._run_first_seq):
                 keep_from = index
                 break
             count -= 1

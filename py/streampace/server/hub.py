@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 
 from .admission import (
     CLOSE_TOO_MANY,
@@ -60,6 +61,7 @@ class Hub:
         self.authorize = authorize
         self.sockets = ClientCounts(config.max_connections_per_client)
         self.created_by: dict[str, str] = {}  # session id -> the address that created it
+        self.closes: Counter[int] = Counter()  # sockets the server closed, by close code
         self.shutting_down = False
         self._closing: set[asyncio.Future[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None

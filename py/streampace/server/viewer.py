@@ -23,7 +23,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.websockets import WebSocket, WebSocketState
@@ -33,6 +33,7 @@ from streampace.session.delivery import Batch, DeliveryBuffer, DeliveryConfig
 from streampace.session.log import SessionLog
 from streampace.session.outputs import Attach
 from streampace.session.protocol import batch_message, error_message
+from streampace.session.snapshot import iter_parts
 
 from .loop_host import LoopHost
 from .viewer_lifecycle import VIEWER_TABLE, ViewerEvent, ViewerState
@@ -107,6 +108,7 @@ class Viewer:
         self.close_code: int | None = None
         self._queue: deque[str] = deque()
         self._queued_bytes = 0
+        self._parts: Iterator[tuple[list[dict[str, Any]], bool]] | None = None  # a snapshot
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -154,7 +156,9 @@ class Viewer:
         (so a client can tell a restarted server from the one it left) and how
         delivery starts.
         """
-        live = out.snapshot is not None or out.after == session.log.head
+        # A snapshot is sent by the sender, part by part as the socket takes them, and
+        # the log after it: until then the viewer catches up like a replaying one.
+        live = out.snapshot is None and out.after == session.log.head
         state = self._move(_E.ATTACH_LIVE if live else _E.ATTACH_BEHIND)
         if state in _CLOSING:
             return  # a resume that lands while the socket closes: nothing goes out
@@ -164,7 +168,7 @@ class Viewer:
         self.last_through = out.after
         self.buffer = DeliveryBuffer(self._publish, self._host, self.delivery_config)
         if out.snapshot is not None:
-            self._publish(Batch(out.snapshot, out.after))  # one batch, never split or delayed
+            self._parts = iter_parts(out.snapshot, max(self.limit // 2, 1))
         elif state is _V.LIVE:
             self._try_join()
         self._wake.set()
@@ -184,7 +188,7 @@ class Viewer:
         assert session is not None and buffer is not None
         at = session.log.head if head is None else head
         if (self.cursor != at or not session.feed.can_join()
-                or self._queued_bytes > self.limit):
+                or self._queued_bytes > self.limit or self._parts is not None):
             return False
         if buffer.pending_events():
             buffer.flush()  # what this viewer batched itself goes out first
@@ -216,7 +220,8 @@ class Viewer:
         if self._stalled():
             return
         assert self.session is not None and self.buffer is not None
-        if self.cursor == first_seq - 1 and self._queued_bytes <= self.limit:
+        if (self.cursor == first_seq - 1 and self._queued_bytes <= self.limit
+                and self._parts is None):
             if self._try_join(first_seq - 1):
                 return  # the session's feed delivers these events
             self._move(_E.AT_HEAD)
@@ -260,6 +265,9 @@ class Viewer:
         if self._machine.state not in _OWN:
             return False  # a feed member gets the log's events from the feed
         assert self.session is not None and self.buffer is not None
+        if self._parts is not None:
+            self._send_part()
+            return True
         log_ = self.session.log
         if self.cursor >= log_.head:
             self._move(_E.AT_HEAD)
@@ -273,6 +281,18 @@ class Viewer:
         self.cursor += len(events)
         self.buffer.enqueue(events, through=self.cursor)
         return True
+
+    def _send_part(self) -> None:
+        """The snapshot's next part (made now, so only what the queue holds is held)."""
+        assert self._parts is not None
+        part = next(self._parts, None)
+        if part is None or part[1]:
+            self._parts = None
+        if part is not None:
+            events, last = part
+            if self.on_send is not None:
+                self.on_send(Batch(events, self.cursor))
+            self._put(batch_message(self.cursor, events, more=not last))
 
     def _publish(self, batch: Batch) -> bool:
         if self.closing:
@@ -329,12 +349,14 @@ class Viewer:
     def _drop_queue(self) -> None:
         self._queue.clear()
         self._queued_bytes = 0
+        self._parts = None
         self._idle.set()
 
     def _caught_up(self) -> bool:
         feed = self.feed
         return (
             not self._queue
+            and self._parts is None
             and (self.buffer is None or self.buffer.pending_events() == 0)
             and (feed is None or feed.buffer.pending_events() == 0)
             and (self.session is None or self.cursor >= self.session.log.head)

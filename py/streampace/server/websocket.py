@@ -125,6 +125,8 @@ async def session_socket(websocket: WebSocket) -> None:
             if session is not None:
                 session.detach(viewer)
             hub.viewers.discard(viewer)
+            if viewer.close_code is not None:
+                hub.closes[viewer.close_code] += 1
             with contextlib.suppress(Exception):
                 await viewer.stop()
     finally:

@@ -52,6 +52,7 @@ from .outputs import (
 )
 from .protocol import ATTACH_LOG, ATTACH_SNAPSHOT, attach_mode, attached_message, error_message
 from .run_lifecycle import Outcome, RunLifecycle, RunState
+from .snapshot import snapshot_events
 from .source import RunRequest, TimedSource, check_source_end, new_run_id
 
 __all__ = ["SessionEngine", "SHUTDOWN_REFUSAL", "EVICTED"]
@@ -208,7 +209,7 @@ class SessionEngine:
         head = self.log.head
         mode = attach_mode(self.log, after, epoch, self.epoch)
         start = after if mode == ATTACH_LOG and after is not None else head
-        snapshot = self.transcript.snapshot_events() if mode == ATTACH_SNAPSHOT else None
+        snapshot = snapshot_events(self.transcript) if mode == ATTACH_SNAPSHOT else None
         self.viewers.add(viewer)
         self.connected.add(viewer)
         return [Attach(viewer, attached_message(self.id, self.epoch, mode, start), mode, start,

@@ -13,6 +13,8 @@ text of every message in both directions, and how an attaching viewer is served.
 Every decode of outside text goes through `streampace.bounded_json.loads`.
 
 2: the `attached` message (session epoch) and `resume.epoch`.
+3: snapshots in parts (a batch's `more`), sessions the server mints
+   (`/ws/sessions/new`), close codes 1008, 4401, 4404, 4429.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ __all__ = [
     "CancelMessage",
 ]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 # On every HTTP response of a streampace server: a plain request finds out
 # whether one is there (the demo's probe, the client's handshake diagnosis).
 PROTOCOL_HEADER = "X-Streampace-Protocol"
@@ -117,6 +119,7 @@ class Attached:
 class Batch:
     through: int
     events: list[Any]  # raw: the client validates each event (conversation.events)
+    more: bool = False  # a snapshot part: the snapshot continues in the next batch
 
 
 @dataclass(frozen=True)
@@ -160,7 +163,11 @@ def attached_message(session_id: str, epoch: str, mode: str, after: int) -> str:
                           "after": after})
 
 
-def batch_message(through: int, events: list[dict[str, Any]]) -> str:
+def batch_message(through: int, events: list[dict[str, Any]], more: bool = False) -> str:
+    """A batch; ``more``: a part of a snapshot that continues in the next batch (same
+    ``through``; session/snapshot.py)."""
+    if more:
+        return dumps_compact({"through": through, "events": events, "more": True})
     return dumps_compact({"through": through, "events": events})
 
 
@@ -192,7 +199,7 @@ def decode_server_message(text: str) -> ServerMessage:
         if not _is_count(through) or not isinstance(events, list):
             raise ProtocolError("bad_message",
                                 "a batch needs an integer 'through' >= 0 and an 'events' array")
-        return Batch(through, events)
+        return Batch(through, events, msg.get("more") is True)
     if kind == "attached":
         epoch, mode, after = msg.get("epoch"), msg.get("mode"), msg.get("after")
         if not (isinstance(epoch, str) and 0 < len(epoch) <= MAX_EPOCH_CHARS):
