@@ -265,3 +265,18 @@ def test_rebuild_baseline_ends_with_the_one_shot_render() -> None:
     view.close()
     assert normalise(inner_html(box)) == normalise(render_html(text))
     assert view.rebuilds >= 1
+
+
+def test_indented_fence_opening_closes_where_one_shot_closes_it() -> None:
+    text = "  ```\ncode\n    ```\nmore\n```\nafter\n"
+    assert stream_html(text, list(range(len(text)))) == render_html(text)
+    assert "<p>after</p>" in render_html(text)
+
+
+def test_all_spec_examples_as_one_document_stream_like_one_shot() -> None:
+    text = "\n".join(ex["markdown"] for ex in load_examples())
+    one_shot = render_html(text)
+    rng = random.Random(19)
+    for _ in range(2):
+        cuts = sorted(rng.randrange(len(text) + 1) for _ in range(len(text) // 7))
+        assert stream_html(text, cuts) == one_shot

@@ -24,6 +24,9 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
+from markdown_it.parser_block import ParserBlock
+from markdown_it.rules_block import StateBlock
+from markdown_it.rules_block.paragraph import paragraph
 
 from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
 from streampace.markdown.tree import Element, Node
@@ -39,20 +42,54 @@ _SIMPLE_BLOCK = {
 _TASK = re.compile(r"^\[([ xX])\](?=[ \t]|$)")
 # GFM extended autolinks: after start, whitespace or one of *_~( .
 _BARE_URL = re.compile(r"(?:(?<=[\s*_~(])|^)(?:https?://|www\.)[^\s<]*", re.IGNORECASE)
-_DOMAIN = re.compile(r"^(?:https?://)?(?:www\.)?[\w-]+(?:\.[\w-]+)*", re.IGNORECASE)
-_TRAILING_ENTITY = re.compile(r"&[A-Za-z0-9]+;$")
+_DOMAIN = re.compile(r"^(?:https?://)?(?:www\.)?[\w-]", re.IGNORECASE)  # a domain starts here
 
 
 def _trim_url(url: str) -> str:
-    """GFM's end rules: trailing punctuation, unbalanced ')' and entity-like tails."""
-    while url:
-        if url[-1] in "?!.,:*_~'\"" or url[-1] == ")" and url.count(")") > url.count("("):
-            url = url[:-1]
-        elif url[-1] == ";" and _TRAILING_ENTITY.search(url):
-            url = url[: _TRAILING_ENTITY.search(url).start()]
+    """GFM's end rules: trailing punctuation, unbalanced ')' and entity-like
+    tails. One backward pass (each character looked at a bounded number of
+    times): the URL is untrusted and may be long."""
+    opens, closes = url.count("("), url.count(")")
+    end = len(url)
+    while end:
+        c = url[end - 1]
+        if c in "?!.,:*_~'\"":
+            end -= 1
+        elif c == ")" and closes > opens:
+            closes -= 1
+            end -= 1
+        elif c == ";":
+            j = end - 2
+            while j >= 0 and url[j].isascii() and url[j].isalnum():
+                j -= 1
+            if j >= 0 and url[j] == "&" and j < end - 2:
+                end = j
+            else:
+                break
         else:
             break
-    return url
+    return url[:end]
+
+
+class _CappedBlock(ParserBlock):
+    """markdown-it's block parser, except past `maxNesting` container levels:
+    there markdown-it drops the rest of the input; here it stays, as
+    paragraphs of literal text (`> > > …` past 20 levels reads as text)."""
+
+    def tokenize(self, state: StateBlock, startLine: int, endLine: int) -> None:
+        if state.level < state.md.options.maxNesting:
+            super().tokenize(state, startLine, endLine)
+            return
+        line = startLine
+        while line < endLine:
+            line = state.skipEmptyLines(line)
+            if line >= endLine or state.sCount[line] < state.blkIndent:
+                break
+            paragraph(state, line, endLine, False)  # consumes at least one line
+            line = state.line
+
+
+_MAX_INLINE_DEPTH = 16  # deeper inline elements degrade to their literal markup
 
 
 class Parser:
@@ -64,11 +101,13 @@ class Parser:
         md = MarkdownIt("commonmark", {"html": False})
         md.enable(["table", "strikethrough"])
         md.validateLink = is_safe_link  # type: ignore[method-assign]
+        md.block.__class__ = _CappedBlock
         self.md = md
         # Block structure only (no inline pass): cheap, used to find block boundaries.
         blocks = MarkdownIt("commonmark", {"html": False})
         blocks.enable(["table", "strikethrough"])
         blocks.disable(["inline", "text_join"])
+        blocks.block.__class__ = _CappedBlock
         self.blocks_md = blocks
 
     # -- parsing -------------------------------------------------------------
@@ -203,6 +242,11 @@ class Parser:
                 add(("br", (), ()))
             elif t == "code_inline":
                 add(("code", (), (tok.content,)))
+            elif tok.nesting == 1 and len(stack) > _MAX_INLINE_DEPTH:
+                # Too deep (e.g. `*a ` x 600 closed by the open-tail rules): the
+                # element degrades to its markup as text; no tree deeper than this.
+                add(tok.markup)
+                stack.append(["", tok.markup, []])
             elif t in _SIMPLE_INLINE:
                 stack.append([_SIMPLE_INLINE[t], (), []])
             elif t == "link_open":
@@ -214,6 +258,11 @@ class Parser:
                 in_link += 1
             elif tok.nesting == -1 and len(stack) > 1:
                 tag, attrs, kids = stack.pop()
+                if not tag:  # a degraded element: its children, then its markup
+                    for kid in kids:
+                        add(kid)
+                    add(tok.markup)
+                    continue
                 if tag == "a":
                     in_link -= 1
                 add((tag, attrs, tuple(kids)))

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from streampace.markdown.parser import Parser, default_parser
-from streampace.markdown.tail import _MARKER_ONLY, display_source
+from streampace.markdown.tail import _marker_only, display_source
 from streampace.markdown.tree import Node, to_html
 
 __all__ = [
@@ -91,7 +91,7 @@ def _plain_append_state(tail: str, shown: str, nodes: tuple) -> str | None:
     if not raw or not _PLAIN.fullmatch(raw[-1]):
         return None  # the source ends in markup: new text may land outside it
     last_line = raw.rsplit("\n", 1)[-1]
-    if not last_line.strip() or _MARKER_ONLY.match(last_line) or "\t" in last_line:
+    if not last_line.strip() or _marker_only(last_line) or "\t" in last_line:
         return None
     node = nodes[-1]
     while not isinstance(node, str):
@@ -379,8 +379,11 @@ class MarkdownStream:
                 return False
             opening = lines[0].lstrip(" ")
             run = opening[: len(opening) - len(opening.lstrip(opening[0]))]
-            closing = lines[-1].strip()
-            return bool(closing) and set(closing) == {run[0]} and len(closing) >= len(run)
+            last = lines[-1]
+            closing = last.strip()
+            # A closing fence is indented at most 3 spaces (deeper, it is code).
+            return (len(last) - len(last.lstrip(" ")) <= 3 and bool(closing)
+                    and set(closing) == {run[0]} and len(closing) >= len(run))
         return False
 
     def _finalise(self, tail: str, blocks: list[tuple[int, int, str]], cut_line: int,

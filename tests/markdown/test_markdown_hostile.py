@@ -1,0 +1,143 @@
+"""Hostile input: bounded work and depth, whatever the stream holds.
+
+Work is counted (Python function calls seen by a profiler hook, characters
+handed to the parser), never timed. Regexes over untrusted text are checked
+statically for the shapes that backtrack: a quantifier nested inside another
+unbounded one.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
+
+import pytest
+import streampace
+from streampace.markdown import MarkdownStream, render_html
+from streampace.markdown.tail import display_source
+
+MD_DIR = Path(streampace.__file__).parent / "markdown"
+_REPEATS = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, sre_parse.POSSESSIVE_REPEAT}
+
+
+def calls(fn: Callable[[], Any]) -> int:
+    """Python and C function calls made by `fn()` (a deterministic work count)."""
+    n = 0
+
+    def hook(_frame: Any, event: str, _arg: Any) -> None:
+        nonlocal n
+        if event in ("call", "c_call"):
+            n += 1
+
+    sys.setprofile(hook)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return n
+
+
+def _nested_repeat(items: Any, inside: bool) -> bool:
+    for op, av in items:
+        if op in _REPEATS:
+            lo, hi, body = av
+            unbounded = hi == sre_parse.MAXREPEAT or hi > 1
+            if inside and unbounded:
+                return True
+            if _nested_repeat(body, inside or hi == sre_parse.MAXREPEAT):
+                return True
+        elif op == sre_parse.SUBPATTERN:
+            body = [av[-1]]
+        elif op == sre_parse.BRANCH:
+            body = av[1]
+        elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+            body = [av[1]]
+        else:
+            continue
+        if op not in _REPEATS and any(_nested_repeat(b, inside) for b in body):
+            return True
+    return False
+
+
+def module_patterns() -> list[tuple[str, str]]:
+    found = []
+    for path in sorted(MD_DIR.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"re\.compile\(\s*(r?)(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')", text):
+            literal = m.group(1) + m.group(2)
+            found.append((path.name, eval(literal)))  # noqa: S307 (our own source literals)
+    return found
+
+
+def test_no_regex_nests_quantifiers() -> None:
+    patterns = module_patterns()
+    assert len(patterns) >= 5
+    bad = [(name, p) for name, p in patterns if _nested_repeat(sre_parse.parse(p), False)]
+    assert bad == []
+
+
+def test_the_lint_catches_the_old_line_start_pattern() -> None:
+    old = r"^(?:[ ]{0,3}>[ ]?)*[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?(`{3,}|~{3,})"
+    assert _nested_repeat(sre_parse.parse(old), False)
+    assert not _nested_repeat(sre_parse.parse(r"^[ ]{0,3}\|"), False)
+
+
+@pytest.mark.parametrize("depth", [22, 200, 2000])
+def test_deep_quote_line_costs_work_linear_in_its_length(depth: int) -> None:
+    line = "> " * depth + "text"
+    small = calls(lambda: display_source("> " * 10 + "text"))
+    big = calls(lambda: display_source(line))
+    # Python-level scanning only: calls grow at most linearly with the line.
+    assert big <= small * (len(line) / 24 + 2)
+
+
+def _max_depth(nodes: Any) -> int:
+    best, stack = 0, [(n, 1) for n in nodes]
+    while stack:
+        node, d = stack.pop()
+        if not isinstance(node, str):
+            best = max(best, d)
+            stack.extend((k, d + 1) for k in node[2])
+    return best
+
+
+@pytest.mark.parametrize("text", [
+    "*a " * 600, "_a " * 1500, "**a " * 400, "~~a " * 400, "[a " * 600, "`a " * 600,
+    "> " * 300 + "deep text", "".join("  " * i + "- x\n" for i in range(60)),
+    "[" * 3000 + "a" + "]" * 3000, "<" * 3000, "&" * 3000,
+])
+def test_hostile_text_streams_without_recursion_and_with_bounded_depth(text: str) -> None:
+    stream = MarkdownStream()
+    deepest = 0
+    for i in range(0, len(text), 97):
+        stream.feed(text[i:i + 97])
+        deepest = max(deepest, _max_depth(stream.nodes()))
+    stream.close()
+    assert stream.to_html() == render_html(text)
+    assert max(deepest, _max_depth(stream.nodes())) <= 48
+
+
+def test_nesting_past_the_cap_degrades_to_text_instead_of_vanishing() -> None:
+    html = render_html("> " * 30 + "deep text")
+    assert html.count("<blockquote>") == 20 and "deep text" in html
+    html = render_html("".join("  " * i + f"- x{i}\n" for i in range(40)))
+    assert "x39" in html
+
+
+def test_emphasis_past_the_depth_cap_reads_as_its_markup() -> None:
+    html = render_html("*a " * 40 + "b" + "*" * 40)
+    assert html.count("<em>") <= 17 and "*" in html.replace("<em>", "")
+
+
+def test_url_trimming_is_linear() -> None:
+    n1 = calls(lambda: render_html("see https://a.b/" + ";" * 500))
+    n2 = calls(lambda: render_html("see https://a.b/" + ";" * 5000))
+    assert n2 < n1 * 4
+    assert render_html("x https://a.b/c)))") == (
+        '<p>x <a href="https://a.b/c" rel="noopener noreferrer nofollow">https://a.b/c</a>'
+        ")))</p>\n")
+    assert "a.b/c&amp;amp" not in render_html("x https://a.b/c&amp;")
