@@ -141,3 +141,61 @@ def test_url_trimming_is_linear() -> None:
         '<p>x <a href="https://a.b/c" rel="noopener noreferrer nofollow">https://a.b/c</a>'
         ")))</p>\n")
     assert "a.b/c&amp;amp" not in render_html("x https://a.b/c&amp;")
+
+
+# -- per-delta work independent of the open block's length -------------------
+_WORDS = ["plain", "words", "**bold**", "*em*", "`code`", "[link](https://e.com/x)", "and",
+          "text,"]
+
+
+def _paragraph(n: int, sep: float = 0.9) -> str:
+    out, size, i = [], 0, 0
+    while size < n:
+        word = _WORDS[i % len(_WORDS)] + (" " if (i * 7919) % 100 < sep * 100 else "\n")
+        out.append(word)
+        size += len(word)
+        i += 1
+    return "".join(out)
+
+
+def _row(i: int) -> str:
+    return f"| {_WORDS[i % 8]} | {_WORDS[(i + 3) % 8]} | {_WORDS[(i + 5) % 8]} |\n"
+
+
+def _table(n: int) -> str:
+    out, size, i = ["| a | b | c |\n|---|:-:|--:|\n"], 0, 0
+    while size < n:
+        out.append(_row(i))
+        size += len(out[-1])
+        i += 1
+    return "".join(out)
+
+
+def _per_delta_calls(doc: str, more: str) -> int:
+    stream = MarkdownStream()
+    stream.feed(doc)
+    worst = 0
+    for i in range(0, len(more) - 13, 13):
+        worst = max(worst, calls(lambda i=i: stream.feed(more[i:i + 13])))
+    stream.close()
+    return worst
+
+
+@pytest.mark.parametrize("kind", ["paragraph", "one_line", "table"])
+def test_a_13_char_delta_costs_the_same_at_2_kb_and_32_kb_of_open_block(kind: str) -> None:
+    make = {"paragraph": (_paragraph, "more words and **bold** text " * 12),
+            "one_line": (lambda n: _paragraph(n, sep=1.0), "more words and **bold** text " * 12),
+            "table": (_table, "".join(_row(i) for i in range(12)))}[kind]
+    small = _per_delta_calls(make[0](2_000), make[1])
+    big = _per_delta_calls(make[0](32_000), make[1])
+    assert big <= small * 1.5 + 200, (small, big)
+
+
+@pytest.mark.parametrize("unit", ["_a ", "`a ", "[a](", "[", "<", "*a ", "![a](b ", "[a"])
+def test_hostile_open_paragraph_work_per_delta_is_bounded(unit: str) -> None:
+    def doc(n: int) -> str:
+        return (unit * (n // len(unit) + 1))[:n]
+
+    small = _per_delta_calls(doc(2_000), unit * 40)
+    big = _per_delta_calls(doc(32_000), unit * 40)
+    assert big <= small * 1.5 + 200, (small, big)

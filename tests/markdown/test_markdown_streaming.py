@@ -234,6 +234,16 @@ class _FullEveryTime(MarkdownStream):
     def _render_tail(self, shown):
         return tuple(self.parser.render(shown, self._refs)[0])
 
+    def _enter_open(self, tail, block, final, ops):
+        return False
+
+
+class _NoOpenBlock(MarkdownStream):
+    """The plain-append path alone (no incremental paragraph / table state)."""
+
+    def _enter_open(self, tail, block, final, ops):
+        return False
+
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS + WELL_FORMED + [
@@ -246,7 +256,7 @@ def test_plain_append_path_shows_what_a_full_render_shows(parts: list[str],
                                                            data: st.DataObject) -> None:
     text = "".join(parts)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=30)))
-    fast, full = MarkdownStream(parser=PARSER), _FullEveryTime(parser=PARSER)
+    fast, full = _NoOpenBlock(parser=PARSER), _FullEveryTime(parser=PARSER)
     pos = 0
     for cut in [*cuts, len(text)]:
         fast.feed(text[pos:cut])
@@ -280,3 +290,29 @@ def test_all_spec_examples_as_one_document_stream_like_one_shot() -> None:
     for _ in range(2):
         cuts = sorted(rng.randrange(len(text) + 1) for _ in range(len(text) // 7))
         assert stream_html(text, cuts) == one_shot
+
+
+# Well-formed pieces (every construct closes on its line): the incremental
+# paragraph and table states must show exactly what a full render shows.
+PARA_PIECES = ["word ", "more words, ", "**bold** ", "*em* ", "`code` ", "[link](/u) ",
+               "~~del~~ ", "x_y_z ", "see https://a.example/p ", "a\n", "end.\n",
+               "日本語 ", "two  \n", "tail"]
+TABLE_ROWS = ["| 1 | **2** |\n", "| `x` | [y](/y) |\n", "| plain | text |\n"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.sampled_from(PARA_PIECES), min_size=1, max_size=60),
+       st.lists(st.sampled_from(TABLE_ROWS), max_size=12), st.data())
+def test_open_paragraph_and_table_show_what_a_full_render_shows(
+        words: list[str], rows: list[str], data: st.DataObject) -> None:
+    text = "".join(words) + "\n\n| h | i |\n|---|--:|\n" + "".join(rows)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=40)))
+    fast, full = MarkdownStream(parser=PARSER), _FullEveryTime(parser=PARSER)
+    pos = 0
+    for cut in [*cuts, len(text)]:
+        fast.feed(text[pos:cut])
+        full.feed(text[pos:cut])
+        pos = cut
+        assert fast.nodes() == full.nodes(), repr(text[:cut])
+    fast.close()
+    assert fast.to_html() == render_html(text)

@@ -126,6 +126,13 @@ class Parser:
         tokens = self.md.parse(src, env)
         return self._blocks(tokens), env["references"]
 
+    def inline(self, src: str, refs: dict) -> list[Node]:
+        """Inline nodes of `src` (the content of one paragraph), no block pass."""
+        env: dict[str, Any] = {"references": refs}
+        tokens: list = []
+        self.md.inline.parse(src, self.md, env, tokens)
+        return self._inline(tokens)
+
     # -- tokens -> tree ------------------------------------------------------
     def _blocks(self, tokens: list) -> list[Node]:
         # Each frame: [tag, attrs, children, transparent]; a hidden paragraph

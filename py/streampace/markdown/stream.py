@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from streampace.markdown.open_block import OpenParagraph, OpenTable
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.tail import _marker_only, display_source
 from streampace.markdown.tree import Node, to_html
@@ -163,6 +164,7 @@ def _fold(text: str) -> str:
 # Tail states (the only transitions: _step and _fence_step).
 TAIL = "tail"        # re-rendered from display_source on each change
 FENCE = "fence"      # a top-level fenced code block: appended to, not re-parsed
+OPEN = "open"        # a long top-level paragraph or table: incremental (open_block.py)
 CLOSED = "closed"    # close() was called: everything is final
 
 
@@ -187,6 +189,10 @@ class MarkdownStream:
         self._code = ""
         self._code_end = 0                 # tail offset of the first line not fully shown
         self._shown_partial = 0            # characters of that line already shown
+        # OPEN state: the block's incremental state, tail offset of its partial line.
+        self._open: OpenParagraph | OpenTable | None = None
+        self._open_pos = 0
+        self._open_tried = 0               # tail length at the last look without a new line
         self.renders = 0                   # tail parses (for benchmarks)
         self.plain_appends = 0             # deltas shown without a parse
         # Trailing blanks not yet shown while plain appends are valid; None: not valid.
@@ -251,12 +257,24 @@ class MarkdownStream:
             if not done:
                 return ops
             delta = None
+        if self.state == OPEN:
+            if not closing and self._open_step(ops):
+                return ops
+            self.state = TAIL  # the general path decides, once, on the whole block
+            self._open = None
         tail = self._tail
         # Block structure and finality depend on complete lines only: without a
         # new line break there is nothing to decide, just the tail to show.
         if not closing and delta is not None and "\n" not in delta:
             if self._held is not None and self._append_plain(delta, ops):
                 return ops
+            # A long tail without a new line (a long first line): look at its
+            # block structure at geometric lengths only (amortised O(1)).
+            if self.state == TAIL and len(tail) >= max(512, 2 * self._open_tried):
+                self._open_tried = len(tail)
+                blocks = self.parser.block_starts(tail, self._refs)
+                if len(blocks) == 1 and self._enter_open(tail, blocks[0], 0, ops):
+                    return ops
             self._show_tail(tail, ops)
             return ops
         complete = tail.count("\n") if not closing else tail.count("\n") + 1
@@ -291,8 +309,68 @@ class MarkdownStream:
         if self._enter_fence(tail, ops):
             self._held = None
             return ops
+        if len(blocks) == final + 1 and self._enter_open(tail, blocks[final], final, ops):
+            return ops
         self._show_tail(tail, ops)
         return ops
+
+    # -- long open paragraph / table (open_block.py) -------------------------
+    def _enter_open(self, tail: str, block: tuple[int, int, str], final: int,
+                    ops: list[Op]) -> bool:
+        start, end, kind = block
+        if kind not in ("paragraph_open", "table_open") or (final == 0 and start != 0):
+            return False
+        lines = tail.split("\n")
+        complete, partial = lines[:-1], lines[-1]
+        if end < len(complete) or not (complete or kind == "paragraph_open"):
+            return False
+        first = (complete or [partial])[0].lstrip(" ")
+        try:
+            if kind == "paragraph_open":
+                # A paragraph that may still turn out to be a link reference
+                # definition (its label can span lines, up to 999 characters)
+                # stays on the general path until that is ruled out.
+                maybe_def = first.startswith("[") and (len(tail) < 1002 or "]:" in tail[:1002])
+                if maybe_def or first.startswith("|") or any(
+                        line.lstrip(" ").startswith("|") for line in complete):
+                    return False
+                self._open = OpenParagraph(self.parser, self._refs, complete)
+            else:
+                if len(complete) < 2:
+                    return False
+                self._open = OpenTable(self.parser, self._refs, complete[0], complete[1],
+                                       complete[2:])
+        except ValueError:
+            return False
+        self._open_pos = len(tail) - len(partial)
+        self.state = OPEN
+        if self._open_step(ops):
+            return True
+        self.state = TAIL
+        self._open = None
+        return False
+
+    def _open_step(self, ops: list[Op]) -> bool:
+        """Show the open block from its incremental state; False when the
+        general path must decide (the block ends, or something else starts)."""
+        block = self._open
+        assert block is not None
+        tail = self._tail
+        nl = tail.rfind("\n")
+        if nl >= self._open_pos:
+            if not block.feed_lines(tail[self._open_pos:nl].split("\n")):
+                return False
+            self._open_pos = nl + 1
+        nodes = block.display(tail[self._open_pos:])
+        if nodes is None:
+            return False
+        self.renders += 1
+        self._held = None
+        self._shown = None
+        if nodes != self.tail_nodes:
+            self.tail_nodes = nodes
+            ops.append(SetTail(nodes))
+        return True
 
     def _show_tail(self, tail: str, ops: list[Op]) -> None:
         shown = display_source(tail)
@@ -420,6 +498,7 @@ class MarkdownStream:
         while cut_line < len(lines) - 1 and not lines[cut_line].strip():
             cut_line += 1
         self._tail = "\n".join(lines[cut_line:])
+        self._open_tried = 0
         if len(self._refs) != len(known):
             self._resolve_back([k for k in self._refs if k not in known], ops)
 

@@ -1,0 +1,259 @@
+"""Incremental state for a long open block: work per delta independent of its length.
+
+The general path of `MarkdownStream` re-renders the whole open tail on every
+delta, and re-parses its block structure on every new line: fine for a short
+block, quadratic for a long one. Two kinds of top-level block get state of
+their own while they stay open:
+
+- `OpenParagraph`: the paragraph's inline content is split into a *settled*
+  prefix, rendered once, and a *live* rest re-rendered per delta. A prefix is
+  settled at a split point (after a space or a line break, before a non-space)
+  where nothing is left open in it — no emphasis, bracket, code span or link
+  destination waiting for a closer (`tail._complete_inline` finds nothing to
+  close) — so later text cannot change how it renders. Attempts are geometric
+  in the live length (amortised O(1) per character); past `_WINDOW` characters
+  the prefix is settled anyway, so hostile text (an unclosed backtick at the
+  start) costs at most the window per delta.
+- `OpenTable`: each complete row is rendered once, against the header and
+  delimiter row, and kept; a delta re-renders the partial row only.
+
+Whether a new line continues the block is decided from a window of a few lines
+parsed alone (CommonMark decides paragraph continuation from the new line;
+a table row from the header and the row). Whenever the window says anything
+else — a blank line, a new block, a setext underline, a table delimiter — the
+stream leaves this state and its general path decides, once, on the whole block.
+The final render of the block is always a full parse of its source (once per
+block: amortised O(1) per character); these states only change what is shown
+while it streams.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streampace.markdown.parser import Parser
+from streampace.markdown.tail import (
+    _apply,
+    _complete_inline,
+    _is_table_line,
+    _marker_only,
+    display_source,
+)
+from streampace.markdown.tree import Node
+
+__all__ = ["OpenParagraph", "OpenTable"]
+
+_WINDOW = 1024       # live characters before a prefix is settled regardless
+_FIRST_TRY = 64      # live characters before the first attempt to settle
+_KEY = 16            # a line's block role is decided by its first characters
+
+
+def _merge(kids: list[Node], more: list[Node] | tuple[Node, ...]) -> None:
+    """Append `more` to `kids`, joining adjacent text as one parse would."""
+    for i, node in enumerate(more):
+        if i == 0 and isinstance(node, str) and kids and isinstance(kids[-1], str):
+            kids[-1] = kids[-1] + node
+        else:
+            kids.append(node)
+
+
+def _split_point(text: str) -> int:
+    """The last index p > 0 with text[p-1] a space or line break and text[p]
+    not blank (a split there keeps flanking and line-start rules), or 0."""
+    p = len(text) - 1
+    while p > 0:
+        if text[p - 1] in " \n" and text[p] not in " \t\n":
+            return p
+        p -= 1
+    return 0
+
+
+class _Window:
+    """Cached block-role checks of a line against the line before it."""
+
+    def __init__(self, parser: Parser, refs: dict[str, Any]) -> None:
+        self.parser = parser
+        self.refs = refs
+        self.checks = 0  # window parses (for tests)
+        self._memo: tuple[str, str, bool] | None = None
+
+    def continues_paragraph(self, prev: str, line: str) -> bool:
+        key = line if len(line) <= _KEY else line[:_KEY]
+        if self._memo is not None and self._memo[:2] == (prev, key):
+            return self._memo[2]
+        self.checks += 1
+        blocks = self.parser.block_starts(prev + "\n" + line, self.refs)
+        ok = len(blocks) == 1 and blocks[0][2] == "paragraph_open" and blocks[0][1] == 2
+        if len(line) > _KEY:  # longer lines: the decision is final
+            self._memo = (prev, key, ok)
+        return ok
+
+
+class OpenParagraph:
+    """A top-level paragraph while it streams (see the module docstring)."""
+
+    def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str]) -> None:
+        self.parser = parser
+        self.refs = refs
+        self.window = _Window(parser, refs)
+        self.settled: list[Node] = []   # inline nodes of the settled prefix
+        self.live = ""                  # content after the settled prefix
+        self.last_line = ""             # the last complete line, raw
+        self.lines = 0                  # complete lines absorbed
+        self.absorbed = 0               # characters of the partial line absorbed
+        self.started = False            # whether any of the partial line is absorbed
+        self.tried = 0                  # live length at the last attempt to settle
+        self.settles = 0
+        for line in lines:
+            self._add(line, complete=True)
+
+    # -- input -------------------------------------------------------------
+    def _add(self, text: str, complete: bool) -> None:
+        """Absorb what is new of the current line (`text`: that line so far)."""
+        if not self.started:
+            content = text.lstrip(" \t")
+            if content:
+                self.live += ("\n" if self.lines else "") + content
+                self.absorbed = len(text)
+                self.started = True
+        else:
+            self.live += text[self.absorbed:]
+            self.absorbed = len(text)
+        if complete:
+            self.lines += 1
+            self.absorbed = 0
+            self.started = False
+            self.last_line = text
+        self._settle()
+
+    def feed_lines(self, lines: list[str]) -> bool:
+        """New complete lines; False if one of them does not continue the paragraph."""
+        for line in lines:
+            if _is_table_line(line) or not self.window.continues_paragraph(self.last_line, line):
+                return False
+            self._add(line, complete=True)
+        return True
+
+    def _settle(self) -> None:
+        live = self.live
+        if len(live) < max(_FIRST_TRY, 2 * self.tried):
+            return
+        self.tried = len(live)
+        p = _split_point(live)
+        if p == 0:
+            if len(live) < _WINDOW:
+                return
+            p = len(live) - _FIRST_TRY  # no blank anywhere (hostile): split anyway
+        head = live[:p]
+        dels, suffix = _complete_inline(head)
+        if (dels or suffix) and len(live) < _WINDOW:
+            return  # something in it is still open: a later closer may change it
+        _merge(self.settled, self.parser.inline(head, self.refs))
+        self.live = live[p:]
+        self.tried = 0
+        self.settles += 1
+
+    # -- display -------------------------------------------------------------
+    def partial_role(self, partial: str) -> str:
+        """'hold' (only block markers so far), 'para' (continues the paragraph),
+        'table' (a table line: the general path shows it) or 'block' (starts a
+        new block: shown after the paragraph)."""
+        if not partial.strip() or _marker_only(partial):
+            return "hold"
+        if _is_table_line(partial):
+            return "table"
+        if self.window.continues_paragraph(self.last_line, partial):
+            return "para"
+        return "block"
+
+    def display(self, partial: str) -> tuple[Node, ...] | None:
+        """The nodes to show, or None when the general path must decide."""
+        role = self.partial_role(partial)
+        if role == "table":
+            return None
+        extra = ""
+        if role == "para":
+            if len(partial) > _KEY and len(partial) > self.absorbed:
+                # Its role is decided: absorb it, so a long single-line
+                # paragraph settles as it grows.
+                self._add(partial, complete=False)
+            if self.started:
+                extra = partial[self.absorbed:]
+            else:
+                extra = partial.lstrip(" \t")
+                if extra and self.lines:
+                    extra = "\n" + extra
+        text = (self.live + extra).rstrip(" \t")
+        kids = list(self.settled)
+        if text:
+            dels, suffix = _complete_inline(text)
+            shown = _apply(text, dels, suffix) if dels or suffix else text
+            # A paragraph's content ends without blanks (its block parse strips them).
+            _merge(kids, self.parser.inline(shown.rstrip(" \t\n"), self.refs))
+        para: Node = ("p", (), tuple(kids))
+        if role == "block":
+            shown = display_source(partial)
+            more = self.parser.render(shown, self.refs)[0] if shown.strip() else []
+            return (para, *more)
+        return (para,)
+
+
+class OpenTable:
+    """A top-level table while it streams: rows rendered once each."""
+
+    def __init__(self, parser: Parser, refs: dict[str, Any], header: str, delim: str,
+                 rows: list[str]) -> None:
+        self.parser = parser
+        self.refs = refs
+        self.head_src = header + "\n" + delim + "\n"
+        self.checks = 0
+        self.attrs: tuple = ()
+        self.thead: Node | None = None
+        self.rows: list[Node] = []
+        self._render_rows("")
+        for row in rows:
+            if not self.feed_lines([row]):
+                raise ValueError("not a table row")
+
+    def _render_rows(self, row: str) -> list[Node] | None:
+        nodes = self.parser.render(self.head_src + row, self.refs)[0]
+        if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != "table":
+            return None
+        table = nodes[0]
+        self.attrs = table[1]
+        body: list[Node] = []
+        for part in table[2]:
+            if part[0] == "thead":
+                self.thead = part
+            elif part[0] == "tbody":
+                body = list(part[2])
+        return body
+
+    def feed_lines(self, lines: list[str]) -> bool:
+        for line in lines:
+            self.checks += 1
+            blocks = self.parser.block_starts(self.head_src + line, self.refs)
+            if len(blocks) != 1 or blocks[0][2] != "table_open" or blocks[0][1] != 3:
+                return False
+            rows = self._render_rows(line)
+            if rows is None:
+                return False
+            self.rows.extend(rows)
+        return True
+
+    def display(self, partial: str) -> tuple[Node, ...] | None:
+        if partial and not _is_table_line(partial):
+            if partial.strip() and not _marker_only(partial):
+                return None  # not a row (or a new block): the general path decides
+            partial = ""
+        rows = list(self.rows)
+        if partial:
+            shown = display_source(self.head_src + partial).split("\n", 2)[2]
+            more = self._render_rows(shown) if shown.strip() else []
+            if more is None:
+                return None
+            rows.extend(more)
+        kids: list[Node] = [self.thead] if self.thead is not None else []
+        if rows:
+            kids.append(("tbody", (), tuple(rows)))
+        return (("table", self.attrs, tuple(kids)),)
