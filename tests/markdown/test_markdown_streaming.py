@@ -96,7 +96,7 @@ def test_final_block_element_is_the_same_node_after_100_more_frames() -> None:
 
 def test_open_fence_only_appends_code_text() -> None:
     stream = MarkdownStream(parser=PARSER)
-    stream.feed("Intro\n\n```py\n")
+    stream.feed("Intro\n\n```text\n")
     ops = []
     for line in ["x = 1\n", "y = 2\n", "print(x", " + y)\n"]:
         ops += stream.feed(line)
@@ -104,7 +104,7 @@ def test_open_fence_only_appends_code_text() -> None:
     assert "".join(op.text for op in ops) == "x = 1\ny = 2\nprint(x + y)\n"
     ops = stream.feed("```\n")
     assert [type(op) for op in ops] == [FinalBlock]
-    assert ops[0].node == ("pre", (), (("code", (("class", "language-py"),),
+    assert ops[0].node == ("pre", (), (("code", (("class", "language-text"),),
                                         ("x = 1\ny = 2\nprint(x + y)\n",)),))
 
 

@@ -28,6 +28,7 @@ from markdown_it.parser_block import ParserBlock
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_block.paragraph import paragraph
 
+from streampace.markdown.highlight import highlight, language_of
 from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
 from streampace.markdown.tree import Element, Node
 
@@ -171,7 +172,10 @@ class Parser:
                     # escaping, so any first word of the info string is safe.
                     lang = info.split(None, 1)[0] if info else ""
                     code_attrs = (("class", "language-" + lang),) if lang else ()
-                    parent.append(("pre", (), (("code", code_attrs, _texts(tok.content)),)))
+                    family = language_of(lang) if lang else None
+                    kids = (tuple(highlight(family, tok.content)) if family
+                            else _texts(tok.content))
+                    parent.append(("pre", (), (("code", code_attrs, kids),)))
                 elif t == "code_block":
                     parent.append(("pre", (), (("code", (), _texts(tok.content)),)))
                 elif t == "hr":

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from streampace.markdown.fence import OpenFence
 from streampace.markdown.open_block import OpenParagraph, OpenTable
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.tail import _marker_only, display_source
@@ -183,12 +184,9 @@ class MarkdownStream:
         self._tail = ""                    # source not yet final (normalised newlines)
         self._refs: dict = {}              # link references from final blocks
         self._cr = False                   # a delta ended with '\r' (maybe half of '\r\n')
-        # FENCE state: the fence run, the opening line's node, code shown so far.
-        self._fence = ""
-        self._fence_attrs: tuple = ()
-        self._code = ""
-        self._code_end = 0                 # tail offset of the first line not fully shown
-        self._shown_partial = 0            # characters of that line already shown
+        # FENCE state: the open fence (fence.py); a fence's node when it closed.
+        self._fence: OpenFence | None = None
+        self._closed_fence: Node | None = None
         # OPEN state: the block's incremental state, tail offset of its partial line.
         self._open: OpenParagraph | OpenTable | None = None
         self._open_pos = 0
@@ -472,9 +470,14 @@ class MarkdownStream:
         if starts[0] > 0:  # reference definitions before the first block
             self._collect_refs("\n".join(lines[: starts[0]]))
         shown_prev, self._shown = self._shown, None
-        for index, (start, end, _kind) in enumerate(blocks):
+        closed_fence, self._closed_fence = self._closed_fence, None
+        for index, (start, end, kind) in enumerate(blocks):
             src = "\n".join(lines[start:end]) + "\n"
-            if index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
+            if index == 0 and start == 0 and kind == "fence" and closed_fence is not None:
+                # The fast path showed this fence from its own lines, highlighted
+                # line by line: that node is final (no line is tokenized again).
+                nodes = [closed_fence]
+            elif index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
                     shown_prev == src or shown_prev.startswith(src + "\n")):
                 # The last display showed this block from this very source, alone or
                 # followed by a blank line (so nothing after it changed it), with
@@ -533,60 +536,34 @@ class MarkdownStream:
         if len(nodes) != 1 or nodes[0][0] != "pre":
             return False
         self.state = FENCE
-        self._fence = m.group(1)
-        self._fence_attrs = nodes[0][2][0][1]
-        self._code = ""
-        self._code_end = len(first) + 1
-        self._shown_partial = 0
-        self._tail_code(ops, force=True)
+        self._fence = OpenFence(m.group(1), nodes[0][2][0][1], len(first) + 1)
+        self.tail_nodes = (self._fence.node(),)
+        self._shown = None
+        ops.append(SetTail(self.tail_nodes))
         self._fence_step(ops, closing=False)
         return True
 
-    def _tail_code(self, ops: list[Op], force: bool = False) -> None:
-        node = ("pre", (), (("code", self._fence_attrs, (self._code,) if self._code else ()),))
-        self.tail_nodes = (node,)
-        self._shown = None
-        if force:
-            ops.append(SetTail(self.tail_nodes))
-
     def _fence_step(self, ops: list[Op], closing: bool) -> bool:
         """Append new code text; True when the fence closed (or the stream did)."""
+        fence = self._fence
+        assert fence is not None
         if closing:
             self.state = TAIL  # the closing render parses the whole block
+            self._fence = None
             return True
-        tail = self._tail
-        pos = self._code_end
-        char, width = self._fence[0], len(self._fence)
-        added = []
-        while True:
-            nl = tail.find("\n", pos)
-            line = tail[pos:] if nl < 0 else tail[pos:nl]
-            indent = len(line) - len(line.lstrip(" "))
-            stripped = line.strip()
-            if nl < 0:
-                # A partial last line is shown unless it could still become the
-                # closing fence.
-                if line and not (indent <= 3 and set(stripped) <= {char}):
-                    added.append(line[self._shown_partial:])
-                    self._shown_partial = len(line)
-                break
-            if indent <= 3 and len(stripped) >= width and set(stripped) == {char}:
-                self._flush_code(added, ops)
-                self.state = TAIL
-                return True
-            added.append(line[self._shown_partial:] + "\n")
-            self._shown_partial = 0
-            pos = nl + 1
-            self._code_end = pos
-        self._flush_code(added, ops)
-        return False
-
-    def _flush_code(self, added: list[str], ops: list[Op]) -> None:
-        text = "".join(added)
+        text = fence.step(self._tail)
         if text:
-            self._code += text
-            self._tail_code(ops)
-            ops.append(AppendCode(text, self.tail_nodes[0]))
+            self.tail_nodes = (fence.node(),)
+            # Plain code grows its one text node; highlighted code is patched.
+            ops.append(AppendCode(text, self.tail_nodes[0]) if fence.hl is None
+                       else SetTail(self.tail_nodes))
+        if fence.closed:
+            self.state = TAIL
+            self._fence = None
+            # Shown from the block's own lines: its final node (see _finalise).
+            self._closed_fence = self.tail_nodes[0]
+            return True
+        return False
 
 
 def render_html(text: str, *, allow_images: bool = False, autolink: bool = True) -> str:
