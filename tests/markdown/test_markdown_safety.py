@@ -10,15 +10,17 @@ import pytest
 import streampace
 from streampace.markdown import render_html
 from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
+from streampace.markdown.tree import MATHML_TAGS
 from xss_corpus import PAYLOADS
 
 ALLOWED_TAGS = {
     "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "ul", "ol", "li", "pre", "code",
     "hr", "br", "em", "strong", "del", "a", "img", "table", "thead", "tbody", "tr", "th",
-    "td", "input",
-}
+    "td", "input", "span", "div", "section", "sup",
+} | MATHML_TAGS
 ALLOWED_ATTRS = {"href", "title", "rel", "class", "src", "alt", "start", "align", "type",
-                 "disabled", "checked"}
+                 "disabled", "checked", "id", "display", "mathvariant", "stretchy",
+                 "movablelimits", "linethickness", "width", "columnalign", "encoding"}
 
 
 class _Collect(HTMLParser):

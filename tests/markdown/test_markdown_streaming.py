@@ -30,6 +30,11 @@ FRAGMENTS = [
     "&amp; &copy; &#35; \\*escaped\\*", "[ref link][r]\n\n[r]: /target \"T\"\n",
     "<b>raw</b> <!-- c -->", "snake_case_name and 2*3*4", "**unclosed", "`unclosed",
     "[half](", "| h1 | h2 |", "*", "tail ", "日本語のテキスト、**太字**と絵文字 👩‍💻。",
+    # Math, highlighted code (new features: streamed must equal one-shot too).
+    "Euler $e^{i\\pi}+1=0$ costs $5 or $10.", "$$\n\\frac{a}{b} = \\sqrt{x}\n$$\n",
+    "\\(x_1^2\\) and \\[\\sum_i i\\] ", "$unclosed \\alpha", "$$",
+    "```python\ndef f(x):  # c\n    return 'a' + \"\"\"doc\nmore\"\"\"\n```\n",
+    "```js\nconst a = `t\nx`; /* c\n */\n```\n", "```diff\n-a\n+b\n```\n",
 ]
 
 

@@ -41,11 +41,18 @@ from streampace.markdown.tail import (
 )
 from streampace.markdown.tree import Node
 
-__all__ = ["OpenParagraph", "OpenTable"]
+__all__ = ["OpenParagraph", "OpenTable", "is_math_fence"]
 
 _WINDOW = 1024       # live characters before a prefix is settled regardless
 _FIRST_TRY = 64      # live characters before the first attempt to settle
 _KEY = 16            # a line's block role is decided by its first characters
+
+
+def is_math_fence(line: str) -> bool:
+    """A line that opens or closes a display formula (md_rules.math_block): it
+    can turn the lines before it into a block once its partner arrives, which a
+    window of two lines cannot see, so the general path handles it."""
+    return line.strip() in ("$$", "\\[", "\\]")
 
 
 def _merge(kids: list[Node], more: list[Node] | tuple[Node, ...]) -> None:
@@ -129,7 +136,8 @@ class OpenParagraph:
     def feed_lines(self, lines: list[str]) -> bool:
         """New complete lines; False if one of them does not continue the paragraph."""
         for line in lines:
-            if _is_table_line(line) or not self.window.continues_paragraph(self.last_line, line):
+            if _is_table_line(line) or is_math_fence(line) or not (
+                    self.window.continues_paragraph(self.last_line, line)):
                 return False
             self._add(line, complete=True)
         return True
@@ -190,6 +198,11 @@ class OpenParagraph:
             shown = _apply(text, dels, suffix) if dels or suffix else text
             # A paragraph's content ends without blanks (its block parse strips them).
             _merge(kids, self.parser.inline(shown.rstrip(" \t\n"), self.refs))
+        # A paragraph ends without blanks, even when the live rest shows nothing.
+        while kids and isinstance(kids[-1], str) and kids[-1] != kids[-1].rstrip(" \t\n"):
+            kids[-1] = kids[-1].rstrip(" \t\n")
+            if not kids[-1]:
+                kids.pop()
         para: Node = ("p", (), tuple(kids))
         if role == "block":
             shown = display_source(partial)

@@ -29,6 +29,8 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_block.paragraph import paragraph
 
 from streampace.markdown.highlight import highlight, language_of
+from streampace.markdown.math import tex_to_mathml
+from streampace.markdown.md_rules import use_math
 from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
 from streampace.markdown.tree import Element, Node
 
@@ -103,12 +105,14 @@ class Parser:
         md.enable(["table", "strikethrough"])
         md.validateLink = is_safe_link  # type: ignore[method-assign]
         md.block.__class__ = _CappedBlock
+        use_math(md)
         self.md = md
         # Block structure only (no inline pass): cheap, used to find block boundaries.
         blocks = MarkdownIt("commonmark", {"html": False})
         blocks.enable(["table", "strikethrough"])
         blocks.disable(["inline", "text_join"])
         blocks.block.__class__ = _CappedBlock
+        use_math(blocks)
         self.blocks_md = blocks
 
     # -- parsing -------------------------------------------------------------
@@ -180,6 +184,9 @@ class Parser:
                     parent.append(("pre", (), (("code", (), _texts(tok.content)),)))
                 elif t == "hr":
                     parent.append(("hr", (), ()))
+                elif t == "math_block":
+                    parent.append(("div", (("class", "sp-math-block"),),
+                                   (tex_to_mathml(tok.content.strip(), True),)))
                 elif t == "html_block":  # not produced with html=False; text if it were
                     parent.append(("p", (), (tok.content,)))
         return root[2]
@@ -253,6 +260,8 @@ class Parser:
                 add(("br", (), ()))
             elif t == "code_inline":
                 add(("code", (), (tok.content,)))
+            elif t == "math_inline":
+                add(tex_to_mathml(tok.content.strip(), bool(tok.meta.get("display"))))
             elif tok.nesting == 1 and len(stack) > _MAX_INLINE_DEPTH:
                 # Too deep (e.g. `*a ` x 600 closed by the open-tail rules): the
                 # element degrades to its markup as text; no tree deeper than this.

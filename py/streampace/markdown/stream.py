@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from streampace.markdown.fence import OpenFence
-from streampace.markdown.open_block import OpenParagraph, OpenTable
+from streampace.markdown.open_block import OpenParagraph, OpenTable, is_math_fence
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.tail import _marker_only, display_source
 from streampace.markdown.tree import Node, to_html
@@ -330,7 +330,8 @@ class MarkdownStream:
                 # stays on the general path until that is ruled out.
                 maybe_def = first.startswith("[") and (len(tail) < 1002 or "]:" in tail[:1002])
                 if maybe_def or first.startswith("|") or any(
-                        line.lstrip(" ").startswith("|") for line in complete):
+                        line.lstrip(" ").startswith("|") or is_math_fence(line)
+                        for line in complete):
                     return False
                 self._open = OpenParagraph(self.parser, self._refs, complete)
             else:
@@ -441,8 +442,8 @@ class MarkdownStream:
             return False
         if kind == "hr":
             return True
-        if kind == "heading_open":
-            return True
+        if kind in ("heading_open", "math_block"):
+            return True  # a math block exists only once its closing line is there
         if kind in ("paragraph_open", "blockquote_open", "table_open"):
             # A blank line ends these for good (a list or indented code may
             # continue past one; these cannot).

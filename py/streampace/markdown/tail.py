@@ -186,6 +186,32 @@ def _cells(row: str) -> int:
 _SEARCH = 64  # openers looked at per closer (see _complete_inline)
 
 
+def _math_end(text: str, i: int) -> int | None:
+    """For a math opener at `i` (md_rules' syntax): the index after its closer
+    on the same line, -1 if it has none yet, None if `i` opens no formula
+    (`$` before a blank or a digit: "$5" is a price until proven otherwise)."""
+    n = len(text)
+    line_end = text.find("\n", i)
+    line_end = n if line_end < 0 else line_end
+    if text.startswith("$$", i):
+        close = text.find("$$", i + 2, line_end)
+        return -1 if close < 0 else close + 2
+    if text[i] == "$":
+        if i + 1 >= n or text[i + 1] in " \t\n" or text[i + 1].isdigit():
+            return None
+        pos = i + 2
+        while True:
+            pos = text.find("$", pos, line_end)
+            if pos < 0:
+                return -1
+            if text[pos - 1] not in " \t\\" and not (pos + 1 < n and text[pos + 1].isdigit()):
+                return pos + 1
+            pos += 1
+    closer = "\\)" if text[i + 1] == "(" else "\\]"
+    close = text.find(closer, i + 2, line_end)
+    return -1 if close < 0 else close + 2
+
+
 def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
     """Deletions (start, end) and a suffix that close what `text` leaves open."""
     n = len(text)
@@ -228,6 +254,21 @@ def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
                     dest = None
             i += 1
             continue
+        if c == "$" or (c == "\\" and i + 1 < n and text[i + 1] in "(["):
+            end = _math_end(text, i)
+            if end is not None:
+                if end >= 0:
+                    i = end  # a complete formula: nothing inside it is completed
+                    continue
+                # An unfinished formula shows as its source until it closes (to
+                # the end of its line: inline math does not span lines). A
+                # zero-width deletion marks the text as still open.
+                nl = text.find("\n", i)
+                if nl < 0:
+                    deletions.append((n, n))
+                    break
+                i = nl
+                continue
         if c == "\\":
             if i == n - 1:
                 deletions.append((i, n))

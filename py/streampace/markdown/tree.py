@@ -28,7 +28,7 @@ MATHML_TAGS = frozenset({
 # Elements after whose closing tag the HTML form puts a newline (markdown-it's layout).
 BLOCK_TAGS = frozenset({
     "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "ul", "ol", "li", "pre", "hr",
-    "table", "thead", "tbody", "tr", "th", "td",
+    "table", "thead", "tbody", "tr", "th", "td", "div", "section",
 })
 # Containers whose opening tag is followed by a newline.
 _OPEN_NL = frozenset({"blockquote", "ul", "ol", "table", "thead", "tbody", "tr"})
