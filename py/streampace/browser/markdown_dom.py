@@ -175,7 +175,7 @@ class MarkdownView:
             extra.remove()
         del tail[len(nodes):]
 
-    def _append_code(self, text: str, new_node: tuple) -> None:
+    def _append_code(self, text: str, new_node: Any) -> None:
         pre = self.tail[-1]
         code = pre.kids[0]
         if code.kids:

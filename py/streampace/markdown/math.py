@@ -308,7 +308,7 @@ class _Converter:
         if name in _BIG:
             return _mo(_BIG[name], ("movablelimits", "true")), i
         if name in _FUNCS:
-            node = ("mi", (), (name,))
+            node: Node | None = ("mi", (), (name,))
             if name in _LIMITS:
                 node = _mo(name, ("movablelimits", "true"))
             return node, i

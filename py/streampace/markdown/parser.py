@@ -32,7 +32,7 @@ from streampace.markdown.highlight import highlight, language_of
 from streampace.markdown.math import tex_to_mathml
 from streampace.markdown.md_rules import use_math
 from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
-from streampace.markdown.tree import Element, Node
+from streampace.markdown.tree import Attrs, Element, Node
 
 __all__ = ["Parser", "default_parser"]
 
@@ -147,7 +147,8 @@ class Parser:
         for tok in tokens:
             t = tok.type
             if tok.nesting == 1:
-                tag, attrs = tok.tag, ()
+                tag = tok.tag
+                attrs: Attrs = ()
                 if t == "ordered_list_open":
                     start = tok.attrs.get("start")
                     attrs = (("start", str(start)),) if start not in (None, 1) else ()
@@ -271,10 +272,10 @@ class Parser:
                 stack.append([_SIMPLE_INLINE[t], (), []])
             elif t == "link_open":
                 href = str(tok.attrs.get("href", ""))
-                attrs = (("href", href),)
+                link: Attrs = (("href", href),)
                 if tok.attrs.get("title"):
-                    attrs += (("title", str(tok.attrs["title"])),)
-                stack.append(["a", attrs + (("rel", LINK_REL),), []])
+                    link += (("title", str(tok.attrs["title"])),)
+                stack.append(["a", link + (("rel", LINK_REL),), []])
                 in_link += 1
             elif tok.nesting == -1 and len(stack) > 1:
                 tag, attrs, kids = stack.pop()
@@ -296,6 +297,7 @@ class Parser:
         src = str(tok.attrs.get("src", ""))
         alt = "".join(_plain(c) for c in (tok.children or []))
         title = tok.attrs.get("title")
+        attrs: Attrs
         if self.allow_images or is_same_origin(src):
             attrs = (("src", src), ("alt", alt))
             if title:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from streampace.markdown.fence import OpenFence
 from streampace.markdown.open_block import OpenParagraph, OpenTable, is_math_fence
@@ -146,9 +147,10 @@ def _join(head: Node, rest: list[Node], blank_between: bool) -> tuple[Node, ...]
         return None
     first = rest[0]
     if head[0] == "table":
-        body = [k for k in head[2] if k[0] == "tbody"]
-        more = [k for k in first[2] if k[0] == "tbody"]
-        rows = (body[0][2] if body else ()) + (more[0][2] if more else ())
+        body: list[Any] = [k for k in head[2] if k[0] == "tbody"]
+        more: list[Any] = [k for k in first[2] if k[0] == "tbody"]
+        rows: tuple[Node, ...] = (tuple(body[0][2]) if body else ()) + (
+            tuple(more[0][2]) if more else ())
         kids = tuple(k for k in head[2] if k[0] != "tbody") + (
             (("tbody", (), rows),) if rows else ())
         return ((head[0], head[1], kids), *rest[1:])
@@ -421,7 +423,7 @@ class MarkdownStream:
         close nothing, so the parse of the longer source is the old one with
         the text appended. A possible bare URL goes the full way.
         """
-        if not _PLAIN.fullmatch(delta):
+        if self._held is None or not _PLAIN.fullmatch(delta):
             return False
         text = self._held + delta
         visible = text.rstrip(" ")
@@ -534,7 +536,7 @@ class MarkdownStream:
         if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
             return False
         nodes = self.parser.render(first, self._refs)[0]
-        if len(nodes) != 1 or nodes[0][0] != "pre":
+        if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != "pre":
             return False
         self.state = FENCE
         self._fence = OpenFence(m.group(1), nodes[0][2][0][1], len(first) + 1)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Union
 
-__all__ = ["BLOCK_TAGS", "MATHML_TAGS", "VOID_TAGS", "Element", "Node", "element", "text_of",
-           "to_html"]
+__all__ = ["BLOCK_TAGS", "MATHML_TAGS", "VOID_TAGS", "Attrs", "Element", "Node", "element",
+           "text_of", "to_html"]
 
 Node = Union[str, "Element"]
 Element = tuple  # (tag: str, attrs: tuple[tuple[str, str], ...], children: tuple[Node, ...])
+Attrs = tuple[tuple[str, str], ...]
 
 VOID_TAGS = frozenset({"hr", "br", "img", "input"})
 # MathML Core elements (math.py builds them; the DOM creates them in the MathML namespace).
