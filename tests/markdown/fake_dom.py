@@ -49,6 +49,7 @@ class FakeText(FakeNode):
 
 class FakeElement(FakeNode):
     namespace = "http://www.w3.org/1999/xhtml"
+    one_shot = ""  # tests may attach the expected render here
 
     def __init__(self, tag: str) -> None:
         self.tag = tag

@@ -35,6 +35,9 @@ FRAGMENTS = [
     "\\(x_1^2\\) and \\[\\sum_i i\\] ", "$unclosed \\alpha", "$$",
     "```python\ndef f(x):  # c\n    return 'a' + \"\"\"doc\nmore\"\"\"\n```\n",
     "```js\nconst a = `t\nx`; /* c\n */\n```\n", "```diff\n-a\n+b\n```\n",
+    # Footnotes: references before and after their definitions, notes with blocks.
+    "A claim[^1] and another[^n].\n", "[^1]: The first note.\n",
+    "[^n]: A note with *emphasis*\n    and a second line.\n", "Again[^1].",
 ]
 
 
@@ -49,6 +52,8 @@ def stream_html(text: str, cuts: list[int]) -> str:
 
 
 def dom_html(text: str, cuts: list[int]) -> tuple[str, FakeElement]:
+    """The view's DOM after streaming, and the one-shot render with the view's
+    id prefix (footnote ids are prefixed per view)."""
     doc = FakeDocument()
     box = doc.createElement("div")
     view = MarkdownView(doc, box, PARSER)
@@ -57,6 +62,7 @@ def dom_html(text: str, cuts: list[int]) -> tuple[str, FakeElement]:
         view.feed(text[pos:cut])
         pos = cut
     view.close()
+    box.one_shot = render_html(text, id_prefix=view.stream.id_prefix)
     return inner_html(box), box
 
 
@@ -67,8 +73,8 @@ def test_any_split_gives_the_one_shot_render(parts: list[str], data: st.DataObje
     cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12))
     one_shot = render_html(text)
     assert stream_html(text, cuts) == one_shot
-    html, _ = dom_html(text, cuts)
-    assert normalise(html) == normalise(one_shot)
+    html, box = dom_html(text, cuts)
+    assert normalise(html) == normalise(box.one_shot)
 
 
 def test_spec_examples_streamed_equal_one_shot() -> None:
@@ -79,8 +85,8 @@ def test_spec_examples_streamed_equal_one_shot() -> None:
         cuts = [rng.randrange(len(text) + 1) for _ in range(4)]
         assert stream_html(text, cuts) == one_shot, ex["example"]
         if ex["example"] % 4 == 0:  # a quarter of them one character at a time, in a DOM
-            html, _ = dom_html(text, list(range(len(text))))
-            assert normalise(html) == normalise(one_shot), ex["example"]
+            html, box = dom_html(text, list(range(len(text))))
+            assert normalise(html) == normalise(box.one_shot), ex["example"]
 
 
 def test_final_block_element_is_the_same_node_after_100_more_frames() -> None:
@@ -119,9 +125,13 @@ def test_frame_cost_is_bounded_by_the_open_block() -> None:
     seen: list[int] = []
 
     class Counting(Parser):
-        def render(self, src, refs):
+        def render_all(self, src, refs, ctx=None):
             seen.append(len(src))
-            return super().render(src, refs)
+            return super().render_all(src, refs, ctx)
+
+        def inline(self, src, refs, ctx=None):
+            seen.append(len(src))
+            return super().inline(src, refs, ctx)
 
     stream = MarkdownStream(parser=Counting())
     para = "A sentence with **bold** and a [link](https://e.com). " * 3 + "\n\n"
@@ -237,7 +247,9 @@ class _FullEveryTime(MarkdownStream):
         return False
 
     def _render_tail(self, shown):
-        return tuple(self.parser.render(shown, self._refs)[0])
+        nodes, _refs, self.footnotes.open, _used = self.parser.render_all(
+            shown, self._refs, self._ctx())
+        return tuple(nodes)
 
     def _enter_open(self, tail, block, final, ops):
         return False
@@ -278,7 +290,8 @@ def test_rebuild_baseline_ends_with_the_one_shot_render() -> None:
     for i in range(0, len(text), 9):
         view.feed(text[i:i + 9])
     view.close()
-    assert normalise(inner_html(box)) == normalise(render_html(text))
+    assert normalise(inner_html(box)) == normalise(
+        render_html(text, id_prefix=view.stream.id_prefix))
     assert view.rebuilds >= 1
 
 

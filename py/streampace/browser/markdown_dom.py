@@ -14,6 +14,7 @@ all). `created` counts DOM nodes built, for the benchmark.
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Any
 
@@ -22,6 +23,7 @@ from streampace.markdown import (
     FinalBlock,
     MarkdownStream,
     Op,
+    SetFootnotes,
     SetTail,
     UpdateBlock,
 )
@@ -38,6 +40,7 @@ default_parser()
 _TEXT_NODE_LIMIT = 4096  # as in renderer.py: Blink's appendData copies the whole node
 _URL_ATTRS = ("href", "src")
 _MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+_view_ids = itertools.count(1)
 
 # One click handler for every view's copy buttons (event delegation on each
 # view's container): a single proxy per page, owned here, whatever the number
@@ -118,7 +121,9 @@ class MarkdownView:
     def __init__(self, doc: Any, container: Any, parser: Parser) -> None:
         self.doc = doc
         self.container = container
-        self.stream = MarkdownStream(parser=parser)
+        # Footnote ids are prefixed per view: no clash with the page or another message.
+        self.stream = MarkdownStream(parser=parser, id_prefix=f"spmd{next(_view_ids)}-")
+        self.notes: Any = None  # the footnotes section's mirror (always last)
         self.final: list[Any] = []
         self.tail: list[Any] = []
         self._listening: Any = None  # the click proxy attached to `container`
@@ -147,8 +152,10 @@ class MarkdownView:
                     if self.tail:
                         self.container.insertBefore(mirror.el, self.tail[0].el)
                     else:
-                        self.container.append(mirror.el)
+                        self._append_flow(mirror.el)
                 self.final.append(mirror)
+            elif isinstance(op, SetFootnotes):
+                self._set_notes(op.node)
             elif isinstance(op, UpdateBlock):
                 self.final[op.index] = self._patch(self.final[op.index], op.node)
 
@@ -169,11 +176,29 @@ class MarkdownView:
                 tail[i] = self._patch(tail[i], node)
             else:
                 mirror = self._build(node)
-                self.container.append(mirror.el)
+                self._append_flow(mirror.el)
                 tail.append(mirror)
         for extra in tail[len(nodes):]:
             extra.remove()
         del tail[len(nodes):]
+
+    def _append_flow(self, el: Any) -> None:
+        """Append a block element to the message's flow (before the footnotes)."""
+        if self.notes is not None:
+            self.container.insertBefore(el, self.notes.el)
+        else:
+            self.container.append(el)
+
+    def _set_notes(self, node: Any) -> None:
+        if node is None:
+            if self.notes is not None:
+                self.notes.remove()
+                self.notes = None
+        elif self.notes is None:
+            self.notes = self._build(node)
+            self.container.append(self.notes.el)
+        else:
+            self.notes = self._patch(self.notes, node)
 
     def _append_code(self, text: str, new_node: Any) -> None:
         pre = self.tail[-1]
@@ -339,7 +364,10 @@ class RebuildView(MarkdownView):
 
     def _rebuild(self) -> None:
         t0 = time.perf_counter()
-        nodes = self.parser.render(self.text, {})[0]
+        one_shot = MarkdownStream(parser=self.parser, id_prefix=self.stream.id_prefix)
+        one_shot.feed(self.text)
+        one_shot.close()
+        nodes = one_shot.nodes()
         mirrors = [self._build(node) for node in nodes]
         self.container.replaceChildren(*[m.el for m in mirrors])
         self.tail = mirrors

@@ -99,9 +99,11 @@ class _Window:
 class OpenParagraph:
     """A top-level paragraph while it streams (see the module docstring)."""
 
-    def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str]) -> None:
+    def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str],
+                 ctx: tuple[str, int] = ("", 0)) -> None:
         self.parser = parser
         self.refs = refs
+        self.ctx = ctx
         self.window = _Window(parser, refs)
         self.settled: list[Node] = []   # inline nodes of the settled prefix
         self.live = ""                  # content after the settled prefix
@@ -156,7 +158,7 @@ class OpenParagraph:
         dels, suffix = _complete_inline(head)
         if (dels or suffix) and len(live) < _WINDOW:
             return  # something in it is still open: a later closer may change it
-        _merge(self.settled, self.parser.inline(head, self.refs))
+        _merge(self.settled, self.parser.inline(head, self.refs, self.ctx))
         self.live = live[p:]
         self.tried = 0
         self.settles += 1
@@ -197,7 +199,7 @@ class OpenParagraph:
             dels, suffix = _complete_inline(text)
             shown = _apply(text, dels, suffix) if dels or suffix else text
             # A paragraph's content ends without blanks (its block parse strips them).
-            _merge(kids, self.parser.inline(shown.rstrip(" \t\n"), self.refs))
+            _merge(kids, self.parser.inline(shown.rstrip(" \t\n"), self.refs, self.ctx))
         # A paragraph ends without blanks, even when the live rest shows nothing.
         while kids and isinstance(kids[-1], str) and kids[-1] != kids[-1].rstrip(" \t\n"):
             kids[-1] = kids[-1].rstrip(" \t\n")
@@ -206,7 +208,7 @@ class OpenParagraph:
         para: Node = ("p", (), tuple(kids))
         if role == "block":
             shown = display_source(partial)
-            more = self.parser.render(shown, self.refs)[0] if shown.strip() else []
+            more = self.parser.render(shown, self.refs, self.ctx)[0] if shown.strip() else []
             return (para, *more)
         return (para,)
 
@@ -215,9 +217,10 @@ class OpenTable:
     """A top-level table while it streams: rows rendered once each."""
 
     def __init__(self, parser: Parser, refs: dict[str, Any], header: str, delim: str,
-                 rows: list[str]) -> None:
+                 rows: list[str], ctx: tuple[str, int] = ("", 0)) -> None:
         self.parser = parser
         self.refs = refs
+        self.ctx = ctx
         self.head_src = header + "\n" + delim + "\n"
         self.checks = 0
         self.attrs: tuple = ()
@@ -229,7 +232,7 @@ class OpenTable:
                 raise ValueError("not a table row")
 
     def _render_rows(self, row: str) -> list[Node] | None:
-        nodes = self.parser.render(self.head_src + row, self.refs)[0]
+        nodes = self.parser.render(self.head_src + row, self.refs, self.ctx)[0]
         if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != "table":
             return None
         table = nodes[0]

@@ -20,6 +20,7 @@ and bare-URL autolinks (`https://…`, `www.…`) are added here.
 from __future__ import annotations
 
 import re
+from collections import ChainMap
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -30,7 +31,7 @@ from markdown_it.rules_block.paragraph import paragraph
 
 from streampace.markdown.highlight import highlight, language_of
 from streampace.markdown.math import tex_to_mathml
-from streampace.markdown.md_rules import use_math
+from streampace.markdown.md_rules import footnote_key, use_footnotes, use_math
 from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
 from streampace.markdown.tree import Attrs, Element, Node
 
@@ -93,6 +94,13 @@ class _CappedBlock(ParserBlock):
 
 
 _MAX_INLINE_DEPTH = 16  # deeper inline elements degrade to their literal markup
+Context = tuple[str, int]  # (id prefix, block index): footnote element ids
+
+
+def note_slug(label: str) -> str:
+    """A footnote label as an id fragment: [A-Za-z0-9_-] only, injective."""
+    return "".join(c if c.isascii() and (c.isalnum() or c == "-") else f"_{ord(c):x}_"
+                   for c in label)
 
 
 class Parser:
@@ -101,45 +109,71 @@ class Parser:
     def __init__(self, *, allow_images: bool = False, autolink: bool = True) -> None:
         self.allow_images = allow_images
         self.autolink = autolink
+        self.md = self._markdown_it(inline=True, footnote_defs=True)
+        # A footnote's content: the same, except that it cannot hold another
+        # footnote definition (so rendering one never recurses further).
+        self.note_md = self._markdown_it(inline=True, footnote_defs=False)
+        # Block structure only (no inline pass): cheap, used to find block boundaries.
+        self.blocks_md = self._markdown_it(inline=False, footnote_defs=True)
+
+    @staticmethod
+    def _markdown_it(inline: bool, footnote_defs: bool) -> MarkdownIt:
         md = MarkdownIt("commonmark", {"html": False})
         md.enable(["table", "strikethrough"])
+        if not inline:
+            md.disable(["inline", "text_join"])
         md.validateLink = is_safe_link  # type: ignore[method-assign]
         md.block.__class__ = _CappedBlock
         use_math(md)
-        self.md = md
-        # Block structure only (no inline pass): cheap, used to find block boundaries.
-        blocks = MarkdownIt("commonmark", {"html": False})
-        blocks.enable(["table", "strikethrough"])
-        blocks.disable(["inline", "text_join"])
-        blocks.block.__class__ = _CappedBlock
-        use_math(blocks)
-        self.blocks_md = blocks
+        use_footnotes(md, definitions=footnote_defs)
+        return md
 
     # -- parsing -------------------------------------------------------------
+    @staticmethod
+    def _env(refs: dict, ctx: Context | None) -> dict[str, Any]:
+        # Definitions found in this source go to the front map; the caller's
+        # map is read, never copied (its size must not cost every parse).
+        return {"references": ChainMap({}, refs), "_sp_ctx": ctx or ("", 0),
+                "_sp_notes": [], "_sp_refs": []}
+
+    @staticmethod
+    def _refs_after(env: dict[str, Any], refs: dict) -> dict:
+        added = env["references"].maps[0]
+        return {**refs, **added} if added else refs
+
     def block_starts(self, src: str, refs: dict) -> list[tuple[int, int, str]]:
         """(start line, end line, token type) of each top-level block of `src`."""
-        env: dict[str, Any] = {"references": dict(refs)}
         out = []
-        for tok in self.blocks_md.parse(src, env):
+        for tok in self.blocks_md.parse(src, self._env(refs, None)):
             if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
                 out.append((tok.map[0], tok.map[1], tok.type))
         return out
 
-    def render(self, src: str, refs: dict) -> tuple[list[Node], dict]:
+    def render(self, src: str, refs: dict, ctx: Context | None = None
+               ) -> tuple[list[Node], dict]:
         """Top-level nodes of `src`, and the references known after it."""
-        env: dict[str, Any] = {"references": dict(refs)}
-        tokens = self.md.parse(src, env)
-        return self._blocks(tokens), env["references"]
+        nodes, refs, _notes, _used = self.render_all(src, refs, ctx)
+        return nodes, refs
 
-    def inline(self, src: str, refs: dict) -> list[Node]:
+    def render_all(self, src: str, refs: dict, ctx: Context | None = None) -> tuple[
+            list[Node], dict, list[tuple[str, list[Node]]], list[tuple[str, str]]]:
+        """Nodes, references after it, footnote definitions (label, content)
+        and footnote references made (key, element id) of `src`. `ctx` is
+        (id prefix, index of the block in its document) for footnote ids."""
+        env = self._env(refs, ctx)
+        tokens = self.md.parse(src, env)
+        nodes = self._blocks(tokens, env)
+        return nodes, self._refs_after(env, refs), env["_sp_notes"], env["_sp_refs"]
+
+    def inline(self, src: str, refs: dict, ctx: Context | None = None) -> list[Node]:
         """Inline nodes of `src` (the content of one paragraph), no block pass."""
-        env: dict[str, Any] = {"references": refs}
+        env = self._env(refs, ctx)
         tokens: list = []
         self.md.inline.parse(src, self.md, env, tokens)
-        return self._inline(tokens)
+        return self._inline(tokens, env)
 
     # -- tokens -> tree ------------------------------------------------------
-    def _blocks(self, tokens: list) -> list[Node]:
+    def _blocks(self, tokens: list, env: dict[str, Any]) -> list[Node]:
         # Each frame: [tag, attrs, children, transparent]; a hidden paragraph
         # (tight list) is transparent: its children join the parent.
         root: list[Any] = [None, (), [], False]
@@ -170,7 +204,7 @@ class Parser:
             else:
                 parent = stack[-1][2]
                 if t == "inline":
-                    parent.extend(self._inline(tok.children or []))
+                    parent.extend(self._inline(tok.children or [], env))
                 elif t == "fence":
                     info = unescapeAll(tok.info).strip()
                     # The class value goes through setAttribute / attribute
@@ -185,9 +219,17 @@ class Parser:
                     parent.append(("pre", (), (("code", (), _texts(tok.content)),)))
                 elif t == "hr":
                     parent.append(("hr", (), ()))
-                elif t == "math_block":
+                elif t == "footnote_def":
+                    # Shown in the footnotes section, not in the flow.
+                    note_env = dict(env, _sp_notes=[])
+                    content = self._blocks(self.note_md.parse(tok.content, note_env), note_env)
+                    env["_sp_notes"].append((tok.meta["label"], content))
+                elif t == "math_block" and tok.meta.get("closed"):
                     parent.append(("div", (("class", "sp-math-block"),),
                                    (tex_to_mathml(tok.content.strip(), True),)))
+                elif t == "math_block":  # not closed (yet): its source, as text
+                    parent.append(("p", (("class", "sp-math-source"),),
+                                   (tok.markup + "\n" + tok.content.rstrip("\n"),)))
                 elif t == "html_block":  # not produced with html=False; text if it were
                     parent.append(("p", (), (tok.content,)))
         return root[2]
@@ -218,7 +260,7 @@ class Parser:
             children = [para] + children[1:]
         return attrs + (("class", "task-list-item"),), children
 
-    def _inline(self, tokens: list) -> list[Node]:
+    def _inline(self, tokens: list, env: dict[str, Any]) -> list[Node]:
         root: list[Any] = [None, (), []]
         stack = [root]
         in_link = 0
@@ -261,6 +303,8 @@ class Parser:
                 add(("br", (), ()))
             elif t == "code_inline":
                 add(("code", (), (tok.content,)))
+            elif t == "footnote_ref":
+                add(self._footnote_ref(tok.meta["label"], env))
             elif t == "math_inline":
                 add(tex_to_mathml(tok.content.strip(), bool(tok.meta.get("display"))))
             elif tok.nesting == 1 and len(stack) > _MAX_INLINE_DEPTH:
@@ -292,6 +336,17 @@ class Parser:
             elif t == "html_inline":  # not produced with html=False
                 add(tok.content)
         return root[2]
+
+    def _footnote_ref(self, label: str, env: dict[str, Any]) -> Element:
+        prefix, block = env["_sp_ctx"]
+        key = footnote_key(label)
+        attrs: Attrs = (("href", "#" + prefix + "fn-" + note_slug(label.casefold())),)
+        used = env["_sp_refs"]
+        if all(k != key for k, _ in used):  # the block's first reference to it
+            ref_id = f"{prefix}fnref-{note_slug(label.casefold())}-{block}"
+            attrs += (("id", ref_id),)
+            used.append((key, ref_id))
+        return ("sup", (("class", "footnote-ref"),), (("a", attrs, (label,)),))
 
     def _image(self, tok: Any) -> Element:
         src = str(tok.attrs.get("src", ""))

@@ -24,16 +24,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from streampace.markdown.fence import OpenFence
+from streampace.markdown.footnotes import Footnotes
+from streampace.markdown.joins import (
+    _PLAIN,
+    _grow_last,
+    _join,
+    _plain_append_state,
+    _split_open_block,
+)
+from streampace.markdown.md_rules import FOOTNOTE_KEY
 from streampace.markdown.open_block import OpenParagraph, OpenTable, is_math_fence
 from streampace.markdown.parser import Parser, default_parser
-from streampace.markdown.tail import _marker_only, display_source
+from streampace.markdown.tail import display_source
 from streampace.markdown.tree import Node, to_html
 
 __all__ = [
-    "AppendCode", "FinalBlock", "MarkdownStream", "Op", "SetTail", "UpdateBlock", "render_html",
+    "AppendCode", "FinalBlock", "MarkdownStream", "Op", "SetFootnotes", "SetTail", "UpdateBlock",
+    "render_html",
 ]
 
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})([^\n]*)$")
@@ -73,91 +82,14 @@ class UpdateBlock:
     node: Node
 
 
-Op = FinalBlock | SetTail | AppendCode | UpdateBlock
+@dataclass(frozen=True, slots=True)
+class SetFootnotes:
+    """The footnotes section (after the tail) is now `node` (None: none)."""
+
+    node: Node | None
 
 
-_PLAIN = re.compile(r"(?:[^\W_]|[ ,.;?])+")
-_CLOSERS = frozenset("*_~`")
-_NO_PLAIN_APPEND = frozenset({"a", "pre", "table"})
-
-
-def _plain_append_state(tail: str, shown: str, nodes: tuple) -> str | None:
-    """The held trailing blanks if plain text may be appended to `nodes`, else None.
-
-    Holds when the display is the raw tail with at most closers added (no
-    held-back construct), the source ends in plain text on a line with text,
-    and the document ends in a text node outside links, code blocks and tables.
-    """
-    raw = tail.rstrip(" ")
-    if not nodes or not shown.startswith(raw) or not set(shown[len(raw):]) <= _CLOSERS:
-        return None
-    if not raw or not _PLAIN.fullmatch(raw[-1]):
-        return None  # the source ends in markup: new text may land outside it
-    last_line = raw.rsplit("\n", 1)[-1]
-    if not last_line.strip() or _marker_only(last_line) or "\t" in last_line:
-        return None
-    node = nodes[-1]
-    while not isinstance(node, str):
-        if node[0] in _NO_PLAIN_APPEND or not node[2]:
-            return None
-        node = node[2][-1]
-    if not node or node[-1] in _CLOSERS:
-        return None  # a closer we added did not close: it shows, text goes after it
-    return tail[len(raw):]
-
-
-def _grow_last(node: Node, text: str) -> Node:
-    if isinstance(node, str):
-        return node + text
-    tag, attrs, kids = node
-    return (tag, attrs, kids[:-1] + (_grow_last(kids[-1], text),))
-
-
-_ITEM = re.compile(r"^( {0,3})([-+*]|\d{1,9}([.)]))(?:[ \t]|$)")
-_ROW = re.compile(r"^ {0,3}\|")
-
-
-def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
-    """(earlier items, last item, list tags) of an open top-level list, or
-    (header + earlier rows, header + last row, ("table",)) of a table."""
-    lines = shown.split("\n")
-    first = _ITEM.match(lines[0])
-    # Only a list at column 0: a marker line there is always its next item.
-    if first is not None and not first.group(1):
-        indent, marker, delim = first.group(1), first.group(2), first.group(3)
-        for k in range(len(lines) - 1, 0, -1):
-            m = _ITEM.match(lines[k])
-            if m is not None and m.group(1) == indent and (
-                    m.group(3) == delim if delim else m.group(2) == marker):
-                return ("\n".join(lines[:k]) + "\n", "\n".join(lines[k:]),
-                        ("ol",) if delim else ("ul",))
-        return None
-    if len(lines) >= 4 and _ROW.match(lines[0]) and all(_ROW.match(x) for x in lines[2:]):
-        return ("\n".join(lines[:-1]) + "\n", "\n".join(lines[:2] + lines[-1:]), ("table",))
-    return None
-
-
-def _loose(node: Node) -> bool:
-    return any(not isinstance(k, str) and k[0] == "p"
-               for li in node[2] if not isinstance(li, str) for k in li[2])
-
-
-def _join(head: Node, rest: list[Node], blank_between: bool) -> tuple[Node, ...] | None:
-    if not rest or isinstance(rest[0], str) or rest[0][0] != head[0]:
-        return None
-    first = rest[0]
-    if head[0] == "table":
-        body: list[Any] = [k for k in head[2] if k[0] == "tbody"]
-        more: list[Any] = [k for k in first[2] if k[0] == "tbody"]
-        rows: tuple[Node, ...] = (tuple(body[0][2]) if body else ()) + (
-            tuple(more[0][2]) if more else ())
-        kids = tuple(k for k in head[2] if k[0] != "tbody") + (
-            (("tbody", (), rows),) if rows else ())
-        return ((head[0], head[1], kids), *rest[1:])
-    loose = _loose(head)
-    if loose != _loose(first) or (blank_between and not loose):
-        return None  # looseness is the whole list's: parse it whole
-    return ((head[0], head[1], head[2] + first[2]), *rest[1:])
+Op = FinalBlock | SetTail | AppendCode | UpdateBlock | SetFootnotes
 
 
 def _fold(text: str) -> str:
@@ -175,7 +107,7 @@ class MarkdownStream:
     """Feed one message's Markdown deltas; read block operations and HTML."""
 
     def __init__(self, *, allow_images: bool = False, autolink: bool = True,
-                 parser: Parser | None = None) -> None:
+                 parser: Parser | None = None, id_prefix: str = "") -> None:
         if parser is None:
             parser = (default_parser() if not allow_images and autolink
                       else Parser(allow_images=allow_images, autolink=autolink))
@@ -205,6 +137,8 @@ class MarkdownStream:
         self._grown = ""                   # its source, as it extends the prefix
         # Final blocks that could hold a reference link: (index, source, folded).
         self._bracketed: list[tuple[int, str, str]] = []
+        self.id_prefix = id_prefix
+        self.footnotes = Footnotes(id_prefix)
 
     # -- public ------------------------------------------------------------
     def feed(self, delta: str) -> list[Op]:
@@ -214,7 +148,7 @@ class MarkdownStream:
             return []
         delta = self._normalise(delta)
         self._tail += delta
-        return self._step(closing=False, delta=delta)
+        return self._notes_op(self._step(closing=False, delta=delta))
 
     def close(self) -> list[Op]:
         if self.state == CLOSED:
@@ -223,7 +157,15 @@ class MarkdownStream:
             self._tail += "\n"
             self._cr = False
         ops = self._step(closing=True)
+        self.footnotes.open = []
         self.state = CLOSED
+        return self._notes_op(ops)
+
+    def _notes_op(self, ops: list[Op]) -> list[Op]:
+        node = self.footnotes.section()
+        if node != self.footnotes.node:
+            self.footnotes.node = node
+            ops.append(SetFootnotes(node))
         return ops
 
     @property
@@ -231,7 +173,11 @@ class MarkdownStream:
         return self.state == CLOSED
 
     def nodes(self) -> list[Node]:
-        return self.blocks + list(self.tail_nodes)
+        notes = self.footnotes.node
+        return self.blocks + list(self.tail_nodes) + ([notes] if notes is not None else [])
+
+    def _ctx(self, offset: int = 0) -> tuple[str, int]:
+        return self.id_prefix, len(self.blocks) + offset
 
     def to_html(self) -> str:
         return to_html(self.nodes())
@@ -335,12 +281,12 @@ class MarkdownStream:
                         line.lstrip(" ").startswith("|") or is_math_fence(line)
                         for line in complete):
                     return False
-                self._open = OpenParagraph(self.parser, self._refs, complete)
+                self._open = OpenParagraph(self.parser, self._refs, complete, self._ctx())
             else:
                 if len(complete) < 2:
                     return False
                 self._open = OpenTable(self.parser, self._refs, complete[0], complete[1],
-                                       complete[2:])
+                                       complete[2:], self._ctx())
         except ValueError:
             return False
         self._open_pos = len(tail) - len(partial)
@@ -401,19 +347,21 @@ class MarkdownStream:
                                    blank_between=self._prefix_src.endswith("\n\n"))
                     head = joined[0] if joined is not None and len(joined) == 1 else None
                 if head is None:
-                    nodes = self.parser.render(prefix, self._refs)[0]
+                    nodes = self.parser.render(prefix, self._refs, self._ctx())[0]
                     head = nodes[0] if len(nodes) == 1 else None
                 self._prefix_src, self._prefix_node = prefix, head
             head = self._prefix_node
             if head is not None and head[0] in kind:
-                rest_nodes = self.parser.render(rest, self._refs)[0]
+                rest_nodes = self.parser.render(rest, self._refs, self._ctx())[0]
                 joined = _join(head, rest_nodes, blank_between=prefix.endswith("\n\n"))
                 if joined is not None:
                     self._rest_nodes = rest_nodes
                     # What this item / row adds to the prefix once the next one starts.
                     self._grown = rest if kind != ("table",) else rest.split("\n", 2)[2]
                     return joined
-        return tuple(self.parser.render(shown, self._refs)[0])
+        nodes, _refs, self.footnotes.open, _used = self.parser.render_all(
+            shown, self._refs, self._ctx())
+        return tuple(nodes)
 
     def _append_plain(self, delta: str, ops: list[Op]) -> bool:
         """Plain words appended to plain text: grow the last text node, no parse.
@@ -444,8 +392,13 @@ class MarkdownStream:
             return False
         if kind == "hr":
             return True
-        if kind in ("heading_open", "math_block"):
-            return True  # a math block exists only once its closing line is there
+        if kind == "heading_open":
+            return True
+        if kind == "math_block":  # closed by its own closing line, or by a blank line
+            lines = tail.split("\n", end + 1)
+            last = lines[end - 1].strip() if end - 1 < len(lines) else ""
+            return (end > start + 1 and last in ("$$", "\\]")) or (
+                end < complete and end < len(lines) and not lines[end].strip())
         if kind in ("paragraph_open", "blockquote_open", "table_open"):
             # A blank line ends these for good (a list or indented code may
             # continue past one; these cannot).
@@ -481,14 +434,15 @@ class MarkdownStream:
                 # line by line: that node is final (no line is tokenized again).
                 nodes = [closed_fence]
             elif index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
-                    shown_prev == src or shown_prev.startswith(src + "\n")):
+                    shown_prev == src or shown_prev.startswith(src + "\n")) and "[^" not in src:
                 # The last display showed this block from this very source, alone or
                 # followed by a blank line (so nothing after it changed it), with
                 # no reference definitions anywhere: that render is final.
                 nodes = [self.tail_nodes[0]]
             else:
-                nodes, refs = self.parser.render(src, self._refs)
-                self._refs = refs
+                nodes, self._refs, notes, used = self.parser.render_all(
+                    src, self._refs, self._ctx())
+                self.footnotes.final(notes, used, len(self.blocks))
             nxt = starts[index + 1]
             if end < nxt:
                 self._collect_refs("\n".join(lines[end:nxt]))
@@ -515,10 +469,13 @@ class MarkdownStream:
         one case where a final block changes: only blocks whose source contains
         the new label, only when a definition arrives (rare in model output).
         """
-        folded = [_fold(label) for label in labels]
+        folded = [("^" + label[len(FOOTNOTE_KEY):]) if label.startswith(FOOTNOTE_KEY)
+                  else _fold(label) for label in labels]
         for index, src, fsrc in self._bracketed:
             if any(label in fsrc for label in folded):
-                nodes, _ = self.parser.render(src, self._refs)
+                nodes, _refs, _notes, used = self.parser.render_all(
+                    src, self._refs, (self.id_prefix, index))
+                self.footnotes.final([], used, index)
                 if len(nodes) == 1 and nodes[0] != self.blocks[index]:
                     self.blocks[index] = nodes[0]
                     ops.append(UpdateBlock(index, nodes[0]))
@@ -535,7 +492,7 @@ class MarkdownStream:
         m = _FENCE_OPEN.match(first)
         if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
             return False
-        nodes = self.parser.render(first, self._refs)[0]
+        nodes = self.parser.render(first, self._refs, self._ctx())[0]
         if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != "pre":
             return False
         self.state = FENCE
@@ -569,9 +526,10 @@ class MarkdownStream:
         return False
 
 
-def render_html(text: str, *, allow_images: bool = False, autolink: bool = True) -> str:
+def render_html(text: str, *, allow_images: bool = False, autolink: bool = True,
+                id_prefix: str = "") -> str:
     """One-shot render: identical to feeding `text` whole and closing."""
-    stream = MarkdownStream(allow_images=allow_images, autolink=autolink)
+    stream = MarkdownStream(allow_images=allow_images, autolink=autolink, id_prefix=id_prefix)
     stream.feed(text)
     stream.close()
     return stream.to_html()
