@@ -301,3 +301,41 @@ def test_highlighted_code_copy_button_and_math_in_chromium(driver: Any, md_page:
     assert facts["copied"] == [facts["code"]]
     assert facts["code"] == ("def area(r: float) -> float:\n"
                              "    return 3.14 * r ** 2  # circle\n")
+
+
+NOTES = """A claim[^1] and a second one[^src].
+
+Repeated[^1].
+
+[^1]: The first note, with `code`.
+
+[^src]: A source
+    on two lines.
+"""
+
+
+def test_footnotes_link_both_ways_with_ids_private_to_the_message(driver: Any,
+                                                                    md_page: Any) -> None:
+    sid = "md-notes"
+    switch(driver, sid)
+    batches = message("n1", NOTES, 25, random.Random(4))
+    batches[0] = [ev_run(sid), *batches[0]]
+    batches[-1] = [*batches[-1], ev_end(sid)]
+    md_page.sessions.push_spaced(sid, batches, 15)
+    wait_done(driver, "n1")
+    facts = driver.execute_script(
+        "const b = document.querySelector(\"#answer [data-id='n1'] .sp-markdown\");"
+        "const refs = [...b.querySelectorAll('sup.footnote-ref a')];"
+        "const target = (a) => document.getElementById(a.getAttribute('href').slice(1));"
+        "const back = [...b.querySelectorAll('a.footnote-backref')];"
+        "return {refs: refs.map(a => [a.textContent, !!target(a) && b.contains(target(a)),"
+        "  target(a) && target(a).tagName]),"
+        " back: back.map(a => [!!target(a), target(a) && target(a).closest('sup') !== null]),"
+        " last: b.lastElementChild.tagName, ids: [...b.querySelectorAll('[id]')].map(e => e.id),"
+        " notes: [...b.querySelectorAll('section.footnotes li')].map(li => li.textContent)};")
+    assert facts["refs"] == [["1", True, "LI"], ["src", True, "LI"], ["1", True, "LI"]]
+    assert facts["back"] == [[True, True], [True, True]]
+    assert facts["last"] == "SECTION"
+    assert facts["ids"] and all(i.startswith("spmd") for i in facts["ids"])
+    assert facts["notes"][0].startswith("The first note, with code.")
+    assert "on two lines." in facts["notes"][1]
