@@ -57,6 +57,9 @@ def _section(i: int, rng: random.Random) -> str:
         f"| case | cost | paced? |\n|:-----|-----:|:------:|\n{rows}\n\n"
         f"```python\ndef frame_{i}(pending):\n{code}\n    return rate\n```\n\n"
         f"> Note: a quote about {topic}, with **bold** and _emphasis_.\n\n"
+        f"The rate follows $r = \\min(\\frac{{p}}{{\\tau}}, r_{{max}})$ for $p$ pending "
+        f"graphemes, at a cost of $5 to $10 a month:\n\n"
+        f"$$\nr_{{{i}}} = \\sum_{{k=0}}^{{n}} \\frac{{p_k}}{{\\tau}}\n$$\n\n"
     )
 
 
