@@ -113,6 +113,8 @@ class OpenParagraph:
         self.started = False            # whether any of the partial line is absorbed
         self.tried = 0                  # live length at the last attempt to settle
         self.settles = 0
+        self.exact = True               # every settled prefix was closed
+        self.heads: list[str] = []      # the settled prefix's source, in pieces
         for line in lines:
             self._add(line, complete=True)
 
@@ -155,13 +157,31 @@ class OpenParagraph:
                 return
             p = len(live) - _FIRST_TRY  # no blank anywhere (hostile): split anyway
         head = live[:p]
-        dels, suffix = _complete_inline(head)
-        if (dels or suffix) and len(live) < _WINDOW:
+        nodes, closed = self.parser.inline_split(head, self.refs, self.ctx)
+        if not closed and len(live) < _WINDOW:
             return  # something in it is still open: a later closer may change it
-        _merge(self.settled, self.parser.inline(head, self.refs, self.ctx))
+        _merge(self.settled, nodes)
+        # Only closed prefixes are exact (see Parser.inline_split): then the
+        # final render may reuse them instead of parsing the paragraph again.
+        self.exact = self.exact and closed
+        self.heads.append(head)
         self.live = live[p:]
         self.tried = 0
         self.settles += 1
+
+    def final_node(self, content: str) -> Node | None:
+        """The paragraph's final node for its content (lines without leading
+        blanks, joined, stripped), from the settled prefix plus one parse of
+        the rest — exactly a full parse's result when every settled prefix was
+        closed and the content starts with them; else None (parse it whole)."""
+        heads = "".join(self.heads)
+        if not self.exact or not content.startswith(heads):
+            return None
+        kids = list(self.settled)
+        rest = content[len(heads):]
+        if rest:
+            _merge(kids, self.parser.inline(rest, self.refs, self.ctx))
+        return ("p", (), tuple(kids))
 
     # -- display -------------------------------------------------------------
     def partial_role(self, partial: str) -> str:
@@ -226,6 +246,7 @@ class OpenTable:
         self.attrs: tuple = ()
         self.thead: Node | None = None
         self.rows: list[Node] = []
+        self.row_lines = 0
         self._render_rows("")
         for row in rows:
             if not self.feed_lines([row]):
@@ -255,7 +276,20 @@ class OpenTable:
             if rows is None:
                 return False
             self.rows.extend(rows)
+            self.row_lines += 1
         return True
+
+    @property
+    def lines(self) -> int:
+        """Source lines of the complete table: header, delimiter row, rows."""
+        return 2 + self.row_lines
+
+    def node(self, rows: list[Node] | None = None) -> Node:
+        kids: list[Node] = [self.thead] if self.thead is not None else []
+        body = self.rows if rows is None else rows
+        if body:
+            kids.append(("tbody", (), tuple(body)))
+        return ("table", self.attrs, tuple(kids))
 
     def display(self, partial: str) -> tuple[Node, ...] | None:
         if partial and not _is_table_line(partial):
@@ -269,7 +303,4 @@ class OpenTable:
             if more is None:
                 return None
             rows.extend(more)
-        kids: list[Node] = [self.thead] if self.thead is not None else []
-        if rows:
-            kids.append(("tbody", (), tuple(rows)))
-        return (("table", self.attrs, tuple(kids)),)
+        return (self.node(rows),)

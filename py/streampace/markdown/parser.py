@@ -28,6 +28,7 @@ from markdown_it.common.utils import unescapeAll
 from markdown_it.parser_block import ParserBlock
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_block.paragraph import paragraph
+from markdown_it.rules_inline import StateInline
 
 from streampace.markdown.highlight import highlight, language_of
 from streampace.markdown.math import tex_to_mathml
@@ -171,6 +172,44 @@ class Parser:
         tokens: list = []
         self.md.inline.parse(src, self.md, env, tokens)
         return self._inline(tokens, env)
+
+    def inline_split(self, src: str, refs: dict, ctx: Context | None = None
+                     ) -> tuple[list[Node], bool]:
+        """Inline nodes of `src` and whether `src` is *closed*: nothing in it can
+        pair with text after it, so parse(src + more) = parse(src) ++ parse(more)
+        whenever `more` follows a blank (`src` ends with a space or line break).
+
+        Read from markdown-it's own state after the parse: no emphasis or
+        strikethrough opener left unmatched, no literal `[` left without its
+        `]` (a link label may still close), no `](` / `][` left as text (a
+        destination, title or label may still close), no literal backtick run
+        (a code span may still close), and no `$`, `\\(`, `\\[` on the last
+        line (inline math closes on its line)."""
+        env = self._env(refs, ctx)
+        tokens: list = []
+        state = StateInline(src, self.md, env, tokens)
+        self.md.inline.tokenize(state)
+        for rule in self.md.inline.ruler2.getRules(""):
+            rule(state)
+        closed = not any(d.open and d.end < 0 for d in state.delimiters)
+        depth = 0
+        for tok in tokens:
+            if not closed:
+                break
+            if tok.type != "text":
+                continue
+            text = tok.content
+            if "`" in text or "](" in text or "][" in text:
+                closed = False
+            for c in text:
+                if c == "[":
+                    depth += 1
+                elif c == "]" and depth:
+                    depth -= 1
+        last_line = src[src.rfind("\n") + 1:]
+        if depth or "$" in last_line or "\\(" in last_line or "\\[" in last_line:
+            closed = False
+        return self._inline(tokens, env), closed
 
     # -- tokens -> tree ------------------------------------------------------
     def _blocks(self, tokens: list, env: dict[str, Any]) -> list[Node]:

@@ -121,6 +121,9 @@ class MarkdownStream:
         # FENCE state: the open fence (fence.py); a fence's node when it closed.
         self._fence: OpenFence | None = None
         self._closed_fence: Node | None = None
+        # A table left by the OPEN state: (node of its complete rows, lines, refs).
+        self._left_table: tuple[Node, int, dict] | None = None
+        self._left_para: tuple[OpenParagraph, dict] | None = None  # likewise a paragraph
         # OPEN state: the block's incremental state, tail offset of its partial line.
         self._open: OpenParagraph | OpenTable | None = None
         self._open_pos = 0
@@ -134,6 +137,7 @@ class MarkdownStream:
         self._prefix_node: Node | None = None
         self._rest_nodes: list[Node] = []   # the last item / row as last shown
         self._shown: str | None = None     # display source of tail_nodes, if reusable
+        self._exact: str | None = None     # the tail, when tail_nodes are its plain parse
         self._grown = ""                   # its source, as it extends the prefix
         # Final blocks that could hold a reference link: (index, source, folded).
         self._bracketed: list[tuple[int, str, str]] = []
@@ -207,8 +211,25 @@ class MarkdownStream:
             if not closing and self._open_step(ops):
                 return ops
             self.state = TAIL  # the general path decides, once, on the whole block
+            if isinstance(self._open, OpenTable):
+                # Its complete rows, each rendered once against the header: the
+                # table's final node if it ends there (see _finalise).
+                self._left_table = (self._open.node(), self._open.lines, self._refs)
+            elif isinstance(self._open, OpenParagraph):
+                self._left_para = (self._open, self._refs)
             self._open = None
         tail = self._tail
+        if tail[:1] in ("\n", " ", "\t") and self.state == TAIL:
+            # Blank lines before the first open block carry nothing (the block
+            # before them is final): drop them, so the tail starts at a block.
+            lead = 0
+            while True:
+                nl = tail.find("\n", lead)
+                if nl < 0 or tail[lead:nl].strip():
+                    break
+                lead = nl + 1
+            if lead:
+                tail = self._tail = tail[lead:]
         # Block structure and finality depend on complete lines only: without a
         # new line break there is nothing to decide, just the tail to show.
         if not closing and delta is not None and "\n" not in delta:
@@ -216,7 +237,7 @@ class MarkdownStream:
                 return ops
             # A long tail without a new line (a long first line): look at its
             # block structure at geometric lengths only (amortised O(1)).
-            if self.state == TAIL and len(tail) >= max(512, 2 * self._open_tried):
+            if self.state == TAIL and len(tail) >= max(128, 2 * self._open_tried):
                 self._open_tried = len(tail)
                 blocks = self.parser.block_starts(tail, self._refs)
                 if len(blocks) == 1 and self._enter_open(tail, blocks[0], 0, ops):
@@ -313,7 +334,7 @@ class MarkdownStream:
             return False
         self.renders += 1
         self._held = None
-        self._shown = None
+        self._shown = self._exact = None
         if nodes != self.tail_nodes:
             self.tail_nodes = nodes
             ops.append(SetTail(nodes))
@@ -326,9 +347,15 @@ class MarkdownStream:
         if nodes != self.tail_nodes:
             self.tail_nodes = nodes
             ops.append(SetTail(nodes))
-        self._held = _plain_append_state(tail, shown, nodes)
+        # (A footnote definition being written shows in the notes, not at the
+        # end of the tail nodes: text appended there is not plain-appendable.)
+        self._held = (None if self.footnotes.open
+                      else _plain_append_state(tail, shown, nodes))
         # Kept for _finalise: a block shown from its unchanged source needs no parse.
         self._shown = shown if "]:" not in shown else None
+        # The tail itself, when the display is its plain parse (nothing held back
+        # or closed): a paragraph or heading that then ends is final as shown.
+        self._exact = tail if shown == tail and self._shown is not None else None
 
     def _render_tail(self, shown: str) -> tuple[Node, ...]:
         """The open tail's nodes. An open list or table is parsed as its earlier
@@ -383,6 +410,8 @@ class MarkdownStream:
             ops.append(SetTail(self.tail_nodes))
         self._held = text[len(visible):]
         self._shown = None
+        if self._exact is not None:
+            self._exact = self._tail  # plain text appended: still the tail's plain parse
         self.plain_appends += 1
         return True
 
@@ -426,15 +455,34 @@ class MarkdownStream:
         if starts[0] > 0:  # reference definitions before the first block
             self._collect_refs("\n".join(lines[: starts[0]]))
         shown_prev, self._shown = self._shown, None
+        exact_prev, self._exact = self._exact, None
         closed_fence, self._closed_fence = self._closed_fence, None
+        left_table, self._left_table = self._left_table, None
+        left_para, self._left_para = self._left_para, None
         for index, (start, end, kind) in enumerate(blocks):
             src = "\n".join(lines[start:end]) + "\n"
             if index == 0 and start == 0 and kind == "fence" and closed_fence is not None:
                 # The fast path showed this fence from its own lines, highlighted
                 # line by line: that node is final (no line is tokenized again).
                 nodes = [closed_fence]
+            elif (index == 0 and start == 0 and kind == "paragraph_open" and left_para is not None
+                  and left_para[1] is self._refs and "[^" not in src
+                  and (para := self._para_final(left_para[0], lines[start:end])) is not None):
+                nodes = [para]
+            elif (index == 0 and start == 0 and kind == "table_open" and left_table is not None
+                  and left_table[2] is self._refs
+                  and left_table[1] == len(src.rstrip("\n").split("\n"))):
+                nodes = [left_table[0]]
+            elif (index == 0 and start == 0 and kind in ("paragraph_open", "heading_open")
+                  and exact_prev is not None and len(self.tail_nodes) == 1
+                  and "[^" not in src and exact_prev.rstrip() == src.rstrip()):
+                # Shown as the plain parse of this very text (its line break and
+                # the next block came in one delta): that render is final.
+                nodes = [self.tail_nodes[0]]
             elif index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
-                    shown_prev == src or shown_prev.startswith(src + "\n")) and "[^" not in src:
+                    shown_prev == src or shown_prev.startswith(src + "\n")
+                    or (src.endswith("\n\n") and shown_prev.startswith(src))
+            ) and "[^" not in src:
                 # The last display showed this block from this very source, alone or
                 # followed by a blank line (so nothing after it changed it), with
                 # no reference definitions anywhere: that render is final.
@@ -461,6 +509,13 @@ class MarkdownStream:
         self._open_tried = 0
         if len(self._refs) != len(known):
             self._resolve_back([k for k in self._refs if k not in known], ops)
+
+    @staticmethod
+    def _para_final(block: OpenParagraph, lines: list[str]) -> Node | None:
+        """A paragraph's final node from its incremental state (no full parse),
+        when that state is exact for these lines (OpenParagraph.final_node)."""
+        content = "\n".join(line.lstrip(" \t") for line in lines).strip()
+        return block.final_node(content)
 
     def _resolve_back(self, labels: list[str], ops: list[Op]) -> None:
         """Re-render final blocks that mention a label defined after them.
@@ -498,7 +553,7 @@ class MarkdownStream:
         self.state = FENCE
         self._fence = OpenFence(m.group(1), nodes[0][2][0][1], len(first) + 1)
         self.tail_nodes = (self._fence.node(),)
-        self._shown = None
+        self._shown = self._exact = None
         ops.append(SetTail(self.tail_nodes))
         self._fence_step(ops, closing=False)
         return True
