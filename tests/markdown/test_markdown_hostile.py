@@ -181,11 +181,22 @@ def _per_delta_calls(doc: str, more: str) -> int:
     return worst
 
 
-@pytest.mark.parametrize("kind", ["paragraph", "one_line", "table"])
+def _list(n: int, unit: str) -> str:
+    return unit * (n // len(unit) + 1)
+
+
+@pytest.mark.parametrize("kind", ["paragraph", "one_line", "table", "list", "loose_list",
+                                  "ordered_list"])
 def test_a_13_char_delta_costs_the_same_at_2_kb_and_32_kb_of_open_block(kind: str) -> None:
     make = {"paragraph": (_paragraph, "more words and **bold** text " * 12),
             "one_line": (lambda n: _paragraph(n, sep=1.0), "more words and **bold** text " * 12),
-            "table": (_table, "".join(_row(i) for i in range(12)))}[kind]
+            "table": (_table, "".join(_row(i) for i in range(12))),
+            "list": (lambda n: _list(n, "- item with **bold** text\n"),
+                     "- more **items** here\n  continued *lazily*\n" * 6),
+            "loose_list": (lambda n: _list(n, "- item with text\n\n"),
+                           "- more items here\n\n" * 8),
+            "ordered_list": (lambda n: _list(n, "1. item with `code`\n   - nested\n"),
+                             "2. more items here\n   - nested *too*\n" * 6)}[kind]
     small = _per_delta_calls(make[0](2_000), make[1])
     big = _per_delta_calls(make[0](32_000), make[1])
     assert big <= small * 1.5 + 200, (small, big)

@@ -324,7 +324,10 @@ TABLE_ROWS = ["| 1 | **2** |\n", "| `x` | [y](/y) |\n", "| plain | text |\n"]
        st.lists(st.sampled_from(TABLE_ROWS), max_size=12), st.data())
 def test_open_paragraph_and_table_show_what_a_full_render_shows(
         words: list[str], rows: list[str], data: st.DataObject) -> None:
-    text = "".join(words) + "\n\n| h | i |\n|---|--:|\n" + "".join(rows)
+    items = "".join(f"- item {w}\n" + ("  continued\n" if i % 3 else "")
+                    + ("\n" if i == 7 else "") for i, w in enumerate(words))
+    text = ("".join(words) + "\n\n| h | i |\n|---|--:|\n" + "".join(rows) + "\n" + items
+            + "\nafter the list\n")
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=40)))
     fast, full = MarkdownStream(parser=PARSER), _FullEveryTime(parser=PARSER)
     pos = 0

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from streampace.markdown.joins import _ITEM, _loose
 from streampace.markdown.parser import Parser
 from streampace.markdown.tail import (
     _apply,
@@ -41,7 +42,7 @@ from streampace.markdown.tail import (
 )
 from streampace.markdown.tree import Node
 
-__all__ = ["OpenParagraph", "OpenTable", "is_math_fence"]
+__all__ = ["OpenList", "OpenParagraph", "OpenTable", "is_math_fence"]
 
 _WINDOW = 1024       # live characters before a prefix is settled regardless
 _FIRST_TRY = 64      # live characters before the first attempt to settle
@@ -304,3 +305,136 @@ class OpenTable:
                 return None
             rows.extend(more)
         return (self.node(rows),)
+
+
+class OpenList:
+    """A top-level list (its first marker at column 0) while it streams.
+
+    Complete items are rendered once and kept as the list's `head`; a delta
+    re-renders only the last item (with the partial line), and a new line is
+    checked against the last item alone — a line at column 0 with the same
+    marker always starts the next item, so earlier items cannot matter.
+    Looseness is the whole list's: items are rendered tight until the list
+    turns loose (an item with blank-separated children, or a blank line before
+    the next item), then loose — the head once more, and each later item in a
+    loose context (followed by a blank line and a dummy item, dropped).
+    """
+
+    def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str],
+                 ctx: tuple[str, int] = ("", 0)) -> None:
+        self.parser = parser
+        self.refs = refs
+        self.ctx = ctx
+        first = _ITEM.match(lines[0])
+        if first is None or first.group(1):
+            raise ValueError("not a list at column 0")
+        self.marker, self.delim = first.group(2), first.group(3)
+        self.tag = "ol" if self.delim else "ul"
+        self.checks = 0
+        self.head_lines: list[str] = []     # complete items' source lines
+        self.head: Node | None = None       # their list node
+        self.loose = False
+        self.item: list[str] = []           # the last item's complete lines
+        for line in lines:
+            if self._starts_item(line) and self.item:
+                self._push_item(blank_before=not self.item[-1].strip())
+            self.item.append(line)
+
+    def _starts_item(self, line: str) -> bool:
+        m = _ITEM.match(line)
+        return m is not None and not m.group(1) and (
+            m.group(3) == self.delim if self.delim else m.group(2) == self.marker)
+
+    def _dummy(self) -> str:
+        return ("1" + self.delim if self.delim else self.marker) + " x\n"
+
+    def _items(self, src: str, loose: bool) -> list[Node] | None:
+        """The `li` nodes of `src` (one list), rendered in a loose list if asked."""
+        if loose:
+            src = src.rstrip("\n") + "\n\n" + self._dummy()
+        nodes = self.parser.render(src, self.refs, self.ctx)[0]
+        if not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
+            return None
+        items = list(nodes[0][2])
+        if loose:
+            items = items[:-1]
+        elif _loose(nodes[0]):
+            return None
+        return items
+
+    def _push_item(self, blank_before: bool) -> None:
+        """The last item is complete (the next one starts): move it to the head."""
+        src = "\n".join(self.item) + "\n"
+        if not self.loose and (blank_before or self._items(src, False) is None):
+            self._turn_loose()
+        items = self._items(src, self.loose)
+        if items is None:
+            raise ValueError("item did not render as one list")
+        if self.head is None:
+            nodes = self.parser.render(src if not self.loose else
+                                       src.rstrip("\n") + "\n\n" + self._dummy(),
+                                       self.refs, self.ctx)[0]
+            self.head = (self.tag, nodes[0][1], tuple(items))
+        else:
+            self.head = (self.tag, self.head[1], (*self.head[2], *items))
+        self.head_lines.extend(self.item)
+        self.item = []
+
+    def _turn_loose(self) -> None:
+        self.loose = True
+        if self.head_lines:
+            src = "\n".join(self.head_lines) + "\n"
+            items = self._items(src, True)
+            if items is None or self.head is None:
+                raise ValueError("head did not render as one list")
+            self.head = (self.tag, self.head[1], tuple(items))
+
+    def feed_lines(self, lines: list[str]) -> bool:
+        for line in lines:
+            self.checks += 1
+            window = "\n".join([*self.item, line]) + "\n"
+            blocks = self.parser.block_starts(window, self.refs)
+            kind = "ordered_list_open" if self.delim else "bullet_list_open"
+            if len(blocks) != 1 or blocks[0][0] != 0 or blocks[0][2] != kind:
+                return False
+            try:
+                if self._starts_item(line):
+                    self._push_item(blank_before=not self.item[-1].strip())
+            except ValueError:
+                return False
+            self.item.append(line)
+        return True
+
+    def display(self, partial: str) -> tuple[Node, ...] | None:
+        shown = display_source("\n".join(self.item) + "\n" + partial)
+        nodes = self.parser.render(shown, self.refs, self.ctx)[0] if shown.strip() else []
+        if not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
+            return None
+        if _loose(nodes[0]) != self.loose:
+            if self.loose:
+                items = self._items(shown, True)
+                if items is None:
+                    return None
+                nodes = [(self.tag, nodes[0][1], tuple(items)), *nodes[1:]]
+            else:
+                return None  # turning loose: the general path shows it, once
+        if self.head is None:
+            return tuple(nodes)
+        lst = nodes[0]
+        return ((self.tag, self.head[1], (*self.head[2], *lst[2])), *nodes[1:])
+
+    def line_count(self) -> int:
+        return len(self.head_lines) + len(self.item)
+
+    def final_node(self) -> Node | None:
+        """The list's node from its items, when it ends with its last item."""
+        if self.item:
+            src = "\n".join(self.item) + "\n"
+            items = self._items(src, self.loose)
+            if items is None:
+                return None
+            if self.head is None:
+                nodes = self.parser.render(src, self.refs, self.ctx)[0]
+                return nodes[0] if len(nodes) == 1 else None
+            return (self.tag, self.head[1], (*self.head[2], *items))
+        return self.head

@@ -35,7 +35,7 @@ from streampace.markdown.joins import (
     _split_open_block,
 )
 from streampace.markdown.md_rules import FOOTNOTE_KEY
-from streampace.markdown.open_block import OpenParagraph, OpenTable, is_math_fence
+from streampace.markdown.open_block import OpenList, OpenParagraph, OpenTable, is_math_fence
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.tail import display_source
 from streampace.markdown.tree import Node, to_html
@@ -122,10 +122,11 @@ class MarkdownStream:
         self._fence: OpenFence | None = None
         self._closed_fence: Node | None = None
         # A table left by the OPEN state: (node of its complete rows, lines, refs).
-        self._left_table: tuple[Node, int, dict] | None = None
-        self._left_para: tuple[OpenParagraph, dict] | None = None  # likewise a paragraph
+        # The incremental state the OPEN state left, with the references it saw:
+        # its block's final node comes from it if nothing changed (_left_final).
+        self._left: tuple[OpenParagraph | OpenTable | OpenList, dict] | None = None
         # OPEN state: the block's incremental state, tail offset of its partial line.
-        self._open: OpenParagraph | OpenTable | None = None
+        self._open: OpenParagraph | OpenTable | OpenList | None = None
         self._open_pos = 0
         self._open_tried = 0               # tail length at the last look without a new line
         self.renders = 0                   # tail parses (for benchmarks)
@@ -211,12 +212,8 @@ class MarkdownStream:
             if not closing and self._open_step(ops):
                 return ops
             self.state = TAIL  # the general path decides, once, on the whole block
-            if isinstance(self._open, OpenTable):
-                # Its complete rows, each rendered once against the header: the
-                # table's final node if it ends there (see _finalise).
-                self._left_table = (self._open.node(), self._open.lines, self._refs)
-            elif isinstance(self._open, OpenParagraph):
-                self._left_para = (self._open, self._refs)
+            if self._open is not None:
+                self._left = (self._open, self._refs)
             self._open = None
         tail = self._tail
         if tail[:1] in ("\n", " ", "\t") and self.state == TAIL:
@@ -285,7 +282,8 @@ class MarkdownStream:
     def _enter_open(self, tail: str, block: tuple[int, int, str], final: int,
                     ops: list[Op]) -> bool:
         start, end, kind = block
-        if kind not in ("paragraph_open", "table_open") or (final == 0 and start != 0):
+        if kind not in ("paragraph_open", "table_open", "bullet_list_open",
+                        "ordered_list_open") or (final == 0 and start != 0):
             return False
         lines = tail.split("\n")
         complete, partial = lines[:-1], lines[-1]
@@ -303,6 +301,10 @@ class MarkdownStream:
                         for line in complete):
                     return False
                 self._open = OpenParagraph(self.parser, self._refs, complete, self._ctx())
+            elif kind != "table_open":
+                if len(tail) < 256 or "]:" in tail or "[^" in tail:
+                    return False  # short, or definitions in it: the general path
+                self._open = OpenList(self.parser, self._refs, complete, self._ctx())
             else:
                 if len(complete) < 2:
                     return False
@@ -457,22 +459,18 @@ class MarkdownStream:
         shown_prev, self._shown = self._shown, None
         exact_prev, self._exact = self._exact, None
         closed_fence, self._closed_fence = self._closed_fence, None
-        left_table, self._left_table = self._left_table, None
-        left_para, self._left_para = self._left_para, None
+        left, self._left = self._left, None
         for index, (start, end, kind) in enumerate(blocks):
             src = "\n".join(lines[start:end]) + "\n"
             if index == 0 and start == 0 and kind == "fence" and closed_fence is not None:
                 # The fast path showed this fence from its own lines, highlighted
                 # line by line: that node is final (no line is tokenized again).
                 nodes = [closed_fence]
-            elif (index == 0 and start == 0 and kind == "paragraph_open" and left_para is not None
-                  and left_para[1] is self._refs and "[^" not in src
-                  and (para := self._para_final(left_para[0], lines[start:end])) is not None):
-                nodes = [para]
-            elif (index == 0 and start == 0 and kind == "table_open" and left_table is not None
-                  and left_table[2] is self._refs
-                  and left_table[1] == len(src.rstrip("\n").split("\n"))):
-                nodes = [left_table[0]]
+            elif (index == 0 and start == 0 and left is not None and left[1] is self._refs
+                  and "[^" not in src
+                  and (done := _left_final(left[0], kind, lines[start:end])) is not None):
+                # Rendered piecewise while open, exactly as one parse would.
+                nodes = [done]
             elif (index == 0 and start == 0 and kind in ("paragraph_open", "heading_open")
                   and exact_prev is not None and len(self.tail_nodes) == 1
                   and "[^" not in src and exact_prev.rstrip() == src.rstrip()):
@@ -509,13 +507,6 @@ class MarkdownStream:
         self._open_tried = 0
         if len(self._refs) != len(known):
             self._resolve_back([k for k in self._refs if k not in known], ops)
-
-    @staticmethod
-    def _para_final(block: OpenParagraph, lines: list[str]) -> Node | None:
-        """A paragraph's final node from its incremental state (no full parse),
-        when that state is exact for these lines (OpenParagraph.final_node)."""
-        content = "\n".join(line.lstrip(" \t") for line in lines).strip()
-        return block.final_node(content)
 
     def _resolve_back(self, labels: list[str], ops: list[Op]) -> None:
         """Re-render final blocks that mention a label defined after them.
@@ -579,6 +570,21 @@ class MarkdownStream:
             self._closed_fence = self.tail_nodes[0]
             return True
         return False
+
+
+def _left_final(block: OpenParagraph | OpenTable | OpenList, kind: str,
+                lines: list[str]) -> Node | None:
+    """A block's final node from the incremental state it was shown from (no
+    full parse), when that state is exact for exactly these lines."""
+    count = len("\n".join(lines).rstrip("\n").split("\n"))
+    if isinstance(block, OpenParagraph) and kind == "paragraph_open":
+        return block.final_node("\n".join(line.lstrip(" \t") for line in lines).strip())
+    if isinstance(block, OpenTable) and kind == "table_open" and block.lines == count:
+        return block.node()
+    if (isinstance(block, OpenList) and kind in ("bullet_list_open", "ordered_list_open")
+            and block.line_count() in (count, len(lines))):
+        return block.final_node()
+    return None
 
 
 def render_html(text: str, *, allow_images: bool = False, autolink: bool = True,
