@@ -3,7 +3,8 @@
 Wires a session transport (JS `SessionSocket` or the in-page `SimulatedSession`)
 through `SessionClient` into the `PacingScheduler`, whose single apply per drain
 feeds the `DomRenderer`. Handles socket close (flush_now), session switch
-(clear), reduced motion (reveal per delivered batch) and per-frame telemetry.
+(clear), reduced motion (everything queued, committed in the next frame) and
+per-frame telemetry.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import statistics
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import js
@@ -24,10 +26,19 @@ from streampace.browser.segmenter import IntlSegmenter
 from streampace.browser.telemetry import Telemetry
 from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 
-__all__ = ["StreamView", "percentile"]
+__all__ = ["StreamView", "frame_commit_config", "percentile"]
 
 # Keep sampling this long after the last activity so the chart shows the tail.
 _SAMPLE_LINGER_MS = 600.0
+
+
+def frame_commit_config(config: PacingConfig | None, pace: bool) -> PacingConfig:
+    """The scheduler's config for this view.  Pacing off (``data-pace="off"``,
+    prefers-reduced-motion) is a law of its own: each socket batch is committed
+    in the next animation frame with everything queued — one commit per frame,
+    never outside a frame, nothing held back longer than that."""
+    base = config if config is not None else PacingConfig()
+    return base if pace else replace(base, law="off")
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -61,7 +72,8 @@ class StreamView:
         self.renderer = DomRenderer(mount, bridge, label=label, text_format=text_format)
         self.reduced_motion = bool(bridge.prefersReducedMotion())
         self.pace = pace and not self.reduced_motion
-        self.scheduler = PacingScheduler(self.host, self._apply, config, self.segmenter)
+        self.scheduler = PacingScheduler(self.host, self._apply,
+                                         frame_commit_config(config, self.pace), self.segmenter)
         self.telemetry = Telemetry(self.host, self.scheduler)
         self.on_delivered = on_delivered
         self.on_sample = on_sample
@@ -132,8 +144,6 @@ class StreamView:
         before = self.telemetry.before_enqueue()
         self.scheduler.enqueue(self.session, events)
         self.telemetry.after_enqueue(before)
-        if not self.pace:
-            self.scheduler.flush_now(self.session)
         self._last_activity = self.host.now()
         self._ensure_sampling()
 
