@@ -71,7 +71,7 @@ def summarise(rows: list[tuple[int, float, int]]) -> dict[str, Any]:
 def cpython_slices() -> dict[str, Any]:
     from streampace.markdown import MarkdownStream
 
-    doc = markdown_document(DOC_CHARS)[:DOC_CHARS]
+    doc = markdown_document(DOC_CHARS, math=True)[:DOC_CHARS]
     stream = MarkdownStream()
     rows = []
     # CPU time of this process: other jobs on the shared machine count less.
@@ -260,7 +260,7 @@ def browser(out: dict[str, Any]) -> None:
                 "warm_markdown_ms_median": round(statistics.median(
                     ms["markdown_ms"] for _, ms in boots[1:]), 1),
             }
-            doc = markdown_document(DOC_CHARS)[:DOC_CHARS]
+            doc = markdown_document(DOC_CHARS, math=True)[:DOC_CHARS]
             raw = json.loads(driver.execute_script(
                 "const f = window.mdBench.py.globals.get('slices');"
                 "const r = f(arguments[0], arguments[1]); f.destroy(); return r;", doc, SLICE))
