@@ -101,6 +101,10 @@ def _doc_of(kind: str, n: int) -> tuple[str, str]:
             size += len(w)
             i += 1
         return "".join(out), "more words and **bold** text " * 40
+    if kind in ("list", "quote"):
+        unit = "- item with **bold** and `code`\n" if kind == "list" else "> quoted *line*\n"
+        more = ("- more **items** here\n" if kind == "list" else "> more quoted text\n") * 40
+        return unit * (n // len(unit) + 1), more
     if kind == "table":
         rows = [f"| {words[i % 7]} | {words[(i + 3) % 7]} | {i} |\n" for i in range(n // 20)]
         more = "".join(f"| x{i} | **y** | {i} |\n" for i in range(60))
@@ -116,7 +120,8 @@ def long_and_hostile() -> list[dict[str, Any]]:
     from streampace.markdown import MarkdownStream, render_html
 
     rows = []
-    for kind in ("paragraph", "one_line", "table", "hostile_links", "hostile_backticks",
+    for kind in ("paragraph", "one_line", "table", "list", "quote", "hostile_links",
+                 "hostile_backticks",
                  "hostile_emphasis", "hostile_brackets"):
         row: dict[str, Any] = {"input": kind}
         for n in (2_000, 32_000):

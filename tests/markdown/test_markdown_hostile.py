@@ -186,7 +186,7 @@ def _list(n: int, unit: str) -> str:
 
 
 @pytest.mark.parametrize("kind", ["paragraph", "one_line", "table", "list", "loose_list",
-                                  "ordered_list"])
+                                  "ordered_list", "quote", "quote_with_list"])
 def test_a_13_char_delta_costs_the_same_at_2_kb_and_32_kb_of_open_block(kind: str) -> None:
     make = {"paragraph": (_paragraph, "more words and **bold** text " * 12),
             "one_line": (lambda n: _paragraph(n, sep=1.0), "more words and **bold** text " * 12),
@@ -196,7 +196,11 @@ def test_a_13_char_delta_costs_the_same_at_2_kb_and_32_kb_of_open_block(kind: st
             "loose_list": (lambda n: _list(n, "- item with text\n\n"),
                            "- more items here\n\n" * 8),
             "ordered_list": (lambda n: _list(n, "1. item with `code`\n   - nested\n"),
-                             "2. more items here\n   - nested *too*\n" * 6)}[kind]
+                             "2. more items here\n   - nested *too*\n" * 6),
+            "quote": (lambda n: _list(n, "> quoted line with *em* and `code`\n>\n"),
+                      "> more quoted **text** here\n" * 8),
+            "quote_with_list": (lambda n: _list(n, "> - quoted item *a*\n"),
+                                "> - quoted item b\n>   continued\n" * 6)}[kind]
     small = _per_delta_calls(make[0](2_000), make[1])
     big = _per_delta_calls(make[0](32_000), make[1])
     assert big <= small * 1.5 + 200, (small, big)

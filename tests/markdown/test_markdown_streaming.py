@@ -326,8 +326,10 @@ def test_open_paragraph_and_table_show_what_a_full_render_shows(
         words: list[str], rows: list[str], data: st.DataObject) -> None:
     items = "".join(f"- item {w}\n" + ("  continued\n" if i % 3 else "")
                     + ("\n" if i == 7 else "") for i, w in enumerate(words))
+    quote = "".join(f"> {w}" + ("\n>\n" if i % 5 == 4 else "\n" if i % 2 else "")
+                    + ("> - quoted item\n" if i == 6 else "") for i, w in enumerate(words))
     text = ("".join(words) + "\n\n| h | i |\n|---|--:|\n" + "".join(rows) + "\n" + items
-            + "\nafter the list\n")
+            + "\nafter the list\n\n" + quote + "\n\nafter the quote\n")
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=40)))
     fast, full = MarkdownStream(parser=PARSER), _FullEveryTime(parser=PARSER)
     pos = 0

@@ -42,7 +42,7 @@ from streampace.markdown.tail import (
 )
 from streampace.markdown.tree import Node
 
-__all__ = ["OpenList", "OpenParagraph", "OpenTable", "is_math_fence"]
+__all__ = ["OpenList", "OpenParagraph", "OpenQuote", "OpenTable", "is_math_fence"]
 
 _WINDOW = 1024       # live characters before a prefix is settled regardless
 _FIRST_TRY = 64      # live characters before the first attempt to settle
@@ -438,3 +438,73 @@ class OpenList:
                 return nodes[0] if len(nodes) == 1 else None
             return (self.tag, self.head[1], (*self.head[2], *items))
         return self.head
+
+
+def _quote_content(line: str) -> str | None:
+    """A block quote line's content (up to 3 spaces, `>`, one optional space
+    removed), or None if the line is not one (or needs tab arithmetic)."""
+    i = 0
+    while i < 3 and i < len(line) and line[i] == " ":
+        i += 1
+    if i >= len(line) or line[i] != ">":
+        return None
+    rest = line[i + 1:]
+    if "\t" in rest[:1] or "\t" in line[:i]:
+        return None  # a tab after `>` counts in columns: the general path handles it
+    return rest[1:] if rest.startswith(" ") else rest
+
+
+class OpenQuote:
+    """A top-level block quote whose every line starts with `>` while it
+    streams: its content (markers removed) is a Markdown document of its own,
+    fed to an inner stream, so everything above (open paragraphs, lists,
+    tables, fences) applies inside it and a delta costs what it costs there.
+    A line without `>` (a blank line, a lazy continuation, another block) goes
+    back to the general path. Quotes holding definitions (`]:`, `[^`) are left
+    to the general path: inside a quote they would have to reach the whole
+    message."""
+
+    def __init__(self, make_stream: Any, lines: list[str]) -> None:
+        self.inner = make_stream()
+        self.lines = 0
+        self.fed = ""  # the partial line's content already fed
+        self.checks = 0
+        if not self.feed_lines(lines):
+            raise ValueError("not a plain block quote")
+
+    def feed_lines(self, lines: list[str]) -> bool:
+        for line in lines:
+            self.checks += 1
+            content = _quote_content(line)
+            if content is None or "]:" in line or "[^" in line:
+                return False
+            self._feed(content + "\n")
+            self.lines += 1
+        return True
+
+    def _feed(self, content: str) -> None:
+        if content.startswith(self.fed):
+            self.inner.feed(content[len(self.fed):])
+        self.fed = ""
+
+    def display(self, partial: str) -> tuple[Node, ...] | None:
+        if partial:
+            content = _quote_content(partial)
+            if content is None:
+                if partial.strip() and not _marker_only(partial):
+                    return None
+            elif "]:" in partial or "[^" in partial:
+                return None
+            elif content.startswith(self.fed) and len(content) > len(self.fed):
+                self.inner.feed(content[len(self.fed):])
+                self.fed = content
+        return (("blockquote", (), tuple(self.inner.nodes())),)
+
+    def line_count(self) -> int:
+        return self.lines
+
+    def final_node(self) -> Node | None:
+        if self.fed:
+            return None  # a partial line was fed: not these lines
+        self.inner.close()
+        return ("blockquote", (), tuple(self.inner.nodes()))

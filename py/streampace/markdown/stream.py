@@ -35,7 +35,13 @@ from streampace.markdown.joins import (
     _split_open_block,
 )
 from streampace.markdown.md_rules import FOOTNOTE_KEY
-from streampace.markdown.open_block import OpenList, OpenParagraph, OpenTable, is_math_fence
+from streampace.markdown.open_block import (
+    OpenList,
+    OpenParagraph,
+    OpenQuote,
+    OpenTable,
+    is_math_fence,
+)
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.tail import display_source
 from streampace.markdown.tree import Node, to_html
@@ -124,9 +130,9 @@ class MarkdownStream:
         # A table left by the OPEN state: (node of its complete rows, lines, refs).
         # The incremental state the OPEN state left, with the references it saw:
         # its block's final node comes from it if nothing changed (_left_final).
-        self._left: tuple[OpenParagraph | OpenTable | OpenList, dict] | None = None
+        self._left: tuple[OpenParagraph | OpenTable | OpenList | OpenQuote, dict] | None = None
         # OPEN state: the block's incremental state, tail offset of its partial line.
-        self._open: OpenParagraph | OpenTable | OpenList | None = None
+        self._open: OpenParagraph | OpenTable | OpenList | OpenQuote | None = None
         self._open_pos = 0
         self._open_tried = 0               # tail length at the last look without a new line
         self.renders = 0                   # tail parses (for benchmarks)
@@ -283,7 +289,7 @@ class MarkdownStream:
                     ops: list[Op]) -> bool:
         start, end, kind = block
         if kind not in ("paragraph_open", "table_open", "bullet_list_open",
-                        "ordered_list_open") or (final == 0 and start != 0):
+                        "ordered_list_open", "blockquote_open") or (final == 0 and start != 0):
             return False
         lines = tail.split("\n")
         complete, partial = lines[:-1], lines[-1]
@@ -301,6 +307,10 @@ class MarkdownStream:
                         for line in complete):
                     return False
                 self._open = OpenParagraph(self.parser, self._refs, complete, self._ctx())
+            elif kind == "blockquote_open":
+                if len(tail) < 256 or not complete:
+                    return False
+                self._open = OpenQuote(self._inner_stream, complete)
             elif kind != "table_open":
                 if len(tail) < 256 or "]:" in tail or "[^" in tail:
                     return False  # short, or definitions in it: the general path
@@ -319,6 +329,13 @@ class MarkdownStream:
         self.state = TAIL
         self._open = None
         return False
+
+    def _inner_stream(self) -> MarkdownStream:
+        """A stream for a block quote's content (OpenQuote): same parser, the
+        references known so far, and this message's ids."""
+        inner = MarkdownStream(parser=self.parser, id_prefix=self.id_prefix)
+        inner._refs = self._refs
+        return inner
 
     def _open_step(self, ops: list[Op]) -> bool:
         """Show the open block from its incremental state; False when the
@@ -572,7 +589,7 @@ class MarkdownStream:
         return False
 
 
-def _left_final(block: OpenParagraph | OpenTable | OpenList, kind: str,
+def _left_final(block: OpenParagraph | OpenTable | OpenList | OpenQuote, kind: str,
                 lines: list[str]) -> Node | None:
     """A block's final node from the incremental state it was shown from (no
     full parse), when that state is exact for exactly these lines."""
@@ -582,6 +599,9 @@ def _left_final(block: OpenParagraph | OpenTable | OpenList, kind: str,
     if isinstance(block, OpenTable) and kind == "table_open" and block.lines == count:
         return block.node()
     if (isinstance(block, OpenList) and kind in ("bullet_list_open", "ordered_list_open")
+            and block.line_count() in (count, len(lines))):
+        return block.final_node()
+    if (isinstance(block, OpenQuote) and kind == "blockquote_open"
             and block.line_count() in (count, len(lines))):
         return block.final_node()
     return None
