@@ -42,7 +42,8 @@ from streampace.markdown.tail import (
 )
 from streampace.markdown.tree import Node
 
-__all__ = ["OpenList", "OpenParagraph", "OpenQuote", "OpenTable", "is_math_fence"]
+__all__ = ["OpenList", "OpenParagraph", "OpenQuote", "OpenTable", "final_from_open",
+           "is_math_fence"]
 
 _WINDOW = 1024       # live characters before a prefix is settled regardless
 _FIRST_TRY = 64      # live characters before the first attempt to settle
@@ -508,3 +509,21 @@ class OpenQuote:
             return None  # a partial line was fed: not these lines
         self.inner.close()
         return ("blockquote", (), tuple(self.inner.nodes()))
+
+
+def final_from_open(block: OpenParagraph | OpenTable | OpenList | OpenQuote, kind: str,
+                lines: list[str]) -> Node | None:
+    """A block's final node from the incremental state it was shown from (no
+    full parse), when that state is exact for exactly these lines."""
+    count = len("\n".join(lines).rstrip("\n").split("\n"))
+    if isinstance(block, OpenParagraph) and kind == "paragraph_open":
+        return block.final_node("\n".join(line.lstrip(" \t") for line in lines).strip())
+    if isinstance(block, OpenTable) and kind == "table_open" and block.lines == count:
+        return block.node()
+    if (isinstance(block, OpenList) and kind in ("bullet_list_open", "ordered_list_open")
+            and block.line_count() in (count, len(lines))):
+        return block.final_node()
+    if (isinstance(block, OpenQuote) and kind == "blockquote_open"
+            and block.line_count() in (count, len(lines))):
+        return block.final_node()
+    return None

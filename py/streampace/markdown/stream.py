@@ -40,6 +40,7 @@ from streampace.markdown.open_block import (
     OpenParagraph,
     OpenQuote,
     OpenTable,
+    final_from_open,
     is_math_fence,
 )
 from streampace.markdown.parser import Parser, default_parser
@@ -485,7 +486,7 @@ class MarkdownStream:
                 nodes = [closed_fence]
             elif (index == 0 and start == 0 and left is not None and left[1] is self._refs
                   and "[^" not in src
-                  and (done := _left_final(left[0], kind, lines[start:end])) is not None):
+                  and (done := final_from_open(left[0], kind, lines[start:end])) is not None):
                 # Rendered piecewise while open, exactly as one parse would.
                 nodes = [done]
             elif (index == 0 and start == 0 and kind in ("paragraph_open", "heading_open")
@@ -587,24 +588,6 @@ class MarkdownStream:
             self._closed_fence = self.tail_nodes[0]
             return True
         return False
-
-
-def _left_final(block: OpenParagraph | OpenTable | OpenList | OpenQuote, kind: str,
-                lines: list[str]) -> Node | None:
-    """A block's final node from the incremental state it was shown from (no
-    full parse), when that state is exact for exactly these lines."""
-    count = len("\n".join(lines).rstrip("\n").split("\n"))
-    if isinstance(block, OpenParagraph) and kind == "paragraph_open":
-        return block.final_node("\n".join(line.lstrip(" \t") for line in lines).strip())
-    if isinstance(block, OpenTable) and kind == "table_open" and block.lines == count:
-        return block.node()
-    if (isinstance(block, OpenList) and kind in ("bullet_list_open", "ordered_list_open")
-            and block.line_count() in (count, len(lines))):
-        return block.final_node()
-    if (isinstance(block, OpenQuote) and kind == "blockquote_open"
-            and block.line_count() in (count, len(lines))):
-        return block.final_node()
-    return None
 
 
 def render_html(text: str, *, allow_images: bool = False, autolink: bool = True,
