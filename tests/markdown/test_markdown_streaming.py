@@ -84,6 +84,8 @@ def test_spec_examples_streamed_equal_one_shot() -> None:
         one_shot = render_html(text)
         cuts = [rng.randrange(len(text) + 1) for _ in range(4)]
         assert stream_html(text, cuts) == one_shot, ex["example"]
+        # Every example also one character at a time: every cut at once.
+        assert stream_html(text, list(range(len(text)))) == one_shot, ex["example"]
         if ex["example"] % 4 == 0:  # a quarter of them one character at a time, in a DOM
             html, box = dom_html(text, list(range(len(text))))
             assert normalise(html) == normalise(box.one_shot), ex["example"]
