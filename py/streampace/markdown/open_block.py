@@ -124,7 +124,9 @@ class OpenParagraph:
     def _add(self, text: str, complete: bool) -> None:
         """Absorb what is new of the current line (`text`: that line so far)."""
         if not self.started:
-            content = text.lstrip(" \t")
+            # Like markdown-it's paragraph content: the first line without its
+            # leading blanks, later lines as they are (a code span keeps them).
+            content = text if self.lines else text.lstrip(" \t")
             if content:
                 self.live += ("\n" if self.lines else "") + content
                 self.absorbed = len(text)
@@ -172,8 +174,8 @@ class OpenParagraph:
         self.settles += 1
 
     def final_node(self, content: str) -> Node | None:
-        """The paragraph's final node for its content (lines without leading
-        blanks, joined, stripped), from the settled prefix plus one parse of
+        """The paragraph's final node for its content (its lines joined, then
+        stripped, as markdown-it builds it), from the settled prefix plus one parse of
         the rest — exactly a full parse's result when every settled prefix was
         closed and the content starts with them; else None (parse it whole)."""
         heads = "".join(self.heads)
@@ -212,7 +214,7 @@ class OpenParagraph:
             if self.started:
                 extra = partial[self.absorbed:]
             else:
-                extra = partial.lstrip(" \t")
+                extra = partial if self.lines else partial.lstrip(" \t")
                 if extra and self.lines:
                     extra = "\n" + extra
         text = (self.live + extra).rstrip(" \t")
@@ -358,6 +360,8 @@ class OpenList:
             return None
         items = list(nodes[0][2])
         if loose:
+            if len(nodes) != 1 or len(items) < 2:
+                return None  # the dummy did not join this list (it ended before)
             items = items[:-1]
         elif _loose(nodes[0]):
             return None
@@ -450,7 +454,7 @@ def _quote_content(line: str) -> str | None:
     if i >= len(line) or line[i] != ">":
         return None
     rest = line[i + 1:]
-    if "\t" in rest[:1] or "\t" in line[:i]:
+    if "\t" in rest[:len(rest) - len(rest.lstrip(" \t"))]:
         return None  # a tab after `>` counts in columns: the general path handles it
     return rest[1:] if rest.startswith(" ") else rest
 
@@ -517,7 +521,7 @@ def final_from_open(block: OpenParagraph | OpenTable | OpenList | OpenQuote, kin
     full parse), when that state is exact for exactly these lines."""
     count = len("\n".join(lines).rstrip("\n").split("\n"))
     if isinstance(block, OpenParagraph) and kind == "paragraph_open":
-        return block.final_node("\n".join(line.lstrip(" \t") for line in lines).strip())
+        return block.final_node("\n".join(lines).strip())
     if isinstance(block, OpenTable) and kind == "table_open" and block.lines == count:
         return block.node()
     if (isinstance(block, OpenList) and kind in ("bullet_list_open", "ordered_list_open")

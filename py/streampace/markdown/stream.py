@@ -113,6 +113,11 @@ CLOSED = "closed"    # close() was called: everything is final
 class MarkdownStream:
     """Feed one message's Markdown deltas; read block operations and HTML."""
 
+    # A list or block quote gets incremental state (open_block.py) from this many
+    # characters on: below it the general path, with its cached earlier items and
+    # its plain-append path, costs less per delta (measured: bench/markdown_bench.py).
+    LONG_BLOCK = 2048
+
     def __init__(self, *, allow_images: bool = False, autolink: bool = True,
                  parser: Parser | None = None, id_prefix: str = "") -> None:
         if parser is None:
@@ -309,11 +314,11 @@ class MarkdownStream:
                     return False
                 self._open = OpenParagraph(self.parser, self._refs, complete, self._ctx())
             elif kind == "blockquote_open":
-                if len(tail) < 256 or not complete:
+                if len(tail) < self.LONG_BLOCK or not complete:
                     return False
                 self._open = OpenQuote(self._inner_stream, complete)
             elif kind != "table_open":
-                if len(tail) < 256 or "]:" in tail or "[^" in tail:
+                if len(tail) < self.LONG_BLOCK or "]:" in tail or "[^" in tail:
                     return False  # short, or definitions in it: the general path
                 self._open = OpenList(self.parser, self._refs, complete, self._ctx())
             else:
@@ -478,6 +483,16 @@ class MarkdownStream:
         exact_prev, self._exact = self._exact, None
         closed_fence, self._closed_fence = self._closed_fence, None
         left, self._left = self._left, None
+        # Several blocks ending at once, after a display that was the plain parse
+        # of the previous tail: a block with the same lines and place in that
+        # parse keeps its node (one block-level parse instead of full renders).
+        old_nodes, old_map, old_lines = self.tail_nodes, None, None
+        if (exact_prev is not None and len(blocks) > 1 and "]:" not in exact_prev
+                and "[^" not in exact_prev):
+            old_map = self.parser.block_starts(exact_prev, self._refs)
+            old_lines = exact_prev.split("\n")
+            if len(old_map) != len(old_nodes):
+                old_map = None
         for index, (start, end, kind) in enumerate(blocks):
             src = "\n".join(lines[start:end]) + "\n"
             if index == 0 and start == 0 and kind == "fence" and closed_fence is not None:
@@ -489,6 +504,10 @@ class MarkdownStream:
                   and (done := final_from_open(left[0], kind, lines[start:end])) is not None):
                 # Rendered piecewise while open, exactly as one parse would.
                 nodes = [done]
+            elif (old_map is not None and old_lines is not None and index < len(old_map)
+                  and old_map[index] == (start, end, kind) and kind != "footnote_def"
+                  and old_lines[start:end] == lines[start:end]):
+                nodes = [old_nodes[index]]
             elif (index == 0 and start == 0 and kind in ("paragraph_open", "heading_open")
                   and exact_prev is not None and len(self.tail_nodes) == 1
                   and "[^" not in src and exact_prev.rstrip() == src.rstrip()):
