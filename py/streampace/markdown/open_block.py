@@ -338,10 +338,19 @@ class OpenList:
         self.head: Node | None = None       # their list node
         self.loose = False
         self.item: list[str] = []           # the last item's complete lines
-        for line in lines:
-            if self._starts_item(line) and self.item:
-                self._push_item(blank_before=not self.item[-1].strip())
-            self.item.append(line)
+        last = max(k for k, line in enumerate(lines) if self._starts_item(line))
+        if last:
+            # The complete items in one parse (entry costs one parse of the list).
+            self.head_lines = lines[:last]
+            nodes = self.parser.render("\n".join(self.head_lines) + "\n", self.refs,
+                                       self.ctx)[0]
+            if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
+                raise ValueError("earlier items are not one list")
+            self.head = nodes[0]
+            self.loose = _loose(nodes[0]) or not lines[last - 1].strip()
+            if self.loose and not _loose(nodes[0]):
+                self._turn_loose()
+        self.item = lines[last:]
 
     def _starts_item(self, line: str) -> bool:
         m = _ITEM.match(line)
