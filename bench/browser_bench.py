@@ -169,6 +169,8 @@ class TimedSocket:
 
     def __init__(self, socket):
         self.socket = socket
+        self.url = socket.url
+        self.autoReconnect = socket.autoReconnect
         self.handle_ms = []
         self.t_msg = 0.0
         self._proxy = None
@@ -186,14 +188,20 @@ class TimedSocket:
     def detach(self):
         self.socket.detach()
 
-    def close(self):
-        self.socket.close()
+    def close(self, code=1000, reason="client closed"):
+        self.socket.close(code, reason)
         if self._proxy is not None:
             self._proxy.destroy()
             self._proxy = None
 
     def send(self, data):
         self.socket.send(data)
+
+    def open(self):
+        self.socket.open()
+
+    def probe(self):
+        self.socket.probe()
 
 
 class Bench:

@@ -372,13 +372,13 @@ def test_reconnect_resumes_without_loss_or_duplicates(driver: Any, page_server: 
     # Logged while the viewer is away: must arrive through the resume.
     sessions.push(sid, [delta("r1", "three ")])
     sessions.push(sid, [delta("r1", "four ")])
-    wait_for(driver, "return window.streampace.stats().client.opens >= 2", 30)
+    wait_for(driver, "return window.streampace.stats().connection.opens >= 2", 30)
     sessions.push(sid, [delta("r1", "five"), msg_end("r1"), run_end(sid)])
     wait_text(driver, "one two three four five")
     resumes = [m["after"] for m in sessions.client_messages(sid, "resume")]
     assert resumes == [0, through]
     st = stats(driver)
-    assert st["client"]["duplicates"] == 0 and st["client"]["closes"] >= 1
+    assert st["client"]["duplicates"] == 0 and st["connection"]["closes"] >= 1
 
     # A server that replays what the viewer already has: shown once, not twice.
     sid2 = "replaying"
@@ -388,7 +388,7 @@ def test_reconnect_resumes_without_loss_or_duplicates(driver: Any, page_server: 
     sessions.push(sid2, [delta("d1", "beta ")])
     wait_text(driver, "alpha beta ")
     sessions.drop(sid2)
-    wait_for(driver, "return window.streampace.stats().client.opens >= 2", 30)
+    wait_for(driver, "return window.streampace.stats().connection.opens >= 2", 30)
     sessions.push(sid2, [delta("d1", "gamma"), msg_end("d1"), run_end(sid2)])
     wait_text(driver, "alpha beta gamma")
     assert stats(driver)["client"]["duplicates"] >= 2

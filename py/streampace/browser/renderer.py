@@ -168,6 +168,7 @@ class DomRenderer:
         self.commits = 0
         self.apply_ms: deque[float] = deque(maxlen=4096)
         self.closed = False
+        self._connection_line: Any = None  # made on first use (show_connection)
 
     # -- public ------------------------------------------------------------
     def apply(self, events: list[dict]) -> None:
@@ -186,6 +187,21 @@ class DomRenderer:
         self.timeline.replaceChildren()
         self.status.textContent = ""
         self.timeline.setAttribute("aria-busy", "false")
+
+    def show_connection(self, state: str, text: str) -> None:
+        """Why the view is not connected (session/connection.py status_text), on
+        a status line of its own above the run's, hidden while ``text`` is empty;
+        ``state`` goes to the view's ``data-connection`` for page styles."""
+        self.root.setAttribute("data-connection", state)
+        line = self._connection_line
+        if line is None:
+            if not text:
+                return
+            line = self._connection_line = self._el("div", "sp-connection")
+            line.setAttribute("role", "status")
+            self.root.prepend(line)
+        line.textContent = text
+        line.hidden = not text
 
     def text_of(self, message_id: str) -> str:
         item = self.state.messages.get(message_id)
