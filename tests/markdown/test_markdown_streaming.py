@@ -318,6 +318,7 @@ class _EagerOpen(MarkdownStream):
     """Lists and block quotes take their incremental state however short."""
 
     LONG_BLOCK = 0
+    LONG_QUOTE = 0
 
 
 # Well-formed pieces (every construct closes on its line): the incremental

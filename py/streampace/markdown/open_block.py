@@ -483,8 +483,14 @@ class OpenQuote:
         self.lines = 0
         self.fed = ""  # the partial line's content already fed
         self.checks = 0
-        if not self.feed_lines(lines):
-            raise ValueError("not a plain block quote")
+        contents = []
+        for line in lines:  # entering: the content so far in one feed (one parse)
+            content = _quote_content(line)
+            if content is None or "]:" in line or "[^" in line:
+                raise ValueError("not a plain block quote")
+            contents.append(content + "\n")
+        self.inner.feed("".join(contents))
+        self.lines = len(lines)
 
     def feed_lines(self, lines: list[str]) -> bool:
         for line in lines:

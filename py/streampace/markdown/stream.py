@@ -113,10 +113,12 @@ CLOSED = "closed"    # close() was called: everything is final
 class MarkdownStream:
     """Feed one message's Markdown deltas; read block operations and HTML."""
 
-    # A list or block quote gets incremental state (open_block.py) from this many
-    # characters on: below it the general path, with its cached earlier items and
-    # its plain-append path, costs less per delta (measured: bench/markdown_bench.py).
+    # A list gets incremental state (open_block.py) from this many characters on:
+    # below it the general path, with its cached earlier items and its plain-append
+    # path, costs less per delta; a block quote (re-rendered whole on the general
+    # path) much sooner. Measured: bench/markdown_bench.py.
     LONG_BLOCK = 2048
+    LONG_QUOTE = 256
 
     def __init__(self, *, allow_images: bool = False, autolink: bool = True,
                  parser: Parser | None = None, id_prefix: str = "") -> None:
@@ -314,7 +316,7 @@ class MarkdownStream:
                     return False
                 self._open = OpenParagraph(self.parser, self._refs, complete, self._ctx())
             elif kind == "blockquote_open":
-                if len(tail) < self.LONG_BLOCK or not complete:
+                if len(tail) < self.LONG_QUOTE or not complete:
                     return False
                 self._open = OpenQuote(self._inner_stream, complete)
             elif kind != "table_open":
