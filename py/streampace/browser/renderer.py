@@ -217,8 +217,7 @@ class DomRenderer:
                     node.append(self._doc, parts[0] if len(parts) == 1 else "".join(parts))
             for ref in ch.updated:
                 self._refresh(ref)
-        for tid in ch.tool_calls:
-            ref = ItemRef(TOOL_CALL, tid)
+        for ref in ch.tool_calls:
             if ref not in ch.created:
                 self._refresh(ref)
         for ref in ch.ended:

@@ -17,10 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from streampace.conversation.transcript import (
+from streampace.conversation.items import (
     MESSAGE,
     REASONING,
     TOOL_CALL,
+    Item,
     ItemRef,
     MessageItem,
     Observer,
@@ -28,14 +29,15 @@ from streampace.conversation.transcript import (
     RunInfo,
     RunStatus,
     ToolCallItem,
-    Transcript,
 )
+from streampace.conversation.transcript import Transcript
 
 __all__ = [
     "MESSAGE",
     "REASONING",
     "TOOL_CALL",
     "Changes",
+    "Item",
     "ItemRef",
     "LiveState",
     "MessageItem",
@@ -63,14 +65,17 @@ class Changes:
     - ``ended``: items that ended in this batch (also if created in it).
     - ``updated``: existing items with a non-text change (tool name, result,
       reopened after a snapshot).
-    - ``tool_calls``: ids of tool calls with any change, created ones included.
+    - ``tool_calls``: tool calls with any change, created ones included.
+
+    Refs name items, not wire ids: when a later run reuses an id, its item is a
+    new ref (``ItemRef.use``) that appears in ``created``.
     """
 
     created: list[ItemRef] = field(default_factory=list)
     appended: dict[ItemRef, list[str]] = field(default_factory=dict)
     ended: list[ItemRef] = field(default_factory=list)
     updated: list[ItemRef] = field(default_factory=list)
-    tool_calls: list[str] = field(default_factory=list)
+    tool_calls: list[ItemRef] = field(default_factory=list)
     run_status: bool = False
     state: bool = False
     reset: bool = False
@@ -91,7 +96,7 @@ class _Recorder(Observer):
         self.appended: dict[ItemRef, list[str]] = {}
         self.ended: dict[ItemRef, None] = {}
         self.updated: dict[ItemRef, None] = {}
-        self.tool_calls: dict[str, None] = {}
+        self.tool_calls: dict[ItemRef, None] = {}
         self.run_status = False
         self.state = False
         self.reset = False
@@ -100,11 +105,11 @@ class _Recorder(Observer):
     def create(self, ref: ItemRef) -> None:
         self.created[ref] = None
         if ref.kind == TOOL_CALL:
-            self.tool_calls[ref.id] = None
+            self.tool_calls[ref] = None
 
     def append(self, ref: ItemRef, text: str) -> None:
         if ref.kind == TOOL_CALL:
-            self.tool_calls[ref.id] = None
+            self.tool_calls[ref] = None
         if ref in self.created:
             return
         bucket = self.appended.get(ref)
@@ -116,11 +121,11 @@ class _Recorder(Observer):
     def end(self, ref: ItemRef) -> None:
         self.ended[ref] = None
         if ref.kind == TOOL_CALL:
-            self.tool_calls[ref.id] = None
+            self.tool_calls[ref] = None
 
     def update(self, ref: ItemRef) -> None:
         if ref.kind == TOOL_CALL:
-            self.tool_calls[ref.id] = None
+            self.tool_calls[ref] = None
         if ref not in self.created:
             self.updated[ref] = None
 
