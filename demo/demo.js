@@ -127,17 +127,6 @@ class Chart {
 
 export const chart = new Chart($("chart"));
 
-// ---- keep each pane scrolled to the newest text unless the reader scrolled up
-for (const pane of document.querySelectorAll(".pane")) {
-  let pinned = true;
-  pane.addEventListener("scroll", () => {
-    pinned = pane.scrollTop + pane.clientHeight >= pane.scrollHeight - 24;
-  });
-  new MutationObserver(() => {
-    if (pinned) pane.scrollTop = pane.scrollHeight;
-  }).observe(pane, { childList: true, subtree: true, characterData: true });
-}
-
 // ---- boot: Pyodide (from the memory snapshot when it matches), then the demo.
 let demoApp = null; // the Python Demo, kept alive for the page's lifetime
 bootRuntime({ base: new URL("../", import.meta.url), onProgress: bootProgress })
