@@ -143,9 +143,11 @@ class _MarkdownNode:
             self.view.close()
 
 
-# Markdown blocks that take their direction from their own text (dir="auto").
-_DIR_AUTO = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol",
-                       "blockquote", "table", "th", "td"})
+# Markdown blocks that take their direction from their own text (dir="auto"), as
+# GitHub marks them: the text blocks, and lists as a whole (a list item inherits its
+# list's direction; an element with its own `dir` hides its text from an enclosing
+# dir="auto", so list items and block quotes get none).
+_DIR_AUTO = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "th", "td"})
 _PAGE_VIEW: Any = None
 
 

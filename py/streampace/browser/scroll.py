@@ -76,13 +76,13 @@ class ScrollFollower:
         if self.closed:
             return
         self._scroller = self._find_scroller()
-        distance = self._distance()
         if self.pinned:
+            self._show_button(False)  # first: the bar is part of the view's height
+            distance = self._distance()
             if distance > 0.5:
                 self._scroll_by(distance)
-            self._show_button(False)
         else:
-            self._show_button(distance > self.threshold_px)
+            self._show_button(self._distance() > self.threshold_px)
 
     def reset(self) -> None:
         """A new session in the view: follow it from the start."""
@@ -93,11 +93,11 @@ class ScrollFollower:
     def jump(self) -> None:
         """Scroll to the newest text and follow it again."""
         self.pinned = True
+        self._show_button(False)
         self._scroller = self._find_scroller()
         distance = self._distance()
         if distance > 0.5:
             self._scroll_by(distance)
-        self._show_button(False)
 
     def close(self) -> None:
         if self.closed:
