@@ -33,6 +33,8 @@ REQUIRED = (
     "vendor/streampace-version.js",
 )
 SKIP_DIRS = {"__pycache__", "test-wheels", "node_modules"}
+# Test caches the test suite writes into vendor/ (tests/markdown/commonmark_spec.py).
+SKIP_FILES = {"commonmark-spec.json"}
 SITE_PREFIX = "streampace/_site/"
 
 
@@ -43,7 +45,7 @@ def site_files(root: Path, dirs: tuple[str, ...] = PAGE_DIRS) -> list[str]:
         for base, subdirs, files in os.walk(root / top):
             subdirs[:] = sorted(d for d in subdirs if d not in SKIP_DIRS and not d.startswith("."))
             for name in sorted(files):
-                if name.startswith(".") or name.endswith((".pyc", ".tmp")):
+                if name.startswith(".") or name.endswith((".pyc", ".tmp")) or name in SKIP_FILES:
                     continue
                 out.append((Path(base) / name).relative_to(root).as_posix())
     return sorted(out)

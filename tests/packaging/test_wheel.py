@@ -18,12 +18,17 @@ from install_harness import ROOT, InstalledWheel, pyproject_version, streampace_
 # Page files a wheel must carry (the runtime list mirrors hatch_build.REQUIRED).
 MUST_CARRY = (
     "index.html", "demo/demo.js", "js_shim/streampace.js", "js_shim/bridge.js",
-    "js_shim/boot.js", "vendor/snapshot/manifest.json", "examples/embed.html",
+    "js_shim/boot.js", "js_shim/streampace.css", "vendor/snapshot/manifest.json",
+    "examples/embed.html",
     "vendor/pyodide/pyodide.mjs",
     "vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip",
     "vendor/pyodide/pyodide-lock.json", "vendor/pyscript/core.js", "vendor/streampace.zip",
     "vendor/streampace-version.js",
 )
+
+
+# What the test suite writes into vendor/ (tests/markdown/commonmark_spec.py).
+TEST_CACHES = {"commonmark-spec.json"}
 
 
 def site_root(wheel: InstalledWheel) -> Path:
@@ -41,10 +46,12 @@ def test_wheel_carries_the_page_and_the_runtime(installed_wheel: InstalledWheel)
     vendor = ROOT / "vendor"
     laid_out = {p.relative_to(ROOT).as_posix() for p in vendor.rglob("*")
                 if p.is_file() and not any(part.startswith(".") for part in p.parts)
-                and "test-wheels" not in p.parts}
-    # Generic: whatever setup_runtime laid out ships (a boot snapshot included).
+                and "test-wheels" not in p.parts and p.name not in TEST_CACHES}
+    # Generic: whatever setup_runtime laid out ships (a boot snapshot included) ...
     assert {f"streampace/_site/{rel}" for rel in laid_out} <= names
-    assert not [n for n in names if "__pycache__" in n or "/." in n or "test-wheels" in n]
+    # ... and nothing the tests leave in vendor/ (also when they ran before the build).
+    assert not [n for n in names if "__pycache__" in n or "/." in n or "test-wheels" in n
+                or n.rsplit("/", 1)[-1] in TEST_CACHES]
     record_figure("wheel size (bytes)", installed_wheel.wheel.stat().st_size)
 
 
