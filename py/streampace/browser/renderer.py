@@ -154,8 +154,8 @@ _PAGE_VIEW: Any = None
 def _page_view_class() -> Any:
     """`MarkdownView` whose elements are built for a page: blocks get `dir="auto"`
     (an Arabic or Hebrew paragraph reads right to left beside an English one) and
-    a code block scrolls inside itself, its width never the container's minimum
-    (`contain: inline-size`), so a long code line cannot widen the page.  (Made on
+    code blocks and tables scroll inside themselves, their width never the
+    container's minimum (`contain: inline-size`), so a long line cannot widen the page.  (Made on
     first use: the Markdown modules are imported only when a format needs them.)"""
     global _PAGE_VIEW
     if _PAGE_VIEW is None:
@@ -169,13 +169,24 @@ def _page_view_class() -> Any:
                     if tag in _DIR_AUTO:
                         mirror.el.setAttribute("dir", "auto")
                     elif tag == "pre":
+                        _scrolls_inside(mirror.el.style)
+                    if tag == "table":
+                        # A block box around the table's grid scrolls it; its words
+                        # stay whole (the view's overflow-wrap would split them).
                         style = mirror.el.style
-                        style.contain = "inline-size"
-                        style.overflowX = "auto"
+                        _scrolls_inside(style)
+                        style.display = "block"
+                        style.overflowWrap = "normal"
                 return mirror
 
         _PAGE_VIEW = PageMarkdownView
     return _PAGE_VIEW
+
+
+def _scrolls_inside(style: Any) -> None:
+    """Wide content scrolls inside the box; its width is never the container's minimum."""
+    style.contain = "inline-size"
+    style.overflowX = "auto"
 
 
 class DomRenderer:
