@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,19 +68,25 @@ def child(args: argparse.Namespace) -> None:
     else:
         # The log is the Redis stream: an event enters it when the run's process
         # sends the append (the reader of every process delivers it from there).
-        from streampace.server.redis_store import RedisSession
+        writer: Any
+        try:
+            from streampace.server.redis_lease import RunLease as writer
+            method = "write"
+        except ImportError:  # a tree from before issue 22 (STREAMPACE_BENCH_PY)
+            from streampace.server.redis_store import RedisSession as writer
+            method = "_write"
+        original_write = getattr(writer, method)
 
-        original_write = RedisSession._write
-
-        async def write(self: RedisSession, events: list[dict], token: str) -> int:
+        async def write(self: Any, events: list[dict], token: str) -> int:
             t = time.monotonic()
             last = await original_write(self, events, token)
-            times = entered.setdefault(self.id, {})  # type: ignore[arg-type]
+            sid = getattr(self, "session_id", None) or self.id
+            times = entered.setdefault(sid, {})  # type: ignore[arg-type]
             for seq in range(last - len(events) + 1, last + 1):
                 times[seq] = t  # type: ignore[index]
             return last
 
-        RedisSession._write = write  # type: ignore[method-assign]
+        setattr(writer, method, write)
     extra = {} if args.store == "memory" else {"store": args.store}  # older trees: no store
     config = ServerConfig(port=0, log_events=args.log_events, max_sessions=100_000, **extra)
     source = parse_source("demo", SourceOptions(speed=args.speed, seed=1))

@@ -9,10 +9,12 @@ of silently mixing flags.  Rules that depend on the state (a stop that is
 ignored once the outcome is decided) are table entries too — no pre-checks
 beside the table.  Model: h11's ``_state.py`` and wsproto's ``ConnectionState``.
 
-``diagram`` draws a table as Mermaid text, so the diagrams in the docs are
-generated from the tables (tests compare them) instead of drawn beside them.
-
-``step`` (string tables) is the older form, kept until every caller moves.
+A table is written as text, one rule a line — ``STATE  EVENT  TARGET  why``, an
+indented line continuing the reason — and read by ``table`` against the two
+Enums at import, so a misspelt name, a rule listed twice or one without its
+reason fails at once.  ``diagram`` draws a
+table as Mermaid text, so the diagrams in the docs are generated from the tables
+(tests compare them) instead of drawn beside them.
 """
 
 from __future__ import annotations
@@ -22,8 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Generic, TypeVar
 
-__all__ = ["LifecycleError", "Machine", "Rule", "Table", "diagram", "unreachable", "step",
-           "Transitions"]
+__all__ = ["LifecycleError", "Machine", "Rule", "Table", "table", "diagram", "unreachable"]
 
 S = TypeVar("S", bound=Enum)
 E = TypeVar("E", bound=Enum)
@@ -42,6 +43,36 @@ class Rule(Generic[S]):
 
 
 Table = Mapping[tuple[S, E], Rule[S]]
+
+
+def table(states: type[S], events: type[E], text: str) -> dict[tuple[S, E], Rule[S]]:
+    """The rules in ``text``, in order: one ``STATE EVENT TARGET why`` per line
+    (names of ``states`` / ``events`` members), an indented line continuing the
+    last reason; blank lines and ``#`` lines are skipped."""
+    rules: dict[tuple[S, E], Rule[S]] = {}
+    last: tuple[S, E] | None = None
+    for line in text.splitlines():
+        words = line.split(None, 3)
+        if not words or words[0].startswith("#"):
+            continue
+        if line[0].isspace():
+            if last is None:
+                raise ValueError(f"a continuation before any rule: {line.strip()!r}")
+            rules[last] = Rule(rules[last].target, f"{rules[last].why} {line.strip()}")
+            continue
+        if len(words) < 4:
+            raise ValueError(f"a rule needs STATE EVENT TARGET and why: {line.strip()!r}")
+        src, event, target, why = words
+        try:
+            key = (states[src], events[event])
+            rule = Rule(states[target], why.strip())
+        except KeyError as exc:
+            raise ValueError(f"unknown name {exc} in rule {line.strip()!r}") from None
+        if key in rules:
+            raise ValueError(f"rule {src} {event} is listed twice")
+        rules[key] = rule
+        last = key
+    return rules
 
 
 class Machine(Generic[S, E]):
@@ -88,15 +119,3 @@ def diagram(table: Table[S, E], initial: S) -> str:
         lines.append(f"    {src.name} --> {rule.target.name}: {event.name}")
     return "\n".join(lines) + "\n"
 
-
-# -- the older string form --------------------------------------------------------
-
-Transitions = Mapping[tuple[str, str], str]
-
-
-def step(table: Transitions, state: str, event: str, machine: str) -> str:
-    """The state after ``event`` in ``state``; raises LifecycleError if not allowed."""
-    nxt = table.get((state, event))
-    if nxt is None:
-        raise LifecycleError(f"{machine}: {event!r} in state {state!r}")
-    return nxt

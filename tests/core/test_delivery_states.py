@@ -5,20 +5,21 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from streampace.lifecycle import LifecycleError, step
+from streampace.lifecycle import LifecycleError, Machine, unreachable
 from streampace.session.delivery import (
-    DELIVERY_TRANSITIONS,
+    DELIVERY_TABLE,
     Batch,
     DeliveryBuffer,
     DeliveryClosedError,
     DeliveryConfig,
+    DeliveryEvent,
     DeliveryState,
 )
 from streampace.testing import ManualHost
 
 S = DeliveryState
 STATES = [S.OPEN, S.PUBLISHING, S.REPUBLISH, S.BACKOFF, S.CLOSED]
-EVENTS = sorted({event for _state, event in DELIVERY_TRANSITIONS})
+EVENTS = list(DeliveryEvent)
 
 
 def step_name(name: str) -> dict:
@@ -30,24 +31,28 @@ def names(batches: list[Batch]) -> list[list[str]]:
 
 
 @pytest.mark.parametrize(("state", "event"), list(itertools.product(STATES, EVENTS)))
-def test_every_pair_is_listed_or_raises(state: str, event: str) -> None:
-    if (state, event) in DELIVERY_TRANSITIONS:
-        assert step(DELIVERY_TRANSITIONS, state, event, "t") in STATES
+def test_every_pair_is_listed_or_raises(state: DeliveryState, event: DeliveryEvent) -> None:
+    machine = Machine("t", DELIVERY_TABLE, state)
+    if (state, event) in DELIVERY_TABLE:
+        assert machine.step(event) in STATES
     else:
-        with pytest.raises(LifecycleError, match=f"{event!r} in state {state!r}"):
-            step(DELIVERY_TRANSITIONS, state, event, "t")
+        with pytest.raises(LifecycleError, match=f"{event.name} in state {state.name}"):
+            machine.step(event)
+        assert machine.state is state
 
 
-def test_closed_is_final_and_every_other_state_can_close() -> None:
-    assert not [pair for pair in DELIVERY_TRANSITIONS if pair[0] == S.CLOSED]
+def test_closed_is_final_every_other_state_can_close_and_all_are_reachable() -> None:
+    assert not [pair for pair in DELIVERY_TABLE if pair[0] is S.CLOSED]
     for state in STATES[:-1]:
-        assert DELIVERY_TRANSITIONS[(state, "close")] == S.CLOSED
+        assert DELIVERY_TABLE[(state, DeliveryEvent.CLOSE)].target is S.CLOSED
+    assert unreachable(DELIVERY_TABLE, S.OPEN, DeliveryState) == []
+    assert all(rule.why for rule in DELIVERY_TABLE.values())
 
 
 def test_an_illegal_move_on_a_buffer_raises_and_keeps_its_state() -> None:
     buf = DeliveryBuffer(lambda b: True, ManualHost())
     with pytest.raises(LifecycleError):
-        buf._go("drained")  # nothing is being published
+        buf._machine.step(DeliveryEvent.DRAINED)  # nothing is being published
     assert buf.state == S.OPEN
 
 

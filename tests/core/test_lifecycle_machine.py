@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 
 import pytest
-from streampace.lifecycle import LifecycleError, Machine, Rule, diagram, unreachable
+from streampace.lifecycle import LifecycleError, Machine, Rule, diagram, table, unreachable
 
 
 class Door(Enum):
@@ -54,3 +54,32 @@ def test_diagram_lists_every_move_in_table_order():
         "    OPEN --> SHUT: SHUT",
         "    SHUT --> LOCKED: LOCK",
     ]
+
+
+def test_a_table_is_read_from_text_in_order_with_continued_reasons():
+    rules = table(Door, Act, """
+        # comments and blank lines are skipped
+
+SHUT  OPEN  OPEN    a shut door opens
+OPEN  SHUT  SHUT    and shuts again
+        when pushed
+SHUT  LOCK  LOCKED  a key
+""")
+    assert rules == {
+        (Door.SHUT, Act.OPEN): Rule(Door.OPEN, "a shut door opens"),
+        (Door.OPEN, Act.SHUT): Rule(Door.SHUT, "and shuts again when pushed"),
+        (Door.SHUT, Act.LOCK): Rule(Door.LOCKED, "a key"),
+    }
+    assert list(rules) == list(TABLE)  # table order, as diagram() draws it
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("SHUT  OPEN  OPEN", "needs STATE EVENT TARGET and why"),
+    ("SHUT  KNOCK  OPEN  no such event", "unknown name 'KNOCK'"),
+    ("AJAR  OPEN  OPEN  no such state", "unknown name 'AJAR'"),
+    ("SHUT  OPEN  OPEN  once\nSHUT  OPEN  LOCKED  twice", "listed twice"),
+    ("   a reason of nothing", "continuation before any rule"),
+])
+def test_a_bad_table_fails_when_it_is_read(text, error):
+    with pytest.raises(ValueError, match=error):
+        table(Door, Act, text)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from streampace.lifecycle import Machine, unreachable
 from streampace.session.run_lifecycle import (
-    TRANSITIONS,
+    RUN_TABLE,
     LifecycleError,
     Outcome,
+    RunEvent,
     RunLifecycle,
     RunState,
 )
@@ -25,7 +29,8 @@ def test_normal_run_goes_idle_starting_running_ending_idle():
     seen.append(lc.state)
     lc.settle()
     seen.append(lc.state)
-    assert seen == ["idle", "starting", "running", "ending", "idle"]
+    assert seen == [RunState.IDLE, RunState.STARTING, RunState.RUNNING, RunState.ENDING,
+                    RunState.IDLE]
 
 
 def test_stop_before_begin_wins_and_begin_says_do_not_run():
@@ -47,11 +52,43 @@ def test_stop_during_run_beats_the_body_outcome():
     assert lc.end(Outcome("cancelled", "task cancelled")).code == "server_shutdown"
 
 
+def test_a_stop_while_idle_is_a_table_entry_that_changes_nothing():
+    lc = RunLifecycle()
+    assert lc.stop("cancelled", "x") is False
+    assert lc.state is RunState.IDLE and lc.outcome is None
+
+
 def test_refused_run_returns_to_idle_without_an_outcome():
     lc = RunLifecycle()
     lc.start("r1")
     lc.refuse()
     assert lc.state == RunState.IDLE and lc.outcome is None
+
+
+def test_a_run_accepted_while_one_ends_starts_when_it_settles():
+    lc = RunLifecycle()
+    lc.start("r1")
+    lc.begin()
+    lc.end(Outcome())
+    lc.start("r2")  # shared log: the terminal event is in the log, the lease not yet free
+    assert lc.state is RunState.HANDING_OVER and lc.run_id == "r1"
+    assert lc.settle() == "r2"
+    assert lc.state is RunState.STARTING and lc.run_id == "r2" and lc.outcome is None
+    assert lc.runs_started == 2 and lc.runs_settled == 1
+
+
+def test_a_cancel_while_handing_over_stops_the_queued_run_when_it_starts():
+    lc = RunLifecycle()
+    lc.start("r1")
+    lc.begin()
+    lc.end(Outcome())
+    lc.start("r2")
+    assert lc.stop("cancelled", "by viewer") is False  # the ending run's outcome is decided
+    assert lc.settle() == "r2"
+    assert lc.state is RunState.ENDING and lc.outcome == Outcome("cancelled", "by viewer")
+    assert lc.begin() is False  # its body must not touch the source
+    lc.end(Outcome())
+    assert lc.settle() is None and lc.state is RunState.IDLE
 
 
 def test_transitions_not_in_the_table_raise():
@@ -61,6 +98,22 @@ def test_transitions_not_in_the_table_raise():
     lc.start("r")
     with pytest.raises(LifecycleError):
         lc.start("again")
+
+
+@pytest.mark.parametrize(("state", "event"), list(itertools.product(RunState, RunEvent)))
+def test_every_pair_is_listed_or_raises(state: RunState, event: RunEvent) -> None:
+    machine = Machine("run", RUN_TABLE, state)
+    if (state, event) in RUN_TABLE:
+        assert machine.step(event) in RunState
+    else:
+        with pytest.raises(LifecycleError, match=f"run: {event.name} in state {state.name}"):
+            machine.step(event)
+        assert machine.state is state
+
+
+def test_every_state_is_reachable_and_every_rule_says_why():
+    assert unreachable(RUN_TABLE, RunState.IDLE, RunState) == []
+    assert all(rule.why for rule in RUN_TABLE.values())
 
 
 @given(st.lists(st.sampled_from(["start", "begin", "stop", "end", "settle", "refuse"])))
@@ -84,7 +137,7 @@ def test_any_event_sequence_keeps_state_in_the_table(events):
         except LifecycleError:
             assert lc.state == before  # a refused event changes nothing
             continue
-        assert lc.state in {s for _, s in TRANSITIONS.items()} | {RunState.IDLE}
-        if lc.state == RunState.ENDING:
+        assert lc.state in {rule.target for rule in RUN_TABLE.values()} | {RunState.IDLE}
+        if lc.state in (RunState.ENDING, RunState.HANDING_OVER):
             assert lc.outcome is not None
     assert lc.runs_settled <= lc.runs_started

@@ -14,10 +14,10 @@ from ag_ui_validate import PatchOk, ValidatorOptions, apply_patch, create_valida
 from pydantic import TypeAdapter
 from streampace.conversation.events import validate_event
 from streampace.sim import text as sim_text
+from streampace.sim.clusters import clusters as _clusters
 from streampace.sim.scenarios import (
     SCENARIOS,
     TimedEvent,
-    _clusters,
     iter_simulate,
     messages_snapshot,
     simulate,

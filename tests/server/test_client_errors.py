@@ -185,3 +185,32 @@ def test_session_limit_forgets_idle_sessions_and_refuses_when_all_are_busy(serve
     assert busy == 1013
     assert_conformant(got.events, prompt="room now")
     assert "s1" not in server.hub.sessions and "s2" in server.hub.sessions
+
+
+def test_a_socket_bound_to_an_evicted_session_is_closed_never_left_on_a_copy(serve):
+    """Issue 18 item 9: a socket that connected before its (idle, unattached) session
+    was evicted used to keep running under the old session object, unseen by another
+    socket on the same id.  It is now closed (1013) and reconnects to the new one."""
+    server = serve("demo", speed=200.0, max_sessions=1)
+
+    async def scenario():
+        early = await websockets.connect(server.ws_url("x"))  # bound to x, not attached
+        deadline = asyncio.get_running_loop().time() + 10
+        while "x" not in server.hub.sessions:
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.02)
+        evicted = server.hub.sessions["x"]
+        async with websockets.connect(server.ws_url("y")) as other:  # x is forgotten for y
+            await send(other, type="resume", after=0)
+            await recv_until(other, Received(), lambda r: bool(r.attached))
+            code = await close_code(early)
+            assert "x" not in server.hub.sessions and not evicted.engine.connected
+        async with websockets.connect(server.ws_url("x")) as again:  # y is idle now
+            await send(again, type="run", prompt="fresh", scenario="very_fast")
+            got = await recv_until(again, Received(), runs_ended(1))
+        return code, got, server.hub.sessions["x"] is not evicted
+
+    code, got, replaced = asyncio.run(scenario())
+    assert code == 1013
+    assert replaced
+    assert_conformant(got.events, prompt="fresh")

@@ -1,11 +1,13 @@
-"""The page's simulated session and the server compose the same core pieces, so the
-same scenario and seed give the same events (ids included), and the same bad client
-message gets the same reply, byte for byte."""
+"""The page's simulated session and the server drive the same session engine
+(streampace.session.engine), so the same scenario and seed give the same events (ids
+included), and the same bad client message gets the same reply, byte for byte.
+
+Both take their run ids from an injected generator (the page seeds it; the server
+draws from the OS unless given one), so nothing here patches either side."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import random
 from typing import Any
@@ -13,7 +15,6 @@ from typing import Any
 import pytest
 import websockets
 from streampace.server import ServerConfig
-from streampace.server import session as server_session
 from streampace.server.session import Session
 from streampace.server.sources.demo import DemoSource
 from streampace.session.client_messages import CANCEL_CODE, CANCEL_MESSAGE
@@ -47,17 +48,15 @@ class _StallingDemo(DemoSource):
             n += 1
 
 
-def _server_log(monkeypatch: pytest.MonkeyPatch, seed: int, runs: list[Run],
+def _server_log(seed: int, runs: list[Run],
                 cancel_at: int | None = None) -> list[dict[str, Any]]:
     """The session log after ``runs`` on the server's Session (in memory, no socket);
     with ``cancel_at``, each run is cancelled once its source gave that many groups."""
-    # The page seeds its run ids with the seed; the server draws them from the OS.
-    monkeypatch.setattr(server_session, "new_run_id",
-                        functools.partial(new_run_id, random.Random(seed)))
 
     async def main() -> list[dict[str, Any]]:
         source = _StallingDemo(seed, cancel_at)
-        session = Session("s1", source, ServerConfig())
+        # Run ids seeded as the page seeds them (SimulatedSession: the model's seed).
+        session = Session("s1", source, ServerConfig(), run_ids=random.Random(seed))
         for prompt, scenario in runs:
             source.stalled.clear()
             session.start_run(prompt, scenario)
@@ -100,9 +99,9 @@ def _page_log(seed: int, runs: list[Run], cancel_at: int | None = None) -> list[
 
 
 @pytest.mark.parametrize("scenario", ["demo", "agentic", "cjk_emoji"])
-def test_same_scenario_and_seed_give_the_same_events(monkeypatch, scenario):
+def test_same_scenario_and_seed_give_the_same_events(scenario):
     runs = [("Tell me about tea", scenario), ("And coffee?", scenario)]
-    server = _server_log(monkeypatch, 11, runs)
+    server = _server_log(11, runs)
     page = _page_log(11, runs)
     assert page == server
     first, second = split_runs(page)
@@ -112,9 +111,9 @@ def test_same_scenario_and_seed_give_the_same_events(monkeypatch, scenario):
     assert "You asked" not in json.dumps(page)
 
 
-def test_a_cancel_closes_the_same_items_with_the_same_terminal_event(monkeypatch):
+def test_a_cancel_closes_the_same_items_with_the_same_terminal_event():
     runs = [("Search for tea", "agentic")]
-    server = _server_log(monkeypatch, 5, runs, cancel_at=6)
+    server = _server_log(5, runs, cancel_at=6)
     page = _page_log(5, runs, cancel_at=6)
     assert page == server
     assert page[-1] == {"type": "RUN_ERROR", "message": CANCEL_MESSAGE, "code": CANCEL_CODE}

@@ -18,6 +18,7 @@ from streampace.server import ServerConfig
 from streampace.server.session import Session
 from streampace.server.sources import RunRequest
 from streampace.session.framing import UpstreamError
+from streampace.session.run_lifecycle import RunState
 
 from .conftest import Received, assert_conformant, recv_until, runs_ended, send, split_runs
 
@@ -84,7 +85,7 @@ def test_cancel_before_the_run_task_first_runs_ends_the_run_and_frees_the_sessio
     assert_conformant(runs[1], prompt="again")
     assert runs[1][-1]["type"] == "RUN_FINISHED"
     session.viewers.clear()
-    assert session.idle and session.run_state == "idle"
+    assert session.idle and session.run_state is RunState.IDLE
 
 
 def test_run_then_cancel_back_to_back_on_one_socket(serve):
@@ -164,5 +165,5 @@ def test_any_interleaving_of_run_cancel_resume_disconnect_ends_every_run_once(ac
     for i, run in enumerate(runs):
         assert_conformant(run, prompt=f"p{i}")  # one RUN_STARTED, exactly one terminal
     assert witness.seqs == list(range(1, len(witness.events) + 1))
-    assert session.run_state == "idle" and not session.running
+    assert session.run_state is RunState.IDLE and not session.running
     assert session.idle

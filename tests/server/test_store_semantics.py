@@ -1,8 +1,8 @@
 """The log's resume and snapshot semantics, the same for both stores (property tests).
 
 The same events go into a memory-store Session and, through the lease-fenced
-append, into a Redis stream.  A fresh RedisSession (another process: its own
-client, an empty mirror) must then answer every resume point exactly as the
+append, into a Redis stream.  A fresh Redis-backed Session (another process: its
+own client, an empty mirror) must then answer every resume point exactly as the
 memory store does: the same log window and replay, or the same snapshot.
 """
 
@@ -46,24 +46,26 @@ async def _both(url: str, events: list[dict[str, Any]], config: ServerConfig,
     memory = Session("m", source, config)
     store = rs.RedisStore(url, config)
     sid = f"p{uuid.uuid4().hex[:8]}"
-    writer = rs.RedisSession(sid, source, config, store)
+    writer = Session(sid, source, config, store)
+    backend = writer.backend
+    assert isinstance(backend, rs.RedisBackend)
     await writer.ready()
     token = "test-writer"
-    await store.client.set(writer.k_lease, token, px=60_000)
-    writer._token = token  # as while running: periodic snapshots
+    client = store.conn.client
+    await client.set(backend.keys.lease, token, px=60_000)
+    backend.lease.token = token  # as while running: periodic snapshots
     for i in range(0, len(events), chunk):
         part = events[i:i + chunk]
         memory.append(part)
-        await store.client.set(writer.k_lease, token, px=60_000)  # a terminal frees it
-        await writer._write(part, token)
-        await writer._catch_up()
+        await client.set(backend.keys.lease, token, px=60_000)  # a terminal frees it
+        await backend.lease.write(part, token)
+        await backend.mirror.catch_up()
         if any(e["type"] in ("RUN_FINISHED", "RUN_ERROR") for e in part):
-            await writer._write_snapshot()
+            await backend.lease.write_snapshot()
     await asyncio.sleep(0)  # let spawned snapshot writes finish
-    for task in list(writer._tasks):
-        await task
+    await backend.lease.settled()
     other = rs.RedisStore(url, config)
-    fresh = rs.RedisSession(sid, source, config, other)
+    fresh = Session(sid, source, config, other)
     await fresh.ready()
     await fresh.close()
     await writer.close()

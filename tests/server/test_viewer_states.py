@@ -1,4 +1,4 @@
-"""A viewer's named delivery modes (server/viewer_lifecycle.py): the table, and each
+"""A viewer's typed delivery modes (server/viewer_lifecycle.py): the table, and each
 path to each state on a real Session with an in-memory socket (no network)."""
 
 from __future__ import annotations
@@ -10,33 +10,38 @@ from typing import Any
 
 import pytest
 from starlette.websockets import WebSocketState
-from streampace.lifecycle import LifecycleError, step
+from streampace.lifecycle import LifecycleError, Machine, unreachable
 from streampace.server import ServerConfig
 from streampace.server.session import Session
 from streampace.server.viewer import CLOSE_SLOW_CONSUMER, Viewer
-from streampace.server.viewer_lifecycle import VIEWER_TRANSITIONS, ViewerState
+from streampace.server.viewer_lifecycle import VIEWER_TABLE, ViewerEvent, ViewerState
 from streampace.session.delivery import DeliveryConfig
 
-V = ViewerState
-STATES = [V.DETACHED, V.LIVE, V.CATCHING_UP, V.SHARED, V.CLOSING]
-EVENTS = sorted({event for _state, event in VIEWER_TRANSITIONS})
+V, E = ViewerState, ViewerEvent
+STATES = list(ViewerState)
 
 
-@pytest.mark.parametrize(("state", "event"), list(itertools.product(STATES, EVENTS)))
-def test_every_pair_is_listed_or_raises(state: str, event: str) -> None:
-    if (state, event) in VIEWER_TRANSITIONS:
-        assert step(VIEWER_TRANSITIONS, state, event, "t") in STATES
+@pytest.mark.parametrize(("state", "event"), list(itertools.product(STATES, ViewerEvent)))
+def test_every_pair_is_listed_or_raises(state: ViewerState, event: ViewerEvent) -> None:
+    machine = Machine("t", VIEWER_TABLE, state)
+    if (state, event) in VIEWER_TABLE:
+        assert machine.step(event) in STATES
     else:
-        with pytest.raises(LifecycleError, match=f"{event!r} in state {state!r}"):
-            step(VIEWER_TRANSITIONS, state, event, "t")
+        with pytest.raises(LifecycleError, match=f"{event.name} in state {state.name}"):
+            machine.step(event)
+        assert machine.state is state
 
 
-def test_closing_is_final_and_detached_only_attaches_or_closes() -> None:
-    def out_of(state: str) -> dict[str, str]:
-        return {e: n for (s, e), n in VIEWER_TRANSITIONS.items() if s == state}
+def test_closing_sends_nothing_and_detached_only_attaches_closes_or_is_lost() -> None:
+    def out_of(state: ViewerState) -> dict[ViewerEvent, ViewerState]:
+        return {e: rule.target for (s, e), rule in VIEWER_TABLE.items() if s is state}
 
-    assert set(out_of(V.CLOSING).values()) == {V.CLOSING}
-    assert set(out_of(V.DETACHED)) == {"attach_live", "attach_behind", "close"}
+    assert set(out_of(V.CLOSING).values()) == {V.CLOSING, V.CLOSED}
+    assert set(out_of(V.CLOSED).values()) == {V.CLOSING, V.CLOSED}
+    moves = {e for e, target in out_of(V.DETACHED).items() if target is not V.DETACHED}
+    assert moves == {E.ATTACH_LIVE, E.ATTACH_BEHIND, E.CLOSE, E.LOST, E.STOP}
+    assert unreachable(VIEWER_TABLE, V.DETACHED, ViewerState) == []
+    assert all(rule.why for rule in VIEWER_TABLE.values())
 
 
 class MemorySocket:
@@ -93,7 +98,7 @@ def test_attach_from_now_joins_the_feed() -> None:
         await until(lambda: len(ws.sent) == 2)
         assert [m.get("through") for m in ws.sent] == [None, 1]  # attached, then the batch
         await viewer.stop()
-        assert viewer.state == V.CLOSING and viewer not in session.feed.members
+        assert viewer.state == V.CLOSED and viewer not in session.feed.members
 
     run(body)
 
@@ -181,7 +186,7 @@ def test_close_from_detached_and_from_live_and_it_stays_closing() -> None:
         assert live.state == V.CLOSING and live not in session2.feed.members
         session2.append([step_event(1)])  # not delivered, not an error
         await live.stop()
-        assert live.state == V.CLOSING
+        assert live.state == V.CLOSED and live.closing
 
     run(body)
 
@@ -189,8 +194,8 @@ def test_close_from_detached_and_from_live_and_it_stays_closing() -> None:
 def test_an_illegal_move_on_a_viewer_raises() -> None:
     async def body() -> None:
         _session, viewer, _ws = make()
-        with pytest.raises(LifecycleError, match="'join' in state 'detached'"):
-            viewer._go("join")
+        with pytest.raises(LifecycleError, match="JOIN in state DETACHED"):
+            viewer._move(E.JOIN)
         assert viewer.state == V.DETACHED
         await viewer.stop()
 

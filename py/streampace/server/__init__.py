@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from .app import create_app
 from .config import ServerConfig
+from .hub import Hub
 from .mount import StreampaceApp
 from .runner import StreampaceServer, build_server
-from .session import Hub, Session
+from .session import Session
 from .sources import SourceSpecError, parse_source
 
 __all__ = [

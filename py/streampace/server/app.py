@@ -6,13 +6,13 @@ from collections.abc import Callable
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from streampace.session.delivery import Batch
 
 from .config import ServerConfig
 from .headers import SecurityHeaders
-from .session import Hub
+from .hub import Hub
 from .sources import Source
 from .static import StaticSite
 from .websocket import session_socket
@@ -32,7 +32,7 @@ def create_app(
     hub = hub or Hub(source, config)
     # `:path` so an id with a (decoded %2F) slash still reaches the handler,
     # which closes with 4400 as documented instead of an HTTP 403.
-    routes = [WebSocketRoute("/ws/sessions/{session_id:path}", session_socket)]
+    routes: list[BaseRoute] = [WebSocketRoute("/ws/sessions/{session_id:path}", session_socket)]
     if static:
         site = StaticSite(config.root)
         routes += [

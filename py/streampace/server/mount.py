@@ -29,7 +29,7 @@ from starlette.websockets import WebSocket
 from .agent_source import Agent, AgentSource
 from .app import create_app
 from .config import ServerConfig
-from .session import Hub
+from .hub import Hub
 from .sources.agui import run_agent_input
 from .sources.base import RunRequest, Source
 from .viewer import CLOSE_BAD_ORIGIN
@@ -55,7 +55,7 @@ class StreampaceApp:
         allow_origins: Iterable[str] = (),
         config: ServerConfig | None = None,
     ) -> None:
-        source: Source = agent if hasattr(agent, "stream") else AgentSource(agent)  # type: ignore[arg-type,assignment]
+        source: Source = agent if hasattr(agent, "stream") else AgentSource(agent)  # type: ignore[assignment]
         base = config or ServerConfig()
         self.allow_origins = {o.rstrip("/") for o in (*base.allow_origins, *allow_origins)}
         # The Origin is checked here against the request's own Host (the hub only

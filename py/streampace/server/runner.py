@@ -12,7 +12,7 @@ from streampace.session.delivery import Batch
 
 from .app import create_app
 from .config import ServerConfig
-from .session import Hub
+from .hub import Hub
 from .sources import Source
 from .store import make_store
 from .ws_protocol import AnsweringWebSocketProtocol

@@ -1,92 +1,112 @@
-"""Sessions: the log, the conversation, the viewers and the run in progress."""
+"""A session on the server: the asyncio driver of one ``SessionEngine``.
+
+The rules — the log, the transcript, run framing and lifecycle, attach and
+resume, what a client message does — are the sans-IO engine's
+(``streampace.session.engine``).  This class carries out its outputs with
+asyncio: a run's body is a task that streams the source and emits what the
+engine frames through the session's store backend (``store.py``: memory or
+Redis — composed, not subclassed); logged events fan out to the viewers, live
+ones through one shared feed (``fanout.py``), the others through their own
+buffers (``viewer.py``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import random
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from streampace.conversation.transcript import Transcript
-from streampace.session.framing import RunFramer, UpstreamError
+from streampace.session import outputs as output
+from streampace.session.client_messages import ClientError, ClientMessage
+from streampace.session.engine import SessionEngine
+from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
-from streampace.session.protocol import ATTACH_LIVE, ATTACH_LOG, attach_mode
-from streampace.session.run_lifecycle import Outcome, RunLifecycle, RunState
-from streampace.session.source import check_source_end, new_run_id
+from streampace.session.run_lifecycle import Outcome, RunState
+from streampace.session.source import RunRequest, new_run_id
 
 from .config import ServerConfig
 from .fanout import SharedFeed
 from .memory import note_large_events
-from .sources import RunRequest, Source
+from .sources import Source
 from .store import MemoryStore, SessionStore
 from .store_errors import StoreError
-from .viewer import CLOSE_GOING_AWAY, Viewer
+from .viewer import CLOSE_TRY_AGAIN, Viewer
 
-__all__ = ["Session", "Hub"]
+__all__ = ["Session"]
 
 log = logging.getLogger("streampace.server")
 
 
+def _monotonic_ms() -> float:
+    return time.monotonic() * 1000.0
+
+
 class Session:
-    def __init__(self, session_id: str, source: Source, config: ServerConfig) -> None:
+    def __init__(self, session_id: str, source: Source, config: ServerConfig,
+                 store: SessionStore | None = None, run_ids: random.Random | None = None
+                 ) -> None:
         self.id = session_id
         self.source = source
-        self.log = SessionLog(config.log_events, config.log_bytes, note_large_events)
-        # Names this sequence-number space: a session forgotten (restart, eviction)
-        # and created again starts at 1 under a new epoch (docs/protocol.md).
-        self.epoch = uuid.uuid4().hex[:16]
-        self.conversation = Transcript(config.history_messages, config.history_bytes)
-        self.viewers: set[Viewer] = set()
-        self.run_task: asyncio.Task[None] | None = None
-        self.lifecycle = RunLifecycle()
+        self.config = config
+        store = store if store is not None else MemoryStore()
+        scenarios = getattr(source, "scenarios", None)
+        self.engine = SessionEngine(
+            session_id,
+            epoch=uuid.uuid4().hex[:16],
+            log=SessionLog(config.log_events, config.log_bytes, note_large_events),
+            transcript=Transcript(config.history_messages, config.history_bytes),
+            clock=_monotonic_ms,
+            run_ids=lambda: new_run_id(run_ids),  # seeded only in tests (parity with the page)
+            scenarios=(scenarios() if getattr(source, "supports_scenarios", False)
+                       and scenarios is not None else None),
+            trusted=getattr(source, "trusted", False),
+            shared_log=store.shared,
+        )
+        self.backend = store.backend(self)
         self.delivery_config = config.delivery
         self._feed: SharedFeed | None = None
-        self.run_count = 0
-        self._framer: RunFramer | None = None
-        self.last_active = time.monotonic()
+        self.run_task: asyncio.Task[None] | None = None
+
+    # -- the engine's state, as the store and the tests read it -----------------
+
+    @property
+    def epoch(self) -> str:
+        return self.engine.epoch
+
+    @property
+    def log(self) -> SessionLog:
+        return self.engine.log
+
+    @property
+    def conversation(self) -> Transcript:
+        return self.engine.transcript
+
+    @property
+    def viewers(self) -> set[Any]:
+        return self.engine.viewers
+
+    @property
+    def running(self) -> bool:
+        """A run holds this session (a new one is refused with run_active)."""
+        return self.engine.run_held
+
+    @property
+    def run_state(self) -> RunState:
+        return self.engine.run_state
 
     @property
     def idle(self) -> bool:
         """Nobody watching and nothing running: the session may be evicted."""
-        return not self.viewers and not self.lifecycle.active
+        return self.engine.idle
 
-    # -- log and fan-out ----------------------------------------------------
-
-    def append(self, events: list[dict[str, Any]]) -> None:
-        """Log events, update the conversation and hand them to every viewer."""
-        if not events:
-            return
-        first = self.log.head + 1
-        through = self.log.append(events)
-        for event in events:
-            self.conversation.apply_event(event)
-        feed = self.feed
-        for viewer in list(self.viewers):
-            if getattr(viewer, "feed", None) is None:  # members get them from the feed
-                viewer.on_append(events, first, through)
-        feed.enqueue(events, through)
-
-    def attach(self, viewer: Viewer, after: int | None, epoch: str | None = None) -> str:
-        """Attach after seq ``after`` (None: from now). Returns "log", "live" or "snapshot".
-
-        ``epoch`` is the one the client's ``after`` belongs to; another epoch's
-        positions mean nothing here, so that client gets a snapshot.  Runs
-        synchronously and only sets the viewer's position, so no event can slip
-        in between the replay and live delivery.
-        """
-        head = self.log.head
-        mode = attach_mode(self.log, after, epoch, self.epoch)
-        if mode == ATTACH_LIVE:
-            viewer.attach(self, head, mode=mode)
-        elif mode == ATTACH_LOG:
-            viewer.attach(self, after, mode=mode)  # its sender replays the log from there
-        else:
-            viewer.attach(self, head, snapshot=self.conversation.snapshot_events(), mode=mode)
-        self.viewers.add(viewer)
-        return mode
+    @property
+    def last_active(self) -> float:
+        return self.engine.last_active
 
     @property
     def feed(self) -> SharedFeed:
@@ -95,78 +115,136 @@ class Session:
             self._feed = SharedFeed(self.delivery_config, self.log.head)
         return self._feed
 
-    def detach(self, viewer: Viewer) -> None:
+    # -- inputs: viewers and the store ----------------------------------------------
+
+    def connect(self, viewer: Viewer) -> None:
+        """A socket is bound to this session (before its first message)."""
+        self.perform(self.engine.connect(viewer))
+
+    def evict(self) -> None:
+        """The hub forgets this idle session: sockets still bound to it are closed
+        (they reconnect to the session that replaces it).  Its store is released by
+        ``close``."""
+        self.perform(self.engine.evict())
+
+    def receive(self, viewer: Viewer, msg: ClientMessage) -> bool:
+        """A decoded client message; True if it was refused (an error reply)."""
+        return self.perform(self.engine.receive(viewer, msg))
+
+    def refuse(self, viewer: Viewer, error: ClientError) -> None:
+        """A message the socket could not decode."""
+        self.perform(self.engine.refuse(viewer, error))
+
+    def attach(self, viewer: Any, after: int | None, epoch: str | None = None) -> str:
+        """Attach after seq ``after`` of ``epoch`` (None: from now); the attach mode."""
+        outputs = self.engine.attach(viewer, after, epoch)
+        self.perform(outputs)
+        attached = outputs[0]
+        assert isinstance(attached, output.Attach)
+        return attached.mode
+
+    def detach(self, viewer: Any) -> None:
         leave = getattr(viewer, "leave_feed", None)
         if leave is not None:
             leave()
-        self.viewers.discard(viewer)
-        self.last_active = time.monotonic()
+        self.perform(self.engine.leave(viewer))
 
-    # -- runs ---------------------------------------------------------------
-    #
-    # The run's lifecycle is the state machine in streampace.session.run_lifecycle; this
-    # class only drives it.  The one rule that matters: the run's task is cancelled
-    # only once it is RUNNING (inside its try block), so its ending always executes;
-    # a stop that lands while it is still STARTING is recorded and the task, when it
-    # first runs, goes straight to writing the terminal event.
+    def append(self, events: list[dict[str, Any]]) -> None:
+        """The store logged ``events``: into the engine, out to every viewer."""
+        self.perform(self.engine.append(events))
 
-    @property
-    def running(self) -> bool:
-        """A run holds this session (a new one is refused with run_active)."""
-        return self.lifecycle.active
+    def reload(self, epoch: str, log_: SessionLog, transcript: Transcript,
+               replacing: bool) -> None:
+        """The store's view of the session (a first load, or a reload after a gap)."""
+        self.perform(self.engine.load(epoch, log_, transcript, replacing))
 
-    @property
-    def run_state(self) -> str:
-        return self.lifecycle.state
+    def notify_store_down(self, message: str) -> None:
+        self.perform(self.engine.store_unavailable(message))
 
-    def start_run(
-        self,
-        prompt: str,
-        scenario: str | None,
-        on_refused: Callable[[str, str], None] | None = None,
-    ) -> None:
-        """Start a run; ``on_refused(code, message)`` if the store gives it no lease."""
-        if self.lifecycle.active:
-            raise RuntimeError("a run is already in progress")
-        run_id = new_run_id()
-        self.lifecycle.start(run_id)
-        # The simulated model is our own code (tested against the validator); every
-        # other source's events are checked one by one.
-        trusted = getattr(self.source, "trusted", False)
-        self._framer = RunFramer(self.id, run_id, prompt, validate=not trusted)
-        self.run_task = asyncio.create_task(
-            self._run(self._framer, run_id, prompt, scenario, on_refused)
-        )
+    async def ready(self) -> None:
+        """Load what the store holds for this session (before the first attach)."""
+        await self.backend.ready()
 
-    def stop_run(self, code: str, message: str) -> asyncio.Task[None] | None:
-        """Stop the run (RUN_ERROR ``code``); returns its task to wait for, if any."""
-        task = self.run_task
-        if task is None:
-            return None
-        was = self.lifecycle.state
-        if self.lifecycle.stop(code, message) and was == RunState.RUNNING:
-            task.cancel()
-        return task
+    async def close(self) -> None:
+        """Release what the session holds in its store (shutdown, eviction)."""
+        await self.backend.close()
 
-    def _request(self, run_id: str, prompt: str, scenario: str | None) -> RunRequest:
-        request = RunRequest(
-            thread_id=self.id,
-            run_id=run_id,
-            prompt=prompt,
-            scenario=scenario,
-            run_index=self.run_count,
-            history=self.conversation.history(),
-            state=self.conversation.state,
-        )
-        self.run_count += 1
-        return request
+    # -- inputs: runs ---------------------------------------------------------------
 
-    async def _run(self, framer: RunFramer, run_id: str, prompt: str, scenario: str | None,
-                   on_refused: Callable[[str, str], None] | None) -> None:
-        outcome = Outcome()
+    def start_run(self, prompt: str, scenario: str | None) -> None:
+        """Start a run (what a `run` message does once its checks pass)."""
+        self.perform(self.engine.start_run(prompt, scenario))
+
+    def stop_run(self, code: str, message: str, run_id: str | None = None
+                 ) -> asyncio.Task[None] | None:
+        """Stop the run here (RUN_ERROR ``code``); returns its task to wait for, if any."""
+        self.perform(self.engine.stop(code, message, run_id))
+        return self.run_task
+
+    def request_cancel(self, code: str, message: str) -> None:
+        """Stop the run wherever it executes (here, or the process the store names)."""
+        if self.engine.runs.active:
+            self.stop_run(code, message)
+        elif self.running:
+            self.backend.publish_cancel(code, message)
+
+    def shut_down(self, code: str, message: str) -> asyncio.Task[None] | None:
+        """Refuse new runs, stop this one; its task to wait for, if any."""
+        self.perform(self.engine.shut_down(code, message))
+        return self.run_task
+
+    # -- outputs --------------------------------------------------------------------
+
+    def perform(self, outputs: list[output.Output]) -> bool:
+        """Carry out the engine's outputs that need no waiting; True if one was a
+        refusal of a client message."""
+        refused = False
+        for out in outputs:
+            if isinstance(out, output.Deliver):
+                feed = self.feed
+                members = feed.members
+                for viewer in list(self.viewers):
+                    if viewer not in members:  # members get them from the feed
+                        viewer.on_append(out.events, out.first, out.through)
+                feed.enqueue(out.events, out.through)
+            elif isinstance(out, output.Attach):
+                out.viewer.attach(self, out)  # type: ignore[attr-defined]
+                self.backend.viewer_attached()
+                log.info("session %s: viewer attached after %d (%s)", self.id, out.after,
+                         out.mode)
+            elif isinstance(out, output.Refusal | output.Reply):
+                out.viewer.send_text(out.text)  # type: ignore[attr-defined]
+                refused = refused or isinstance(out, output.Refusal)
+            elif isinstance(out, output.StartRun):
+                self.run_task = asyncio.create_task(self._run(out.run_id))
+            elif isinstance(out, output.StopRun):
+                # Only a RUNNING run is cancelled, so its ending always executes; one
+                # stopped while STARTING goes straight to its ending when it first runs.
+                if self.run_task is not None:
+                    self.run_task.cancel()
+            elif isinstance(out, output.Disconnect):
+                out.viewer.close(CLOSE_TRY_AGAIN, out.reason)  # type: ignore[attr-defined]
+            elif isinstance(out, output.PublishCancel):
+                self.backend.publish_cancel(out.code, out.message)
+            elif isinstance(out, output.LogReplaced):
+                for viewer in list(self.engine.viewers):
+                    leave = getattr(viewer, "leave_feed", None)
+                    if leave is not None:
+                        leave()
+                self._feed = None
+            else:  # Emit and RunEnded happen inside a run's task; no timed source here
+                raise RuntimeError(f"session {self.id}: unexpected {out!r}")
+        return refused
+
+    # -- a run's body ---------------------------------------------------------------
+
+    async def _run(self, run_id: str) -> None:
+        engine = self.engine
+        outcome: Outcome | None = Outcome()
         try:
             try:
-                refusal = None if await self._acquire_run(run_id) else (
+                granted, index = await self.backend.acquire_run(run_id)
+                refusal = None if granted else (
                     "run_active", "a run is already in progress in this session")
             except StoreError as exc:
                 log.warning("session %s: no run: %s", self.id, exc)
@@ -174,14 +252,13 @@ class Session:
             if refusal is not None:
                 # Another process runs this session (or none can): nothing was written,
                 # so there is nothing to end.
-                self.lifecycle.refuse()
                 self.run_task = None
-                self._framer = None
-                if on_refused is not None:
-                    on_refused(*refusal)
+                self.perform(engine.run_refused(run_id, *refusal))
                 return
-            if self.lifecycle.begin():
-                await self._stream(framer, self._request(run_id, prompt, scenario))
+            request = engine.begin_run(run_id, index)
+            if request is not None:
+                await self._stream(run_id, request)
+                outcome = None  # the source stopped: the engine judges how
         except asyncio.CancelledError:
             outcome = Outcome("cancelled", "run cancelled")  # a recorded stop wins
         except UpstreamError as exc:
@@ -194,119 +271,40 @@ class Session:
         except Exception:
             log.exception("session %s: run %s crashed", self.id, run_id)
             outcome = Outcome("internal_error", "the server failed while running")
-        final = self.lifecycle.end(outcome)
-        try:
-            if final.code is not None:
-                log.info("session %s: run %s ended (%s)", self.id, run_id, final.code)
-                await self._emit(framer.finish(final.code, final.message))
-        except Exception as exc:  # the store refused the terminal event
-            log.warning("session %s: run %s: terminal event not written: %r", self.id,
-                        run_id, exc)
-        finally:
-            with contextlib.suppress(Exception):
-                await self._release_run()
-            self.lifecycle.settle()
-            self.run_task = None
-            self._framer = None
+        await self._end(run_id, outcome)
 
-    async def _stream(self, framer: RunFramer, request: RunRequest) -> None:
-        async with contextlib.aclosing(self.source.stream(request)) as groups:
+    async def _stream(self, run_id: str, request: RunRequest) -> None:
+        engine = self.engine
+        # Every source's stream is an async generator (its aclose() ends an upstream
+        # request when the run is cancelled); the Source protocol only says iterator.
+        stream: Any = self.source.stream(request)
+        async with contextlib.aclosing(stream) as groups:
             async for group in groups:
-                await self._emit(framer.feed_group(group))
-                if framer.done:
+                for out in engine.source_group(run_id, group):
+                    assert isinstance(out, output.Emit)
+                    await self.backend.emit(run_id, out.events)
+                if not engine.wants_source(run_id):
                     break
-        check_source_end(framer)  # raises unless the run ended properly
 
-    # -- store hooks: the in-memory store; server/redis_store.py overrides them ----
-
-    async def ready(self) -> None:
-        """Load what the store holds for this session (before the first attach)."""
-
-    async def _acquire_run(self, run_id: str) -> bool:
-        """Take the right to run this session (one process at a time)."""
-        return True
-
-    async def _release_run(self) -> None:
-        pass
-
-    async def _emit(self, events: list[dict[str, Any]]) -> None:
-        """Write a run's events to the session's log (and so to every viewer)."""
-        self.append(events)
-
-    def request_cancel(self, code: str, message: str) -> None:
-        """A viewer's cancel: stops the run wherever it executes (here, in memory)."""
-        self.stop_run(code, message)
-
-    async def close(self) -> None:
-        """Release what the session holds in its store (shutdown, eviction)."""
-
-
-class Hub:
-    """All sessions of one server."""
-
-    def __init__(self, source: Source, config: ServerConfig,
-                 store: SessionStore | None = None) -> None:
-        self.source = source
-        self.config = config
-        self.store: SessionStore = store if store is not None else MemoryStore()
-        self.sessions: dict[str, Session] = {}
-        self.viewers: set[Viewer] = set()
-        self.allowed_origins: set[str] = set(config.allow_origins) | config.own_origins()
-        self.shutting_down = False
-        self._closing: set[asyncio.Future[None]] = set()
-
-    def set_port(self, port: int) -> None:
-        """The actual port once bound (it may have been 0)."""
-        self.allowed_origins = set(self.config.allow_origins) | self.config.own_origins(port)
-
-    def origin_allowed(self, origin: str | None) -> bool:
-        if origin is None:
-            return True
-        return "*" in self.allowed_origins or origin.rstrip("/") in self.allowed_origins
-
-    def session(self, session_id: str) -> Session | None:
-        """The session (created on first use); None when the server holds too many."""
-        s = self.sessions.get(session_id)
-        if s is None:
-            if len(self.sessions) >= self.config.max_sessions and not self._evict_idle():
-                return None
-            s = self.sessions[session_id] = self.store.new_session(
-                session_id, self.source, self.config)
-        return s
-
-    def _evict_idle(self) -> bool:
-        """Forget the longest-idle session nobody watches; False if every one is in use."""
-        idle = [s for s in self.sessions.values() if s.idle]
-        if not idle:
-            return False
-        oldest = min(idle, key=lambda s: s.last_active)
-        del self.sessions[oldest.id]
-        self._closing.add(t := asyncio.ensure_future(oldest.close()))
-        t.add_done_callback(self._closing.discard)
-        log.info("forgot idle session %s (session limit %d)", oldest.id, self.config.max_sessions)
-        return True
-
-    async def shutdown(self) -> None:
-        """End runs (RUN_ERROR server_shutdown), flush every viewer, close with 1001."""
-        self.shutting_down = True
-        tasks = [
-            t
-            for s in self.sessions.values()
-            if (t := s.stop_run("server_shutdown", "the server is shutting down")) is not None
-        ]
-        if tasks:
-            await asyncio.wait(tasks, timeout=self.config.shutdown_drain_s)
-        viewers = list(self.viewers)
-        if viewers:
-            await asyncio.gather(
-                *(
-                    v.drain_and_close(CLOSE_GOING_AWAY, "server shutting down",
-                                      self.config.shutdown_drain_s)
-                    for v in viewers
-                ),
-                return_exceptions=True,
-            )
-        for s in list(self.sessions.values()):
+    async def _end(self, run_id: str, outcome: Outcome | None) -> None:
+        engine = self.engine
+        *emits, ended = engine.end_run(run_id, outcome)
+        assert isinstance(ended, output.RunEnded)
+        final = engine.run_outcome
+        if final is not None and final.code is not None:
+            log.info("session %s: run %s ended (%s)", self.id, run_id, final.code)
+        try:
+            for out in emits:
+                assert isinstance(out, output.Emit)
+                try:
+                    await self.backend.emit(run_id, out.events)
+                except Exception as exc:  # the store refused the terminal event
+                    log.warning("session %s: run %s: terminal event not written: %r",
+                                self.id, run_id, exc)
+        finally:
+            # RunEnded, even if this task is cancelled while writing: no await from
+            # here until the session settles, so the next run may start at once.
             with contextlib.suppress(Exception):
-                await s.close()
-        await self.store.close()
+                self.backend.release_run(run_id)
+            self.run_task = None
+            self.perform(engine.settle_run(run_id))

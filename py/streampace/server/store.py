@@ -4,14 +4,16 @@
 did.  ``redis://`` / ``rediss://`` URLs select the Redis Streams store
 (``redis_store.py``), which lets several server processes share sessions.
 
-A store makes Session objects (``new_session``) and owns what they share inside
-one process (a Redis client, the control-channel listener); ``start`` runs once
-the event loop is up and ``close`` at shutdown.
+A store owns what its sessions share inside one process (a Redis client, the
+control-channel listener; ``start`` once the loop is up, ``close`` at
+shutdown) and gives each session a ``SessionBackend``: the session's driver
+(server/session.py) is composed with it — it never subclasses it — and asks it
+the few things that depend on where the log lives.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from .store_errors import StoreError
@@ -19,21 +21,77 @@ from .store_errors import StoreError
 if TYPE_CHECKING:
     from .config import ServerConfig
     from .session import Session
-    from .sources import Source
 
-__all__ = ["SessionStore", "MemoryStore", "StoreError", "make_store", "redact_url",
-           "check_store_spec"]
+__all__ = ["SessionStore", "SessionBackend", "MemoryStore", "MemoryBackend", "StoreError",
+           "make_store", "redact_url", "check_store_spec"]
+
+
+class SessionBackend(Protocol):
+    """What a session's driver asks of its store (one per session)."""
+
+    async def ready(self) -> None:
+        """Load what the store holds for the session (before the first attach);
+        raises StoreError when that cannot be done."""
+
+    def viewer_attached(self) -> None:
+        """A viewer attached (the store may need to follow the log for it)."""
+
+    async def acquire_run(self, run_id: str) -> tuple[bool, int | None]:
+        """Take the right to run the session (one process at a time): whether it was
+        granted, and the run's number when the store keeps the count."""
+
+    async def emit(self, run_id: str, events: list[dict[str, Any]]) -> None:
+        """Write a run's events to the log (the store logs them through
+        ``Session.append``, at once or once it has them)."""
+
+    def release_run(self, run_id: str) -> None:
+        """The run is over: give up the right to run (must not wait)."""
+
+    def publish_cancel(self, code: str, message: str) -> None:
+        """Ask whichever process runs the session to stop its run."""
+
+    async def close(self) -> None:
+        """Release what the store holds for the session (shutdown, eviction)."""
 
 
 class SessionStore(Protocol):
     name: str
     shared: bool  # True when other processes see the same sessions
 
-    def new_session(self, session_id: str, source: Source, config: ServerConfig) -> Session: ...
+    def backend(self, session: Session) -> SessionBackend: ...
 
     async def start(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+class MemoryBackend:
+    """A session whose log is this process's memory: emitted events are logged at
+    once, and nobody else can run it."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    async def ready(self) -> None:
+        pass
+
+    def viewer_attached(self) -> None:
+        pass
+
+    async def acquire_run(self, run_id: str) -> tuple[bool, int | None]:
+        return True, None
+
+    async def emit(self, run_id: str, events: list[dict[str, Any]]) -> None:
+        self._session.append(events)
+
+    def release_run(self, run_id: str) -> None:
+        pass
+
+    def publish_cancel(self, code: str, message: str) -> None:
+        pass  # a memory session's runs are all here
+
+    async def close(self) -> None:
+        pass
 
 
 class MemoryStore:
@@ -42,10 +100,8 @@ class MemoryStore:
     name = "memory"
     shared = False
 
-    def new_session(self, session_id: str, source: Source, config: ServerConfig) -> Session:
-        from .session import Session
-
-        return Session(session_id, source, config)
+    def backend(self, session: Session) -> SessionBackend:
+        return MemoryBackend(session)
 
     async def start(self) -> None:
         pass

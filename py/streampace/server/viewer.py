@@ -8,8 +8,9 @@ its sender task pulls from the session log instead, one bounded chunk at a
 time, whenever the queue has drained.  So a stalled viewer costs at most one
 bounded queue; if it falls so far behind that the log no longer holds its next
 event it is disconnected (4408) and can resume from a snapshot.  Which of
-these modes it is in is ``state`` (server/viewer_lifecycle.py: the named
-states and their one transition table).
+these modes it is in is ``state`` (server/viewer_lifecycle.py: the typed
+states and their one table), and the state alone gates what it does: it is a
+member of the session's shared feed exactly while ``SHARED``.
 
 All writes to a socket go through the queue and its single sender task, so
 batches and error replies keep their order.
@@ -23,19 +24,25 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.websockets import WebSocket, WebSocketState
 
-from streampace.lifecycle import step
+from streampace.lifecycle import Machine
 from streampace.session.delivery import Batch, DeliveryBuffer, DeliveryConfig
-from streampace.session.protocol import attached_message, batch_message, error_message
+from streampace.session.log import SessionLog
+from streampace.session.outputs import Attach
+from streampace.session.protocol import batch_message, error_message
 
 from .loop_host import LoopHost
-from .viewer_lifecycle import VIEWER_TRANSITIONS, ViewerState
+from .viewer_lifecycle import VIEWER_TABLE, ViewerEvent, ViewerState
+
+if TYPE_CHECKING:
+    from .fanout import SharedFeed
 
 __all__ = [
     "Viewer",
+    "ViewerSession",
     "CLOSE_GOING_AWAY",
     "CLOSE_TOO_BIG",
     "CLOSE_TRY_AGAIN",
@@ -54,6 +61,22 @@ CLOSE_BAD_ORIGIN = 4403
 CLOSE_SLOW_CONSUMER = 4408
 
 PULL_EVENTS = 256  # events per log read while catching up
+
+_V, _E = ViewerState, ViewerEvent
+_OWN = (_V.LIVE, _V.CATCHING_UP)  # delivering through its own buffer
+_CLOSING = (_V.CLOSING, _V.CLOSED)
+
+
+class ViewerSession(Protocol):
+    """What a viewer reads of its session (server/session.py)."""
+
+    id: str
+
+    @property
+    def log(self) -> SessionLog: ...
+
+    @property
+    def feed(self) -> SharedFeed: ...
 
 
 def _size(text: str) -> int:
@@ -75,12 +98,12 @@ class Viewer:
         self.delivery_config = delivery
         self.limit = outbound_limit_bytes
         self.on_send = on_send  # instrumentation hook (the load benchmark)
-        self.buffer: DeliveryBuffer | None = None
-        self.feed: Any = None  # the session's SharedFeed while this viewer is a member
-        self.session: Any = None
+        self._machine: Machine[ViewerState, ViewerEvent] = Machine(
+            "viewer", VIEWER_TABLE, ViewerState.DETACHED)
+        self.buffer: DeliveryBuffer | None = None  # made on attach
+        self.session: ViewerSession | None = None
         self.cursor = 0
         self.last_through = 0
-        self.state = ViewerState.DETACHED
         self.close_code: int | None = None
         self._queue: deque[str] = deque()
         self._queued_bytes = 0
@@ -92,41 +115,57 @@ class Viewer:
         self._sender = asyncio.create_task(self._send_loop())
         self._closer: asyncio.Future[None] | None = None
 
-    # -- attaching and live delivery ----------------------------------------
+    # -- the state ------------------------------------------------------------
 
     @property
-    def attached(self) -> bool:
-        return self.buffer is not None
+    def state(self) -> ViewerState:
+        return self._machine.state
 
     @property
     def closing(self) -> bool:
-        return self.state == ViewerState.CLOSING
+        return self._machine.state in _CLOSING
 
-    def _go(self, event: str) -> None:
-        self.state = step(VIEWER_TRANSITIONS, self.state, event, "viewer")
+    @property
+    def feed(self) -> SharedFeed | None:
+        """The session's shared feed while this viewer is a member (SHARED)."""
+        if self._machine.state is not _V.SHARED or self.session is None:
+            return None
+        return self.session.feed
 
-    def attach(
-        self, session: Any, after: int, snapshot: list[dict[str, Any]] | None = None,
-        mode: str = "log",
-    ) -> None:
-        """Deliver from seq ``after`` on (pulled from the log), optionally after a snapshot.
+    def _move(self, event: ViewerEvent) -> ViewerState:
+        """The one way to change state; feed membership follows SHARED."""
+        before = self._machine.state
+        after = self._machine.step(event)
+        if self.session is not None and (before is _V.SHARED) != (after is _V.SHARED):
+            members = self.session.feed.members
+            if after is _V.SHARED:
+                members.add(self)
+            else:
+                members.discard(self)
+        return after
 
-        The first message is always ``attached``: the session's epoch (so a client
-        can tell a restarted server from the one it left) and how delivery starts.
+    # -- attaching and live delivery ----------------------------------------
+
+    def attach(self, session: ViewerSession, out: Attach) -> None:
+        """Deliver from seq ``out.after`` on (pulled from the log), or after a snapshot.
+
+        The first message is always ``attached`` (``out.text``): the session's epoch
+        (so a client can tell a restarted server from the one it left) and how
+        delivery starts.
         """
-        self._put(attached_message(session.id, session.epoch, mode, after))
+        live = out.snapshot is not None or out.after == session.log.head
+        state = self._move(_E.ATTACH_LIVE if live else _E.ATTACH_BEHIND)
+        if state in _CLOSING:
+            return  # a resume that lands while the socket closes: nothing goes out
+        self._put(out.text)
         self.session = session
-        self.cursor = after
-        self.last_through = after
+        self.cursor = out.after
+        self.last_through = out.after
         self.buffer = DeliveryBuffer(self._publish, self._host, self.delivery_config)
-        if snapshot:
-            self._go("attach_live")
-            self._publish(Batch(snapshot, after))  # one batch, never split or delayed
-        elif after == session.log.head:
-            self._go("attach_live")
+        if out.snapshot is not None:
+            self._publish(Batch(out.snapshot, out.after))  # one batch, never split or delayed
+        elif state is _V.LIVE:
             self._try_join()
-        else:
-            self._go("attach_behind")
         self._wake.set()
 
     # -- the session's shared feed (server/fanout.py) --------------------------
@@ -138,58 +177,54 @@ class Viewer:
         ahead of it (``on_append`` runs after the log took the new events and
         before the feed does, so the feed is at ``first_seq - 1`` there).
         """
-        feed = getattr(self.session, "feed", None)
-        at = self.session.log.head if head is None else head
-        if (feed is None or self.state not in (ViewerState.LIVE, ViewerState.CATCHING_UP)
-                or self.buffer is None or self.cursor != at
-                or not feed.can_join() or self._queued_bytes > self.limit):
+        if not self._machine.accepts(_E.JOIN):
+            return False  # only from its own buffer's modes (attached, not closing)
+        session, buffer = self.session, self.buffer
+        assert session is not None and buffer is not None
+        at = session.log.head if head is None else head
+        if (self.cursor != at or not session.feed.can_join()
+                or self._queued_bytes > self.limit):
             return False
-        if self.buffer.pending_events():
-            self.buffer.flush()  # what this viewer batched itself goes out first
+        if buffer.pending_events():
+            buffer.flush()  # what this viewer batched itself goes out first
             if self.closing:
                 return False  # that send found the peer stalled and closed it
-        self._go("join")
-        self.feed = feed
-        feed.members.add(self)
+        self._move(_E.JOIN)
         return True
 
     def leave_feed(self) -> None:
-        if self.feed is not None:
-            self.feed.members.discard(self)
-            self.feed = None
-            if self.state == ViewerState.SHARED:
-                self._go("leave")
+        self._move(_E.LEAVE)
 
     def take_shared(self, text: str, through: int, batch: Batch) -> None:
         """A batch of the shared feed (already encoded once for every member)."""
-        if self.closing:
-            self.leave_feed()
+        if self._machine.state is not _V.SHARED:
             return
         self.cursor = max(self.cursor, through)
         self.last_through = through
         if self.on_send is not None:
             self.on_send(batch)
         self._put(text)
-        if self._queued_bytes > self.limit and not self.closing:
+        if self._queued_bytes > self.limit and self._machine.state is _V.SHARED:
             # Too slow for live delivery: from here on it pulls from the log itself.
-            self.leave_feed()
+            self._move(_E.LEAVE)
 
     def on_append(self, events: list[dict[str, Any]], first_seq: int, through: int) -> None:
         """The session logged ``events`` as seqs first_seq..through."""
-        if self.buffer is None or self.state not in (ViewerState.LIVE, ViewerState.CATCHING_UP):
+        if self._machine.state not in _OWN:
             return  # detached, closing, or a feed member (the feed delivers)
         if self._stalled():
             return
+        assert self.session is not None and self.buffer is not None
         if self.cursor == first_seq - 1 and self._queued_bytes <= self.limit:
             if self._try_join(first_seq - 1):
                 return  # the session's feed delivers these events
-            self._go("at_head")
+            self._move(_E.AT_HEAD)
             self.cursor = through
             self.buffer.enqueue(events, through=through)
         elif not self.session.log.covers(self.cursor):
             self._fell_behind()
         else:
-            self._go("behind")
+            self._move(_E.BEHIND)
             self._wake.set()  # the sender pulls from the log once the queue drains
 
     def _stalled(self) -> bool:
@@ -205,7 +240,7 @@ class Viewer:
         return True
 
     def _fell_behind(self) -> None:
-        if self.closing:
+        if self.closing or self.session is None:
             return
         log.warning(
             "viewer of session %s fell behind the log (at %d, log starts at %d); closing with %d",
@@ -215,17 +250,18 @@ class Viewer:
 
     def _pull(self) -> bool:
         """Move the next chunk of the log into the buffer; False when caught up."""
-        if self.buffer is None or self.state not in (ViewerState.LIVE, ViewerState.CATCHING_UP):
+        if self._machine.state not in _OWN:
             return False  # a feed member gets the log's events from the feed
+        assert self.session is not None and self.buffer is not None
         log_ = self.session.log
         if self.cursor >= log_.head:
-            self._go("at_head")
+            self._move(_E.AT_HEAD)
             self._try_join()  # caught up: the shared feed serves it from here
             return False
         if not log_.covers(self.cursor):
             self._fell_behind()
             return False
-        self._go("behind")
+        self._move(_E.BEHIND)
         events = log_.read(self.cursor, PULL_EVENTS, max(self.limit // 2, 1))
         self.cursor += len(events)
         self.buffer.enqueue(events, through=self.cursor)
@@ -241,9 +277,13 @@ class Viewer:
         self._put(batch_message(through, batch.events))
         return True
 
-    def send_error(self, code: str, message: str) -> None:
+    def send_text(self, text: str) -> None:
+        """A reply (an ``error`` message), in order with the batches."""
         if not self.closing:
-            self._put(error_message(code, message))
+            self._put(text)
+
+    def send_error(self, code: str, message: str) -> None:
+        self.send_text(error_message(code, message))
 
     def _put(self, text: str) -> None:
         self._queue.append(text)
@@ -276,8 +316,7 @@ class Viewer:
             raise
         except Exception as exc:  # the peer went away mid-send
             log.debug("send failed: %r", exc)
-            self._go("close")
-            self.leave_feed()
+            self._move(_E.LOST)
             self._drop_queue()
 
     def _drop_queue(self) -> None:
@@ -286,10 +325,11 @@ class Viewer:
         self._idle.set()
 
     def _caught_up(self) -> bool:
+        feed = self.feed
         return (
             not self._queue
             and (self.buffer is None or self.buffer.pending_events() == 0)
-            and (self.feed is None or self.feed.buffer.pending_events() == 0)
+            and (feed is None or feed.buffer.pending_events() == 0)
             and (self.session is None or self.cursor >= self.session.log.head)
         )
 
@@ -297,34 +337,34 @@ class Viewer:
 
     def close(self, code: int, reason: str = "") -> None:
         """Close soon, dropping unsent data (the client can resume)."""
-        if self._closer is not None:
-            return
-        self._go("close")
+        before = self._machine.state
+        self._move(_E.CLOSE)
+        if before is _V.CLOSING:
+            return  # one closer
         self.close_code = code
-        self.leave_feed()
         self._drop_queue()
         if self.buffer is not None:
             self.buffer.close()
-        self._closer = asyncio.ensure_future(self._close(code, reason, drain_s=0))
+        self._closer = asyncio.ensure_future(self._close(code, reason))
 
     async def drain_and_close(self, code: int, reason: str, drain_s: float) -> None:
         """Deliver everything logged (bounded by ``drain_s``), then close."""
-        if self._closer is None:
-            self.close_code = code
-            self._closer = asyncio.ensure_future(self._close(code, reason, drain_s))
-        await asyncio.shield(self._closer)
-
-    async def _close(self, code: int, reason: str, drain_s: float) -> None:
         deadline = time.monotonic() + drain_s
         while drain_s > 0 and not self.closing and not self._caught_up():
             if self.buffer is not None:
                 self.buffer.flush()
-            if self.feed is not None and not self.feed.buffer.closed:
-                self.feed.buffer.flush()
+            feed = self.feed
+            if feed is not None and not feed.buffer.closed:
+                feed.buffer.flush()
             self._wake.set()
             await asyncio.sleep(0.01)
             if time.monotonic() > deadline:
                 break
+        self.close(code, reason)
+        if self._closer is not None:
+            await asyncio.shield(self._closer)
+
+    async def _close(self, code: int, reason: str) -> None:
         await self._stop_sending()
         self._drop_queue()
         if self.ws.application_state == WebSocketState.CONNECTED:
@@ -333,8 +373,7 @@ class Viewer:
 
     async def _stop_sending(self) -> None:
         """Leave the feed, close the buffer and wait for the sender task to end."""
-        self._go("close")
-        self.leave_feed()
+        self._move(_E.STOP)
         if self.buffer is not None and not self.buffer.closed:
             self.buffer.close()
         self._sender.cancel()

@@ -1,57 +1,89 @@
-"""A WebSocket viewer's delivery mode (server/viewer.py) as named states.
-
-    detached -> live | catching_up                 attach_live / attach_behind
-    live <-> catching_up                           at_head / behind
-    live | catching_up -> shared -> catching_up    join / leave
-    any state -> closing                           close
+"""A WebSocket viewer's delivery mode (server/viewer.py) as a typed machine.
 
 Which mode a viewer is in decides where its events come from: the session's
-shared feed (``shared``), the session's append straight into its own buffer
-(``live``), or its sender pulling bounded chunks from the log (``catching_up``).
-The viewer decides *when* to move (cursor against the log's head, its queue
-against its limit); this table is the only list of moves it may make.
+shared feed (``SHARED``), the session's appends straight into its own buffer
+(``LIVE``), or its sender pulling bounded chunks from the log (``CATCHING_UP``);
+``CLOSING`` and ``CLOSED`` send nothing more.  The viewer decides *when* to move
+(its cursor against the log's head, its queue against its limit); this table is
+the only list of moves it may make, and its state alone gates what it does:
+membership of the shared feed is exactly the ``SHARED`` state.  The diagram in
+docs/architecture.md is ``diagram(VIEWER_TABLE, ViewerState.DETACHED)``.
 """
 
 from __future__ import annotations
 
-__all__ = ["VIEWER_TRANSITIONS", "ViewerState"]
+from enum import Enum
+
+from streampace.lifecycle import table
+
+__all__ = ["VIEWER_TABLE", "ViewerEvent", "ViewerState"]
 
 
-class ViewerState:
+class ViewerState(Enum):
     DETACHED = "detached"  # no session yet: the socket has sent neither resume nor run
     LIVE = "live"  # at the log's head: appends go straight into its own buffer
     CATCHING_UP = "catching_up"  # behind the head or its queue full: its sender pulls the log
     SHARED = "shared"  # a member of the session's feed: one batch encoded for all members
-    CLOSING = "closing"  # closing or closed: sends nothing more (the client can resume)
+    CLOSING = "closing"  # a close was asked for: its closer drops what is queued and closes
+    CLOSED = "closed"  # its sender stopped (the peer is gone, or the socket is done)
 
 
-_V = ViewerState
-_OWN = (_V.LIVE, _V.CATCHING_UP)  # the modes that deliver through the viewer's own buffer
+class ViewerEvent(Enum):
+    ATTACH_LIVE = "attach_live"  # attached from now, or after a snapshot
+    ATTACH_BEHIND = "attach_behind"  # resumed from a seq the log still holds
+    AT_HEAD = "at_head"  # its cursor is the log's head, its queue has room
+    BEHIND = "behind"  # behind the head, or its queue over the limit
+    JOIN = "join"  # joins the session's shared feed
+    LEAVE = "leave"  # leaves the shared feed (queue over the limit, log reloaded, detach)
+    CLOSE = "close"  # a close is asked for (slow consumer, abuse, shutdown, a drain's end)
+    LOST = "lost"  # a send failed: the peer went away
+    STOP = "stop"  # the sender is stopped for good
 
-# (state, event) -> next state; anything else raises LifecycleError.
-VIEWER_TRANSITIONS: dict[tuple[str, str], str] = {
-    # Attached from now or after a snapshot: nothing is behind it.
-    (_V.DETACHED, "attach_live"): _V.LIVE,
-    # Resumed from a seq the log still holds: the sender replays from there.
-    (_V.DETACHED, "attach_behind"): _V.CATCHING_UP,
-    # A resume that lands while the socket is already closing (a shutdown, a
-    # stalled error reply): nothing more goes out, so it stays closing.
-    (_V.CLOSING, "attach_live"): _V.CLOSING,
-    (_V.CLOSING, "attach_behind"): _V.CLOSING,
-    # An append right after its cursor with room in its queue (or a pull that
-    # found the log exhausted): live events go straight into its buffer.
-    **{(state, "at_head"): _V.LIVE for state in _OWN},
-    # Behind the head, or its queue over the limit: it stops taking live events
-    # so a stalled socket costs one bounded queue, and pulls when it drains.
-    **{(state, "behind"): _V.CATCHING_UP for state in _OWN},
-    # At the head with nothing of its own pending and room in its queue: joining
-    # the feed can neither skip nor repeat an event (server/fanout.py).
-    **{(state, "join"): _V.SHARED for state in _OWN},
-    # Its queue went over the limit on a shared batch, or the log it followed was
-    # reloaded: it pulls from the log on its own buffer again.
-    (_V.SHARED, "leave"): _V.CATCHING_UP,
-    # Any close request (slow consumer, abuse, a failed send, the end of a
-    # drain); a second one changes nothing.
-    **{(state, "close"): _V.CLOSING
-       for state in (_V.DETACHED, _V.LIVE, _V.CATCHING_UP, _V.SHARED, _V.CLOSING)},
-}
+
+VIEWER_TABLE = table(ViewerState, ViewerEvent, """
+DETACHED     ATTACH_LIVE    LIVE         attached from now or after a snapshot
+DETACHED     ATTACH_BEHIND  CATCHING_UP  resumed from a seq the log holds: its sender replays from
+                                         there
+CLOSING      ATTACH_LIVE    CLOSING      a resume on a socket already closing: nothing goes out
+CLOSING      ATTACH_BEHIND  CLOSING      a resume on a socket already closing: nothing goes out
+CLOSED       ATTACH_LIVE    CLOSED       a resume on a socket already closed: nothing goes out
+CLOSED       ATTACH_BEHIND  CLOSED       a resume on a socket already closed: nothing goes out
+LIVE         AT_HEAD        LIVE         an append right after its cursor with room in its queue
+CATCHING_UP  AT_HEAD        LIVE         a pull found the log exhausted
+LIVE         BEHIND         CATCHING_UP  behind the head or its queue over the limit: it stops
+                                         taking live events (a stalled socket costs one queue)
+CATCHING_UP  BEHIND         CATCHING_UP  still behind the head: its sender pulls the next chunk
+LIVE         JOIN           SHARED       at the head, nothing of its own pending, room in its queue:
+                                         joining can neither skip nor repeat an event
+CATCHING_UP  JOIN           SHARED       caught up, nothing of its own pending, room in its queue:
+                                         joining can neither skip nor repeat an event
+SHARED       LEAVE          CATCHING_UP  its queue went over the limit on a shared batch, or the log
+                                         was reloaded: it pulls from the log itself
+DETACHED     LEAVE          DETACHED     not a member of the feed: nothing to leave
+LIVE         LEAVE          LIVE         not a member of the feed: nothing to leave
+CATCHING_UP  LEAVE          CATCHING_UP  not a member of the feed: nothing to leave
+CLOSING      LEAVE          CLOSING      not a member of the feed: nothing to leave
+CLOSED       LEAVE          CLOSED       not a member of the feed: nothing to leave
+DETACHED     CLOSE          CLOSING      a close request (abuse, a message too big, an evicted
+                                         session)
+LIVE         CLOSE          CLOSING      a close request: unsent data is dropped (the client can
+                                         resume)
+CATCHING_UP  CLOSE          CLOSING      a close request: unsent data is dropped (the client can
+                                         resume)
+SHARED       CLOSE          CLOSING      a close request: it leaves the feed, unsent data is dropped
+CLOSING      CLOSE          CLOSING      one closer: a second request changes nothing
+CLOSED       CLOSE          CLOSING      its sender failed earlier: the socket itself still gets
+                                         closed
+DETACHED     LOST           CLOSED       a send (an error reply) failed: nothing more goes out
+LIVE         LOST           CLOSED       a send failed: nothing more goes out
+CATCHING_UP  LOST           CLOSED       a send failed: nothing more goes out
+SHARED       LOST           CLOSED       a send failed: it leaves the feed, nothing more goes out
+CLOSING      LOST           CLOSING      a send failed while its closer runs
+CLOSED       LOST           CLOSED       already stopped
+DETACHED     STOP           CLOSED       the sender is stopped for good
+LIVE         STOP           CLOSED       the sender is stopped for good
+CATCHING_UP  STOP           CLOSED       the sender is stopped for good
+SHARED       STOP           CLOSED       the sender is stopped for good: it leaves the feed
+CLOSING      STOP           CLOSED       the closer stopped the sender
+CLOSED       STOP           CLOSED       already stopped
+""")

@@ -10,20 +10,9 @@ from collections import deque
 
 from starlette.websockets import WebSocket
 
-from streampace.session.client_messages import (
-    CANCEL_CODE,
-    CANCEL_MESSAGE,
-    CancelMessage,
-    ClientError,
-    ResumeMessage,
-    RunMessage,
-    check_cancel,
-    check_resume,
-    check_run,
-    parse_client_message,
-)
+from streampace.session.client_messages import ClientError, parse_client_message
 
-from .session import Hub, Session
+from .hub import Hub
 from .store_errors import StoreError
 from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN, Viewer
 
@@ -88,6 +77,7 @@ async def session_socket(websocket: WebSocket) -> None:
         send_timeout_s=config.send_timeout_s,
     )
     hub.viewers.add(viewer)
+    session.connect(viewer)
     abuse = _AbuseMeter(config.abuse_errors, config.abuse_window_s)
     try:
         while not viewer.closing:
@@ -107,13 +97,15 @@ async def session_socket(websocket: WebSocket) -> None:
                     # uvicorn enforces this at the frame level already; this guards other servers.
                     viewer.close(CLOSE_TOO_BIG, "message too big")
                     break
-                _handle(hub, session, viewer, parse_client_message(text, config.max_prompt_chars))
+                refused = session.receive(viewer, parse_client_message(text,
+                                                                       config.max_prompt_chars))
             except ClientError as exc:
-                viewer.send_error(exc.code, exc.message)
-                if abuse.strike():
-                    log.warning("session %s: closing an abusive viewer", session_id)
-                    viewer.close(CLOSE_ABUSE, "too many bad messages")
-                    break
+                session.refuse(viewer, exc)
+                refused = True
+            if refused and abuse.strike():
+                log.warning("session %s: closing an abusive viewer", session_id)
+                viewer.close(CLOSE_ABUSE, "too many bad messages")
+                break
     except Exception as exc:  # the peer vanished or sent garbage at the protocol level
         log.debug("session %s: socket ended: %r", session_id, exc)
     finally:
@@ -122,22 +114,3 @@ async def session_socket(websocket: WebSocket) -> None:
         with contextlib.suppress(Exception):
             await viewer.stop()
 
-
-def _handle(hub: Hub, session: Session, viewer: Viewer, msg: object) -> None:
-    if isinstance(msg, ResumeMessage):
-        check_resume(viewer.attached)
-        mode = session.attach(viewer, msg.after, msg.epoch)
-        log.info("session %s: viewer attached after %d (%s)", session.id, msg.after, mode)
-    elif isinstance(msg, RunMessage):
-        source = session.source
-        scenarios = (source.scenarios() if getattr(source, "supports_scenarios", False)  # type: ignore[attr-defined]
-                     else None)
-        scenario = check_run(msg, scenarios, session.running)
-        if hub.shutting_down:
-            raise ClientError("run_active", "the server is shutting down")
-        if not viewer.attached:
-            session.attach(viewer, None)
-        session.start_run(msg.prompt, scenario, on_refused=viewer.send_error)
-    elif isinstance(msg, CancelMessage):
-        check_cancel(session.running)
-        session.request_cancel(CANCEL_CODE, CANCEL_MESSAGE)

@@ -28,15 +28,16 @@ from typing import Any
 
 from streampace.clock import Timeout, TimerHost
 from streampace.conversation import events as ev
-from streampace.lifecycle import step
-from streampace.session.delivery_lifecycle import DELIVERY_TRANSITIONS, DeliveryState
+from streampace.lifecycle import Machine
+from streampace.session.delivery_lifecycle import DELIVERY_TABLE, DeliveryEvent, DeliveryState
 
 __all__ = [
     "Batch",
-    "DELIVERY_TRANSITIONS",
+    "DELIVERY_TABLE",
     "DeliveryBuffer",
     "DeliveryClosedError",
     "DeliveryConfig",
+    "DeliveryEvent",
     "DeliveryState",
     "MERGEABLE_TYPES",
     "compact",
@@ -121,7 +122,7 @@ def _merge_key(event: Mapping[str, Any], step: ev.Step) -> tuple[str, ev.Stream]
     delta = event.get("delta")
     if delta is not None and not isinstance(delta, str):
         return None
-    return (etype, step.stream)  # type: ignore[return-value]
+    return (etype, step.stream)
 
 
 def _delta_units(event: Mapping[str, Any]) -> int:
@@ -138,7 +139,8 @@ class _Entry:
 
     __slots__ = ("event", "key", "parts", "units", "through")
 
-    def __init__(self, event: dict[str, Any], key: tuple[str, str] | None, units: int) -> None:
+    def __init__(self, event: dict[str, Any], key: tuple[str, ev.Stream] | None,
+                 units: int) -> None:
         self.event = event
         self.key = key
         self.parts: list[str] | None = None
@@ -217,7 +219,8 @@ class DeliveryBuffer:
         self._units = 0
         self._carry_through: int | None = None  # from dropped events with nothing buffered
         self._timer = Timeout(host, self._on_timer)
-        self._state = DeliveryState.OPEN
+        self._machine: Machine[DeliveryState, DeliveryEvent] = Machine(
+            "delivery buffer", DELIVERY_TABLE, DeliveryState.OPEN)
         # First-delta fast path: streams whose next non-empty delta goes out at once.
         self._tracker = ev.StreamTracker()
         self._run_armed = False
@@ -259,20 +262,20 @@ class DeliveryBuffer:
         first = None if through is None else through - len(batch) + 1
         for i, event in enumerate(batch):
             fast = self._add(event, None if first is None else first + i) or fast
-            if self._over_threshold() and self._flush("publish"):
+            if self._over_threshold() and self._flush(DeliveryEvent.PUBLISH):
                 self._stats["threshold_flushes"] += 1
-                if self._state == DeliveryState.CLOSED:
+                if self._machine.state is DeliveryState.CLOSED:
                     return  # publish() closed the buffer: the rest has nowhere to go
         if not batch and through is not None:
             self._attach_through(through)
-        if fast and self._pending and self._flush("publish"):
+        if fast and self._pending and self._flush(DeliveryEvent.PUBLISH):
             self._stats["fast_flushes"] += 1
         self._ensure_timer()
 
     def flush(self) -> None:
         """Publish everything buffered now (also retries after a failure)."""
         self._check_open()
-        self._flush("flush")
+        self._flush(DeliveryEvent.FLUSH)
         self._ensure_timer()
 
     def close(self) -> list[dict[str, Any]]:
@@ -281,11 +284,11 @@ class DeliveryBuffer:
         Returns the events that could not be published (empty on success), so
         a caller can hand them to another sink instead of losing them.
         """
-        if self._state == DeliveryState.CLOSED:
+        if self._machine.state is DeliveryState.CLOSED:
             return []
-        self._flush("flush")
-        if self._state != DeliveryState.CLOSED:  # publish() may have closed it already
-            self._go("close")
+        self._flush(DeliveryEvent.FLUSH)
+        if not self.closed:  # publish() may have closed it already
+            self._machine.step(DeliveryEvent.CLOSE)
         self._timer.cancel()
         left = [entry.build() for entry in self._pending]
         self._pending.clear()
@@ -294,12 +297,12 @@ class DeliveryBuffer:
 
     @property
     def closed(self) -> bool:
-        return self._state == DeliveryState.CLOSED
+        return self._machine.state is DeliveryState.CLOSED
 
     @property
-    def state(self) -> str:
-        """The lifecycle state (a DeliveryState constant)."""
-        return self._state
+    def state(self) -> DeliveryState:
+        """The lifecycle state (DELIVERY_TABLE)."""
+        return self._machine.state
 
     def pending_events(self) -> int:
         """Events buffered (after compaction), including a failed batch."""
@@ -314,12 +317,8 @@ class DeliveryBuffer:
 
     # -- internals ----------------------------------------------------------
 
-    def _go(self, event: str) -> str:
-        self._state = step(DELIVERY_TRANSITIONS, self._state, event, "delivery buffer")
-        return self._state
-
     def _check_open(self) -> None:
-        if self._state == DeliveryState.CLOSED:
+        if self._machine.state is DeliveryState.CLOSED:
             raise DeliveryClosedError("DeliveryBuffer is closed; create a new one")
 
     def _over_threshold(self) -> bool:
@@ -398,32 +397,34 @@ class DeliveryBuffer:
             fast = True
         return fast
 
-    def _flush(self, event: str) -> bool:
-        """Publish what is buffered on ``event`` ("publish" or "flush").
+    def _flush(self, event: DeliveryEvent) -> bool:
+        """Publish what is buffered on ``event`` (PUBLISH or FLUSH).
 
         False if the state held the request back (backoff); True if it was
         taken, by this call's loop or, re-entrantly, by the loop running.
         """
-        if self._go(event) != DeliveryState.PUBLISHING:
-            return self._state == DeliveryState.REPUBLISH
+        machine = self._machine
+        state = machine.step(event)
+        if state is not DeliveryState.PUBLISHING:
+            return state is DeliveryState.REPUBLISH
         try:
             while True:
                 while self._pending:
                     ok = self._publish_one()
-                    if self._state == DeliveryState.CLOSED:
+                    if machine.state is DeliveryState.CLOSED:
                         return True  # publish() closed the buffer
                     if not ok:
-                        self._go("failed")
+                        machine.step(DeliveryEvent.FAILED)
                         self._arm_timer()  # the retry
                         return True
-                if self._state != DeliveryState.REPUBLISH:
+                if machine.state is not DeliveryState.REPUBLISH:
                     break
-                self._go("next_pass")
-            self._go("drained")
+                machine.step(DeliveryEvent.NEXT_PASS)
+            machine.step(DeliveryEvent.DRAINED)
             self._timer.cancel()
         except BaseException:
-            if self._state in (DeliveryState.PUBLISHING, DeliveryState.REPUBLISH):
-                self._go("aborted")
+            if machine.state in (DeliveryState.PUBLISHING, DeliveryState.REPUBLISH):
+                machine.step(DeliveryEvent.ABORTED)
             raise
         return True
 
@@ -457,20 +458,21 @@ class DeliveryBuffer:
         return False
 
     def _ensure_timer(self) -> None:
-        if self._pending and not self._timer.armed and self._state != DeliveryState.CLOSED:
+        if (self._pending and not self._timer.armed
+                and self._machine.state is not DeliveryState.CLOSED):
             self._arm_timer()
 
     def _arm_timer(self) -> None:
         cfg = self.config
-        ramp = self._ramp_left and self._state != DeliveryState.BACKOFF
+        ramp = self._ramp_left and self._machine.state is not DeliveryState.BACKOFF
         self._timer.arm(cfg.ramp_wait_ms if ramp else cfg.max_wait_ms)
 
     def _on_timer(self) -> None:
-        if self._state == DeliveryState.CLOSED:
+        if self._machine.state is DeliveryState.CLOSED:
             return
         if self._pending:
             self._stats["timer_flushes"] += 1
             if self._ramp_left:
                 self._ramp_left -= 1
-        self._flush("flush")
+        self._flush(DeliveryEvent.FLUSH)
         self._ensure_timer()

@@ -1,47 +1,66 @@
-"""The lifecycle of one session's run, as an explicit state machine (sans-IO).
+"""The lifecycle of one session's run, as a typed state machine (sans-IO).
 
-    idle --start--> starting --begin--> running --end--> ending --settle--> idle
-      ^                |  |                 |                ^
-      +----refuse------+  +------stop-------+-----stop-------+
+Every path out of ``STARTING`` or ``RUNNING`` — the run body finishing, an upstream
+error, a cancel (even one that lands before the body first ran), a shutdown, a lost
+lease — goes through ``ENDING``, where exactly one terminal outcome is decided, and
+then back to ``IDLE``.  The first stop wins; later ones are table entries that change
+nothing.  With a shared log (the Redis store) the next run may be accepted while this
+one is still ``ENDING`` (its terminal event is written, its lease being released):
+it waits in ``HANDING_OVER`` and starts the moment this one settles.
 
-Every path out of ``starting`` or ``running`` — the run body finishing, an upstream
-error, a cancel (even one that lands before the run's task first ran), a shutdown, a
-lost lease — goes through ``ending``, where exactly one terminal outcome is decided,
-and then back to ``idle``.  The first stop request wins; later ones are ignored.
-
-The server adapter drives it (``server/session.py``); this module only keeps the
-state, so the rules live in one place and can be tested without an event loop.
+The session engine (``streampace.session.engine``) drives it; this module only keeps
+the state, so the rules live in one table and are tested without an event loop.
+The diagram in docs/architecture.md is ``diagram(RUN_TABLE, RunState.IDLE)``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
-from streampace.lifecycle import LifecycleError, step
+from streampace.lifecycle import LifecycleError, Machine, table
 
-__all__ = ["RunState", "RunLifecycle", "LifecycleError", "Outcome", "TRANSITIONS"]
+__all__ = ["RunState", "RunEvent", "RUN_TABLE", "RunLifecycle", "LifecycleError", "Outcome"]
 
 
-class RunState:
+class RunState(Enum):
     IDLE = "idle"
-    STARTING = "starting"  # accepted, its task created but not yet run
-    RUNNING = "running"  # its task is streaming from the source
+    STARTING = "starting"  # accepted; its body has not run yet (a store may still refuse it)
+    RUNNING = "running"  # its body streams from the source
     ENDING = "ending"  # the outcome is decided; the terminal event is being written
+    HANDING_OVER = "handing_over"  # ENDING, and the next run waits for it to settle
 
 
-# (state, event) -> next state.  Anything not listed is a LifecycleError.
-TRANSITIONS: dict[tuple[str, str], str] = {
-    (RunState.IDLE, "start"): RunState.STARTING,
-    (RunState.STARTING, "begin"): RunState.RUNNING,
-    (RunState.STARTING, "refuse"): RunState.IDLE,  # another process holds the session's run
-    (RunState.STARTING, "stop"): RunState.ENDING,
-    (RunState.RUNNING, "stop"): RunState.ENDING,
-    (RunState.STARTING, "end"): RunState.ENDING,
-    (RunState.RUNNING, "end"): RunState.ENDING,
-    (RunState.ENDING, "stop"): RunState.ENDING,  # already decided: ignored
-    (RunState.ENDING, "end"): RunState.ENDING,
-    (RunState.ENDING, "settle"): RunState.IDLE,
-}
+class RunEvent(Enum):
+    START = "start"  # a run was accepted
+    REFUSE = "refuse"  # the store gave it no lease: it never started
+    BEGIN = "begin"  # its body runs for the first time
+    STOP = "stop"  # end it with a RUN_ERROR (cancel, shutdown, lost lease)
+    END = "end"  # its body is over, with the outcome it saw
+    SETTLE = "settle"  # its terminal event is written and its lease released
+
+
+RUN_TABLE = table(RunState, RunEvent, """
+IDLE          START   STARTING      a run message was accepted
+IDLE          STOP    IDLE          nothing runs here: a late cancel or a shutdown is a no-op
+STARTING      BEGIN   RUNNING       the body runs: it may touch the source
+STARTING      REFUSE  IDLE          another process holds the session's run: nothing was written
+STARTING      STOP    ENDING        recorded: the body, when it first runs, goes straight to the
+                                    ending
+STARTING      END     ENDING        the body failed before it began
+RUNNING       STOP    ENDING        the first stop decides the outcome
+RUNNING       END     ENDING        the source ended, failed or was cut off
+ENDING        BEGIN   ENDING        stopped before it began: the body must not touch the source
+ENDING        STOP    ENDING        the outcome is decided: a later stop is ignored
+ENDING        END     ENDING        the body saw the stop: the recorded outcome wins
+ENDING        START   HANDING_OVER  shared log: the terminal event is in the log, the next run waits
+ENDING        SETTLE  IDLE          the terminal event is written
+HANDING_OVER  BEGIN   HANDING_OVER  stopped before it began: the body must not touch the source
+HANDING_OVER  STOP    HANDING_OVER  the ending run's outcome is decided (the queued run keeps the
+                                    stop)
+HANDING_OVER  END     HANDING_OVER  the ending run's body is over
+HANDING_OVER  SETTLE  STARTING      the queued run starts
+""")
 
 
 @dataclass(frozen=True)
@@ -54,23 +73,35 @@ class Outcome:
 
 
 class RunLifecycle:
+    """One session's run: its state (``RUN_TABLE``), its id and its decided outcome."""
+
     def __init__(self) -> None:
-        self.state = RunState.IDLE
+        self._machine: Machine[RunState, RunEvent] = Machine("run", RUN_TABLE, RunState.IDLE)
         self.run_id: str | None = None
         self.outcome: Outcome | None = None  # set on entering ENDING
         self.runs_started = 0
         self.runs_settled = 0
+        # HANDING_OVER: the run waiting for the ending one, and a stop it already got.
+        self.queued: str | None = None
+        self.queued_stop: Outcome | None = None
 
-    def _go(self, event: str) -> None:
-        self.state = step(TRANSITIONS, self.state, event, "run lifecycle")
+    @property
+    def state(self) -> RunState:
+        return self._machine.state
 
     @property
     def active(self) -> bool:
-        """A run holds the session (any state but idle): a new one is refused."""
-        return self.state != RunState.IDLE
+        """A run holds this lifecycle (any state but IDLE)."""
+        return self._machine.state is not RunState.IDLE
 
     def start(self, run_id: str) -> None:
-        self._go("start")
+        """Accept a run (from IDLE), or queue it behind the one ENDING (shared log)."""
+        if self._machine.step(RunEvent.START) is RunState.STARTING:
+            self._started(run_id)
+        else:
+            self.queued, self.queued_stop = run_id, None
+
+    def _started(self, run_id: str) -> None:
         self.run_id = run_id
         self.outcome = None
         self.runs_started += 1
@@ -78,36 +109,48 @@ class RunLifecycle:
     def refuse(self) -> None:
         """The run could not take the session (its lease is held elsewhere): it never
         started, wrote nothing, and needs no terminal event."""
-        self._go("refuse")
+        self._machine.step(RunEvent.REFUSE)
         self.run_id = None
 
     def begin(self) -> bool:
-        """The run's task runs for the first time; False if it was stopped before that
-        (the task must then not touch the source)."""
-        if self.state == RunState.ENDING:
-            return False
-        self._go("begin")
-        return True
+        """The run's body runs for the first time; False if it was stopped before that
+        (the body must then not touch the source)."""
+        return self._machine.step(RunEvent.BEGIN) is RunState.RUNNING
 
     def stop(self, code: str, message: str) -> bool:
-        """Ask the run to stop with RUN_ERROR ``code``; True if this request decided
-        the outcome (False when idle or already ending)."""
-        if self.state in (RunState.IDLE, RunState.ENDING):
-            return False
-        self._go("stop")
-        self.outcome = Outcome(code, message)
-        return True
+        """Ask the run to stop with RUN_ERROR ``code``; True if this request decided the
+        outcome (False when idle or already ending)."""
+        before = self._machine.state
+        self._machine.step(RunEvent.STOP)
+        if before in (RunState.STARTING, RunState.RUNNING):
+            self.outcome = Outcome(code, message)
+            return True
+        if before is RunState.HANDING_OVER and self.queued_stop is None:
+            # Meant for the run the viewer asked for last: it starts already stopped.
+            self.queued_stop = Outcome(code, message)
+        return False
 
     def end(self, outcome: Outcome) -> Outcome:
         """The run's body is over with ``outcome``; returns the outcome that counts
-        (an earlier stop request wins over what the body saw)."""
-        self._go("end")
+        (an earlier stop wins over what the body saw)."""
+        self._machine.step(RunEvent.END)
         if self.outcome is None:
             self.outcome = outcome
         return self.outcome
 
-    def settle(self) -> None:
-        """The terminal event is written: back to idle."""
-        self._go("settle")
-        self.run_id = None
+    def settle(self) -> str | None:
+        """The terminal event is written: back to IDLE, or the queued run starts
+        (its id is returned; a stop it got while queued is applied at once)."""
+        nxt = self._machine.step(RunEvent.SETTLE)
         self.runs_settled += 1
+        self.run_id = None
+        if nxt is not RunState.STARTING:
+            return None
+        run_id, stop = self.queued, self.queued_stop
+        self.queued = self.queued_stop = None
+        if run_id is None:
+            raise LifecycleError("run: SETTLE into STARTING without a queued run")
+        self._started(run_id)
+        if stop is not None:
+            self.stop(stop.code or "cancelled", stop.message)
+        return run_id

@@ -1,20 +1,23 @@
 """The simulated model and the page's in-browser session (outside the core).
 
-- `scenarios` — seeded, timed AG-UI runs (`simulate`) and views of them.
+- `scenarios` — what each scenario says: seeded, timed AG-UI runs (`simulate`).
+- `run_builder` — `RunBuilder`: a run's clock, ids and event builders; `TimedEvent`.
+- `cadence` — each scenario's token rate, jitter, pauses and length.
+- `clusters` — the small grapheme splitter the simulated model cuts deltas with.
+- `views` — what tests and benches read off a run (visible text, figures, jitter, snapshots).
 - `text` — the corpus the simulated model answers from.
 - `timed_model` — the simulated model as a timed source of a session.
-- `page_session` — a session and its socket, in the page, for the static-files use.
+- `page_session` — the session engine on FrameHost timers, in the page, for the
+  static-files use; `page_socket` — its socket side.
 
 Sans-IO like the core (it runs in the page), but not part of it: nothing in
 the core imports it.
 """
 
-from streampace.sim.scenarios import (
-    SCENARIOS,
-    TimedEvent,
-    iter_simulate,
+from streampace.sim.run_builder import TimedEvent
+from streampace.sim.scenarios import SCENARIOS, iter_simulate, simulate
+from streampace.sim.views import (
     messages_snapshot,
-    simulate,
     stamped,
     summarize,
     visible_text,

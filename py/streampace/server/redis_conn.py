@@ -1,0 +1,180 @@
+"""One server process's connection to Redis: the client, its scripts, its settings,
+and the one pipelined writer every run of the process appends through.
+
+Appends of all the runs a process owns go out together: whatever queued while
+the previous round trip was in flight is sent as one pipeline (one connection,
+one round trip), each append still its own lease-fenced script.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from .redis_keys import (
+    APPEND_SCRIPT,
+    LEASE_LOST,
+    RELEASE_SCRIPT,
+    RENEW_SCRIPT,
+    SNAPSHOT_SCRIPT,
+    SessionKeys,
+    dumps,
+)
+from .store import redact_url
+from .store_errors import StoreError
+
+if TYPE_CHECKING:
+    from .config import ServerConfig
+
+__all__ = ["RedisConnection", "READ_COUNT", "unreachable"]
+
+READ_COUNT = 512  # stream entries per session per XREAD
+
+
+def unreachable(exc: BaseException) -> StoreError:
+    return StoreError(f"redis unreachable: {exc!r}")
+
+
+class RedisConnection:
+    def __init__(self, url: str, config: ServerConfig) -> None:
+        self.display_url = redact_url(url)
+        self.config = config
+        self.lease_ms = config.lease_ms
+        # XREAD blocks at most this long, which bounds how late a lost run is noticed.
+        self.block_ms = max(50, min(1000, self.lease_ms // 3))
+        self.ttl_ms = int(config.session_ttl_s * 1000)
+        # The stream keeps more than a mirror's window (--log-events): a reader that
+        # lags by a few large appends still reads every event, so a run owner's
+        # mirror - the source of the snapshot key - never skips one.
+        self.stream_maxlen = max(2 * config.log_events, config.log_events + 2 * READ_COUNT)
+        self.token = uuid.uuid4().hex[:16]  # this process
+        # Each session's reader holds a connection while it blocks in XREAD; the pool
+        # has room for every session this process may hold, and waits (not fails)
+        # when a burst of catch-ups wants more.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=2 * config.max_sessions + 64,
+            timeout=10,
+            decode_responses=False,
+            socket_connect_timeout=2.0,
+            socket_timeout=self.block_ms / 1000 + 5.0,
+            # After a Redis restart the pool holds dead connections; a PING before
+            # reusing an idle one, and quick retries, find that out at once.
+            health_check_interval=2,
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2),
+            retry_on_error=[RedisConnectionError, RedisTimeoutError],
+        )
+        self.client = aioredis.Redis(connection_pool=pool)
+        self._renew = self.client.register_script(RENEW_SCRIPT)
+        self._release = self.client.register_script(RELEASE_SCRIPT)
+        self._snapshot = self.client.register_script(SNAPSHOT_SCRIPT)
+        self._writes: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    # -- lease-fenced appends -------------------------------------------------
+
+    async def append(self, keys: SessionKeys, token: str, floor: int,
+                     events: list[dict[str, Any]], release: bool) -> int:
+        """Append ``events`` if ``token`` still holds the lease; the last seq written.
+
+        ``floor``: the seq the caller has seen (a Redis restarted empty continues
+        from there, so ``through`` never goes back).  ``release``: the batch ends
+        the run, and frees its lease in the same script.
+        """
+        args: list[Any] = [token, self.stream_maxlen, floor, self.ttl_ms, 1 if release else 0]
+        args.extend(dumps(e) for e in events)
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._writes.append(([keys.log, keys.lease, keys.seq, keys.epoch], args, fut))
+        if self._writer is None:
+            self._writer = asyncio.create_task(self._write_loop())
+        try:
+            return int(await fut)
+        except ResponseError as exc:
+            if LEASE_LOST in str(exc):
+                raise StoreError("the run's lease was lost") from None
+            raise StoreError(f"redis refused the append: {exc}") from None
+        except (RedisError, OSError) as exc:
+            raise unreachable(exc) from None
+
+    async def _write_loop(self) -> None:
+        try:
+            while self._writes:
+                batch, self._writes = self._writes, []
+                try:
+                    pipe = self.client.pipeline(transaction=False)
+                    for keys, args, _ in batch:
+                        pipe.eval(APPEND_SCRIPT, len(keys), *keys, *args)
+                    results = await pipe.execute(raise_on_error=False)
+                except BaseException as exc:
+                    for _, _, fut in batch:
+                        if not fut.done():
+                            fut.set_exception(exc if isinstance(exc, Exception)
+                                              else RedisConnectionError("cancelled"))
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
+                for (_, _, fut), res in zip(batch, results, strict=True):
+                    if fut.done():
+                        continue
+                    if isinstance(res, Exception):
+                        fut.set_exception(res)
+                    else:
+                        fut.set_result(res)
+        finally:
+            self._writer = None
+
+    # -- leases and snapshots -------------------------------------------------------
+
+    async def take_lease(self, keys: SessionKeys, token: str) -> bool:
+        try:
+            return bool(await self.client.set(keys.lease, token, nx=True, px=self.lease_ms))
+        except (RedisError, OSError) as exc:
+            raise unreachable(exc) from None
+
+    async def renew_lease(self, keys: SessionKeys, token: str) -> bool:
+        """Raises RedisError/OSError when Redis cannot answer (the caller tolerates it)."""
+        return bool(await self._renew(keys=[keys.lease], args=[token, self.lease_ms]))
+
+    async def release_lease(self, keys: SessionKeys, token: str) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await self._release(keys=[keys.lease], args=[token])
+
+    async def write_snapshot(self, keys: SessionKeys, seq: int, payload: str) -> bool:
+        """Store the conversation at ``seq`` unless a newer one is there; False if
+        Redis could not take it."""
+        try:
+            await self._snapshot(keys=[keys.snap], args=[seq, payload, self.ttl_ms])
+        except (RedisError, OSError):
+            return False
+        return True
+
+    async def next_run_index(self, keys: SessionKeys) -> int:
+        try:
+            index = int(await self.client.incr(keys.runs)) - 1
+            await self.client.pexpire(keys.runs, self.ttl_ms)
+        except (RedisError, OSError) as exc:
+            raise unreachable(exc) from None
+        return index
+
+    async def lease_held(self, keys: SessionKeys) -> bool:
+        try:
+            return bool(await self.client.exists(keys.lease))
+        except (RedisError, OSError) as exc:
+            raise unreachable(exc) from None
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._writer
+        with contextlib.suppress(Exception):
+            await self.client.aclose()

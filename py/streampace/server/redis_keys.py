@@ -1,0 +1,102 @@
+"""The Redis layout of a session (docs/scaling.md) and the scripts that write it.
+
+Per session (the ``{id}`` hash tag keeps one session's keys on one Cluster slot):
+
+- ``sp:{id}:log``   a Stream; event with sequence number n has entry ID ``n-0``, so
+  protocol ``through = n`` is a stream ID and a resume is XREAD after ``n-0``.
+  Trimmed with ``MAXLEN ~`` on every append.
+- ``sp:{id}:seq``   the last sequence number written (survives trimming).
+- ``sp:{id}:lease`` who runs the session: ``SET NX PX``, renewed while the run lives.
+- ``sp:{id}:snap``  a hash: ``seq`` and the conversation at it (JSON), written by the
+  run's owner, so a process that opens a trimmed session rebuilds the same snapshot.
+- ``sp:{id}:runs``  runs started (the demo source's per-run seed).
+- ``sp:{id}:epoch`` the session's epoch, set once by whichever process opens it first.
+
+One channel, ``sp:control``, carries cancels to whichever process runs a session.
+Every append is one Lua script that checks the lease token before XADD, so a
+process that lost its lease cannot write into a run someone else has ended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from streampace.session.compact_json import dumps_compact_ascii
+
+__all__ = ["SessionKeys", "CONTROL_CHANNEL", "APPEND_SCRIPT", "SNAPSHOT_SCRIPT", "RENEW_SCRIPT",
+           "RELEASE_SCRIPT", "LEASE_LOST", "dumps", "entry_seq"]
+
+CONTROL_CHANNEL = "sp:control"
+LEASE_LOST = "STREAMPACE_LEASE_LOST"  # the append script's refusal
+
+# KEYS: log, lease, seq, epoch.  ARGV: token, maxlen, seq floor, ttl ms, release (0/1),
+# then one JSON event per argument.
+APPEND_SCRIPT = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  return redis.error_reply('STREAMPACE_LEASE_LOST')
+end
+local seq = tonumber(redis.call('GET', KEYS[3]) or '0')
+local floor = tonumber(ARGV[3])
+if floor > seq then seq = floor end
+for i = 6, #ARGV do
+  seq = seq + 1
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], string.format('%d-0', seq), 'e', ARGV[i])
+end
+redis.call('SET', KEYS[3], string.format('%d', seq), 'PX', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[4], ARGV[4])
+if ARGV[5] == '1' then
+  redis.call('DEL', KEYS[2])
+end
+return seq
+"""
+# KEYS: snap.  ARGV: seq, data, ttl ms.  Writes may land out of order: the newest wins.
+SNAPSHOT_SCRIPT = """
+local cur = redis.call('HGET', KEYS[1], 'seq')
+if cur and tonumber(cur) >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'data', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+RENEW_SCRIPT = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+RELEASE_SCRIPT = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class SessionKeys:
+    log: str
+    seq: str
+    lease: str
+    snap: str
+    runs: str
+    epoch: str
+
+    @classmethod
+    def of(cls, session_id: str) -> SessionKeys:
+        tag = f"sp:{{{session_id}}}"
+        return cls(f"{tag}:log", f"{tag}:seq", f"{tag}:lease", f"{tag}:snap", f"{tag}:runs",
+                   f"{tag}:epoch")
+
+
+def dumps(obj: Any) -> str:
+    # ASCII escapes: a lone surrogate from an upstream must not break the UTF-8 wire.
+    return dumps_compact_ascii(obj)
+
+
+def entry_seq(entry_id: bytes | str) -> int:
+    """The sequence number a stream entry ID (``n-0``) stands for."""
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return int(text.partition("-")[0])

@@ -1,0 +1,387 @@
+"""The session engine: one session's rules, sans-IO (in the spirit of h11's Connection).
+
+``SessionEngine`` owns the session log, the transcript, the run lifecycle and each
+run's framing, the attach/resume decision and the dispatch of client messages.
+Its inputs are method calls — a decoded client message from a viewer, a viewer
+leaving, events the store logged, a due source group, a source's end or failure,
+a stop, a timer — and each returns the outputs (``streampace.session.outputs``)
+its driver must carry out, in order: what to send to which viewer, events to emit
+to the store and to fan out, runs to start or stop at the source, a timer to arm.
+It never sleeps, sends or reads a clock of its own (``clock`` is injected).
+
+Drivers: the server (``streampace.server.session``: asyncio, WebSockets, a memory
+or Redis store) and the page's simulation (``streampace.sim.page_session``:
+FrameHost timers, one in-page socket).  Both therefore log the same events for
+the same messages and send the same bytes (tests/server/test_page_session_parity.py).
+
+Where the next rules belong (issue 18): admission of a viewer is ``attach`` (the
+one place a viewer becomes attached); per-session bytes are ``bytes_held`` (every
+event enters through ``append``); eviction asks ``idle`` and ``last_active``;
+a snapshot's size is decided in ``attach`` (``Attach.snapshot``); a store that
+finds its data gone calls ``load`` (and ``store_unavailable`` to tell viewers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Hashable
+from typing import Any
+
+from streampace.conversation import events as ev
+from streampace.conversation.transcript import Transcript
+
+from . import client_messages as cm
+from .active_run import ActiveRun, TimedPlayback
+from .framing import RunFramer, UpstreamError
+from .log import SessionLog
+from .outputs import (
+    ArmTimer,
+    Attach,
+    CancelTimer,
+    Deliver,
+    Disconnect,
+    Emit,
+    LogReplaced,
+    Output,
+    PublishCancel,
+    Refusal,
+    Reply,
+    RunEnded,
+    StartRun,
+    StopRun,
+)
+from .protocol import ATTACH_LOG, ATTACH_SNAPSHOT, attach_mode, attached_message, error_message
+from .run_lifecycle import Outcome, RunLifecycle, RunState
+from .source import RunRequest, TimedSource, check_source_end, new_run_id
+
+__all__ = ["SessionEngine", "SHUTDOWN_REFUSAL", "EVICTED"]
+
+Viewer = Hashable
+SHUTDOWN_REFUSAL = "the server is shutting down"
+EVICTED = "the session was forgotten; reconnect"
+
+
+class SessionEngine:
+    """One session: see the module docstring.
+
+    ``shared_log``: the log is a store's that other processes write too (Redis);
+    events emitted by a run come back through ``append`` once the store has them,
+    and the session counts as running while its log shows a run open, wherever it
+    runs.  ``timed``: a timed source the engine paces itself (``play_run``,
+    ``timer_fired``); without one the driver streams the source (``begin_run``,
+    ``source_group``, ``end_run``).
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        epoch: str,
+        log: SessionLog,
+        transcript: Transcript,
+        clock: Callable[[], float],
+        run_ids: Callable[[], str] = new_run_id,
+        scenarios: Collection[str] | None = None,
+        trusted: bool = False,
+        timed: TimedSource | None = None,
+        shared_log: bool = False,
+    ) -> None:
+        self.id = session_id
+        # Names this sequence-number space: a session forgotten (restart, eviction)
+        # and created again starts at 1 under a new epoch (docs/protocol.md).
+        self.epoch = epoch
+        self.log = log
+        self.transcript = transcript
+        self._clock = clock
+        self._run_ids = run_ids
+        self._scenarios = scenarios  # None: the source has none (the field is ignored)
+        self._trusted = trusted  # our own simulated model: no per-event validation
+        self._timed = timed
+        self.shared_log = shared_log
+        self.viewers: set[Viewer] = set()  # attached
+        self.connected: set[Viewer] = set()  # bound to this session, attached or not
+        self.evicted = False
+        self.runs = RunLifecycle()
+        self._run: ActiveRun | None = None
+        self._queued: ActiveRun | None = None  # accepted while the last one hands over
+        self.run_count = 0
+        self.accepting_runs = True
+        self.last_active = clock()
+
+    # -- what the drivers ask --------------------------------------------------
+
+    @property
+    def run_state(self) -> RunState:
+        return self.runs.state
+
+    @property
+    def run_held(self) -> bool:
+        """A run holds the session: a new one is refused with ``run_active`` and a
+        ``cancel`` has something to stop.  With a local log that is until the run
+        settles; with a shared one until its terminal event is in the log (the same
+        write frees its lease, so any process may start the next one)."""
+        state = self.runs.state
+        if not self.shared_log:
+            return state is not RunState.IDLE
+        return (state in (RunState.STARTING, RunState.RUNNING, RunState.HANDING_OVER)
+                or self.transcript.run.status == "running")
+
+    @property
+    def idle(self) -> bool:
+        """Nobody attached and nothing running here: the session may be evicted."""
+        return not self.viewers and not self.runs.active
+
+    @property
+    def bytes_held(self) -> int:
+        """What the log holds, in its own unit (compact JSON bytes)."""
+        return self.log.size_bytes
+
+    @property
+    def run_outcome(self) -> Outcome | None:
+        """The outcome decided for the run that is ending (None before that)."""
+        return self.runs.outcome
+
+    def wants_source(self, run_id: str) -> bool:
+        """The driver should keep pulling run ``run_id``'s source."""
+        run = self._run
+        return run is not None and run.run_id == run_id and not run.framer.done
+
+    # -- viewers -------------------------------------------------------------
+
+    def connect(self, viewer: Viewer) -> list[Output]:
+        """A connection is bound to this session (it attaches with its first message)."""
+        if self.evicted:
+            return [Disconnect(viewer, EVICTED)]
+        self.connected.add(viewer)
+        return []
+
+    def receive(self, viewer: Viewer, msg: cm.ClientMessage) -> list[Output]:
+        """A decoded client message from ``viewer``: its replies and their effects."""
+        if self.evicted:
+            return [Disconnect(viewer, EVICTED)]
+        try:
+            if isinstance(msg, cm.ResumeMessage):
+                cm.check_resume(viewer in self.viewers)
+                return self.attach(viewer, msg.after, msg.epoch)
+            if isinstance(msg, cm.RunMessage):
+                scenario = cm.check_run(msg, self._scenarios, self.run_held)
+                if not self.accepting_runs:
+                    raise cm.ClientError("run_active", SHUTDOWN_REFUSAL)
+                out = [] if viewer in self.viewers else self.attach(viewer, None)
+                return out + self.start_run(msg.prompt, scenario, requester=viewer)
+            cm.check_cancel(self.run_held)
+            if self.runs.active:
+                return self.stop(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)
+            # The log shows a run that another process owns.
+            return [PublishCancel(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)]
+        except cm.ClientError as exc:
+            return self.refuse(viewer, exc)
+
+    def refuse(self, viewer: Viewer, error: cm.ClientError) -> list[Output]:
+        """A message from ``viewer`` refused (also one its driver could not decode)."""
+        return [Refusal(viewer, error.code, error_message(error.code, error.message))]
+
+    def attach(self, viewer: Viewer, after: int | None, epoch: str | None = None) -> list[Output]:
+        """Attach ``viewer`` after seq ``after`` of ``epoch`` (None: from now).
+
+        Another epoch's positions mean nothing here, and a log that no longer
+        holds ``after + 1`` cannot replay from there: those viewers get a snapshot.
+        Only the position is decided here, so no event can slip in between the
+        replay and live delivery.
+        """
+        if self.evicted:
+            return [Disconnect(viewer, EVICTED)]
+        head = self.log.head
+        mode = attach_mode(self.log, after, epoch, self.epoch)
+        start = after if mode == ATTACH_LOG and after is not None else head
+        snapshot = self.transcript.snapshot_events() if mode == ATTACH_SNAPSHOT else None
+        self.viewers.add(viewer)
+        self.connected.add(viewer)
+        return [Attach(viewer, attached_message(self.id, self.epoch, mode, start), mode, start,
+                       snapshot)]
+
+    def leave(self, viewer: Viewer) -> list[Output]:
+        """``viewer``'s connection is gone."""
+        self.viewers.discard(viewer)
+        self.connected.discard(viewer)
+        self.last_active = self._clock()
+        return []
+
+    def evict(self) -> list[Output]:
+        """The session is forgotten (only when ``idle``): connections still bound to it
+        are closed, and every later input gets the same answer."""
+        if not self.idle:
+            raise RuntimeError(f"session {self.id} is in use: it cannot be evicted")
+        self.evicted = True
+        gone, self.connected = self.connected, set()
+        return [Disconnect(viewer, EVICTED) for viewer in gone]
+
+    def store_unavailable(self, message: str) -> list[Output]:
+        """The store cannot be reached: every attached viewer is told (once per outage,
+        the store decides)."""
+        text = error_message("store_unavailable", message)
+        return [Reply(viewer, text) for viewer in self.viewers]
+
+    # -- the log ---------------------------------------------------------------
+
+    def append(self, events: list[dict[str, Any]]) -> list[Output]:
+        """The store logged ``events``: number them, fold them, fan them out."""
+        if not events:
+            return []
+        first = self.log.head + 1
+        through = self.log.append(events)
+        apply = self.transcript.apply_event
+        for event in events:
+            apply(event)
+        return [Deliver(events, first, through)]
+
+    def load(self, epoch: str, log: SessionLog, transcript: Transcript,
+             replacing: bool) -> list[Output]:
+        """The store's view of the session (loaded before the first attach, or
+        reloaded after a gap: then viewers must not follow the old log)."""
+        self.epoch, self.log, self.transcript = epoch, log, transcript
+        return [LogReplaced()] if replacing else []
+
+    def lost_run_events(self, code: str, message: str) -> list[dict[str, Any]]:
+        """What ends the run the log shows open (its owner is gone): its open items
+        closed, then RUN_ERROR ``code``."""
+        return [*self.transcript.closing_events(),
+                {"type": ev.RUN_ERROR, "message": message, "code": code}]
+
+    # -- runs --------------------------------------------------------------------
+
+    def start_run(self, prompt: str, scenario: str | None,
+                  requester: Viewer | None = None) -> list[Output]:
+        """Accept a run (the checks of a `run` message are the caller's; a run that the
+        lifecycle cannot take raises LifecycleError)."""
+        run_id = self._run_ids()
+        run = ActiveRun(run_id, prompt, scenario,
+                        RunFramer(self.id, run_id, prompt, validate=not self._trusted), requester)
+        self.runs.start(run_id)
+        if self.runs.state is RunState.HANDING_OVER:
+            self._queued = run  # starts when the ending run settles
+            return []
+        self._run = run
+        return [StartRun(run_id)]
+
+    def run_refused(self, run_id: str, code: str, message: str) -> list[Output]:
+        """The store gave run ``run_id`` no lease: it never started and wrote nothing."""
+        run = self._current(run_id)
+        self.runs.refuse()
+        self._run = None
+        if run.requester is None:
+            return []
+        return [Reply(run.requester, error_message(code, message))]
+
+    def begin_run(self, run_id: str, run_index: int | None = None) -> RunRequest | None:
+        """Run ``run_id``'s body starts: what to ask the source, or None when it was
+        stopped before (then the body goes straight to ``end_run``).
+
+        ``run_index``: the run's number when the store keeps the count (Redis).
+        """
+        run = self._current(run_id)
+        if not self.runs.begin():
+            return None
+        if run_index is not None:
+            self.run_count = run_index
+        request = RunRequest(thread_id=self.id, run_id=run_id, prompt=run.prompt,
+                             scenario=run.scenario, run_index=self.run_count,
+                             history=self.transcript.history(), state=self.transcript.state)
+        self.run_count += 1
+        return request
+
+    def source_group(self, run_id: str, group: list[Any]) -> list[Output]:
+        """A group of source events for run ``run_id``, framed for the log."""
+        run = self._current(run_id)
+        events = run.framer.feed_group(group)
+        return [Emit(run_id, events)] if events else []
+
+    def end_run(self, run_id: str, outcome: Outcome | None = None) -> list[Output]:
+        """Run ``run_id``'s body is over: ``outcome`` is what it saw (None: its source
+        simply stopped yielding).  An earlier stop's outcome wins; exactly one
+        terminal event follows."""
+        run = self._current(run_id)
+        if outcome is None:
+            try:
+                check_source_end(run.framer)
+                outcome = Outcome()
+            except UpstreamError as exc:
+                outcome = Outcome(exc.code, exc.message)
+        final = self.runs.end(outcome)
+        out: list[Output] = []
+        if final.code is not None:
+            events = run.framer.finish(final.code, final.message)
+            if events:
+                out.append(Emit(run_id, events))
+        out.append(RunEnded(run_id))
+        return out
+
+    def settle_run(self, run_id: str) -> list[Output]:
+        """Run ``run_id``'s ending is written and released: the session is free, or
+        the run queued behind it starts."""
+        self._current(run_id)
+        nxt = self.runs.settle()
+        self._run, self._queued = self._queued, None
+        return [] if nxt is None else [StartRun(nxt)]
+
+    def stop(self, code: str, message: str, run_id: str | None = None) -> list[Output]:
+        """End the run here with RUN_ERROR ``code`` (a cancel, a shutdown, a lost lease).
+
+        ``run_id``: only that run (a stop from a run's own lease keeper).  A run
+        stopped before its body began records the stop; its body ends it.
+        """
+        if run_id is not None and run_id != self.runs.run_id:
+            return []
+        before = self.runs.state
+        if not self.runs.stop(code, message) or before is not RunState.RUNNING:
+            return []
+        run = self._run
+        assert run is not None
+        if run.playback is not None:  # the engine paces it: it ends right here
+            return [CancelTimer(), *self.end_run(run.run_id, Outcome(code, message))]
+        return [StopRun(run.run_id)]
+
+    def shut_down(self, code: str, message: str) -> list[Output]:
+        """Refuse new runs and stop the one in progress."""
+        self.accepting_runs = False
+        return self.stop(code, message)
+
+    # -- a timed source, paced by the engine ---------------------------------------
+
+    def play_run(self, run_id: str) -> list[Output]:
+        """Begin run ``run_id`` on the engine's timed source; its groups are released
+        by ``timer_fired`` (the first on the next turn of the clock, as a server's
+        run task would)."""
+        if self._timed is None:
+            raise RuntimeError("play_run needs a timed source")
+        request = self.begin_run(run_id)
+        if request is None:
+            return self.end_run(run_id, Outcome())
+        run = self._current(run_id)
+        run.playback = TimedPlayback(iter(self._timed.timed_groups(request)), self._clock())
+        return [ArmTimer(0.0)]
+
+    def timer_fired(self) -> list[Output]:
+        """The armed timer fired: release every group that is due."""
+        run = self._run
+        if run is None or run.playback is None or self.runs.state is not RunState.RUNNING:
+            return []
+        playback, framer = run.playback, run.framer
+        now = self._clock()
+        out: list[Output] = []
+        while (group := playback.due(now)) is not None:
+            out += self.source_group(run.run_id, group)
+            if framer.done:
+                break
+        wait = playback.wait_ms(now)
+        if wait is not None and not framer.done:
+            out.append(ArmTimer(wait))
+            return out
+        return out + self.end_run(run.run_id)
+
+    # -- internals ------------------------------------------------------------------
+
+    def _current(self, run_id: str) -> ActiveRun:
+        run = self._run
+        if run is None or run.run_id != run_id:
+            raise RuntimeError(f"session {self.id}: {run_id} is not its current run")
+        return run

@@ -1,0 +1,138 @@
+"""What the session engine asks its driver to do (streampace.session.engine).
+
+Every input of ``SessionEngine`` returns a list of these, in the order the
+driver must carry them out.  None of them does anything by itself: the server
+(asyncio, WebSockets, a store) and the page's simulation (FrameHost timers, one
+in-page socket) each map them onto their own I/O.
+
+Viewers are whatever hashable object the driver uses for a connection; the
+engine only compares and stores them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Attach", "Deliver", "LogReplaced", "Emit", "RunEnded", "StartRun", "StopRun",
+           "PublishCancel", "Reply", "Refusal", "Disconnect", "ArmTimer", "CancelTimer",
+           "Output", "Viewer"]
+
+Viewer = Hashable
+
+
+@dataclass(frozen=True, slots=True)
+class Attach:
+    """``viewer`` is attached: send ``text`` (the ``attached`` message) first, then
+    deliver from seq ``after`` on — by replaying the log from there, or, when
+    ``snapshot`` is set, by one batch of it (``through = after``) and live events."""
+
+    viewer: Viewer
+    text: str
+    mode: str  # session.protocol.ATTACH_LIVE / ATTACH_LOG / ATTACH_SNAPSHOT
+    after: int
+    snapshot: list[dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Deliver:
+    """``events`` were logged as seqs ``first``..``through``: fan them out to the
+    attached viewers (each through its delivery buffer)."""
+
+    events: list[dict[str, Any]]
+    first: int
+    through: int
+
+
+@dataclass(frozen=True, slots=True)
+class LogReplaced:
+    """The store reloaded the log (a gap in a shared stream): viewers that followed
+    the old one must not take the new one's events as continuing it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """Run ``run_id`` produced ``events`` for the log: write them to the session's
+    store, which logs them (``SessionEngine.append``) at once or once it has them."""
+
+    run_id: str
+    events: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnded:
+    """Run ``run_id``'s ending is emitted (after the Emits before this): release what
+    the store holds for it, then call ``SessionEngine.settle_run``."""
+
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StartRun:
+    """Run ``run_id`` was accepted: take the right to run it (a store's lease), then
+    call ``begin_run`` — or ``run_refused`` if the store refuses it."""
+
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StopRun:
+    """Stop run ``run_id``'s body now (cancel its task); its ending follows through
+    ``end_run``."""
+
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class PublishCancel:
+    """The log shows a run this engine does not run (another process owns it):
+    ask its owner to stop it."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """Send ``text`` (an ``error`` message) to ``viewer``."""
+
+    viewer: Viewer
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """``viewer``'s message was refused with ``code``: send ``text``.  Refusals count
+    toward a driver's abuse limit; a ``Reply`` does not."""
+
+    viewer: Viewer
+    code: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    """Close ``viewer``'s connection: the session it is bound to is gone (evicted),
+    and it must reconnect to reach the one that replaced it — never keep running
+    against a second copy."""
+
+    viewer: Viewer
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArmTimer:
+    """Call ``timer_fired`` after ``delay_ms`` (a timed run's next group); replaces
+    any armed one."""
+
+    delay_ms: float = field(default=0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTimer:
+    """The armed timer is no longer wanted."""
+
+
+Output = (Attach | Deliver | LogReplaced | Emit | RunEnded | StartRun | StopRun
+          | PublishCancel | Reply | Refusal | Disconnect | ArmTimer | CancelTimer)
