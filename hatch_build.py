@@ -1,12 +1,13 @@
 """Hatch build hook: the browser side goes into the package.
 
-A wheel carries the page files (index.html, pyscript.toml, demo/, js_shim/,
-examples/) and the runtime that scripts/setup_runtime laid out under vendor/
-(Pyodide, PyScript, vendor/streampace.zip, the boot snapshot when there is one)
-as `streampace/_site/...`, so `streampace serve` works from an installed
-package (server/config.py: default_root). The sdist carries vendor/ as well
-(it is gitignored, so not picked up by default), so a wheel built from the sdist
-is complete too. Editable installs get nothing extra: they serve the checkout.
+A wheel carries the page files (index.html, pyscript.toml, demo/ but demo.py,
+js_shim/, examples/) and the runtime that scripts/setup_runtime laid out under
+vendor/ (Pyodide, the PyScript files our pages load, vendor/streampace.zip, the
+runtime config, the boot snapshot when there is one) as `streampace/_site/...`,
+so `streampace serve` works from an installed package (server/config.py:
+default_root). The sdist carries vendor/ as well (it is gitignored, so not picked
+up by default), so a wheel built from the sdist is complete too. Editable
+installs get nothing extra: they serve the checkout.
 
 vendor/ is taken whole (minus hidden files and test leftovers) so that what
 setup_runtime adds later ships without touching this file.
@@ -33,8 +34,9 @@ REQUIRED = (
     "vendor/streampace-version.js",
 )
 SKIP_DIRS = {"__pycache__", "test-wheels", "node_modules"}
-# Test caches the test suite writes into vendor/ (tests/markdown/commonmark_spec.py).
-SKIP_FILES = {"commonmark-spec.json"}
+# The demo's Python ships inside vendor/streampace.zip (as streampace_demo); no
+# page fetches the source file. tests/markdown caches the CommonMark spec in vendor/.
+SKIP_FILES = {"demo/demo.py", "vendor/commonmark-spec.json"}
 SITE_PREFIX = "streampace/_site/"
 
 
@@ -45,9 +47,11 @@ def site_files(root: Path, dirs: tuple[str, ...] = PAGE_DIRS) -> list[str]:
         for base, subdirs, files in os.walk(root / top):
             subdirs[:] = sorted(d for d in subdirs if d not in SKIP_DIRS and not d.startswith("."))
             for name in sorted(files):
-                if name.startswith(".") or name.endswith((".pyc", ".tmp")) or name in SKIP_FILES:
+                if name.startswith(".") or name.endswith((".pyc", ".tmp")):
                     continue
-                out.append((Path(base) / name).relative_to(root).as_posix())
+                rel = (Path(base) / name).relative_to(root).as_posix()
+                if rel not in SKIP_FILES:
+                    out.append(rel)
     return sorted(out)
 
 

@@ -1,7 +1,7 @@
 """`python -m bench`: run every strategy on every trace and write the report.
 
-    python -m bench             # full: 14 traces × 10 strategies × 60/120 Hz
-    python -m bench --quick     # 6 traces, 60 Hz, one repeat (< 1 min)
+    python -m bench             # full: 22 traces × 10 strategies × 60/120 Hz
+    python -m bench --quick     # 8 traces, 60 Hz, one repeat (< 1 min)
     python -m bench --browser   # real headless Chromium, streampace vs mosoo_450 vs naive
     python -m bench --boot      # navigation → ready: stock PyScript vs Pyodide vs embed vs demo
 """
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     print(headline_table(rows, hzs[0]))
     if targets:
         missed = [t for t in targets if not t["ok"] and t["hz"] == hzs[0]]
-        print(f"\nissue 13 targets at {hzs[0]:g} Hz: "
+        print(f"\nissue 20 targets at {hzs[0]:g} Hz: "
               f"{sum(1 for t in targets if t['ok'] and t['hz'] == hzs[0])} met, "
               f"{len(missed)} missed")
         if missed:

@@ -9,7 +9,17 @@ Navigation → ready in headless Debian Chromium, side by side in one run, for
                  with a session stream whose run was requested before Python
                  booted, so text is waiting at ready;
 4. `embed-nosnap` — the same tag with `data-snapshot="off"` (the ordinary boot);
-5. `demo`      — the demo page `index.html` (ready = its `streampace:ready`).
+5. `embed-nogzip` — the tag with the precompressed .gz files switched off;
+6. `demo`      — the demo page `index.html`, a PyScript page (ready = its
+                 `streampace:ready`: PyScript ran its Python, the source is known);
+7. `user`      — a user's PyScript page on our interpreter (`config` = a one-line
+                 pyscript.toml naming js_shim/pyscript.js); ready = its Python
+                 script runs, after `from streampace.browser.page import mount`
+                 and mounting a view — the stock page's point plus our package;
+8. `user-json` — the same page with its config as JSON (what PyScript's TOML
+                 parser costs);
+9. `user-noplugins` — the same page with PyScript's plugins other than `error`
+                 turned off in its config (what loading them costs).
 
 Served by the real `streampace serve` application (its static handler, cache
 headers and CSP; the demo simulated model behind `/ws/sessions/{id}`), with the
@@ -47,7 +57,10 @@ from bench.threaded_server import ThreadedServer
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 TIMEOUT_S = 120.0
-PAGES = ("pyscript", "pyodide", "embed", "embed-nosnap", "embed-nogzip", "demo")
+PAGES = ("pyscript", "pyodide", "embed", "embed-nosnap", "embed-nogzip", "demo", "user",
+         "user-json", "user-noplugins")
+# Pages that boot through PyScript (their documents get PyScript's CSP).
+PYSCRIPT_PAGES = ("pyscript", "demo", "user", "user-json", "user-noplugins")
 # Pages served with the precompressed .gz files switched off (same page as embed).
 IDENTITY_PAGES = ("embed-nogzip",)
 BASELINE = "pyscript"
@@ -95,11 +108,33 @@ performance.mark("streampace:ready");
 """
 
 _PYSCRIPT_TOML = 'name = "stock"\ninterpreter = "/vendor/pyodide/pyodide.mjs"\n'
+_USER_TOML = 'interpreter = "/js_shim/pyscript.js"\n'
+_USER_JSON = '{"interpreter": "/js_shim/pyscript.js"}\n'
+_USER_NOPLUGINS_TOML = _USER_TOML + (
+    'plugins = ["!deprecations-manager", "!donkey", "!py-editor", "!py-game", "!py-terminal"]\n')
+# How our interpreter booted, for the summary (the module is imported once per page).
+_PYINFO_JS = """
+import { runtimeInfo } from "/js_shim/pyscript.js";
+window.__pyinfo = runtimeInfo;
+"""
 
 
 def _html(title: str, head: str, body: str) -> str:
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
             f"{head}</head>\n<body>{body}</body></html>\n")
+
+
+def _user_html(config: str) -> str:
+    return _html("user PyScript page", (
+        '<link rel="stylesheet" href="/vendor/pyscript/core.css">'
+        '<script type="module" src="/js_shim/pyscript.js"></script>'
+        '<script type="module" src="/bench-boot/pyinfo.js"></script>'), (
+        '<div id="answer"></div>\n'
+        f'<script type="py" config="/bench-boot/{config}">\n'
+        "from js import performance\n"
+        "from streampace.browser.page import mount\n"
+        'view = mount("#answer")\n'
+        'performance.mark("streampace:ready")\n</script>'))
 
 
 def _embed_html(snapshot: bool) -> str:
@@ -123,6 +158,13 @@ BENCH_FILES: dict[str, tuple[str, str]] = {
     "pyodide.html": ("text/html; charset=utf-8", _html(
         "bare loadPyodide", '<script type="module" src="/bench-boot/pyodide.js"></script>', "")),
     "pyodide.js": ("text/javascript; charset=utf-8", _PYODIDE_JS),
+    "user.html": ("text/html; charset=utf-8", _user_html("user.toml")),
+    "user.toml": ("text/plain; charset=utf-8", _USER_TOML),
+    "user-json.html": ("text/html; charset=utf-8", _user_html("user.json")),
+    "user.json": ("application/json", _USER_JSON),
+    "user-noplugins.html": ("text/html; charset=utf-8", _user_html("user-noplugins.toml")),
+    "user-noplugins.toml": ("text/plain; charset=utf-8", _USER_NOPLUGINS_TOML),
+    "pyinfo.js": ("text/javascript; charset=utf-8", _PYINFO_JS),
     "embed.html": ("text/html; charset=utf-8", _embed_html(True)),
     "embed-nosnap.html": ("text/html; charset=utf-8", _embed_html(False)),
     "recorder.js": ("text/javascript; charset=utf-8", _RECORDER_JS),
@@ -135,6 +177,9 @@ PAGE_URLS = {
     "embed-nosnap": "/bench-boot/embed-nosnap.html",
     "embed-nogzip": "/bench-boot/embed.html",
     "demo": "/",
+    "user": "/bench-boot/user.html",
+    "user-json": "/bench-boot/user-json.html",
+    "user-noplugins": "/bench-boot/user-noplugins.html",
 }
 
 # What a page reports once ready (all times ms since navigation start).
@@ -151,7 +196,8 @@ const end = (suffix) => {
 };
 const marks = {};
 for (const n of ["boot-start", "runtime-module", "snapshot-fetched", "python-ready",
-                 "package-ready", "ready"]) marks[n] = mark(n);
+                 "package-ready", "interpreter-requested", "interpreter-returned",
+                 "ready"]) marks[n] = mark(n);
 const b = window.__boot || {};
 return {
   ready: marks.ready, marks,
@@ -161,37 +207,13 @@ return {
   decoded: nav.decodedBodySize + res.reduce((s, r) => s + r.decodedBodySize, 0),
   requests: res.length + 1,
   firstTextAt: b.firstTextAt ?? null, framesAfterReady: b.framesAfterReady ?? null,
-  snapshot: b.snapshot ?? (window.streampaceDemo ? window.streampaceDemo.snapshot ?? null : null),
+  snapshot: b.snapshot ?? (window.__pyinfo ? window.__pyinfo.snapshot
+    : window.streampaceDemo ? window.streampaceDemo.snapshot ?? null : null),
 };
 """
 
 
 # ---------------------------------------------------------------- server
-
-def _pyscript_may_eval(app: Any) -> Any:
-    """The server's CSP, with 'unsafe-eval' for the stock PyScript page only.
-
-    `streampace serve` does not allow eval (our pages boot without it), but
-    @pyscript/core builds helpers with `Function(...)`: the baseline page would
-    stop at boot.  Only that bench page gets the relaxed policy.
-    """
-
-    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("path") != PAGE_URLS[BASELINE]:
-            await app(scope, receive, send)
-            return
-
-        async def relaxed(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                headers = [(k, v.replace(b"'wasm-unsafe-eval'", b"'wasm-unsafe-eval' 'unsafe-eval'")
-                            if k == b"content-security-policy" else v)
-                           for k, v in message.get("headers", [])]
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await app(scope, receive, relaxed)
-
-    return wrapped
 
 class BootServer:
     """`streampace serve`'s application plus the bench pages, on a loopback port."""
@@ -210,6 +232,7 @@ class BootServer:
         from starlette.routing import Route
         from streampace.server import ServerConfig, parse_source
         from streampace.server.app import create_app
+        from streampace.server.headers import content_security_policy
         from streampace.server.sources.base import SourceOptions
 
         config = ServerConfig(port=self.port, root=ROOT)
@@ -225,10 +248,15 @@ class BootServer:
             if entry is None:
                 return PlainTextResponse("not found\n", status_code=404)
             media, text = entry
-            return Response(text, media_type=media, headers={"Cache-Control": "no-cache"})
+            headers = {"Cache-Control": "no-cache"}
+            if '<script type="py"' in text:
+                # The policy `streampace serve` gives a PyScript page (static.py).
+                headers["Content-Security-Policy"] = content_security_policy(
+                    request.headers.get("host"), pyscript=True)
+            return Response(text, media_type=media, headers=headers)
 
         app.router.routes.insert(0, Route("/bench-boot/{name}", bench_file))
-        return _pyscript_may_eval(app)
+        return app
 
     def start(self) -> None:
         import uvicorn
@@ -297,9 +325,20 @@ PHASES = (
     ("pyodide.mjs imported", "boot-start", "runtime-module"),
     ("snapshot fetched + gunzipped", "runtime-module", "snapshot-fetched"),
     ("wasm compile + Python start/restore", "runtime-module", "python-ready"),
-    ("our package (unpack, import, view)", "python-ready", "package-ready"),
+    ("our package (archive into place, after_restore, view)", "python-ready", "package-ready"),
     ("ready → first text on screen", "ready", "firstText"),
 )
+# PyScript pages: PyScript's own work and ours overlap (js_shim/pyscript.js
+# starts our boot before PyScript's core is fetched).
+PYSCRIPT_PHASES = (
+    ("navigation → PyScript asks for the interpreter (core, config, plugins)", None,
+     "interpreter-requested"),
+    ("navigation → our Python ready (snapshot restored)", None, "python-ready"),
+    ("PyScript waits for our boot", "interpreter-requested", "interpreter-returned"),
+    ("interpreter → ready (PyScript's Python stdlib, the page's script)", "interpreter-returned",
+     "ready"),
+)
+OUR_PAGES = ("embed", "embed-nosnap", "demo", "user")
 
 
 def _phase(run: dict[str, Any], start: str | None, stop: str) -> float | None:
@@ -325,7 +364,7 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
                 "snapshot": [r.get("snapshot") for r in rs],
                 "frames_ready_to_text": _median([r.get("framesAfterReady") for r in rs]),
                 "phases_ms": {name: _median([_phase(r, a, b) for r in rs])
-                              for name, a, b in PHASES},
+                              for name, a, b in PHASES + PYSCRIPT_PHASES},
                 "fetched_at_ms": {k: _median([r["fetched"][k] for r in rs])
                                   for k in ("wasm", "stdlib", "snapshot")},
             }
@@ -335,6 +374,12 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             base = out[BASELINE][kind]["ready_ms"] if BASELINE in out else None
             mine = out[page][kind]["ready_ms"]
             out[page][kind]["ratio_to_pyscript"] = (mine / base) if base and mine else None
+            # The same, round by round (the pages of a round run one after the
+            # other): less at the mercy of the machine's load drifting across the run.
+            pairs = zip(runs[page], runs.get(BASELINE, []), strict=False)
+            out[page][kind]["ratio_per_round"] = _median([
+                mine_r[kind]["ready"] / base_r[kind]["ready"] for mine_r, base_r in pairs
+                if mine_r[kind]["ready"] and base_r[kind]["ready"]])
     return out
 
 
@@ -352,7 +397,10 @@ LABELS = {
     "embed": "our embed tag (snapshot)",
     "embed-nosnap": "our embed tag, `data-snapshot=\"off\"`",
     "embed-nogzip": "our embed tag (snapshot), no precompressed .gz",
-    "demo": "demo page `index.html`",
+    "demo": "demo page `index.html` (PyScript)",
+    "user": "a user's PyScript page, our interpreter",
+    "user-json": "the same, config as JSON",
+    "user-noplugins": "the same, PyScript plugins off",
 }
 
 
@@ -363,11 +411,12 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         f"{meta['date']}, {meta['machine']}, load average at start {meta['load']}, "
         f"network {meta['network']}; "
         f"{meta['rounds']} rounds, medians; cold = fresh profile, warm = reload. "
-        "Ratios are to the stock PyScript page in the same run.",
+        "Ratios are to the stock PyScript page in the same run: of the medians, and the "
+        "median of each round's ratio (\"per round\").",
         "",
-        "| page | cold ready ms | × PyScript | warm ready ms | × PyScript "
-        "| first visit transferred | warm transferred |",
-        "|---|---|---|---|---|---|---|",
+        "| page | cold ready ms | × PyScript | per round | warm ready ms | × PyScript "
+        "| per round | first visit transferred | warm transferred |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for page in PAGES:
         if page not in summary:
@@ -375,25 +424,44 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
         c, w = summary[page]["cold"], summary[page]["warm"]
         lines.append(
             f"| {LABELS[page]} | {_f(c['ready_ms'])} | {_f(c['ratio_to_pyscript'], 2)} | "
+            f"{_f(c['ratio_per_round'], 2)} | "
             f"{_f(w['ready_ms'])} | {_f(w['ratio_to_pyscript'], 2)} | "
+            f"{_f(w['ratio_per_round'], 2)} | "
             f"{_mb(c['transferred_bytes'])} | {_mb(w['transferred_bytes'])} |")
+    def header(pages: tuple[str, ...]) -> list[str]:
+        cols = [f"{page} {kind}" for page in pages for kind in ("cold", "warm")]
+        return ["| phase | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+
     lines += ["", "Phases of our boot (ms, medians; marks from js_shim/boot.js):", "",
-              "| phase | embed cold | embed warm | no snapshot cold | no snapshot warm "
-              "| demo cold | demo warm |",
-              "|---|---|---|---|---|---|---|"]
+              *header(OUR_PAGES)]
     for name, _a, _b in PHASES:
         row = [name]
-        for page in ("embed", "embed-nosnap", "demo"):
+        for page in OUR_PAGES:
             for kind in ("cold", "warm"):
                 row.append(_f(summary.get(page, {}).get(kind, {}).get("phases_ms", {}).get(name)))
         lines.append("| " + " | ".join(row) + " |")
     for what in ("snapshot", "wasm", "stdlib"):
         row = [f"{what} downloaded (since navigation)"]
-        for page in ("embed", "embed-nosnap", "demo"):
+        for page in OUR_PAGES:
             for kind in ("cold", "warm"):
                 got = summary.get(page, {}).get(kind, {}).get("fetched_at_ms", {}).get(what)
                 row.append(_f(got))
         lines.append("| " + " | ".join(row) + " |")
+    ps_pages = tuple(p for p in PYSCRIPT_PAGES if p != BASELINE and p in summary)
+    if ps_pages:
+        lines += ["", "PyScript pages (ms, medians; marks from js_shim/pyscript.js and "
+                  "js_shim/boot.js; the demo's ready waits for its session source too):", "",
+                  *header(ps_pages)]
+        for name, _a, _b in PYSCRIPT_PHASES:
+            row = [name]
+            for page in ps_pages:
+                for kind in ("cold", "warm"):
+                    row.append(_f(summary[page][kind]["phases_ms"].get(name)))
+            lines.append("| " + " | ".join(row) + " |")
+        snaps = {page: summary[page]["cold"]["snapshot"] + summary[page]["warm"]["snapshot"]
+                 for page in ps_pages}
+        lines += ["", "Snapshot used (cold then warm rounds): "
+                  + "; ".join(f"{page} {flags}" for page, flags in snaps.items()) + "."]
     e = summary.get("embed", {})
     if e:
         lines += ["", "Embed, text that arrived during boot: animation frames from ready to "

@@ -8,7 +8,7 @@ v1 (`js_shim/bridge.js` SessionSocket) → the project's `StreamView`
 (`SessionClient` → `PacingScheduler` on `BrowserHost`, real
 requestAnimationFrame / setTimeout, Intl.Segmenter → `DomRenderer`).
 Strategies: `streampace` (default config), `mosoo_450` (holdback_ms=0) and
-`naive` (StreamView with pace=False: each batch rendered as it arrives).
+`naive` (StreamView unpaced, each batch flushed as it arrives).
 
 Measured per strategy × trace: Python ms per frame callback (p50/p99; per
 socket message for `naive`, which paints there), long tasks (> 50 ms) during
@@ -116,7 +116,7 @@ CONFIGS = {
     "streampace": PacingConfig(),
     "mosoo_450": PacingConfig.seed(tau_ms=250, min_rate=20, max_rate=800, overload_graphemes=4096,
                                    max_events_per_frame=512, fallback_ms=50, holdback_ms=0),
-    "naive": PacingConfig(),  # unused: pace=False renders each batch as it arrives
+    "naive": PacingConfig.unpaced(),  # and each batch flushed as it arrives (below)
     "streampace_text": PacingConfig(),
 }
 _perf = js.performance
@@ -169,6 +169,8 @@ class TimedSocket:
 
     def __init__(self, socket):
         self.socket = socket
+        self.url = socket.url
+        self.autoReconnect = socket.autoReconnect
         self.handle_ms = []
         self.t_msg = 0.0
         self._proxy = None
@@ -186,14 +188,20 @@ class TimedSocket:
     def detach(self):
         self.socket.detach()
 
-    def close(self):
-        self.socket.close()
+    def close(self, code=1000, reason="client closed"):
+        self.socket.close(code, reason)
         if self._proxy is not None:
             self._proxy.destroy()
             self._proxy = None
 
     def send(self, data):
         self.socket.send(data)
+
+    def open(self):
+        self.socket.open()
+
+    def probe(self):
+        self.socket.probe()
 
 
 class Bench:
@@ -211,6 +219,16 @@ class Bench:
                                config=CONFIGS[strategy], on_delivered=self._arrived,
                                text_format="text" if strategy == "streampace_text"
                                else "markdown")
+        if strategy == "naive":
+            # Paint each batch as it arrives (the product's pace=False commits it
+            # on the next frame instead).
+            deliver = self.view._deliver
+
+            def deliver_now(events):
+                deliver(events)
+                self.view.scheduler.flush_now(self.view.session)
+
+            self.view._deliver = deliver_now
         render = self.view.renderer.apply
 
         def apply(events):

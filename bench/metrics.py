@@ -252,6 +252,10 @@ def compute_metrics(rec: Recorder) -> dict[str, Any]:
     oracle = float(np.mean(truth.oracle_lag_ms))
     out["oracle_delay_ms"] = truth.oracle_delay_ms
     out["oracle_mean_lag_ms"] = oracle
+    # The same oracle on this display: each grapheme visible at the first paint
+    # at or after gen + D, like every strategy's commits.
+    shown_at = np.ceil((truth.generated + truth.oracle_delay_ms) / rec.period - 1e-9) * rec.period
+    out["oracle_grid_mean_lag_ms"] = float(np.mean(shown_at - a))
     out["lag_ratio"] = out["lag_mean_ms"] / oracle if oracle > 0 else None
     lo, hi = np.percentile(a, 10), np.percentile(a, 90)
     steady_g = shown & (a >= lo) & (a <= hi)

@@ -142,7 +142,7 @@ def who_wins_table(runs: Sequence[dict[str, Any]], hz: float) -> str:
 
 
 def targets_table(targets: Sequence[dict[str, Any]]) -> str:
-    """Issue 13's targets: one row per trace × Hz, one column per target."""
+    """Issue 20's targets: one row per trace × Hz, one column per target."""
     names = list(dict.fromkeys(t["target"] for t in targets))
     keys = list(dict.fromkeys((t["trace"], t["hz"]) for t in targets))
     cells = {(t["trace"], t["hz"], t["target"]): t for t in targets}
@@ -198,7 +198,7 @@ def write_markdown(path: Path, data: dict[str, Any]) -> None:
         out += [f"## Same at {hz:g} Hz", "", headline_table(runs, hz), ""]
     if data.get("targets"):
         met = sum(1 for t in data["targets"] if t["ok"])
-        out += ["## Issue 13 targets (streampace default vs the oracle, mosoo_450 and "
+        out += ["## Issue 20 targets (streampace default vs the oracle, mosoo_450 and "
                 "cherry_jitter, same run)", "",
                 f"{met} of {len(data['targets'])} met.  Each cell is a ratio within this run "
                 "(`bench/targets.py`); a miss shows measured > limit.", "",

@@ -321,10 +321,7 @@ class SoakViewer:
         await ws.send(text)
 
     def resume_message(self) -> str:
-        msg: dict[str, Any] = {"type": "resume", "after": self.client.last_through}
-        if self.client.epoch is not None:
-            msg["epoch"] = self.client.epoch
-        return json.dumps(msg)
+        return self.client.resume_message()
 
     async def run_forever(self) -> None:
         attempt = 0
@@ -348,7 +345,7 @@ class SoakViewer:
                                 if text.startswith('{"type":"attached"') and (
                                         '"mode":"snapshot"' in text):
                                     self.snapshots += 1
-                                self.client.handle("message", text)
+                                self.client.receive(text)
                                 if self.kind == "slow":
                                     await asyncio.sleep(self.rng.uniform(0.005, 0.03))
                     if life is not None:
@@ -511,7 +508,7 @@ class Soak:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(60):
                         while fresh.client.last_through < ref.client.last_through:
-                            fresh.client.handle("message", await ws.recv())
+                            fresh.client.receive(await ws.recv())
                 got = transcript_lines(fresh.state)
                 want = transcript_lines(ref.state)[-len(got):] if got else []
                 same = bool(got) and got == want
@@ -529,7 +526,7 @@ class Soak:
                     async with asyncio.timeout(60):
                         while (fresh.state.run.run_id == before
                                or fresh.state.status not in ("finished", "error")):
-                            fresh.client.handle("message", await ws.recv())
+                            fresh.client.receive(await ws.recv())
                 ok += same and fresh.state.status == "finished"
         return {"fresh_viewers_ok": ok, "fresh_viewers": len(self.viewers)}
 

@@ -1,4 +1,4 @@
-"""Issue 13's targets for the default law, checked as ratios within one run.
+"""Issue 20's targets for the default law, checked as ratios within one run.
 
 Every target compares `streampace` with the oracle, `mosoo_450` or
 `cherry_jitter` measured on the same trace at the same refresh rate in the
@@ -17,70 +17,64 @@ from bench.traces import UNSTEADY_TRACES
 
 SUBJECT = "streampace"
 SEED = "mosoo_450"
+CHERRY = "cherry_jitter"
+# Unsteady traces on which Cherry Studio's jitter buffer is still the reference
+# for the worst lag (its cushion is made for them).
+JITTER_TRACES = frozenset({"jittery", "mobile"})
 FAST_MODEL_RATE = 800.0  # graphemes/s: the seed's ceiling
 
 
 # Why a target can be missed on a trace: analysis, shown under the grid only
 # for the misses of the run at hand (the figures themselves come from the run).
+_AVERAGING = (
+    "delivery sizes vary by a third or more from one delivery to the next; the seed's "
+    "250 ms backlog averages several of them (at 2.5× our lag), adaptive playout follows "
+    "each within about one span. A wider horizon (H = 0.3 × the cushion, measured) lowers "
+    "the CV here but pushes the worst lag over cherry_jitter's on fast, long, md_long and "
+    "ultra_fast, and the mean lag over 1.5× the oracle on long and md_long.")
 WHY_MISSED: dict[tuple[str | None, str], str] = {  # (None, target): any trace
     ("slow", "mean lag ≤ 1.5× oracle"):
-        "the oracle shows whole tokens at the model's pace (2–3 tokens per ≈ 180 ms "
-        "batch: mean lag ≈ 55 ms); spreading a batch evenly over its interval costs half "
-        "an interval plus a frame. Meeting it needs each batch front-loaded in bursts, "
-        "the pulsing the issue rules out.",
-    ("batch40", "mean lag ≤ 1.5× oracle"):
-        "half a 44 ms delivery interval (22 ms) plus the frame grid (≈ 8 ms at 60 Hz) "
-        "already exceeds 1.5× the oracle's 18 ms, for any law that spreads a batch; the "
-        "oracle is not quantised to frames.",
-    ("batch40", "jerk CV ≤ mosoo_450"):
-        "the seed's 250 ms backlog averages ≈ 6 batches of token-size noise; the same "
-        "evenness needs a comparable cushion, i.e. the seed's lag.",
-    ("batch300", "mean lag ≤ 0.6× mosoo_450"):
-        "the limit is below the oracle's own mean lag (≈ 145 ms): reachable only by "
-        "showing each 300 ms batch in a burst and idling, i.e. pulsing.",
-    ("very_fast", "jerk CV ≤ mosoo_450"):
-        "the seed is pinned at its 800/s ceiling (a constant 13–14 per frame) while it "
-        "falls behind without bound; keeping pace follows the batches' own variation.",
-    ("jittery", "jerk CV ≤ mosoo_450"):
-        "irregular deliveries: a cushion that never runs dry through the gaps is a lag "
-        "of their size; the seed's 250 ms backlog trickles on through them.",
-    ("jittery", "worst lag ≤ cherry_jitter"):
-        "two batches landing 41 ms apart; the automatic deadline stays under the step "
-        "ceiling (1.8× the arrival rate) so as not to jump.",
-    ("poisson", "jerk CV ≤ mosoo_450"):
-        "exponential gaps (some > 500 ms): the queue runs dry in the long ones unless it "
-        "holds a lag of their size; the seed's 250 ms backlog trickles on.",
-    ("provider", "jerk CV ≤ mosoo_450"):
-        "0.5 s provider pauses: the queue runs dry in each unless it holds 0.5 s of "
-        "text; the seed's backlog trickles on through part of the pause.",
-    ("provider", "freeze ≤ mosoo_450"):
-        "the cluster holdback keeps the last cluster of the delta before each 0.5 s "
-        "pause until it expires (150 ms); mosoo_450 runs without holdback.",
-    (None, "freeze ≤ mosoo_450"):
-        "the cross-delta holdback (issue 12 item 7) holds every delta's last cluster "
-        "until the next delta or 150 ms; the first delta (the delivery buffer's fast "
-        "path, often one short token) shows at once but for its last cluster, which waits "
-        "for the next delivery: ≥ 40 ms (the delivery buffer's start-of-message ramp), "
-        "longer where the model itself is slower or pauses — the freeze figure counts "
-        "that wait. mosoo_450 runs without holdback; the seed law's slow start hid it.",
-    ("paste", "freeze ≤ mosoo_450"):
-        "the overload exit shows the 10 000-grapheme paste at once except its last "
-        "cluster, which the holdback keeps until the message end ≈ 60 ms later.",
-    ("slow", "jerk CV ≤ mosoo_450"):
-        "≈ 0.9 graphemes per frame: whether a frame shows 0 or 1 makes the figure; the "
-        "two differ in the third decimal.",
-    ("cjk_emoji", "mean lag ≤ 1.5× oracle"):
-        "within 2 % of the limit (met at 60 Hz); the holdback's wait on each delta's "
-        "last cluster adds to the mean — not analysed further.",
-    ("cjk_emoji", "TTFT ≤ 1 frame"):
-        "the first delta is a single cluster (「), held by the cross-delta holdback "
-        "until the second delta ≈ 150 ms later.",
-    ("cjk_emoji", "jerk CV ≤ mosoo_450"):
-        "≈ 2 graphemes per frame: the queue nearly empties at each delivery and the "
-        "integer steps 1/2/3 weigh more; the seed holds 250 ms of text.",
-    ("agentic", "jerk CV ≤ mosoo_450"):
-        "several short messages, each ended by a barrier, and a reconnect: the queue "
-        "empties often by design.",
+        "≈ 10 graphemes per delivery every 150–400 ms: the oracle shows each token whole at "
+        "the model's pace (≈ 57 ms, 65 on the paint grid); spreading a delivery evenly over "
+        "its ≈ 150 ms span costs half a span plus a frame before any cushion for late "
+        "deliveries, and front-loading each batch would raise the jerk CV over the seed's "
+        "(ours 0.58 at 60 Hz is at the limit). cherry_jitter misses both too here "
+        "(≈ 100 ms, CV 0.59).",
+    ("slow", "worst lag ≤ cherry_jitter"):
+        "a model hiccup (3–6× its token gap) makes the next delivery late; the law "
+        "stretches the rest of the current batch instead of stopping dead (a freeze), "
+        "which lengthens the lag of its last graphemes.",
+    ("very_fast", "jerk CV ≤ 1.1× mosoo_450"):
+        "the seed is pinned at its 800/s ceiling (13–14 graphemes every frame: CV 0.04) "
+        "while it falls behind a 1 400/s model without bound (mean lag ≈ 530 ms); keeping "
+        "up means following 150 ms batches whose sizes vary by ±13 %, and averaging them "
+        "down to CV 0.04 takes a cushion of many batches (> 1.5× the oracle's lag).",
+    ("reasoning", "jerk CV ≤ 1.1× mosoo_450"):
+        "the answer after the thinking is the very_fast model: the seed is pinned at its "
+        "800/s ceiling (CV 0.04) and falls ≈ 0.5 s behind; see very_fast.",
+    ("batch40", "jerk CV ≤ 1.1× mosoo_450"):
+        "19-grapheme batches every 44 ms whose sizes vary by ±31 %: the seed's 250 ms "
+        "backlog averages ≈ 6 of them; the same evenness needs a comparable cushion, which "
+        "the lag target (≤ 1.5× the oracle: 40 ms at 60 Hz, 34 at 120) rules out.",
+    ("cjk_emoji", "jerk CV ≤ 1.1× mosoo_450"): _AVERAGING,
+    ("md_heavy", "jerk CV ≤ 1.1× mosoo_450"): _AVERAGING,
+    ("md_plain", "jerk CV ≤ 1.1× mosoo_450"): _AVERAGING,
+    ("tool_pauses", "jerk CV ≤ 1.1× mosoo_450"):
+        "two 2 s tool-call pauses mid-message count as empty frames for every strategy; the "
+        "seed's 250 ms backlog trickles into the start of each (it shows the text before a "
+        "pause up to 1 s late: worst lag 1 040 ms), ours has caught up when the pause starts.",
+    ("jittery", "jerk CV ≤ 1.1× mosoo_450"):
+        "1–2 s stalls released head-of-line: the seed's backlog trickles through part of "
+        "each; our cushion widens after text-rich late deliveries (≤ 600 ms) but a cushion "
+        "as long as the stalls would break the worst-lag target (cherry_jitter's 228 ms, met).",
+    ("ultra_fast", "worst lag ≤ cherry_jitter"):
+        "within 1.5 %: a delivery larger than usual is spread over the cushion plus the "
+        "horizon, and cherry_jitter's catch-up term shows its tail a few ms sooner; a "
+        "shorter horizon costs jerk elsewhere.",
+    ("char2000", "mean lag ≤ 1.5× oracle"):
+        "the first ≈ 0.1 s of the stream, while the span estimate fades from its 150 ms "
+        "prior (it must fade gradually: our own server's first gaps, its fast path, are "
+        "shorter than its cadence); once learnt the lag is ≈ half a frame, the oracle's own.",
 }
 
 
@@ -108,6 +102,19 @@ def _check(name: str, measured: float | None, limit: float | None, detail: str,
     return {"target": name, "measured": measured, "limit": limit, "ok": ok, "detail": detail}
 
 
+def lag_limit(me: dict[str, Any], seed: dict[str, Any]) -> tuple[float | None, str]:
+    """Issue 20's freshness target against the seed: ≤ 0.6× its mean lag where the
+    oracle leaves room for that, else ≤ 1.2× the oracle (a target below the
+    oracle's own lag could only be met by not smoothing at all)."""
+    oracle = me.get("oracle_grid_mean_lag_ms")
+    seed_lag = seed.get("lag_mean_ms")
+    if oracle is None or seed_lag is None:
+        return None, "no oracle"
+    if 0.6 * seed_lag >= oracle:
+        return 0.6 * seed_lag, f"0.6× mosoo {seed_lag:.1f} ms"
+    return 1.2 * oracle, f"1.2× oracle {oracle:.1f} ms (0.6× mosoo {0.6 * seed_lag:.1f} ms < it)"
+
+
 def trace_targets(trace: str, hz: float, rows: dict[str, dict[str, Any]],
                   recs: dict[str, Recorder]) -> list[dict[str, Any]]:
     """All targets of one trace × refresh rate (rows/recs keyed by strategy)."""
@@ -116,17 +123,20 @@ def trace_targets(trace: str, hz: float, rows: dict[str, dict[str, Any]],
         return []
     frame = 1000.0 / hz
     out: list[dict[str, Any]] = []
+    cherry = rows.get(CHERRY)
     if trace not in UNSTEADY_TRACES:
-        oracle = me.get("oracle_mean_lag_ms")
+        oracle = me.get("oracle_grid_mean_lag_ms")
         out.append(_check("mean lag ≤ 1.5× oracle", me.get("lag_mean_ms"),
-                          1.5 * oracle if oracle else None, f"oracle {oracle:.1f} ms"
-                          if oracle else "no oracle"))
-        out.append(_check("mean lag ≤ 0.6× mosoo_450", me.get("lag_mean_ms"),
-                          0.6 * seed["lag_mean_ms"], f"mosoo {seed['lag_mean_ms']:.1f} ms"))
+                          1.5 * oracle if oracle else None,
+                          f"oracle on the paint grid {oracle:.1f} ms" if oracle else "no oracle"))
+        limit, detail = lag_limit(me, seed)
+        out.append(_check("mean lag ≤ 0.6× mosoo_450 (or 1.2× oracle)", me.get("lag_mean_ms"),
+                          limit, detail))
     if me.get("jerk_cv") is not None and seed.get("jerk_cv") is not None:
-        out.append(_check("jerk CV ≤ mosoo_450", me["jerk_cv"], seed["jerk_cv"], ""))
-    out.append(_check("freeze ≤ mosoo_450", me.get("longest_freeze_ms"),
-                      seed.get("longest_freeze_ms"), ""))
+        out.append(_check("jerk CV ≤ 1.1× mosoo_450", me["jerk_cv"], 1.1 * seed["jerk_cv"], ""))
+    if seed.get("longest_freeze_ms") is not None:
+        out.append(_check("freeze ≤ mosoo_450 + 1 frame", me.get("longest_freeze_ms"),
+                          seed["longest_freeze_ms"] + frame, ""))
     rate = mean_arrival_rate(recs[SUBJECT])
     if rate > FAST_MODEL_RATE:
         out.append(_check("max jump ≤ 1.5× mean arrival/frame", me.get("largest_reveal"),
@@ -144,9 +154,9 @@ def trace_targets(trace: str, hz: float, rows: dict[str, dict[str, Any]],
         out.append(_check("lag at end ≤ lag at 10 % + 100 ms", lend,
                           l10 + 100.0 if l10 is not None else None,
                           f"lag at 10 %: {l10:.0f} ms" if l10 is not None else ""))
-    if trace == "jittery" and "cherry_jitter" in rows:
+    if cherry is not None and (trace not in UNSTEADY_TRACES or trace in JITTER_TRACES):
         out.append(_check("worst lag ≤ cherry_jitter", me.get("lag_max_ms"),
-                          rows["cherry_jitter"].get("lag_max_ms"), ""))
+                          cherry.get("lag_max_ms"), ""))
     for c in out:
         c.update(trace=trace, hz=hz)
     return out

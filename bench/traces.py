@@ -67,6 +67,12 @@ TRACE_KINDS: dict[str, tuple[str, str, str]] = {
     "md_heavy": ("md_heavy", "direct", "Markdown-heavy answer: headings, lists, table, code"),
     "md_long": ("md_long", "direct", "long Markdown answer, >= 50 000 characters"),
     "md_plain": ("md_plain", "direct", "md_heavy's visible text without markup"),
+    # From the field (bench/traces_field.py builds these): other stacks' cadences.
+    "reasoning": ("very_fast", "direct", "reasoning model: silent thinking, then a fast answer"),
+    "tool_pauses": ("fast", "direct", "fast answer pausing mid-message for tool calls"),
+    "mobile": ("fast", "mobile", "mobile link: bursts after 300–800 ms gaps"),
+    "char2000": ("char2000", "each", "one character per event at 2 000/s"),
+    "paste50k": ("paste50k", "direct", "a 50 KB answer in one single delta"),
 }
 # Browser-only: a 100 000-grapheme answer (two long answers as one message,
 # ≈ 1800 graphemes/s), for the per-frame cost's flatness over answer length.
@@ -74,7 +80,7 @@ EXTRA_TRACES: dict[str, str] = {
     "answer_100k": "a 100 000-grapheme answer at ≈ 1800 graphemes/s (flatness of frame cost)",
 }
 # Traces whose transport is steady (the lag targets apply to these).
-UNSTEADY_TRACES = frozenset({"jittery", "agentic", "paste", "bursty"})
+UNSTEADY_TRACES = frozenset({"jittery", "agentic", "paste", "bursty", "mobile", "paste50k"})
 QUICK_TRACES = ("fast", "bursty", "jittery", "cjk_emoji", "agentic", "paste", "batch40", "poisson")
 PROMPT = "Explain how streaming text should be displayed."
 
@@ -282,6 +288,10 @@ def build_trace(name: str, seed: int = 1) -> Trace:
         from bench.traces_markdown import build_markdown_trace
 
         return build_markdown_trace(name, seed)
+    from bench.traces_field import FIELD_TRACES, build_field_trace
+
+    if name in FIELD_TRACES:
+        return build_field_trace(name, seed)
     scenario, network, description = TRACE_KINDS[name]
     base, _at, speed = scenario.partition("@")
     timed = simulate(base, seed=seed, prompt=PROMPT, run_id=f"run-{name}-{seed}",

@@ -1,9 +1,9 @@
 // Demo page glue (UI only, no pacing): boot progress, the early session socket,
-// the live chart. Python (demo/demo.py, imported as streampace_demo) drives everything else.
+// the live chart. Python (the page's <script type="py">, which runs demo/demo.py as
+// streampace_demo through PyScript) imports this module and drives everything else.
 import * as bridge from "../js_shim/bridge.js";
-import { bootRuntime, mark } from "../js_shim/boot.js";
-// This module itself, handed to Python as the demo's `glue`.
-import * as glue from "./demo.js";
+import { mark } from "../js_shim/boot.js";
+import { runtimeInfo } from "../js_shim/pyscript.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -26,7 +26,8 @@ export const earlySocket = bridge.openSession(wsUrl.href, {
   probeUrl: location.href,
 });
 
-// ---- boot progress (js_shim/boot.js reports each step)
+// ---- boot progress (js_shim/boot.js reports each step as a "streampace:progress"
+// event; PyScript its own as "py:progress")
 const bootStarted = performance.now();
 const bootText = $("boot-text");
 const bootBar = $("boot-progress");
@@ -34,14 +35,19 @@ let steps = 0;
 function bootProgress(text) {
   steps += 1;
   if (bootText) bootText.textContent = text;
-  if (bootBar) bootBar.value = Math.min(0.95, steps / 4);
+  if (bootBar) bootBar.value = Math.min(0.95, steps / 6);
 }
+document.addEventListener("streampace:progress", (ev) => bootProgress(ev.detail));
+addEventListener("py:progress", (ev) => {
+  if (ev.detail === "Loaded Pyodide") bootProgress("Starting the demo…");
+});
 
 export const state = { ready: false, mode: null, bootMs: null, stats: null };
 
 export function setReady(mode) {
   state.ready = true;
   state.mode = mode;
+  state.snapshot = runtimeInfo.snapshot;
   state.bootMs = performance.now() - bootStarted;
   mark("ready");
   const boot = $("boot");
@@ -52,6 +58,7 @@ export function setReady(mode) {
 }
 
 export function attachDemo(statsJson) {
+  mark("package-ready");
   state.stats = () => JSON.parse(statsJson());
 }
 
@@ -127,19 +134,12 @@ class Chart {
 
 export const chart = new Chart($("chart"));
 
-// ---- boot: Pyodide (from the memory snapshot when it matches), then the demo.
-let demoApp = null; // the Python Demo, kept alive for the page's lifetime
-bootRuntime({ base: new URL("../", import.meta.url), onProgress: bootProgress })
-  .then(({ pyodide, snapshot }) => {
-    state.snapshot = snapshot;
-    bootProgress("Starting the demo…");
-    const demo = pyodide.pyimport("streampace_demo");
-    demoApp = demo.main(bridge, glue);
-    demo.destroy();
-    mark("package-ready");
-  })
-  .catch((err) => {
-    console.error("streampace demo: boot failed", err);
-    if (bootText) bootText.textContent = `The demo failed to start: ${err && err.message ? err.message : err}`;
-    if (bootBar) bootBar.hidden = true;
-  });
+// ---- boot: js_shim/pyscript.js boots Python (from the memory snapshot when it
+// matches) and loads PyScript, which runs the page's Python. A failed boot is
+// shown here; an exception in the page's Python, by PyScript's error banner.
+document.addEventListener("streampace:error", (ev) => {
+  if (state.ready || !ev.detail || ev.detail.where !== "boot") return;
+  console.error("streampace demo: boot failed", ev.detail.message);
+  if (bootText) bootText.textContent = `The demo failed to start: ${ev.detail.message}`;
+  if (bootBar) bootBar.hidden = true;
+});

@@ -2,8 +2,8 @@
 
 Demo-only, so it lives next to the page; scripts/setup_runtime puts it into
 vendor/streampace.zip as the top-level module `streampace_demo`, which the
-memory snapshot imports like the package's page modules (demo/demo.js:
-`pyimport("streampace_demo")`).
+memory snapshot imports like the package's page modules. The page's
+`<script type="py">` (PyScript, index.html) imports it and calls `main`.
 
 The page's JS glue (demo/demo.js) opens the session socket before Python boots.
 If it connects, the streampace server is the source; if the first connection
@@ -102,7 +102,7 @@ class Demo:
                 # No WebSocket here (static files): simulate in the page. Deferred
                 # so the socket's own callback has returned before we close it.
                 self.host.request_timeout(self._use_simulation, 0)
-        elif state == "reconnecting":
+        elif state == "waiting":
             self.source_label.textContent = (
                 f"Reconnecting (attempt {detail.get('attempt')}, "
                 f"{detail.get('delayMs')} ms)…")
@@ -143,7 +143,7 @@ class Demo:
             return
         prompt = str(self.prompt.value).strip() or "Tell me about pacing streamed text."
         scenario, drop = SCENARIO_CHOICES.get(str(self.scenario.value), ("demo", False))
-        self.socket.send(json.dumps({"type": "run", "prompt": prompt, "scenario": scenario}))
+        self.view.send(json.dumps({"type": "run", "prompt": prompt, "scenario": scenario}))
         for handle in self._drops:
             self.host.cancel_timeout(handle)
         self._drops = []
@@ -158,7 +158,7 @@ class Demo:
 
     def _on_stop(self, _event: Any) -> None:
         if self.socket is not None:
-            self.socket.send(json.dumps({"type": "cancel"}))
+            self.view.send(json.dumps({"type": "cancel"}))
 
     def _on_delivered(self, events: list[dict]) -> None:
         self.delivered.apply(events)

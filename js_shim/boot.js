@@ -1,22 +1,31 @@
 // Boot the page's Pyodide with streampace importable, as fast as it goes.
 //
+// Every boot path runs this: the embed tag (js_shim/streampace.js), the demo
+// page and any PyScript page through PyScript's `interpreter` (js_shim/pyscript.js).
+// Where the runtime, our package and the snapshot are comes from
+// vendor/runtime-config.mjs, which scripts/setup_runtime writes from
+// pyscript.toml, so these paths and the snapshot maker cannot drift.
+//
 // The fast path restores the memory snapshot scripts/setup_runtime made
-// (vendor/snapshot/: the WASM heap of a Python that has already started and
-// imported our package), which skips Python's start-up and our imports. The
-// snapshot is used only when its manifest matches this Pyodide and this
-// vendor/streampace.zip; when it is missing, stale or fails to restore, Python
-// boots the ordinary way and the console says why, once. Either way the
-// archive is unpacked into PACKAGE_DIR so modules imported later are found.
+// (the WASM heap of a Python that has already started and imported our
+// package), which skips Python's start-up and our imports. The snapshot is
+// used only when its manifest matches this Pyodide and this package archive;
+// when it is missing, stale or fails to restore, Python boots the ordinary way
+// and the console says why, once. Either way the archive is written, as it is,
+// to `config.packagePath`, which is first on sys.path: Python imports our
+// modules from the zip (zipimport; the snapshot's importer already holds its
+// table of contents, checked to be this archive's). Unpacking it instead cost
+// 60-65 ms per boot (measured). js_shim/bridge.js
+// is registered as the JS module `_streampace_bridge` for Python pages
+// (streampace.browser.page).
 //
 // Phases are left as `performance` marks named "streampace:<phase>" (see
 // bench/boot.py and docs/browser.md).
 
-// Must match PACKAGE_DIR in scripts/make_snapshot.mjs.
-const PACKAGE_DIR = "/home/pyodide/streampace-pkg";
-// Must match SNAPSHOT_FILE in scripts/setup_runtime: fetched at once, in
-// parallel with its manifest, and dropped if the manifest does not match.
-const SNAPSHOT_FILE = "streampace.snap.gz";
-const SNAPSHOT_FORMAT = 2; // SNAPSHOT_FORMAT in scripts/setup_runtime
+import config from "../vendor/runtime-config.mjs";
+import * as bridge from "./bridge.js";
+
+export { config };
 
 export function mark(name) {
   try {
@@ -79,7 +88,7 @@ async function fetchSnapshot(url, signal, manifestP) {
 // Why the snapshot cannot be used, or null when it can.
 async function snapshotProblem(manifest, version, archive) {
   if (manifest === null) return "no snapshot manifest (run scripts/setup)";
-  if (manifest.format !== SNAPSHOT_FORMAT || manifest.file !== SNAPSHOT_FILE) {
+  if (manifest.format !== config.snapshotFormat || manifest.file !== config.snapshotFile) {
     return `snapshot manifest of another format (${manifest.format}, ${manifest.file})`;
   }
   if (manifest.pyodideVersion !== version) {
@@ -87,36 +96,47 @@ async function snapshotProblem(manifest, version, archive) {
   }
   const digest = await sha256Hex(archive);
   if (digest !== null && digest !== manifest.zipSha256) {
-    return "snapshot is older than vendor/streampace.zip (run scripts/setup)";
+    return `snapshot is older than ${config.package} (run scripts/setup)`;
   }
   if (typeof DecompressionStream === "undefined") return "no DecompressionStream in this browser";
   return null;
 }
 
-// Resolves to {pyodide, snapshot: bool, fallback: reason | null}.
-// `base` is the directory holding vendor/; `useSnapshot: false` skips it.
-export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = true }) {
+// Start every download that depends on nothing else, at once: `pyodide.mjs`,
+// our package archive, the snapshot's manifest and the snapshot itself.
+// `base` is the site root (the directory of pyscript.toml); `useSnapshot:
+// false` skips the snapshot.
+function startRuntime({ base, useSnapshot }) {
   mark("boot-start");
-  const vendor = new URL("vendor/", base);
-  const indexURL = new URL("pyodide/", vendor).href;
+  const at = (rel) => new URL(rel, base);
+  const indexURL = at(config.pyodide).href;
   const abort = new AbortController();
-  // Everything that does not depend on anything else starts now, in parallel.
   const moduleP = import(new URL("pyodide.mjs", indexURL).href);
-  const archiveP = fetchBytes(new URL("streampace.zip", vendor));
+  const archiveP = fetchBytes(at(config.package));
   const manifestP = useSnapshot
-    ? fetch(new URL("snapshot/manifest.json", vendor)).then((r) => (r.ok ? r.json() : null)).catch(() => null)
+    ? fetch(new URL("manifest.json", at(config.snapshot))).then((r) => (r.ok ? r.json() : null)).catch(() => null)
     : Promise.resolve(null);
   const snapshotP = useSnapshot
-    ? fetchSnapshot(new URL(`snapshot/${SNAPSHOT_FILE}`, vendor), abort.signal, manifestP)
+    ? fetchSnapshot(new URL(config.snapshotFile, at(config.snapshot)), abort.signal, manifestP)
     : Promise.resolve(null);
-  snapshotP.catch(() => {}); // a failed fetch is reported below, not as unhandled
+  // Failures are reported where they are awaited, not as unhandled rejections.
+  for (const p of [moduleP, archiveP, snapshotP]) p.catch(() => {});
+  return { indexURL, useSnapshot, abort, moduleP, archiveP, manifestP, snapshotP };
+}
+
+// Resolves to {pyodide, snapshot: bool, fallback: reason | null}. Call it as
+// early as the page can: every download starts at once.
+export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = true }) {
+  const run = startRuntime({ base, useSnapshot });
+  const { indexURL, abort, moduleP, archiveP, manifestP, snapshotP } = run;
+  const options = { indexURL };
 
   onProgress("Loading the Python runtime…");
   const { loadPyodide, version } = await moduleP;
   mark("runtime-module");
-  let fallback = useSnapshot ? null : "disabled by the page";
+  let fallback = run.useSnapshot ? null : "disabled by the page";
   let pyodide = null;
-  if (useSnapshot) {
+  if (run.useSnapshot) {
     // Pyodide fetches and compiles its runtime (asm.mjs, wasm, stdlib) while
     // this decides whether the snapshot fits and the heap downloads; a snapshot
     // that does not fit rejects here, and Python then boots the ordinary way.
@@ -133,11 +153,11 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
       return bytes;
     });
     try {
-      pyodide = await loadPyodide({ indexURL, _loadSnapshot: heap });
+      pyodide = await loadPyodide({ ...options, _loadSnapshot: heap });
       mark("python-ready");
       onProgress("Starting streampace…");
       const [manifest, archive] = await Promise.all([manifestP, archiveP]);
-      pyodide.unpackArchive(archive, "zip", { extractDir: PACKAGE_DIR });
+      pyodide.FS.writeFile(config.packagePath, archive);
       const runtime = pyodide.pyimport("streampace.browser.runtime");
       try {
         if (runtime.snapshot_key() !== manifest.key) throw new Error("snapshot key differs from its manifest");
@@ -151,15 +171,16 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
     }
   }
   if (pyodide === null) {
-    if (useSnapshot) console.warn(`streampace: booting Python without the memory snapshot: ${fallback}`);
+    if (run.useSnapshot) console.warn(`streampace: booting Python without the memory snapshot: ${fallback}`);
     onProgress("Starting Python (no snapshot: slower first start)…");
-    pyodide = await loadPyodide({ indexURL });
+    pyodide = await loadPyodide(options);
     mark("python-ready");
     onProgress("Starting streampace…");
-    pyodide.unpackArchive(await archiveP, "zip", { extractDir: PACKAGE_DIR });
+    pyodide.FS.writeFile(config.packagePath, await archiveP);
     const sys = pyodide.pyimport("sys");
-    sys.path.insert(0, PACKAGE_DIR);
+    sys.path.insert(0, config.packagePath);
     sys.destroy();
   }
+  pyodide.registerJsModule("_streampace_bridge", bridge);
   return { pyodide, snapshot: fallback === null, fallback };
 }

@@ -74,7 +74,7 @@ class Instance {
     this.target.append(this.progress);
     this.ready = this.boot(pace, snapshot, maxLag, format, scroll).catch((err) => {
       this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
-      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", message: String(err) }));
+      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", code: "boot_failed", message: String(err) }));
       throw err;
     });
   }
@@ -124,11 +124,14 @@ class Instance {
     return this;
   }
 
-  // A client message ({type: "run" | "cancel", ...}); sent once the socket is
-  // open if it is still connecting, also during boot.
+  // A client message ({type: "run" | "cancel", ...}). During boot the socket
+  // queues it until its open; after, Python's connection sends it, or holds it
+  // until the next resume while reconnecting.
   send(message) {
     if (this.socket === null) throw new Error("streampace: not connected");
-    this.socket.send(JSON.stringify(message));
+    const text = JSON.stringify(message);
+    if (this.controller !== null) this.controller.send(text);
+    else this.socket.send(text);
     return this;
   }
 

@@ -1,16 +1,18 @@
 // Make the Pyodide memory snapshot the pages restore instead of booting Python
 // (called by scripts/setup_runtime; Node >= 18).
 //
-//   node scripts/make_snapshot.mjs <vendor dir> <output .snap.gz> <key>
+//   node scripts/make_snapshot.mjs <site root> <key>
 //
-// Boots the vendored Pyodide with the private `_makeSnapshot` option, unpacks
-// vendor/streampace.zip where the pages unpack it, imports our browser modules
+// Where everything is comes from vendor/runtime-config.mjs (written by
+// setup_runtime from pyscript.toml), the module the pages' boot reads too.
+// Boots the vendored Pyodide with the private `_makeSnapshot` option, puts our
+// package archive where the pages put it (imported from the zip, zipimport), imports our browser modules
 // (streampace.browser.runtime.prepare_snapshot) and writes the whole WASM heap,
 // gzipped without its all-zero pages (about half of it): the file holds the
 // non-zero runs back to back, and `runs` ([offset, length] pairs, printed for
 // the manifest) says where each goes; js_shim/boot.js writes them into a zeroed
-// buffer of `bytes` bytes while they download. Prints one JSON line with sizes,
-// runs and timings for setup_runtime.
+// buffer of `bytes` bytes while they download. Writes <snapshot dir>/<snapshot
+// file>; prints one JSON line with sizes, runs and timings for setup_runtime.
 // Pyodide checks its build id when restoring, so a snapshot made here is
 // refused (and the page boots normally) by any other Pyodide build.
 
@@ -18,9 +20,6 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import zlib from "node:zlib";
-
-// Must match PACKAGE_DIR in js_shim/boot.js: the snapshot's sys.path points here.
-const PACKAGE_DIR = "/home/pyodide/streampace-pkg";
 
 // [offset, length] of the runs of `page`-sized blocks that are not all zero.
 function nonZeroRuns(bytes, page) {
@@ -42,14 +41,18 @@ function nonZeroRuns(bytes, page) {
   return runs;
 }
 
-const [vendorDir, outFile, key] = process.argv.slice(2);
-if (!vendorDir || !outFile || !key) {
-  console.error("usage: make_snapshot.mjs <vendor dir> <output .snap.gz> <key>");
+const [siteRoot, key] = process.argv.slice(2);
+if (!siteRoot || !key) {
+  console.error("usage: make_snapshot.mjs <site root> <key>");
   process.exit(2);
 }
+const root = path.resolve(siteRoot);
+const { default: config } = await import(
+  pathToFileURL(path.join(root, "vendor", "runtime-config.mjs")).href);
+const outFile = path.join(root, config.snapshot, config.snapshotFile);
 
 const t0 = performance.now();
-const pyodideDir = path.join(path.resolve(vendorDir), "pyodide") + path.sep;
+const pyodideDir = path.join(root, config.pyodide) + path.sep;
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
 // What a browser boot would have: without it Emscripten takes Node's argv[1],
 // and this machine's path would end up in sys.executable and os.environ["_"].
@@ -58,13 +61,29 @@ const pyodide = await loadPyodide({
 });
 const tBoot = performance.now();
 
-const archive = new Uint8Array(fs.readFileSync(path.join(vendorDir, "streampace.zip")));
-pyodide.unpackArchive(archive, "zip", { extractDir: PACKAGE_DIR });
+// Where the pages write it (js_shim/boot.js): the snapshot's sys.path and its
+// zipimporter (which holds the archive's table of contents) point here.
+const archive = new Uint8Array(fs.readFileSync(path.join(root, config.package)));
+pyodide.FS.writeFile(config.packagePath, archive);
 const sys = pyodide.pyimport("sys");
-sys.path.insert(0, PACKAGE_DIR);
+sys.path.insert(0, config.packagePath);
 sys.destroy();
 const runtime = pyodide.pyimport("streampace.browser.runtime");
 const report = JSON.parse(runtime.prepare_snapshot(key));
+// PyScript's own Python package, as the pinned @pyscript/core writes it before
+// a page's first script: compiled here, so PyScript pages import it without
+// compiling (runtime.install_pyscript_bytecode, called by js_shim/pyscript.js).
+const { default: pyscriptTree } = await import(pathToFileURL(
+  path.join(root, "node_modules", "@pyscript", "core", "src", "stdlib", "pyscript.js")).href);
+const pyscriptFiles = {};
+const flatten = (tree, prefix) => {
+  for (const [name, value] of Object.entries(tree)) {
+    if (typeof value === "string") pyscriptFiles[prefix + name] = value;
+    else flatten(value, `${prefix}${name}/`);
+  }
+};
+flatten(pyscriptTree, "");
+report.pyscriptModules = runtime.compile_pyscript(JSON.stringify(pyscriptFiles));
 runtime.destroy();
 const tImport = performance.now();
 
@@ -85,6 +104,7 @@ console.log(JSON.stringify({
   pyodideVersion: pyodide.version,
   imported: report.imported,
   skipped: report.skipped,
+  pyscriptModules: report.pyscriptModules,
   ms: {
     boot: Math.round(tBoot - t0),
     import: Math.round(tImport - tBoot),

@@ -23,7 +23,7 @@ class Coalescer40(Strategy):
     def __init__(self, host: Host, commit: Commit) -> None:
         super().__init__(host, commit)
         self._queued: list[dict[str, Any]] = []
-        self._c = StreamCoalescer(self._render, host, 40)
+        self._c = StreamCoalescer(self._render, host, window_ms=40)
 
     def _render(self, _markers: str) -> None:
         batch, self._queued = self._queued, []

@@ -22,6 +22,8 @@ def test_ratios_are_medians_over_the_baselines_median() -> None:
     assert summary["pyscript"]["cold"]["ready_ms"] == 2000
     assert summary["embed"]["cold"]["ratio_to_pyscript"] == 600 / 2000
     assert summary["embed"]["warm"]["ratio_to_pyscript"] == 150 / 1000
+    # Round by round: 500/1000, 700/3000, 600/2000 -> median 0.3.
+    assert summary["embed"]["cold"]["ratio_per_round"] == 0.3
     phases = summary["embed"]["cold"]["phases_ms"]
     names = [name for name, _a, _b in PHASES]
     assert phases[names[0]] == 100  # navigation -> shim running
@@ -31,4 +33,4 @@ def test_ratios_are_medians_over_the_baselines_median() -> None:
     assert phases[names[2]] is None  # no snapshot-fetched mark in these runs
     text = markdown(summary, {"date": "d", "machine": "m", "load": "1", "rounds": 3,
                               "network": "loopback"})
-    assert "| our embed tag (snapshot) | 600 | 0.30 | 150 | 0.15 |" in text
+    assert "| our embed tag (snapshot) | 600 | 0.30 | 0.30 | 150 | 0.15 | 0.15 |" in text

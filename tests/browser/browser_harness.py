@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import os
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +30,7 @@ CSP = (
     "frame-ancestors 'none'"
 )
 BOOT_TIMEOUT_S = 90
+SNAPSHOT_DIR = ROOT / "vendor" / "snapshot"
 
 # Never let Selenium Manager look for (or download) a browser or driver.
 os.environ.setdefault("SE_MANAGER_PATH", "/nonexistent/selenium-manager-disabled")
@@ -179,9 +182,17 @@ def build_app(sessions: ScriptedSessions, csp: str | None) -> Any:
 
             await self.app(scope, receive, send_with_csp)
 
+    async def no_stream(websocket: Any) -> None:
+        # What a site without a streampace server answers a WebSocket upgrade to
+        # an unknown path: HTTP 404 (the browser reports only a failed handshake).
+        from starlette.responses import PlainTextResponse
+
+        await websocket.send_denial_response(PlainTextResponse("no stream here\n", 404))
+
     return Starlette(
         routes=[
             WebSocketRoute("/ws/sessions/{sid}", sessions.endpoint),
+            WebSocketRoute("/ws/missing/{sid}", no_stream),
             Mount("/", app=StaticFiles(directory=str(ROOT), html=True)),
         ],
         middleware=[Middleware(CSPMiddleware)],
@@ -289,3 +300,56 @@ def serve_app(app: Any) -> Iterator[int]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise RuntimeError("server did not start listening")
+
+
+@contextlib.contextmanager
+def serving(cmd: list[str], port: int) -> Iterator[str]:
+    """Run a server command (in the repository root) until the block ends; yields its origin."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_port(port, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+class SnapshotSwitch:
+    """What the page gets for vendor/snapshot/*: the real files or a fault."""
+
+    def __init__(self) -> None:
+        self.mode = "real"
+
+    async def handle(self, request: Any) -> Any:
+        from starlette.responses import FileResponse, PlainTextResponse, Response
+
+        name = request.path_params["name"]
+        path = SNAPSHOT_DIR / name
+        if self.mode == "missing" or not path.is_file() or "/" in name:
+            return PlainTextResponse("not found\n", status_code=404)
+        headers = {"Cache-Control": "no-store"}
+        if name == "manifest.json":
+            manifest = json.loads(path.read_text())
+            if self.mode == "stale-zip":
+                manifest["zipSha256"] = "0" * 64
+            elif self.mode == "other-pyodide":
+                manifest["pyodideVersion"] = "0.0.0"
+            return Response(json.dumps(manifest), media_type="application/json", headers=headers)
+        if self.mode == "corrupt":
+            return Response(gzip.compress(os.urandom(1 << 16)), media_type="application/gzip",
+                            headers=headers)
+        return FileResponse(path, media_type="application/gzip", headers=headers)

@@ -8,18 +8,16 @@ can hand the page a corrupt snapshot or a manifest for another build.
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from browser_harness import (
     CSP,
-    ROOT,
+    SNAPSHOT_DIR,
     PageServer,
     ScriptedSessions,
+    SnapshotSwitch,
     build_app,
     serve_app,
     wait_for,
@@ -27,38 +25,10 @@ from browser_harness import (
 
 pytestmark = pytest.mark.browser
 
-SNAPSHOT_DIR = ROOT / "vendor" / "snapshot"
 # Ready, or failed to boot (then the test says why instead of timing out).
 SETTLED = ("return !!(window.__rec && (window.__rec.ready ||"
            " window.__rec.events.some(e => e.name === 'streampace:error')))")
 FALLBACK_NOTE = "booting Python without the memory snapshot"
-
-
-class SnapshotSwitch:
-    """What the page gets for vendor/snapshot/*: the real files or a fault."""
-
-    def __init__(self) -> None:
-        self.mode = "real"
-
-    async def handle(self, request: Any) -> Any:
-        from starlette.responses import FileResponse, PlainTextResponse, Response
-
-        name = request.path_params["name"]
-        path = SNAPSHOT_DIR / name
-        if self.mode == "missing" or not path.is_file() or "/" in name:
-            return PlainTextResponse("not found\n", status_code=404)
-        headers = {"Cache-Control": "no-store"}
-        if name == "manifest.json":
-            manifest = json.loads(path.read_text())
-            if self.mode == "stale-zip":
-                manifest["zipSha256"] = "0" * 64
-            elif self.mode == "other-pyodide":
-                manifest["pyodideVersion"] = "0.0.0"
-            return Response(json.dumps(manifest), media_type="application/json", headers=headers)
-        if self.mode == "corrupt":
-            return Response(gzip.compress(os.urandom(1 << 16)), media_type="application/gzip",
-                            headers=headers)
-        return FileResponse(path, media_type="application/gzip", headers=headers)
 
 
 @pytest.fixture(scope="module")
@@ -158,13 +128,13 @@ def test_tag_without_a_stream_boots_and_connects_later(driver: Any, boot_server:
     # <script ... data-target="#answer"> and no data-stream (it used to fail in
     # embed.start with "'JsNull' object has no attribute 'attach'").
     st = boot_page(driver, server, None, page="mount-later.html")
-    assert st["connection"] == "none" and st["errors"] == []
+    assert st["connection"]["state"] == "none" and st["errors"] == []
     assert not [m for m in console(driver) if "Error" in m]
     show_text(server, "later", "connected after ready")
     driver.execute_script("window.streampace.connect('/ws/sessions/later')")
     wait_for(driver, "return window.__rec.visibleText() === arguments[0]", 30,
              "connected after ready")
-    assert driver.execute_script("return window.streampace.stats().connection") != "none"
+    assert driver.execute_script("return window.streampace.stats().connection.state") == "attached"
 
 
 def test_a_failed_boot_says_what_failed(driver: Any, boot_server: Any) -> None:

@@ -1,15 +1,19 @@
 """Host-side (CPython) tests of the pure parts of the browser adapter.
 
-`SessionClient` (protocol-v1 consumer) and `SimulatedSession` (the in-page
-simulated server) import no `js`, so they run here on the core's virtual clock.
+`SessionClient` (protocol-v2 consumer) and `SimulatedSession` (the in-page
+simulated server's socket, driven by the core's `SessionConnection` as the page
+drives it) import no `js`, so they run here on the core's virtual clock.
 """
 
 from __future__ import annotations
 
 import json
+import random
 
-from streampace.browser.client import SessionClient
+from streampace.browser.client import SessionClient, StreamError
 from streampace.conversation.transcript import Transcript
+from streampace.session import protocol
+from streampace.session.connection import ConnState, SessionConnection
 from streampace.session.log import SessionLog
 from streampace.sim.page_socket import SimulatedSession
 from streampace.sim.scenarios import simulate, visible_text
@@ -24,52 +28,62 @@ def content(mid: str, text: str) -> dict:
     return {"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": text}
 
 
-def make_client() -> tuple[SessionClient, list[dict], list[str], list[int]]:
+def make_client() -> tuple[SessionClient, list[dict], list[StreamError]]:
     got: list[dict] = []
-    errors: list[str] = []
-    closes: list[int] = []
-    client = SessionClient(got.extend, on_error=errors.append,
-                           on_close=lambda: closes.append(1))
-    return client, got, errors, closes
+    errors: list[StreamError] = []
+    client = SessionClient(got.extend, on_error=errors.append)
+    return client, got, errors
+
+
+def connect(sim: SimulatedSession, host: ManualHost,
+            ) -> tuple[SessionConnection, SessionClient, list[dict], list[StreamError]]:
+    """The page's wiring (browser/controller.py) without the DOM."""
+    client, got, errors = make_client()
+    conn = SessionConnection(sim, host, client, url=sim.url, rng=random.Random(0))
+    sim.attach(conn.handle)
+    return conn, client, got, errors
 
 
 def test_client_drops_replayed_batches_and_keeps_order() -> None:
-    client, got, errors, _ = make_client()
-    client.handle("open", "1")
-    client.handle("message", batch(2, content("m", "a"), content("m", "b")))
-    client.handle("message", batch(2, content("m", "a"), content("m", "b")))  # replay
-    client.handle("message", batch(1, content("m", "a")))  # older than applied
-    client.handle("message", batch(3, content("m", "c")))
+    client, got, errors = make_client()
+    client.receive(batch(2, content("m", "a"), content("m", "b")))
+    client.receive(batch(2, content("m", "a"), content("m", "b")))  # replay
+    client.receive(batch(1, content("m", "a")))  # older than applied
+    client.receive(batch(3, content("m", "c")))
     assert [e["delta"] for e in got] == ["a", "b", "c"]
     assert client.stats["duplicates"] == 2 and client.last_through == 3 and errors == []
 
 
 def test_client_reports_bad_input_and_keeps_the_valid_events() -> None:
-    client, got, errors, _ = make_client()
-    client.handle("message", "{not json")
-    client.handle("message", json.dumps([1, 2]))
-    client.handle("message", json.dumps({"events": []}))
-    client.handle("message", json.dumps({"type": "error", "code": "run_active",
-                                         "message": "busy"}))
-    client.handle("message", batch(5, content("m", "ok"), {"type": "TEXT_MESSAGE_CONTENT"},
-                                   {"type": "NOPE"}, content("m", "also")))
+    client, got, errors = make_client()
+    client.receive("{not json")
+    client.receive(json.dumps([1, 2]))
+    client.receive(json.dumps({"events": []}))
+    client.receive(None)  # a binary frame
+    client.receive("[" * 200 + "]" * 200)  # deeper than any batch may be
+    client.receive(json.dumps({"type": "error", "code": "run_active", "message": "busy"}))
+    client.receive(batch(5, content("m", "ok"), {"type": "TEXT_MESSAGE_CONTENT"},
+                         {"type": "NOPE"}, content("m", "also")))
     assert [e["delta"] for e in got] == ["ok", "also"]
-    assert client.stats["bad_messages"] == 3 and client.stats["bad_events"] == 2
-    assert client.stats["server_errors"] == 1 and len(errors) == 6
-    assert any("run_active" in e for e in errors)
+    assert client.stats["bad_messages"] == 5 and client.stats["bad_events"] == 2
+    assert client.stats["server_errors"] == 1 and len(errors) == 8
+    assert [(e.where, e.code) for e in errors[:6]] == [
+        ("stream", "bad_json"), ("stream", "bad_message"), ("stream", "bad_message"),
+        ("stream", "bad_message"), ("stream", "too_deep"), ("server", "run_active")]
     assert client.last_through == 5
 
 
-def test_client_close_triggers_the_flush_hook() -> None:
-    client, _, _, closes = make_client()
-    client.handle("close", json.dumps({"code": 1006, "wasOpen": True}))
-    client.handle("reconnecting", json.dumps({"attempt": 1, "delayMs": 300}))
-    assert closes == [1] and client.state == "reconnecting"
+def test_client_resumes_after_its_position_in_its_epoch() -> None:
+    client, _, _ = make_client()
+    assert client.resume_message() == protocol.HELLO
+    client.receive(protocol.attached_message("s", "e1", protocol.ATTACH_LOG, 0))
+    client.receive(batch(4, content("m", "x")))
+    assert json.loads(client.resume_message()) == {"type": "resume", "after": 4, "epoch": "e1"}
 
 
-def play(sim: SimulatedSession, host: ManualHost, scenario: str, run: int,
+def play(conn: SessionConnection, sim: SimulatedSession, host: ManualHost, scenario: str,
          drops_at: tuple[float, ...] = ()) -> None:
-    sim.send(json.dumps({"type": "run", "prompt": "hi", "scenario": scenario}))
+    conn.send(protocol.run_message("hi", scenario))
     elapsed = 0.0
     for at in drops_at:
         host.tick(at - elapsed)
@@ -86,12 +100,11 @@ def play(sim: SimulatedSession, host: ManualHost, scenario: str, run: int,
 def test_sim_source_delivers_the_simulated_run_through_drops() -> None:
     host = ManualHost()
     sim = SimulatedSession(host, "s1", seed=3)
-    client, got, errors, closes = make_client()
-    sim.attach(client.handle)
+    conn, client, got, errors = connect(sim, host)
     for run, (scenario, drops) in enumerate(
             [("fast", ()), ("agentic", (400.0, 2500.0)), ("cjk_emoji", (100.0,))], start=1):
         got.clear()
-        play(sim, host, scenario, run, drops)
+        play(conn, sim, host, scenario, drops)
         run_id = got[0]["runId"]
         # The model's answer (seed + run index, as the server's demo source),
         # after the framer's echo of the prompt.
@@ -99,7 +112,8 @@ def test_sim_source_delivers_the_simulated_run_through_drops() -> None:
         assert visible_text(got) == {f"{run_id}-user": "hi", **visible_text(expected)}, scenario
         assert got[-1]["type"] == "RUN_FINISHED"
     assert client.stats["duplicates"] == 0 and errors == []
-    assert len(closes) == 3 and client.stats["opens"] == 4
+    assert conn.closes == 3 and conn.opens == 4 and sim.opens == 4
+    assert conn.state is ConnState.ATTACHED and conn.problem is None
 
 
 def test_sim_source_batches_like_the_delivery_buffer() -> None:
@@ -113,8 +127,15 @@ def test_sim_source_batches_like_the_delivery_buffer() -> None:
             arrivals.append(host.now())
             sizes.append(len(msg["events"]))
 
-    sim.attach(sink)
-    play(sim, host, "fast", 1)
+    client, _, _ = make_client()
+    conn = SessionConnection(sim, host, client)
+
+    def both(kind: str, data: str) -> None:
+        sink(kind, data)
+        conn.handle(kind, data)
+
+    sim.attach(both)
+    play(conn, sim, host, "fast")
     timeline = simulate("fast", seed=1, thread_id="s1", run_id="run-1")
     assert sum(sizes) < len(timeline)  # compacted into bursts
     # Max wait, not a debounce: every event the model emits (the run starts at
@@ -126,12 +147,11 @@ def test_sim_source_batches_like_the_delivery_buffer() -> None:
 def test_sim_source_cancel_closes_what_is_open_and_errors_the_run() -> None:
     host = ManualHost()
     sim = SimulatedSession(host, "s1", seed=2)
-    client, got, errors, _ = make_client()
-    sim.attach(client.handle)
-    sim.send(json.dumps({"type": "run", "prompt": "hi", "scenario": "agentic"}))
+    conn, _, got, errors = connect(sim, host)
+    conn.send(protocol.run_message("hi", "agentic"))
     host.tick(2000)
-    sim.send(json.dumps({"type": "run", "prompt": "again"}))  # one run at a time
-    sim.send(json.dumps({"type": "cancel"}))
+    conn.send(protocol.run_message("again"))  # one run at a time
+    conn.send(protocol.cancel_message())
     host.tick(1000)
     assert got[-1] == {"type": "RUN_ERROR", "message": "run cancelled by a viewer",
                        "code": "cancelled"}
@@ -141,37 +161,69 @@ def test_sim_source_cancel_closes_what_is_open_and_errors_the_run() -> None:
     closed = {e.get("messageId") or e.get("toolCallId") for e in got
               if e["type"].endswith("_END")}
     assert opened <= closed
-    sim.send(json.dumps({"type": "cancel"}))
-    sim.send(json.dumps({"type": "run", "prompt": "x", "scenario": "nope"}))
+    conn.send(protocol.cancel_message())
+    conn.send(protocol.run_message("x", "nope"))
     host.tick(10)
-    assert [e.split(":")[1].strip() for e in errors] == ["run_active", "no_run", "bad_scenario"]
+    assert [(e.where, e.code) for e in errors] == [
+        ("server", "run_active"), ("server", "no_run"), ("server", "bad_scenario")]
 
 
 def test_sim_source_queues_sends_while_disconnected_and_resumes_after_its_position() -> None:
     host = ManualHost()
-    sim = SimulatedSession(host, "s1", seed=4, reconnect_base_ms=100)
-    client, got, errors, closes = make_client()
-    sim.attach(client.handle)
-    sim.send(json.dumps({"type": "run", "prompt": "hi", "scenario": "slow"}))  # before open
+    sim = SimulatedSession(host, "s1", seed=4)
+    client, got, errors = make_client()
+    conn = SessionConnection(sim, host, client, base_ms=100, rng=random.Random(1))
+    sim.attach(conn.handle)
+    conn.send(protocol.run_message("hi", "slow"))  # before the open: after the resume
+    assert conn.state is ConnState.CONNECTING
     host.tick(1500)
     assert got and got[0]["type"] == "RUN_STARTED"
     sim.drop()
-    through = sim.last_through
-    sim.send(json.dumps({"type": "cancel"}))  # while disconnected: sent after the resume
+    assert conn.state is ConnState.WAITING
+    through = client.last_through
+    conn.send(protocol.cancel_message())  # while disconnected: sent after the resume
     host.tick(2000)
     assert got[-1]["type"] == "RUN_ERROR" and got[-1]["code"] == "cancelled"
-    assert client.stats["duplicates"] == 0 and errors == [] and len(closes) == 1
-    # The second socket's attached message names the position it resumed from.
+    assert client.stats["duplicates"] == 0 and errors == [] and conn.closes == 1
+    # The second socket resumed after the position the client had applied.
     assert sim.opens == 2 and client.last_through == sim.session.log.head > through
+
+
+def test_sim_socket_before_attach_greets_and_keeps_everything_in_order() -> None:
+    """What the JS socket does while the page boots: opens at once, sends the
+    fresh resume and the queued sends itself, keeps every item for Python."""
+    host = ManualHost()
+    sim = SimulatedSession(host, "s1", seed=5)
+    sim.send(protocol.run_message("early", "fast"))  # queued until the open
+    host.tick(400)  # opened, greeted, the run started: all kept
+    sim.drop()  # lost while "booting": the socket does not reconnect by itself
+    host.tick(3000)
+    assert sim.opens == 1 and not sim.connected
+    conn, client, got, errors = connect(sim, host)  # Python attaches
+    assert conn.state is ConnState.WAITING and conn.opens == 1  # the replay
+    assert got and got[0]["type"] == "RUN_STARTED"
+    for _ in range(1200):
+        if conn.state is ConnState.ATTACHED and not sim.run_active and not sim.pending_events():
+            break
+        host.tick(50)
+    host.tick(1000)
+    # Resumed from the log (no snapshot): nothing lost, nothing twice.
+    assert not [e for e in got if e["type"] == "MESSAGES_SNAPSHOT"]
+    assert client.stats["duplicates"] == 0 and errors == []
+    run_id = got[0]["runId"]
+    expected = simulate("fast", seed=5, thread_id="s1", run_id=run_id)
+    assert visible_text(got) == {f"{run_id}-user": "early", **visible_text(expected)}
+    assert got[-1]["type"] == "RUN_FINISHED" and sim.opens == 2
 
 
 def test_sim_source_resumes_from_a_snapshot_when_its_log_dropped_the_position() -> None:
     host = ManualHost()
-    sim = SimulatedSession(host, "s1", seed=6, reconnect_base_ms=2000)
+    sim = SimulatedSession(host, "s1", seed=6)
     sim.session.log = SessionLog(max_events=20)  # the server's bound, made small
-    client, got, errors, closes = make_client()
-    sim.attach(client.handle)
-    sim.send(json.dumps({"type": "run", "prompt": "hi", "scenario": "fast"}))
+    client, got, errors = make_client()
+    conn = SessionConnection(sim, host, client, base_ms=2000, rng=random.Random(2))
+    sim.attach(conn.handle)
+    conn.send(protocol.run_message("hi", "fast"))
     host.tick(300)
     sim.drop()
     head = sim.session.log.head
@@ -182,7 +234,7 @@ def test_sim_source_resumes_from_a_snapshot_when_its_log_dropped_the_position() 
             break
         host.tick(50)
     assert any(e["type"] == "MESSAGES_SNAPSHOT" for e in got) and errors == []
-    assert client.stats["opens"] == 2 and len(closes) == 1
+    assert conn.opens == 2 and conn.closes == 1
     # What the viewer ends up with is the session's conversation.
     shown = Transcript()
     shown.apply(got)

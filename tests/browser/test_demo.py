@@ -1,19 +1,20 @@
-"""The demo page (index.html) the way a newcomer runs it.
+"""The demo page (index.html, a PyScript page) the way a newcomer runs it.
 
 1. Static files: `python3 -m http.server` in the repo root. The page finds no
    streampace server and streams from the in-page simulated source.
 2. `streampace serve`: the same page on the server's WebSocket session stream,
    under the server's CSP.
+
+Both through PyScript (vendor/pyscript/), with Python restored from the memory
+snapshot by our interpreter module (js_shim/pyscript.js).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
 import subprocess
 import sys
-import time
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +26,7 @@ from browser_harness import (
     make_driver,
     record_figure,
     requested_urls,
+    serving,
     wait_for,
 )
 from selenium.webdriver.common.by import By
@@ -35,31 +37,6 @@ pytestmark = pytest.mark.browser
 
 RUN_DONE = ("return document.querySelector('#paced .sp-view')"
             ".getAttribute('data-run') === arguments[0]")
-
-
-def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        time.sleep(0.05)
-    raise RuntimeError("server did not start listening")
-
-
-@contextlib.contextmanager
-def serving(cmd: list[str], port: int) -> Iterator[str]:
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        wait_port(port, proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")
@@ -85,11 +62,12 @@ def demo(driver: Any, static_origin: str) -> Any:
     wait_for(driver, "return !!(window.streampaceDemo && window.streampaceDemo.ready)",
              BOOT_TIMEOUT_S)
     boot_text = driver.execute_script("return window.__bootShown")
+    urls = requested_urls(driver)
     driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
                            {"identifier": script["identifier"]})
     record_figure("demo boot to ready, cold cache (ms)",
                   driver.execute_script("return Math.round(window.streampaceDemo.bootMs)"))
-    return {"boot_text": boot_text}
+    return {"boot_text": boot_text, "urls": urls}
 
 
 def demo_stats(driver: Any) -> dict:
@@ -115,8 +93,19 @@ def pane_text(driver: Any, pane: str) -> str:
         ".map(n => n.textContent).join('\\n')", f"#{pane}")
 
 
+def booted_through_pyscript(driver: Any, urls: list[str], origin: str) -> None:
+    """PyScript's core ran the page's Python, on the snapshot our interpreter restored."""
+    for path in ("/js_shim/pyscript.js", "/vendor/pyscript/core.js", "/pyscript.toml",
+                 "/vendor/snapshot/streampace.snap.gz"):
+        assert origin + path in urls, path
+    assert driver.execute_script(
+        "return document.querySelector('script[type=py]').target !== undefined")
+    assert driver.execute_script("return window.streampaceDemo.snapshot") is True
+
+
 def test_static_files_boot_to_simulated_source(driver: Any, demo: Any, static_origin: str) -> None:
     assert demo["boot_text"], "no boot progress was shown"
+    booted_through_pyscript(driver, demo["urls"], static_origin)
     assert driver.execute_script("return window.streampaceDemo.mode") == "sim"
     assert driver.find_element(By.ID, "boot").get_attribute("hidden") is not None
     assert "in-page simulation" in driver.find_element(By.ID, "source").text
@@ -139,6 +128,17 @@ def test_static_files_boot_to_simulated_source(driver: Any, demo: Any, static_or
         "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
         "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;")
     assert painted > 100
+
+
+def test_pyscript_reads_pyscript_toml_as_setup_does(driver: Any, demo: Any) -> None:
+    """PyScript's own small TOML parser and tomllib (scripts/setup_runtime) agree
+    on the one configuration, comments and table included."""
+    import tomllib
+
+    seen = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "import('/vendor/pyscript/core.js').then((m) => done(m.config.py));")
+    assert seen == tomllib.loads((ROOT / "pyscript.toml").read_text(encoding="utf-8"))
 
 
 def test_stop_cancels_the_run(driver: Any, demo: Any) -> None:
@@ -166,7 +166,7 @@ def test_dark_and_light_follow_the_color_scheme(driver: Any, demo: Any) -> None:
 
 
 def test_demo_requests_stay_on_the_origin(driver: Any, demo: Any, static_origin: str) -> None:
-    urls = requested_urls(driver)
+    urls = demo["urls"] + requested_urls(driver)
     assert any(u.endswith("/vendor/pyodide/pyodide.asm.wasm") for u in urls)
     ws_origin = static_origin.replace("http://", "ws://")
     foreign = [u for u in urls if not (u.startswith(static_origin + "/") or
@@ -192,7 +192,7 @@ def test_reasoning_tool_calls_and_status_have_their_own_elements(driver: Any, de
 def test_forced_reconnect_in_page_loses_and_duplicates_nothing(driver: Any, demo: Any) -> None:
     run_scenario(driver, "Forced reconnect", timeout=120)
     st = demo_stats(driver)
-    assert st["client"]["opens"] >= 3  # first connect + two forced drops
+    assert st["connection"]["opens"] >= 3  # first connect + two forced drops
     assert st["client"]["duplicates"] == 0
     assert pane_text(driver, "paced") == pane_text(driver, "delivered")
 
@@ -228,17 +228,11 @@ def test_demo_warm_boot_figure(driver: Any, demo: Any, static_origin: str) -> No
     assert driver.execute_script("return window.streampaceDemo.mode") == "sim"
 
 
-def test_pyscript_packages_install_local_wheels_offline(driver: Any, demo: Any,
-                                                         static_origin: str,
-                                                         local_wheel: str) -> None:
-    requested_urls(driver)
-    driver.get(static_origin + "/tests/browser/pages/packages.html")
-    wait_for(driver, "return document.getElementById('out').textContent !== 'booting…'",
-             BOOT_TIMEOUT_S)
-    assert driver.find_element(By.ID, "out").text == "hello from a local wheel"
-    urls = requested_urls(driver)
-    assert any(u.endswith("/micropip-0.11.1-py3-none-any.whl") for u in urls)
-    assert all(u.startswith((static_origin, "data:", "blob:")) for u in urls), urls
+def script_src(url: str) -> str:
+    """The script-src directive of the CSP `url` is served with."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        csp = response.headers["Content-Security-Policy"]
+    return next(d for d in csp.split(";") if d.strip().startswith("script-src"))
 
 
 def test_demo_on_streampace_serve(runtime_ready: None) -> None:
@@ -249,6 +243,10 @@ def test_demo_on_streampace_serve(runtime_ready: None) -> None:
     port = free_port()
     cmd = [sys.executable, "-m", "streampace", "serve", "--port", str(port), "--speed", "2"]
     with serving(cmd, port) as origin:
+        # 'unsafe-eval' (PyScript's core needs it) on PyScript pages' documents only.
+        assert "'unsafe-eval'" in script_src(origin + "/")
+        for path in ("/examples/embed.html", "/js_shim/pyscript.js", "/vendor/pyscript/core.js"):
+            assert "'unsafe-eval'" not in script_src(origin + path), path
         drv = make_driver()
         try:
             drv.get(origin + "/")
@@ -260,12 +258,14 @@ def test_demo_on_streampace_serve(runtime_ready: None) -> None:
             missing = drv.execute_script(not_found)
             assert missing == [], f"streampace serve does not serve these page files: {missing}"
             assert drv.execute_script("return window.streampaceDemo.mode") == "server"
+            urls = requested_urls(drv)
+            booted_through_pyscript(drv, urls, origin)
             run_scenario(drv, "Fast model")
             assert drv.execute_script(RUN_DONE, "finished")
             paced = pane_text(drv, "paced")
             assert len(paced) > 500 and paced == pane_text(drv, "delivered")
             ws_origin = origin.replace("http://", "ws://")
-            urls = requested_urls(drv)
+            urls += requested_urls(drv)
             assert urls and all(u.startswith((origin + "/", ws_origin + "/", "data:", "blob:"))
                                 for u in urls), urls
             severe = [e["message"] for e in drv.get_log("browser")

@@ -17,12 +17,20 @@ from typing import Any
 
 import pytest
 import websockets
-from browser_harness import BOOT_TIMEOUT_S, ROOT, console_errors, free_port, make_driver, wait_for
+from browser_harness import (
+    BOOT_TIMEOUT_S,
+    ROOT,
+    console_errors,
+    free_port,
+    make_driver,
+    wait_for,
+    wait_port,
+)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 from streampace.browser.client import SessionClient
 from streampace.conversation.live_state import LiveState
-from test_demo import RUN_DONE, pane_text, wait_port
+from test_demo import RUN_DONE, pane_text
 
 pytestmark = pytest.mark.browser
 
@@ -82,7 +90,7 @@ def _reference_text(port: int, session: str) -> str:
             await ws.send(json.dumps({"type": "resume", "after": 0}))
             async with asyncio.timeout(30):
                 while state.status not in ("finished", "error"):
-                    client.handle("message", await ws.recv())
+                    client.receive(await ws.recv())
         return "\n".join(_shown(i) for i in state.items() if i.kind == "message")
 
     return asyncio.run(read())

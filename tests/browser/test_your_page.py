@@ -115,7 +115,8 @@ def test_a_commit_that_raises_is_reported_once_and_the_view_goes_on(driver: Any,
         time.sleep(0.5)
         errors = events(driver, "error")
         assert len(errors) == 1, errors
-        assert errors[0]["where"] == "render" and "injected failure" in errors[0]["message"]
+        assert errors[0]["where"] == "render" and errors[0]["code"] == "render_failed"
+        assert "injected failure" in errors[0]["message"]
         # The whole batch is shown once, the failed message as plain text.
         assert messages(driver) == [["user", "go"], ["assistant", "before 💥 after *it*"]]
         # The next run renders as usual, with no further error.

@@ -69,25 +69,85 @@ def test_bad_json_is_one_error(text):
     assert err.value.reason == "bad_json"
 
 
-def test_hostile_escapes_scan_in_linear_steps():
-    # Many escaped quotes and no closing quote: each character is visited a
-    # bounded number of times (the scan hops escape by escape, then stops).
-    text = '"' + '\\"' * 200_000
-    calls = 0
+def _count_pattern_calls(monkeypatch, text: str) -> tuple[int, str]:
+    """Pattern matches made while checking ``text``, and the refusal reason (or "ok")."""
     import streampace.bounded_json as bj
 
-    real = bj._STRING_STOP
+    calls = 0
 
     class Counting:
-        def search(self, s, pos):
+        def __init__(self, real):
+            self.real = real
+
+        def match(self, s, pos):
             nonlocal calls
             calls += 1
-            return real.search(s, pos)
+            return self.real.match(s, pos)
 
-    bj._STRING_STOP = Counting()  # type: ignore[assignment]
+        def subn(self, repl, s):
+            nonlocal calls
+            calls += 1
+            return self.real.subn(repl, s)
+
+    monkeypatch.setattr(bj, "_STRING_BODY", Counting(bj._STRING_BODY))
+    monkeypatch.setattr(bj, "_STRING", Counting(bj._STRING))
     try:
-        with pytest.raises(JsonLimitError):
-            depth(text, 64)
-    finally:
-        bj._STRING_STOP = real
-    assert calls <= 200_001 + 1
+        loads(text, max_bytes=10**7, max_depth=64)
+        return calls, "ok"
+    except JsonLimitError as exc:
+        return calls, exc.reason
+
+
+def test_hostile_escapes_scan_in_linear_steps(monkeypatch):
+    # Many escaped quotes and no closing quote, after brackets that make the raw
+    # count need the exact scan: one pass of the possessive pattern (which cannot backtrack
+    # and always matches, so it never restarts inside the string).
+    text = '["' + "[" * 100 + '\\"' * 200_000
+    assert _count_pattern_calls(monkeypatch, text) == (1, "bad_json")
+    # Few strings: at most one match per string, and only for strings with escapes.
+    text = json.dumps([["p" * 100] * 100] * 10 + [['with "escapes"' + "q" * 100] * 100] * 10)
+    assert _count_pattern_calls(monkeypatch, "[" * 70 + text + "]" * 70)[0] == 1000
+    # Many short strings: one pass of the whole-string pattern.
+    text = json.dumps([[["ab"] * 1000]] * 100)
+    assert _count_pattern_calls(monkeypatch, "[" * 70 + text + "]" * 70)[0] == 1
+
+
+def test_values_are_counted_before_parsing():
+    assert loads("[" + ",".join(["[]"] * 99) + "]", max_bytes=10**6, max_values=100) is not None
+    for text in ("[" + ",".join(["[]"] * 100) + "]",  # 101 values
+                 json.dumps({str(i): i for i in range(200)}),
+                 json.dumps(["s"] * 1000)):
+        with pytest.raises(JsonLimitError) as err:
+            loads(text, max_bytes=10**6, max_values=100)
+        assert err.value.reason == "too_big"
+
+
+@given(_json)
+def test_the_value_count_is_exact_for_valid_json(value):
+    def count(v: object) -> int:
+        if isinstance(v, list):
+            return 1 + sum(map(count, v))
+        if isinstance(v, dict):
+            return 1 + sum(map(count, v.values()))
+        return 1
+
+    text = json.dumps(value, ensure_ascii=False)
+    n = count(value)
+    assert loads(text, max_bytes=10**6, max_values=n) == value
+    if len(text) > n - 1:  # shorter texts skip the count: they cannot hold n values
+        with pytest.raises(JsonLimitError) as err:
+            loads(text, max_bytes=10**6, max_values=n - 1)
+        assert err.value.reason == "too_big"
+
+
+@pytest.mark.parametrize("shape", ["wide", "deep_blocks", "pairs_high", "unclosed"])
+def test_depth_of_large_shapes(shape):
+    if shape == "wide":
+        text, expected = "[" + ",".join(["[[]]"] * 100_000) + "]", 3
+    elif shape == "deep_blocks":  # 60 levels, over and over
+        text, expected = "[" + ",".join(["[" * 59 + "]" * 59] * 5_000) + "]", 60
+    elif shape == "pairs_high":  # many innermost pairs at the limit's edge
+        text, expected = "[" * 63 + ",".join(["[]"] * 100_000) + "]" * 63, 64
+    else:
+        text, expected = "[" * 10_000, None  # some value past the limit
+    assert depth(text, 64) == expected if expected is not None else depth(text, 64) > 64

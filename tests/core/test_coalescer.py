@@ -1,4 +1,5 @@
-"""StreamCoalescer: seed 003 semantics on a ManualHost."""
+"""StreamCoalescer: seed 003 semantics, in the article's own form (schedule and
+cancel callables, its fake clock) and on a host (ManualHost)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,86 @@ from streampace.pacing.coalescer import CoalescerClosedError, StreamCoalescer
 from streampace.testing import ManualHost
 
 
+class FakeClock:
+    """The article's fakeClock, line for line: tasks due by ``now`` run in
+    insertion order over a snapshot of the map, each removed before it runs."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.next = 0
+        self.tasks: dict[int, tuple[float, object]] = {}
+
+    def schedule(self, task, delay_ms: float) -> int:
+        id_ = self.next
+        self.next += 1
+        self.tasks[id_] = (self.now + delay_ms, task)
+        return id_
+
+    def cancel(self, id_: int) -> None:
+        self.tasks.pop(id_, None)
+
+    def advance(self, ms: float) -> None:
+        self.now += ms
+        for id_, (at, task) in list(self.tasks.items()):
+            if at <= self.now:
+                del self.tasks[id_]
+                task()
+
+
+def test_the_articles_own_fake_clock_test() -> None:
+    rendered: list[str] = []
+    clock = FakeClock()
+    stream = StreamCoalescer(
+        lambda batch: rendered.append(batch),
+        lambda task, delay: clock.schedule(task, delay),
+        lambda id_: clock.cancel(id_),
+    )
+
+    stream.push("面")
+    clock.advance(10)
+    stream.push("接")
+    stream.push("で")
+
+    assert rendered == ["面"]
+
+    clock.advance(30)
+    assert rendered == ["面", "接で"]
+
+    stream.push("す")
+    stream.push("。")
+    stream.close()
+
+    assert rendered == ["面", "接で", "す", "。"]
+
+
+def test_the_seed_form_takes_window_ms_and_cancels_on_close() -> None:
+    rendered: list[str] = []
+    clock = FakeClock()
+    stream = StreamCoalescer(rendered.append, clock.schedule, clock.cancel, 100)
+    stream.push("a")
+    clock.advance(40)
+    stream.push("b")
+    clock.advance(40)
+    assert rendered == ["a"]  # a 100 ms window, not 40
+    clock.advance(20)
+    assert rendered == ["a", "b"]
+    stream.push("c")
+    assert clock.tasks  # the new window's timer
+    stream.close()
+    assert clock.tasks == {} and rendered == ["a", "b", "c"]
+
+
+def test_both_forms_refuse_a_mixed_call() -> None:
+    with pytest.raises(TypeError, match="own cancel"):
+        StreamCoalescer(print, ManualHost(), lambda h: None)  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="schedule and cancel"):
+        StreamCoalescer(print, lambda t, d: 0)  # type: ignore[call-overload]
+
+
 def make(window_ms: float = 40) -> tuple[StreamCoalescer, ManualHost, list[str]]:
     clock = ManualHost()
     rendered: list[str] = []
-    stream = StreamCoalescer(rendered.append, clock, window_ms)
+    stream = StreamCoalescer(rendered.append, clock, window_ms=window_ms)
     return stream, clock, rendered
 
 

@@ -356,3 +356,118 @@ def test_property_matches_naive_reference_and_is_atomic(doc: dict, patch: list) 
             assert ours is JsonPatchError
         return
     assert ours == expected
+
+
+# -- bounds (issue 18): work and results limited before and while applying -----
+
+from streampace.conversation.json_patch import (  # noqa: E402
+    JsonPatchLimitError,
+    StateLimits,
+    apply_patch_bounded,
+    measure_document,
+)
+
+
+def _deep(levels: int) -> Any:
+    value: Any = {}
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def test_doubling_copies_stop_at_the_size_bound_with_the_document_untouched() -> None:
+    # The issue's ~1 KB event: 22 copies of the whole document double it 22 times.
+    patch = [{"op": "add", "path": "/a", "value": "x" * 40}] + [
+        {"op": "copy", "from": "", "path": f"/k{i}"} for i in range(22)]
+    assert len(json.dumps(patch)) < 1100
+    doc: dict[str, Any] = {}
+    with pytest.raises(JsonPatchLimitError) as info:
+        apply_patch(doc, patch)
+    assert info.value.limit == "size"
+    # 1 MiB / ~50 characters per leaf: refused at the 15th doubling, not the 22nd.
+    assert "operation [15]" in str(info.value)
+    assert doc == {}
+
+
+def test_copies_within_the_size_bound_still_stop_at_the_work_bound() -> None:
+    doc = {"a": list(range(20_000))}
+    patch = [op for _ in range(20) for op in ({"op": "copy", "from": "/a", "path": "/b"},
+                                               {"op": "remove", "path": "/b"})]
+    with pytest.raises(JsonPatchLimitError) as info:
+        apply_patch(doc, patch)
+    assert info.value.limit == "work"
+    # 100 000 steps: two copies and their removals of 20 001 values fit, the third does not.
+    assert "operation [4]" in str(info.value)
+
+
+def test_a_600_deep_value_is_refused_without_recursion() -> None:
+    with pytest.raises(JsonPatchLimitError) as info:
+        apply_patch({}, [{"op": "add", "path": "/x", "value": _deep(600)}])
+    assert info.value.limit == "depth"
+    # The path counts: a value that fits at the root does not fit 30 levels down.
+    limits = StateLimits(max_depth=8)
+    apply_patch({}, [{"op": "add", "path": "/x", "value": _deep(6)}], limits)  # 1 + 7 levels
+    with pytest.raises(JsonPatchLimitError, match="deeper than 8"):
+        apply_patch({"x": {}}, [{"op": "add", "path": "/x/y", "value": _deep(6)}], limits)
+
+
+def test_test_and_json_equal_do_not_recurse_on_depth() -> None:
+    deep = _deep(100_000)
+    assert json_equal(deep, _deep(100_000))
+    assert not json_equal(deep, _deep(99_999))
+    with pytest.raises(JsonPatchError, match="expected an object of 1 members"):
+        apply_patch({"x": _deep(3)}, [{"op": "test", "path": "/x", "value": deep}])
+
+
+def test_operation_count_and_pointer_depth_are_refused_before_any_work() -> None:
+    with pytest.raises(JsonPatchLimitError) as info:
+        apply_patch({}, [{"op": "test", "path": "", "value": {}}] * 1001)
+    assert info.value.limit == "ops"
+    pointer = "/a" * 100_000
+    with pytest.raises(JsonPatchLimitError) as info:
+        apply_patch({}, [{"op": "remove", "path": pointer}])
+    assert info.value.limit == "depth"
+    assert len(str(info.value)) < 200  # the message never carries the whole pointer
+
+
+def test_node_bound() -> None:
+    limits = StateLimits(max_nodes=100)
+    apply_patch({}, [{"op": "add", "path": "/a", "value": list(range(98))}], limits)
+    with pytest.raises(JsonPatchLimitError) as info:
+        apply_patch({}, [{"op": "add", "path": "/a", "value": list(range(99))}], limits)
+    assert info.value.limit == "nodes"
+
+
+def test_error_messages_stay_short_for_huge_values() -> None:
+    big = "y" * 1_000_000
+    with pytest.raises(JsonPatchError) as info:
+        apply_patch({"a": big}, [{"op": "test", "path": "/a", "value": [big] * 10}])
+    assert len(str(info.value)) < 200
+
+
+_WIDE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=3),
+    max_leaves=12,
+)
+_WIDE_OP = st.one_of(
+    _OP,
+    st.builds(lambda p, v: {"op": "add", "path": p, "value": v}, _PATH, _WIDE),
+    st.builds(lambda p, v: {"op": "replace", "path": p, "value": v}, _PATH, _WIDE),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=st.dictionaries(_KEYS, _WIDE, max_size=3), patches=st.lists(
+    st.lists(_WIDE_OP, max_size=5), max_size=4))
+def test_property_the_kept_measure_is_the_documents(doc: dict, patches: list) -> None:
+    """Sizes are kept incrementally; after any sequence of patches the kept
+    measure equals a fresh measure of the result."""
+    measured = measure_document(doc)
+    for patch in patches:
+        try:
+            doc, measured = apply_patch_bounded(doc, patch, measured)
+        except JsonPatchError:
+            continue
+        fresh = measure_document(doc)
+        assert (measured.size, measured.nodes) == (fresh.size, fresh.nodes)

@@ -23,6 +23,7 @@ TABLES = [
     ("streampace.session.delivery_lifecycle", "DELIVERY_TABLE", "DeliveryState", "OPEN"),
     ("streampace.server.viewer_lifecycle", "VIEWER_TABLE", "ViewerState", "DETACHED"),
     ("streampace.server.redis_mirror", "MIRROR_TABLE", "MirrorState", "EMPTY"),
+    ("streampace.pacing.drive", "DRIVE_TABLE", "DriveState", "IDLE"),
 ]
 _MARK = re.compile(r"<!-- diagram: ([\w.]+)\.(\w+) (\w+) -->\n```mermaid\n(.*?)```", re.S)
 

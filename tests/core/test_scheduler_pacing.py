@@ -204,7 +204,7 @@ def test_queue_is_compacted(rig_factory, ag):
         rig.sched.enqueue("s", [ag.custom(i) for i in range(100)])
         rig.host.frame(F60)
     assert rig.sched.queued_events() == 0
-    assert len(rig.sched._queue) < 2048  # not 5000 dead entries
+    assert len(rig.sched._queue.entries) < 2048  # not 5000 dead entries
 
 
 def test_config_validation():

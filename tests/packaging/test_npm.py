@@ -86,7 +86,7 @@ def test_tarball_holds_exactly_what_the_tag_needs(tarball: Path) -> None:
     assert manifest["name"] == "streampace" and manifest["version"] == pyproject_version()
     assert {"README.md", "package.json", "js_shim/streampace.js", "js_shim/bridge.js",
             "js_shim/boot.js", "js_shim/streampace.css", "vendor/snapshot/manifest.json",
-            "vendor/streampace.zip", "vendor/streampace-version.js",
+            "vendor/streampace.zip", "vendor/streampace-version.js", "vendor/runtime-config.mjs",
             "vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.wasm",
             "vendor/pyodide/python_stdlib.zip", "vendor/pyodide/pyodide-lock.json"} <= names
     # Generic: whatever setup_runtime laid out ships (a boot snapshot included) ...
@@ -102,7 +102,7 @@ def test_tarball_holds_exactly_what_the_tag_needs(tarball: Path) -> None:
     assert not [n for n in names if n.endswith(".gz") and n.removesuffix(".gz") in names]
     assert "vendor/commonmark-spec.json" not in names
     assert "vendor/snapshot/streampace.snap.gz" in names
-    # ... and nothing of the demo, the server or the tests; PyScript is the demo page's only.
+    # ... and nothing of the demo, the server or the tests; PyScript is for PyScript pages only.
     extra = {n for n in names if not n.startswith(("js_shim/", "vendor/"))}
     assert extra == {"README.md", "package.json"}
     assert not [n for n in names if n.startswith("vendor/pyscript/") or n.endswith(".py")

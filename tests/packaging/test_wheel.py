@@ -5,6 +5,7 @@ on the example page."""
 
 from __future__ import annotations
 
+import runpy
 import subprocess
 import zipfile
 from pathlib import Path
@@ -23,12 +24,9 @@ MUST_CARRY = (
     "vendor/pyodide/pyodide.mjs",
     "vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip",
     "vendor/pyodide/pyodide-lock.json", "vendor/pyscript/core.js", "vendor/streampace.zip",
-    "vendor/streampace-version.js",
+    "vendor/streampace-version.js", "vendor/runtime-config.mjs", "pyscript.toml",
+    "js_shim/pyscript.js", "examples/pyscript.html", "examples/pyscript.toml",
 )
-
-
-# What the test suite writes into vendor/ (tests/markdown/commonmark_spec.py).
-TEST_CACHES = {"commonmark-spec.json"}
 
 
 def site_root(wheel: InstalledWheel) -> Path:
@@ -44,14 +42,19 @@ def test_wheel_carries_the_page_and_the_runtime(installed_wheel: InstalledWheel)
     missing = [rel for rel in MUST_CARRY if f"streampace/_site/{rel}" not in names]
     assert missing == []
     vendor = ROOT / "vendor"
+    skipped = runpy.run_path(str(ROOT / "hatch_build.py"))["SKIP_FILES"]
     laid_out = {p.relative_to(ROOT).as_posix() for p in vendor.rglob("*")
                 if p.is_file() and not any(part.startswith(".") for part in p.parts)
-                and "test-wheels" not in p.parts and p.name not in TEST_CACHES}
-    # Generic: whatever setup_runtime laid out ships (a boot snapshot included) ...
+                and "test-wheels" not in p.parts} - skipped
+    # Generic: whatever setup_runtime laid out ships (a boot snapshot included).
     assert {f"streampace/_site/{rel}" for rel in laid_out} <= names
-    # ... and nothing the tests leave in vendor/ (also when they ran before the build).
-    assert not [n for n in names if "__pycache__" in n or "/." in n or "test-wheels" in n
-                or n.rsplit("/", 1)[-1] in TEST_CACHES]
+    assert not [n for n in names if "__pycache__" in n or "/." in n or "test-wheels" in n]
+    assert not {f"streampace/_site/{rel}" for rel in skipped} & names
+    # Of PyScript, only the files its pages load (scripts/setup_runtime PYSCRIPT_FILES).
+    pyscript = {n.removeprefix("streampace/_site/vendor/pyscript/").removesuffix(".gz")
+                for n in names if n.startswith("streampace/_site/vendor/pyscript/")}
+    assert pyscript == set(runpy.run_path(str(ROOT / "scripts" / "setup_runtime"))
+                           ["PYSCRIPT_FILES"])
     record_figure("wheel size (bytes)", installed_wheel.wheel.stat().st_size)
 
 

@@ -36,14 +36,14 @@ START = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
 def test_client_resets_to_the_snapshot_of_a_new_epoch_and_ends_the_lost_run():
     got: list[dict] = []
     client = SessionClient(got.extend)
-    client.handle("message", _attached("e1", "log"))
-    client.handle("message", _batch(3, [RUN, START, {"type": "TEXT_MESSAGE_CONTENT",
+    client.receive(_attached("e1", "log"))
+    client.receive(_batch(3, [RUN, START, {"type": "TEXT_MESSAGE_CONTENT",
                                                       "messageId": "m", "delta": "old"}]))
     # The server restarted: its log is empty, so the snapshot is at seq 0.
-    client.handle("message", _attached("e2", "snapshot", 0))
-    client.handle("message", _batch(0, [{"type": "MESSAGES_SNAPSHOT", "messages": []},
+    client.receive(_attached("e2", "snapshot", 0))
+    client.receive(_batch(0, [{"type": "MESSAGES_SNAPSHOT", "messages": []},
                                         {"type": "STATE_SNAPSHOT", "snapshot": {}}]))
-    client.handle("message", _batch(1, [dict(RUN, runId="r2")]))
+    client.receive(_batch(1, [dict(RUN, runId="r2")]))
     types = [e["type"] for e in got]
     assert types == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "RUN_ERROR",
                      "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "RUN_STARTED"]
@@ -51,8 +51,8 @@ def test_client_resets_to_the_snapshot_of_a_new_epoch_and_ends_the_lost_run():
     assert client.last_through == 1 and client.epoch == "e2"
     assert client.stats["duplicates"] == 0 and client.stats["runs_lost"] == 1
     # The same epoch again is an ordinary resume: old seqs are duplicates.
-    client.handle("message", _attached("e2", "log", 1))
-    client.handle("message", _batch(1, [dict(RUN, runId="r2")]))
+    client.receive(_attached("e2", "log", 1))
+    client.receive(_batch(1, [dict(RUN, runId="r2")]))
     assert client.stats["duplicates"] == 1
 
 
@@ -105,7 +105,7 @@ def _start(port: int) -> subprocess.Popen:
 
 
 class _Resumer:
-    """Like js_shim SessionSocket: resume after the last through, in its epoch."""
+    """Like the page's connection: resume after the last through, in its epoch."""
 
     def __init__(self) -> None:
         self.events: list[dict] = []
@@ -113,14 +113,11 @@ class _Resumer:
         self.state = LiveState()
 
     def resume_message(self) -> str:
-        msg: dict = {"type": "resume", "after": self.client.last_through}
-        if self.client.epoch is not None:
-            msg["epoch"] = self.client.epoch
-        return json.dumps(msg)
+        return self.client.resume_message()
 
     def feed(self, text: str) -> None:
         before = len(self.events)
-        self.client.handle("message", text)
+        self.client.receive(text)
         self.state.apply(self.events[before:])
 
     def answer(self) -> str:

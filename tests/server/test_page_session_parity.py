@@ -17,6 +17,7 @@ import websockets
 from streampace.server import ServerConfig
 from streampace.server.session import Session
 from streampace.server.sources.demo import DemoSource
+from streampace.session import protocol
 from streampace.session.client_messages import CANCEL_CODE, CANCEL_MESSAGE
 from streampace.session.source import RunRequest, new_run_id
 from streampace.sim.page_socket import SimulatedSession
@@ -155,6 +156,7 @@ def test_bad_client_messages_get_the_same_replies(serve):
     sim.attach(lambda kind, data: page.append(data)
                if kind == "message" and data.startswith('{"type":"error"') else None)
     host.tick(0)
+    sim.send(protocol.HELLO)  # attach first, as the server side does above
     for raw in BAD:
         sim.send(raw)
     got = asyncio.run(from_server())

@@ -55,7 +55,7 @@ def test_early_flush_batch_carries_its_own_last_seq_and_the_client_keeps_it(serv
     delivered: list[dict] = []
     client = SessionClient(delivered.extend)
     for text in raw:
-        client.handle("message", text)
+        client.receive(text)
     assert client.stats["duplicates"] == 0
     assert _user_text(delivered) == prompt
 
@@ -90,7 +90,7 @@ def test_resume_mid_paste_gets_the_answer_past_the_last_applied_through(serve):
                 while not runs_ended(1)(r):
                     text = await asyncio.wait_for(late.recv(), 20)
                     r.add(text)
-                    client.handle("message", text)
+                    client.receive(text)
             assert client.stats["duplicates"] == 0, after
             assert "".join(e["delta"] for e in got
                            if e["type"] == "TEXT_MESSAGE_CONTENT") == answer, after

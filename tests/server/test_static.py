@@ -34,6 +34,12 @@ def site(tmp_path, serve):
     os.symlink(outside, root / "examples" / "escape.txt")
     os.symlink(tmp_path, root / "examples" / "up")
     (root / "examples" / "inside.txt").write_text("fine\n")
+    (root / "examples" / "mine.html").write_text(
+        '<!doctype html><script type="py" config="./pyscript.toml">import streampace</script>')
+    (root / "examples" / "embed.html").write_text(
+        '<!doctype html><script type="module" src="../js_shim/streampace.js"></script>')
+    (root / "wheels").mkdir()
+    (root / "wheels" / "mine-1.0-py3-none-any.whl").write_bytes(b"PK\3\4")
     server = serve("demo", root=root)
     return server
 
@@ -65,6 +71,7 @@ def _raw_get(server, target: str) -> int:
         ("/vendor/python_stdlib.zip", "application/zip"),
         ("/examples/inside.txt", "text/plain"),
         ("/demo/demo.css", "text/css"),
+        ("/wheels/mine-1.0-py3-none-any.whl", "application/zip"),
     ],
 )
 def test_whitelisted_files_with_types_and_headers(site, path, ctype):
@@ -82,6 +89,19 @@ def test_whitelisted_files_with_types_and_headers(site, path, ctype):
         assert "max-age=31536000" in r.headers["cache-control"]
     else:
         assert r.headers["cache-control"] == "no-cache"
+
+
+def _script_src(site, path: str) -> str:
+    csp = httpx.get(site.url.rstrip("/") + path).headers.get_list("content-security-policy")
+    assert len(csp) == 1, csp  # one policy: a second could only narrow the first
+    return next(d for d in csp[0].split(";") if d.strip().startswith("script-src"))
+
+
+def test_only_pyscript_pages_may_eval(site):
+    # PyScript's core builds helpers with Function(...): its pages need 'unsafe-eval'.
+    assert "'unsafe-eval'" in _script_src(site, "/examples/mine.html")
+    for path in ("/", "/examples/embed.html", "/js_shim/old.js", "/pyscript.toml"):
+        assert "'unsafe-eval'" not in _script_src(site, path), path
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ conformant AG-UI run; failures are RUN_ERROR with an upstream_* code, no traceba
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 
 import pytest
@@ -197,3 +198,186 @@ def test_snapshot_of_a_run_with_a_cut_off_tool_call_shows_what_live_viewers_saw(
 
     assert view(restored) == view(live)
     assert view(live)[-1] == ("tool_call", None, '{"q": "half')
+
+
+# -- issue 18 item 11: upstream faults named right ---------------------------
+
+
+def _assistant_text(events: list[dict]) -> str:
+    user = {e["messageId"] for e in events
+            if e["type"] == "TEXT_MESSAGE_START" and e.get("role") == "user"}
+    return "".join(e["delta"] for e in events
+                   if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] not in user)
+
+
+def _agui_text_then(raw_tail: bytes):
+    def script(h, body):
+        sse_headers(h)
+        ids = {"threadId": body["threadId"], "runId": body["runId"]}
+        for e in ({"type": "RUN_STARTED", **ids},
+                  {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+                  {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "kept "}):
+            write_raw(h, sse_event(e))
+        write_raw(h, raw_tail)
+        write_raw(h, sse_event({"type": "TEXT_MESSAGE_END", "messageId": "m"}))
+        write_raw(h, sse_event({"type": "RUN_FINISHED", **ids}))
+    return script
+
+
+@pytest.mark.parametrize("kind", ["agui", "openai"])
+def test_invalid_utf8_from_an_upstream_ends_the_run_keeping_what_came_before(
+        serve, upstream, kind):
+    if kind == "agui":
+        script = _agui_text_then(
+            b'data: {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "bad \xff"}\n\n')
+    else:
+        def script(h, body):
+            sse_headers(h)
+            write_raw(h, chat_chunk({"content": "kept "}))
+            write_raw(h, b'data: {"choices":[{"index":0,"delta":{"content":"bad \xc3("}}]}\n\n')
+            write_raw(h, chat_chunk({"content": "never"}, finish="stop"))
+            write_raw(h, b"data: [DONE]\n\n")
+    up = upstream(script)
+    server = serve(f"{kind}:{up.url}", model="m")
+    got = asyncio.run(watch_run(server.ws_url("utf8"), prompt="x"))
+    assert_conformant(got.events, prompt="x")
+    assert got.events[-1]["code"] == "upstream_protocol_error", got.events[-1]
+    assert "invalid UTF-8" in got.events[-1]["message"]
+    # Never replaced by U+FFFD and passed off as the answer; what came before stays.
+    assert _assistant_text(got.events) == "kept "
+
+
+@pytest.mark.parametrize("content", [42, ["a", "b"], {"text": "x"}, True])
+def test_a_non_string_openai_content_is_a_protocol_error_not_dropped(serve, upstream,
+                                                                      content):
+    def script(h, body):
+        sse_headers(h)
+        write_raw(h, chat_chunk({"content": "kept "}))
+        write_raw(h, chat_chunk({"content": content}))
+        write_raw(h, chat_chunk({"content": "never"}, finish="stop"))
+        write_raw(h, b"data: [DONE]\n\n")
+
+    up = upstream(script)
+    server = serve(f"openai:{up.url}", model="m")
+    got = asyncio.run(watch_run(server.ws_url("typed"), prompt="x"))
+    assert_conformant(got.events, prompt="x")
+    assert got.events[-1]["code"] == "upstream_protocol_error", got.events[-1]
+    assert "choices[0].delta.content must be a string" in got.events[-1]["message"]
+    assert _assistant_text(got.events) == "kept "
+
+
+@pytest.mark.parametrize(("delta", "field"), [
+    ({"reasoning_content": 7}, "reasoning_content"),
+    ({"tool_calls": {"index": 0}}, "tool_calls"),
+])
+def test_other_mistyped_openai_fields(serve, upstream, delta, field):
+    def script(h, body):
+        sse_headers(h)
+        write_raw(h, chat_chunk(delta))
+        write_raw(h, b"data: [DONE]\n\n")
+
+    up = upstream(script)
+    server = serve(f"openai:{up.url}", model="m")
+    got = asyncio.run(watch_run(server.ws_url("typed2"), prompt="x"))
+    assert got.events[-1]["code"] == "upstream_protocol_error"
+    assert field in got.events[-1]["message"]
+
+
+def test_an_upstream_event_over_the_size_bound_is_refused(serve, upstream):
+    # One SSE line past 1 MiB with no end: the server stops buffering at the bound.
+    big = b'data: {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "' \
+        + b"y" * (3 * 1024 * 1024)
+    up = upstream(_agui_text_then(big))
+    server = serve(f"agui:{up.url}")
+    got = asyncio.run(watch_run(server.ws_url("big"), prompt="x"))
+    assert_conformant(got.events, prompt="x")
+    assert got.events[-1]["code"] == "upstream_protocol_error"
+    assert "1048576 bytes" in got.events[-1]["message"]
+    assert _assistant_text(got.events) == "kept "
+
+
+def test_an_upstream_error_body_is_logged_not_shown(serve, upstream, caplog):
+    def script(h, body):
+        page = b"<html>internal-host-7.corp:8443 stack trace</html>"
+        h.send_response(502)
+        h.send_header("Content-Type", "text/html")
+        h.send_header("Content-Length", str(len(page)))
+        h.end_headers()
+        h.wfile.write(page)
+
+    up = upstream(script)
+    server = serve(f"agui:{up.url}")
+    with caplog.at_level(logging.WARNING, logger="streampace.server"):
+        got = asyncio.run(watch_run(server.ws_url("body"), prompt="x"))
+    assert got.events[-1]["code"] == "upstream_http_error"
+    assert got.events[-1]["message"] == "upstream returned HTTP 502"
+    assert "internal-host-7" not in json.dumps(got.events)
+    assert any("internal-host-7" in r.getMessage() for r in caplog.records)
+
+
+def test_no_viewer_message_from_a_source_error_carries_the_upstream_url(serve, upstream):
+    """Every failure an upstream can cause, one after another: the RUN_ERROR
+    messages name the failure, never the upstream's address."""
+    failures = [
+        lambda h, b: (h.send_response(500), h.send_header("Content-Length", "0"),
+                      h.end_headers()),
+        lambda h, b: (sse_headers(h, content_type="text/html"), write_raw(h, b"<html>")),
+        lambda h, b: (sse_headers(h), write_raw(h, b"data: {nope\n\n")),
+        lambda h, b: (sse_headers(h), write_raw(h, b"data: \xfe\n\n")),
+        lambda h, b: (sse_headers(h), write_raw(h, sse_event({"type": "NOPE"}))),
+        lambda h, b: (h.send_response(200), h.send_header("Content-Type", "text/event-stream"),
+                      h.send_header("Content-Length", "100"), h.end_headers(),
+                      setattr(h, "close_connection", True),
+                      write_raw(h, b"data: {}\n")),  # the body ends short
+    ]
+    calls = iter(failures)
+    up = upstream(lambda h, b: next(calls)(h, b))
+    server = serve(f"agui:{up.url}/secret-path")
+    codes = []
+    for i in range(len(failures)):
+        got = asyncio.run(watch_run(server.ws_url(f"f{i}"), prompt="x"))
+        last = got.events[-1]
+        codes.append(last["code"])
+        assert str(up.port) not in last["message"] and "secret-path" not in last["message"]
+    assert set(codes) <= {"upstream_http_error", "upstream_protocol_error",
+                          "upstream_ended_early"}, codes
+
+
+def test_runs_load_no_ca_bundle(serve, upstream, monkeypatch):
+    """httpx loads the CA bundle for every client it makes (~60 ms of the event
+    loop, which every other session waits for): runs share one TLS context made
+    when the source is."""
+    import ssl
+
+    def script(h, body):
+        sse_headers(h)
+        ids = {"threadId": body["threadId"], "runId": body["runId"]}
+        write_raw(h, sse_event({"type": "RUN_STARTED", **ids}))
+        write_raw(h, sse_event({"type": "RUN_FINISHED", **ids}))
+
+    up = upstream(script)
+    server = serve(f"agui:{up.url}")
+    loads = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def counting(self, *args, **kwargs):
+        loads.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counting)
+    for i in range(3):
+        got = asyncio.run(watch_run(server.ws_url(f"tls{i}"), prompt="x"))
+        assert got.events[-1]["type"] == "RUN_FINISHED"
+    assert loads == []
+
+
+def test_an_agent_functions_invalid_utf8_and_deep_json_text_are_protocol_errors():
+    from streampace.server.agent_source import as_events
+    from streampace.session.framing import UpstreamError
+
+    for item in (b'{"type": "RUN_STARTED", "x": "\xff"}',
+                 '{"type": "CUSTOM", "name": "n", "value": ' + "[" * 600 + "]" * 600 + "}",
+                 "data: " + "[" * 600 + "]" * 600 + "\n\n"):
+        with pytest.raises(UpstreamError) as info:
+            as_events(item)
+        assert info.value.code == "upstream_protocol_error"

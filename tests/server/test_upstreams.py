@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 
 import httpx
@@ -170,17 +171,23 @@ def test_agui_stall_becomes_run_error_timeout(serve, upstream):
     assert "stalled" in got.events[-1]["message"]
 
 
-def test_refused_upstream_becomes_run_error(serve):
+def test_refused_upstream_becomes_run_error(serve, caplog):
     with socket.socket() as s:  # a port with nobody listening
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     for kind in ("agui", "openai"):
         server = serve(f"{kind}:http://127.0.0.1:{port}/x", model="m")
-        got = asyncio.run(watch_run(server.ws_url("refused"), prompt="anyone?"))
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="streampace.server"):
+            got = asyncio.run(watch_run(server.ws_url("refused"), prompt="anyone?"))
         assert_conformant(got.events, prompt="anyone?")
         assert got.events[-1]["type"] == "RUN_ERROR"
         assert got.events[-1]["code"] == "upstream_unreachable"
-        assert f"127.0.0.1:{port}" in got.events[-1]["message"]
+        # Issue 18 item 11: the URL is the operator's, logged on the server, never
+        # shown to the viewers (who all get this RUN_ERROR).
+        assert str(port) not in json.dumps(got.events)
+        assert "cannot connect to the upstream" in got.events[-1]["message"]
+        assert any(f"127.0.0.1:{port}" in r.getMessage() for r in caplog.records)
         # The HTTP side of the server is still up.
         assert httpx.get(server.url + "nothing").status_code == 404
 

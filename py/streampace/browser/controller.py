@@ -1,9 +1,12 @@
 """`StreamView`: one paced session view in the page.
 
 Wires a session transport (JS `SessionSocket` or the in-page `SimulatedSession`)
-through `SessionClient` into the `PacingScheduler`, whose single apply per drain
-feeds the `DomRenderer`. Handles socket close (flush_now), session switch
-(clear), reduced motion (reveal per delivered batch) and per-frame telemetry.
+through the `SessionConnection` (the socket's state machine: resume, reconnect,
+why it is not connected) and the `SessionClient` (decode, dedupe) into the
+`PacingScheduler`, whose single apply per drain feeds the `DomRenderer`.
+Handles socket close (flush_now), session switch (clear), connection problems
+(`streampace:error` and the view's status line), reduced motion (everything
+queued, committed in the next frame) and per-frame telemetry.
 """
 
 from __future__ import annotations
@@ -12,22 +15,42 @@ import json
 import statistics
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import js
 from pyodide.ffi import JsProxy, create_proxy
 
-from streampace.browser.client import SessionClient
+from streampace.browser.client import SessionClient, StreamError
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
 from streampace.browser.segmenter import IntlSegmenter
 from streampace.browser.telemetry import Telemetry
 from streampace.pacing.scheduler import PacingConfig, PacingScheduler
+from streampace.session.connection import MAX_QUEUED_SENDS, ConnState, SessionConnection
+from streampace.session.connection_problems import Problem
 
-__all__ = ["StreamView", "percentile"]
+__all__ = ["StreamView", "frame_commit_config", "percentile"]
 
 # Keep sampling this long after the last activity so the chart shows the tail.
 _SAMPLE_LINGER_MS = 600.0
+# Connection states in which the server is delivering to this view.
+_SHOWING = (ConnState.OPEN, ConnState.ATTACHED)
+
+
+def _option(socket: Any, name: str, default: Any) -> Any:
+    """An option of a transport (a JS property that is undefined reads as None)."""
+    value = getattr(socket, name, None)
+    return default if value is None else value
+
+
+def frame_commit_config(config: PacingConfig | None, pace: bool) -> PacingConfig:
+    """The scheduler's config for this view.  Pacing off (``data-pace="off"``,
+    prefers-reduced-motion) is a law of its own: each socket batch is committed
+    in the next animation frame with everything queued — one commit per frame,
+    never outside a frame, nothing held back longer than that."""
+    base = config if config is not None else PacingConfig()
+    return base if pace else replace(base, law="off")
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -52,6 +75,7 @@ class StreamView:
         on_sample: Callable[[tuple[float, int, int, float]], None] | None = None,
         on_status: Callable[[str, dict], None] | None = None,
         text_format: str = "markdown",
+        on_paced: Callable[[list[dict]], None] | None = None,
         scroll: bool = True,
     ) -> None:
         self.bridge = bridge
@@ -63,14 +87,18 @@ class StreamView:
                                     scroll=scroll)
         self.reduced_motion = bool(bridge.prefersReducedMotion())
         self.pace = pace and not self.reduced_motion
-        self.scheduler = PacingScheduler(self.host, self._apply, config, self.segmenter)
+        self.scheduler = PacingScheduler(self.host, self._apply,
+                                         frame_commit_config(config, self.pace), self.segmenter)
         self.telemetry = Telemetry(self.host, self.scheduler)
         self.on_delivered = on_delivered
         self.on_sample = on_sample
         self.on_status = on_status
+        # Told each frame's paced events after they were rendered (page.py).
+        self.on_paced = on_paced
         self.session: str | None = None
         self.socket: Any = None
         self.client: SessionClient | None = None
+        self.connection: SessionConnection | None = None
         self._sink: Any = None
         self._sessions = 0
         self._sampling = False
@@ -80,31 +108,45 @@ class StreamView:
 
     # -- transport ---------------------------------------------------------
     def connect(self, socket: Any) -> None:
-        """Show the session streamed by `socket` (replacing any current one)."""
+        """Show the session streamed by `socket` (replacing any current one).
+
+        `socket` is a transport (session/connection.py): the JS `SessionSocket`,
+        opened and buffering since before Python booted, or a `SimulatedSession`.
+        What it reported so far is replayed in order, then the connection drives it.
+        """
         if self.socket is not None:
             self.switch_session(socket)
             return
         self._sessions += 1
         self.session = f"s{self._sessions}"
-        self.client = SessionClient(self._deliver, on_close=self._on_close,
-                                    on_status=self._status, on_error=self._stream_error)
+        self.client = SessionClient(self._deliver, on_error=self._stream_error)
+        self.connection = SessionConnection(
+            socket, self.host, self.client, url=str(_option(socket, "url", "")),
+            # Options the page gave the JS socket before Python existed.
+            retry_before_open=bool(_option(socket, "retryBeforeOpen", True)),
+            reconnect=bool(_option(socket, "autoReconnect", True)),
+            on_change=self._connection_changed, on_problem=self._connection_problem)
         self.socket = socket
         if isinstance(socket, JsProxy):
             # One proxy per connection, destroyed in disconnect().
-            self._sink = create_proxy(self.client.handle)
+            self._sink = create_proxy(self.connection.handle)
             socket.attach(self._sink)
         else:
             self._sink = None
-            socket.attach(self.client.handle)
+            socket.attach(self.connection.handle)
 
     def disconnect(self, flush: bool = True) -> None:
         socket, self.socket = self.socket, None
+        connection, self.connection = self.connection, None
         if socket is not None:
             socket.detach()
-            socket.close()
+        if connection is not None:
+            connection.close()  # closes the socket; its callbacks see it go
         if self._sink is not None:
             self._sink.destroy()
             self._sink = None
+        if not self.closed:
+            self.renderer.show_connection("none", "")
         if flush and self.session is not None:
             self.scheduler.flush_now(self.session)
 
@@ -119,23 +161,68 @@ class StreamView:
         self.connect(socket)
 
     def send(self, text: str) -> None:
-        if self.socket is None:
+        """A client message: sent now if connected, else after the next resume."""
+        if self.connection is None:
             raise RuntimeError("not connected")
-        self.socket.send(text)
+        connection = self.connection
+        if not connection.send(text):
+            why = connection.problem
+            message = ("not sent: the connection is closed"
+                       + (f" ({why.code})" if why is not None else "")
+                       if connection.state is ConnState.CLOSED else
+                       f"not sent: {MAX_QUEUED_SENDS} messages already wait for the connection")
+            self._emit_error({"where": "connection", "code": "not_sent", "message": message})
 
     def flush(self) -> None:
         if self.session is not None:
             self.scheduler.flush_now(self.session)
 
+    def _connection_changed(self, old: ConnState, new: ConnState,
+                            problem: Problem | None) -> None:
+        connection = self.connection
+        if connection is None:
+            return  # the move of a connection being closed by disconnect()
+        if old in _SHOWING and new not in _SHOWING and self.session is not None:
+            # The socket went away while this session is shown: show all it sent.
+            self.scheduler.flush_now(self.session)
+        self.renderer.show_connection(new.value, connection.status_text())
+        if self.on_status is not None:
+            retry = connection.retry_in_ms()
+            self.on_status(new.value, {
+                "wasOpen": connection.opens > 0, "attempt": connection.attempt,
+                "delayMs": None if retry is None else round(retry),
+                "problem": None if problem is None else problem.detail()})
+
+    def _connection_problem(self, problem: Problem, retry_in_ms: float | None) -> None:
+        connection = self.connection
+        detail = {"where": "connection", **problem.detail(),
+                  "retrying": retry_in_ms is not None,
+                  "retryInMs": None if retry_in_ms is None else round(retry_in_ms),
+                  "attempt": connection.attempt if connection is not None else 0,
+                  "url": connection.url if connection is not None else ""}
+        self._emit_error(detail)
+
+    def _stream_error(self, error: StreamError) -> None:
+        self._emit_error({"where": error.where, "code": error.code, "message": error.message})
+
+    def _emit_error(self, detail: dict[str, Any]) -> None:
+        """One `streampace:error` on the mount (and the console), machine-readable."""
+        text = f"{detail['where']}: {detail['code']}: {detail['message']}"
+        self.errors.append(text)
+        del self.errors[:-50]
+        js.console.warn("streampace: " + text)
+        self.bridge.emit(self.mount, "streampace:error", json.dumps(detail))
+
     # -- pipeline ----------------------------------------------------------
     def _deliver(self, events: list[dict]) -> None:
+        session = self.session
+        if session is None:
+            return  # only a connected client delivers; kept for the type checker
         if self.on_delivered is not None:
             self.on_delivered(events)
         before = self.telemetry.before_enqueue()
-        self.scheduler.enqueue(self.session, events)
+        self.scheduler.enqueue(session, events)
         self.telemetry.after_enqueue(before)
-        if not self.pace:
-            self.scheduler.flush_now(self.session)
         self._last_activity = self.host.now()
         self._ensure_sampling()
 
@@ -143,23 +230,9 @@ class StreamView:
         if session_id != self.session or self.closed:
             return False  # not shown (any more): the scheduler keeps it queued
         self.renderer.apply(events)
+        if self.on_paced is not None:
+            self.on_paced(events)
         return True
-
-    def _on_close(self) -> None:
-        # The socket went away while this session is shown: show all it sent.
-        if self.session is not None:
-            self.scheduler.flush_now(self.session)
-
-    def _status(self, state: str, detail: dict) -> None:
-        if self.on_status is not None:
-            self.on_status(state, detail)
-
-    def _stream_error(self, message: str) -> None:
-        self.errors.append(message)
-        del self.errors[:-50]
-        js.console.warn("streampace: " + message)
-        self.bridge.emit(self.mount, "streampace:error",
-                         json.dumps({"where": "stream", "message": message}))
 
     def _report_exception(self, exc: BaseException) -> None:
         text = "".join(traceback.format_exception(exc))
@@ -167,7 +240,8 @@ class StreamView:
         del self.errors[:-50]
         js.console.error("streampace: " + text)
         self.bridge.emit(self.mount, "streampace:error",
-                         json.dumps({"where": "frame", "message": str(exc)}))
+                         json.dumps({"where": "frame", "code": "frame_error",
+                                     "message": str(exc)}))
 
     # -- telemetry ---------------------------------------------------------
     def _ensure_sampling(self) -> None:
@@ -191,7 +265,8 @@ class StreamView:
         applies = list(self.renderer.apply_ms)
         return {
             "session": self.session,
-            "connection": self.client.state if self.client else "none",
+            "connection": (self.connection.stats() if self.connection is not None
+                           else {"state": "none"}),
             "paced": self.pace,
             "reducedMotion": self.reduced_motion,
             "scheduler": self.scheduler.stats(),

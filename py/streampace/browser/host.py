@@ -67,12 +67,15 @@ class BrowserHost:
         self.hidden = bool(self._document.hidden)
         self.visibility_listeners: list[Callable[[bool], None]] = []
         self.closed = False
-        self.frame_callback = _Callback(self._on_frame)
-        self.timeout_callback = _Callback(self._on_timeout)
-        self.visibility_callback = _Callback(self._on_visibility)
-        self._frame_proxy = create_proxy(self.frame_callback)
-        self._timeout_proxy = create_proxy(self.timeout_callback)
-        self._visibility_proxy = create_proxy(self.visibility_callback)
+        # Kept as attributes (None after close) so tests can check they are freed.
+        frame_cb, timeout_cb, visibility_cb = (
+            _Callback(self._on_frame), _Callback(self._on_timeout), _Callback(self._on_visibility))
+        self.frame_callback: _Callback | None = frame_cb
+        self.timeout_callback: _Callback | None = timeout_cb
+        self.visibility_callback: _Callback | None = visibility_cb
+        self._frame_proxy = create_proxy(frame_cb)
+        self._timeout_proxy = create_proxy(timeout_cb)
+        self._visibility_proxy = create_proxy(visibility_cb)
         self._document.addEventListener("visibilitychange", self._visibility_proxy)
 
     # -- FrameHost ---------------------------------------------------------

@@ -238,6 +238,7 @@ class DomRenderer:
         self.failures = 0  # commits that raised (each reported once, then rebuilt)
         self.apply_ms: deque[float] = deque(maxlen=4096)
         self.closed = False
+        self._connection_line: Any = None  # made on first use (show_connection)
 
     # -- public ------------------------------------------------------------
     def apply(self, events: list[dict]) -> None:
@@ -270,6 +271,21 @@ class DomRenderer:
         self.root.removeAttribute("data-run")
         if self.follower is not None:
             self.follower.reset()
+
+    def show_connection(self, state: str, text: str) -> None:
+        """Why the view is not connected (session/connection.py status_text), on
+        a status line of its own above the run's, hidden while ``text`` is empty;
+        ``state`` goes to the view's ``data-connection`` for page styles."""
+        self.root.setAttribute("data-connection", state)
+        line = self._connection_line
+        if line is None:
+            if not text:
+                return
+            line = self._connection_line = self._el("div", "sp-connection")
+            line.setAttribute("role", "status")
+            self.root.prepend(line)
+        line.textContent = text
+        line.hidden = not text
 
     def text_of(self, message_id: str) -> str:
         """The text of the message `message_id` names now (its latest use)."""
@@ -338,7 +354,8 @@ class DomRenderer:
             self._plain.add(failed)  # its Markdown failed: plain text from now on
         js.console.error("streampace: " + "".join(traceback.format_exception(exc)))
         self._bridge.emit(self.mount, "streampace:error", json.dumps(
-            {"where": where, "message": f"{type(exc).__name__}: {exc}"}))
+            {"where": where, "code": f"{where}_failed",
+             "message": f"{type(exc).__name__}: {exc}"}))
         try:
             self._rebuild()
         except Exception as again:  # noqa: BLE001 - leave the view as it is, said once

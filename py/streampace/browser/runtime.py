@@ -1,9 +1,11 @@
 """Python side of the page's boot: what goes into the memory snapshot, and what
 must be redone after restoring it.
 
-`scripts/make_snapshot.mjs` calls `prepare_snapshot` (in Node, at setup time);
-`js_shim/boot.js` calls `after_restore` in the page. Nothing here touches `js`:
-the module is imported while the snapshot is made, outside any browser.
+`scripts/make_snapshot.mjs` calls `prepare_snapshot` and `compile_pyscript` (in
+Node, at setup time); `js_shim/boot.js` calls `after_restore` in the page, and
+js_shim/pyscript.js `install_pyscript_bytecode` on PyScript pages. Nothing here
+touches `js`: the module is imported while the snapshot is made, outside any
+browser.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import marshal
+import os
 import pkgutil
 import random
 import sys
 import time
 
-__all__ = ["after_restore", "prepare_snapshot", "snapshot_key"]
+__all__ = ["after_restore", "compile_pyscript", "install_pyscript_bytecode", "prepare_snapshot",
+           "snapshot_key"]
 
 # Never imported into the snapshot: entry points that run on import, and the
 # host-side I/O adapters (not shipped to the page at all).
@@ -26,6 +31,10 @@ _SKIP = ("streampace.__main__", "streampace.server.cli", "streampace.server")
 _EXTRA = ("streampace_demo",)
 
 _snapshot_key: str | None = None
+# PyScript's own Python package (pyscript/*.py, which PyScript writes into the
+# working directory and imports before a page's first script), compiled at
+# setup: relative path -> the bytes of a checked-hash .pyc.
+_pyscript_pyc: dict[str, bytes] = {}
 
 
 def _page_modules() -> list[str]:
@@ -43,7 +52,7 @@ def _page_modules() -> list[str]:
 def prepare_snapshot(key: str) -> str:
     """Import every page module so the snapshot holds them compiled and
     initialised. A module that cannot be imported outside a page is skipped
-    (the page imports it from the unpacked archive as usual). Returns a JSON
+    (the page imports it from the archive as usual). Returns a JSON
     report: {"imported": n, "skipped": {name: error}}."""
     global _snapshot_key
     imported = 0
@@ -75,3 +84,36 @@ def after_restore() -> None:
     tzset = getattr(time, "tzset", None)
     if tzset is not None:
         tzset()
+
+
+def compile_pyscript(files_json: str) -> int:
+    """Compile PyScript's Python package ({relative path: source}, from the
+    pinned @pyscript/core) into checked-hash .pyc bytes kept in this module, so
+    they are in the snapshot. Returns how many."""
+    from importlib.util import MAGIC_NUMBER, source_hash
+
+    files = json.loads(files_json)  # from our own setup (make_snapshot.mjs), not outside input
+    for rel, source in files.items():
+        data = source.encode("utf-8")
+        code = compile(data, rel, "exec", dont_inherit=True)
+        # The .pyc layout (PEP 552): magic, flags (hash-based, check the source),
+        # the source's hash, then the marshalled code.
+        flags = (0b11).to_bytes(4, "little")
+        _pyscript_pyc[rel] = MAGIC_NUMBER + flags + source_hash(data) + marshal.dumps(code)
+    return len(_pyscript_pyc)
+
+
+def install_pyscript_bytecode(cwd: str) -> int:
+    """Write the .pyc files of PyScript's package where Python looks for them
+    once PyScript has written its sources under `cwd`: importing it then skips
+    the compiler (30-120 ms warm, 300 ms cold, measured). Python checks each
+    .pyc against its source's hash, so a different PyScript compiles as usual.
+    Returns how many were written."""
+    from importlib.util import cache_from_source
+
+    for rel, pyc in _pyscript_pyc.items():
+        target = cache_from_source(os.path.join(cwd, rel))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as f:
+            f.write(pyc)
+    return len(_pyscript_pyc)

@@ -42,7 +42,9 @@ is ever dropped:
 - content or args after the item's END in the same run: appended anyway (the
   item stays ended); a second END is ignored.
 - duplicate START for a known id in the same run: ignored (text, role and state kept).
-- an invalid STATE_DELTA patch: the state stays as it was (patches are atomic).
+- a STATE_DELTA patch that does not apply, or a state event over the state's
+  bounds (``json_patch.StateLimits``): the state stays as it was (patches are
+  atomic, and a costly one stops within its bounds).
 - unknown event types, non-dict events, missing/mistyped ids: ignored.
 
 Items restored from MESSAGES_SNAPSHOT count as ended, but one that was still
@@ -75,7 +77,8 @@ from streampace.conversation.items import (
     RunStatus,
     ToolCallItem,
 )
-from streampace.conversation.json_patch import JsonPatchError, apply_patch
+from streampace.conversation.json_patch import DEFAULT_STATE_LIMITS, JsonPatchError, StateLimits
+from streampace.conversation.shared_state import SharedState
 
 __all__ = [
     "MESSAGE",
@@ -108,7 +111,8 @@ class Transcript:
     """The reducer; see the module docstring for the rules and the views."""
 
     def __init__(self, max_messages: int | None = None, max_bytes: int | None = None,
-                 anomaly_log_size: int = 50) -> None:
+                 anomaly_log_size: int = 50,
+                 state_limits: StateLimits = DEFAULT_STATE_LIMITS) -> None:
         if (max_messages is not None and max_messages < 1) or (
                 max_bytes is not None and max_bytes < 1):
             raise ValueError("history limits must be >= 1")
@@ -122,7 +126,8 @@ class Transcript:
         self.all_items: dict[ItemRef, Item] = {}  # every item on the timeline
         self.run = RunInfo()
         self.runs = 0  # RUN_STARTED events applied: what "an earlier run" means
-        self.state: Any = {}
+        self.state: Any = {}  # = self.shared_state.value
+        self.shared_state = SharedState(self.state, state_limits)
         self.anomalies = 0
         self.anomaly_log: deque[str] = deque(maxlen=anomaly_log_size)
         self.trimmed = 0  # messages dropped to stay within the bounds
@@ -460,19 +465,19 @@ class Transcript:
         self._trim()
 
     def _state_snapshot(self, event: Mapping[str, Any]) -> None:
-        if "snapshot" not in event:
-            self._anomaly("STATE_SNAPSHOT: missing snapshot")
-            return
-        # Shared, not copied: nothing mutates it (json_patch is copy-on-write).
-        self.state = event["snapshot"]
-        self._obs.state = True
+        self._apply_state(event)
 
     def _state_delta(self, event: Mapping[str, Any]) -> None:
+        self._apply_state(event)
+
+    def _apply_state(self, event: Mapping[str, Any]) -> None:
+        # Shared, not copied: nothing mutates the state (json_patch is copy-on-write).
         try:
-            self.state = apply_patch(self.state, event.get("delta"))  # type: ignore[arg-type]
+            self.shared_state.apply(event)
         except JsonPatchError as exc:
-            self._anomaly(f"STATE_DELTA: patch rejected, state unchanged: {exc}")
+            self._anomaly(f"{event['type']}: refused, state unchanged: {exc}")
             return
+        self.state = self.shared_state.value
         self._obs.state = True
 
     def _messages_snapshot(self, event: Mapping[str, Any]) -> None:

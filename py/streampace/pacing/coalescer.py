@@ -7,31 +7,79 @@ first one.  The first token after an idle window is rendered immediately so
 time-to-first-text never pays the window.  ``close()`` renders whatever is
 pending (an abort or unmount must not drop the received tail).
 
-Sans-IO: the timer comes from the injected host (a ``streampace.clock.TimerHost``).
+Two ways to give it a timer, both sans-IO:
+
+* the seed article's — ``StreamCoalescer(render, schedule, cancel, window_ms=40)``
+  with ``schedule(task, delay_ms) -> handle`` and ``cancel(handle)`` (e.g.
+  ``setTimeout`` / ``clearTimeout``, or a fake clock in a test);
+* a host — ``StreamCoalescer(render, host, window_ms=40)`` with any
+  :class:`streampace.clock.TimerHost` (the server's loop host, the page's
+  ``BrowserHost``, ``streampace.testing.ManualHost``).
+
+Either way the window timer is a :class:`streampace.clock.Timeout`, so a timer
+that fires after it was cancelled does nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, overload
 
 from streampace.clock import Timeout, TimerHost
 
-__all__ = ["CoalescerClosedError", "StreamCoalescer"]
+__all__ = ["Cancel", "CoalescerClosedError", "Schedule", "StreamCoalescer"]
+
+Schedule = Callable[[Callable[[], None], float], Any]
+Cancel = Callable[[Any], None]
 
 
 class CoalescerClosedError(RuntimeError):
     """push() after close()."""
 
 
+class _ScheduleTimers:
+    """The seed's ``schedule`` / ``cancel`` pair as the timer half of a TimerHost."""
+
+    __slots__ = ("_schedule", "_cancel")
+
+    def __init__(self, schedule: Schedule, cancel: Cancel) -> None:
+        self._schedule = schedule
+        self._cancel = cancel
+
+    def now(self) -> float:
+        raise NotImplementedError("a schedule/cancel pair has no clock")
+
+    def request_timeout(self, callback: Callable[[], None], delay_ms: float) -> Any:
+        return self._schedule(callback, delay_ms)
+
+    def cancel_timeout(self, handle: Any) -> None:
+        self._cancel(handle)
+
+
 class StreamCoalescer:
-    def __init__(
-        self,
-        render: Callable[[str], None],
-        host: TimerHost,
-        window_ms: float = 40,
-    ) -> None:
+    @overload
+    def __init__(self, render: Callable[[str], None], timers: TimerHost, *,
+                 window_ms: float = 40) -> None: ...
+
+    @overload
+    def __init__(self, render: Callable[[str], None], timers: Schedule, cancel: Cancel,
+                 window_ms: float = 40) -> None: ...
+
+    def __init__(self, render: Callable[[str], None], timers: TimerHost | Schedule,
+                 cancel: Cancel | None = None, window_ms: float = 40) -> None:
         if not window_ms >= 0:
             raise ValueError(f"window_ms must be >= 0, got {window_ms!r}")
+        host: TimerHost
+        if callable(getattr(timers, "request_timeout", None)):
+            if cancel is not None:
+                raise TypeError("StreamCoalescer(render, host, window_ms=...): a host brings "
+                                "its own cancel")
+            host = timers  # type: ignore[assignment]
+        elif callable(timers) and callable(cancel):
+            host = _ScheduleTimers(timers, cancel)
+        else:
+            raise TypeError("StreamCoalescer needs a TimerHost, or schedule and cancel "
+                            "callables (the seed article's form)")
         self._render = render
         self.window_ms = window_ms
         self._parts: list[str] = []  # joined once per render, not per token

@@ -11,8 +11,16 @@ tables (:class:`CodePointSegmenter` remains for tests and benchmarks).
 :func:`may_extend` says whether a cluster that ends a provider delta could still
 grow when the next delta arrives.  Under UAX #29 almost every cluster can (a
 combining mark, a spacing vowel sign or a ZWJ may follow any base), so only
-clusters that end in a control character are final.  It must give the same
-answer whichever segmenter is injected, and must not need ``regex``.
+clusters that end in a control character are final.
+
+:func:`shows_incomplete` is the pacer's hold rule, a small subset of that: would
+code points that may still arrive change this cluster *visibly* — half an emoji
+sequence, an odd regional indicator, a digit waiting for its keycap, conjoining
+Hangul jamo, an Indic consonant + virama waiting for its conjunct, a Prepend
+waiting for its base?  A Latin letter, an ideograph or a space that later gains
+a combining mark is shown again as the same glyph with its mark, so those are
+never held.  Both must give the same answer whichever segmenter is injected,
+and must not need ``regex``.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ __all__ = [
     "rejoin_emoji_zwj",
     "is_extend_like",
     "may_extend",
+    "shows_incomplete",
     "is_extended_pictographic",
     "is_regional_indicator",
     "is_control",
@@ -179,7 +188,8 @@ _CONTROL: tuple[tuple[int, int], ...] = (
 _PREPEND_RANGES: tuple[tuple[int, int], ...] = (
     (0x0600, 0x0605), (0x06DD, 0x06DD), (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2),
     (0x0D4E, 0x0D4E), (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x111C2, 0x111C3),
-    (0x1193F, 0x1193F), (0x11941, 0x11941), (0x11A3A, 0x11A3A), (0x11A84, 0x11A89),
+    (0x113D1, 0x113D1), (0x1193F, 0x1193F), (0x11941, 0x11941), (0x11A3A, 0x11A3A),
+    (0x11A84, 0x11A89),
     (0x11D46, 0x11D46), (0x11F02, 0x11F02),
 )
 # Spacing marks (Mc) that UAX #29 counts as Extend (Other_Grapheme_Extend etc.),
@@ -347,3 +357,70 @@ def may_extend(cluster: str) -> bool:
         return False
     last = ord(cluster[-1])
     return last == 0x0D or not is_control(last)
+
+
+# --- The hold rule (shows_incomplete) -----------------------------------------
+
+# Indic_Conjunct_Break=Linker (Unicode 17): the viramas after which the next
+# consonant forms a conjunct (GB9c).  Broader than the six the segmenters of
+# Unicode 15.1 know; holding a Khmer coeng or a Myanmar virama for the next
+# delta is right even where the platform's segmenter does not join them.
+_LINKERS = frozenset({
+    0x094D, 0x09CD, 0x0ACD, 0x0B4D, 0x0C4D, 0x0D4D, 0x1039, 0x17D2, 0x1A60, 0x1B44, 0x1BAB,
+    0x1CF5, 0x1CF6, 0xA9C0, 0xAAF6, 0x10A3F, 0x11133, 0x113D0, 0x1193E, 0x11A3A, 0x11A47,
+    0x11A99, 0x11F42,
+})
+_KEYCAP_BASES = frozenset("0123456789#*")
+
+
+def shows_incomplete(cluster: str) -> bool:
+    """Would code points that may still arrive change this (last) cluster visibly?
+
+    True — the pacer holds it until the next delta, a barrier, a flush, an
+    overload or ``holdback_ms`` — for:
+
+    * an emoji sequence still open: Extended_Pictographic last, or followed
+      only by Extend (VS16, a skin tone modifier, tag characters, marks) and
+      ZWJ — a family in the making, a skin tone, a subdivision flag, ``❤``
+      waiting for VS16 (GB9, GB11);
+    * a keycap in the making: ``[0-9#*]``, alone or + VS16 (waiting for
+      U+20E3: a digit turning into an emoji square is not the digit with a mark);
+    * an odd number of regional indicators (half a flag);
+    * conjoining Hangul: a leading consonant (L), a vowel (V) or an LV
+      syllable last, waiting for its vowel or trailing consonant;
+    * an Indic consonant + virama or other InCB linker (optionally + ZWJ/ZWNJ),
+      waiting for the consonant of its conjunct;
+    * a Prepend character waiting for its base.
+
+    False for everything else: a base that later takes a combining mark or a
+    vowel sign is shown again as the same glyph with its mark, which is not a
+    broken rendering.
+    """
+    if not cluster:
+        return False
+    last = ord(cluster[-1])
+    if _gcb_hangul(last) or _in_ranges(last, _PREPEND_RANGES):
+        return True
+    ri = sum(1 for ch in cluster if _RI_FIRST <= ord(ch) <= _RI_LAST)
+    if ri % 2:
+        return True
+    if is_extended_pictographic(last):
+        return True
+    if (last == 0x200D or is_extend_like(cluster[-1])) and any(
+            is_extended_pictographic(ord(ch)) for ch in cluster):
+        return True  # ExtPict Extend* [ZWJ]: GB11 may still join another pictograph
+    if cluster[0] in _KEYCAP_BASES and cluster[1:] in ("", "\ufe0f"):
+        return True  # may become a keycap: + VS16 + U+20E3
+    i = len(cluster) - 1
+    while i > 0 and ord(cluster[i]) in (0x200C, 0x200D):
+        i -= 1
+    return ord(cluster[i]) in _LINKERS
+
+
+def _gcb_hangul(cp: int) -> bool:
+    """Hangul L, V or LV: a syllable that a later jamo still changes."""
+    if 0x1100 <= cp <= 0x115F or 0xA960 <= cp <= 0xA97C:
+        return True  # L
+    if 0x1160 <= cp <= 0x11A7 or 0xD7B0 <= cp <= 0xD7C6:
+        return True  # V
+    return 0xAC00 <= cp <= 0xD7A3 and (cp - 0xAC00) % 28 == 0  # LV

@@ -1,7 +1,8 @@
 """Pacing laws: how many graphemes per second a drain may reveal.
 
-Two laws share one small interface (``new_track`` / ``on_arrival`` /
-``first_frame_credit`` / ``rate``) so the scheduler stays a queue and a budget:
+Three laws share one small interface (:class:`Law`: ``new_track`` /
+``on_arrival`` / ``first_frame_credit`` / ``rate``) so the scheduler stays a
+queue and a budget:
 
 * :class:`SeedLaw` — the seed's (mosoo PR #450) ``clamp(pending / tau, 20,
   800)``, exactly.  Its steady lag is ``tau`` whatever the transport does, its
@@ -9,37 +10,45 @@ Two laws share one small interface (``new_track`` / ``on_arrival`` /
   outruns it.
 * :class:`AdaptiveLaw` — the default: adaptive playout driven only by what the
   page sees, the arrival times and sizes of paced text.
+* :class:`UnpacedLaw` — no animation (reduced motion): every drain shows all.
 
 Adaptive playout, per session (one :class:`Track` each):
 
-* **Estimates**, online, updated once per delivery: the arrival rate ``r``
-  (graphemes per ms, exponentially weighted over about a second of arrivals);
-  the cadence — the typical gap between deliveries ``gap`` (an EWMA, outliers
-  clipped), its mean deviation ``dev``, how far delivery sizes stray from
-  ``r × gap`` (``jit``, in ms), and a recent-worst gap ``peak`` that decays
-  back to ``gap``.  A gap far beyond the typical one is a *stall*: it counts
-  for the rate (its text was generated meanwhile) but not for the cadence.
+* **Deliveries**: arrivals less than 5 ms apart are one delivery (several socket
+  messages released together); a delivery is learnt from once complete.
+* **Spans**: how long the source took to produce a delivery's text — its gap
+  to the previous delivery, but no more than its size takes at the source's
+  rate (the source was idle for the rest: a slow token, a pause for a tool
+  call or for thinking) and no less than the transport's own interval (the
+  lower gaps).  The source's rate ``r`` is graphemes over spans (weighted over
+  about a second; one delivery moves it at most twofold, so a stall's backlog
+  landing at once does not read as a faster model).
+* **Cadence and jitter**: the typical gap and span, their deviations, and a
+  jitter *cushion*: the recent-worst span of a delivery that was late *and*
+  carried the text it was late for (a transport that held text back), which
+  decays over 3 s and is bounded by 600 ms.  A late delivery of ordinary size
+  (the source paused) widens nothing.
 * **Play-out**: what is queued is spread over the time left until the next
-  delivery is due (``last arrival + gap``) plus a short horizon ``H`` (a few
-  ms more when the cadence is irregular)::
+  delivery is due (last delivery + cushion) plus a short horizon ``H``::
 
       rate = pending / (time until due + H)
 
   Between two deliveries this rate is *constant* — pending and the time left
   shrink together — so the speed does not pulse within a batch (the seed's
-  ``pending / tau`` decays by e^(−gap/tau) there).  The queue is nearly empty
-  when the next delivery lands, so the steady lag is about half a delivery
-  interval plus ``H``: it tracks the transport (≈ 25 ms behind 40 ms batches,
-  ≈ 160 ms behind 300 ms ones) instead of a constant.  When a delivery is
-  late the horizon stretches with the delay, so the rest slows down gently
-  instead of stopping dead.
-* **Bounds**: the rate is raised so the oldest queued deliveries meet their
-  deadline (arrival + ``max_lag_ms``, or automatic: one typical gap plus half
-  the recent-worst one), and kept under a step ceiling that scales with ``r``
-  (1.8 × r, at least the seed's 800/s-class step, 1.3 × r for models faster
+  ``pending / tau`` decays by e^(−gap/tau) there).  The lag is about half the
+  cushion plus ``H``: it tracks the transport (≈ 25 ms behind 40 ms batches,
+  ≈ 75 ms behind 150 ms ones, ≈ nothing behind a provider that sends one
+  character every 0.5 ms) and, through the cushion, its jitter: a link that
+  delivers in bursts every few hundred ms is played out smoothly over them.
+  When a delivery is late the horizon stretches with the delay, so the rest
+  slows down instead of stopping dead.
+* **Bounds**: the rate is raised so the oldest queued deliveries meet a
+  deadline (arrival + ``max_lag_ms``, or automatic: the cushion plus half a
+  span), and kept under a step ceiling that scales with ``r`` (1.8 × r or
+  r + 250/s, at least the seed's 800/s-class step, 1.3 × r for models faster
   than that) — never a fixed ceiling a fast model can outrun, and never a jump
-  after a stall: a backlog drains at the ceiling, in bounded steps, within
-  a bounded time.  A low-pass filter (60 ms) keeps rate changes gradual.
+  after a stall: a backlog drains at the ceiling, in bounded steps, within a
+  bounded time.  A low-pass filter (60 ms) keeps rate changes gradual.
 * The first paced text of an idle session is owed one grapheme at once
   (:meth:`AdaptiveLaw.first_frame_credit`), so it shows on the very next frame.
 
@@ -51,9 +60,9 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["STEP_RATE", "AdaptiveLaw", "SeedLaw", "Track"]
+__all__ = ["STEP_RATE", "AdaptiveLaw", "Law", "SeedLaw", "Track", "UnpacedLaw"]
 
 # Step bound (graphemes/s) of the ceiling for models slower than it: the seed's
 # 800/s class, so per-frame steps stay what readers know (≈ 14 at 60 Hz).
@@ -67,27 +76,63 @@ _SAME_DELIVERY_MS = 5.0
 _IDLE_MS = 3000.0
 _PRIOR_GAP_MS = 150.0  # before the first gap is seen (the seed server's batching)
 _RATE_TAU_MS = 1000.0  # arrival-rate memory
+_RATE_STEP = 2.0  # one delivery moves the rate at most this-fold
+_SPAN_EARLY = 0.7  # the k-th span's weight is at least this / (k + 2): the prior fades fast
 _GAP_ALPHA = 0.25  # EWMA weight of one gap
-_PEAK_DECAY_MS = 3000.0  # recent-worst gap decays back to typical over this
-_STALL_FACTOR = 3.0  # gap > 3 × (typical + 2 dev) and > _STALL_MIN_MS: a stall
+_PEAK_DECAY_MS = 3000.0  # the jitter cushion decays back to the typical span over this
+_PEAK_DEV = 2.0  # a span beyond typical + this × its deviation widens the cushion
+_CUSHION_MAX_MS = 600.0
+_STALL_FACTOR = 3.0  # gap > 3 × (typical + 2 dev) and > _STALL_MIN_MS: a stall or pause
 _STALL_MIN_MS = 250.0
-_FIRST_RATE_CAP = 0.6  # first delivery's rate evidence, at most this × the step bound
-_H_MIN_MS = 20.0  # horizon H = max(_H_MIN_MS, _H_GAP × gap, _H_DEV × (dev + jit))
-_H_GAP = 0.1
+_H_MIN_MS = 2.0  # horizon H = max(_H_MIN_MS, _H_GAP × cushion, _H_DEV × (dev + jit))
+_H_GAP = 0.2
 _H_DEV = 0.5
 _LATE_K = 1.0  # a late delivery stretches H by this × how late it is
-_DL_GAP = 1.0  # automatic deadline = _DL_GAP × gap + _DL_PEAK × peak, at least _DL_MIN_MS
-_DL_PEAK = 0.5
+_DL_SPAN = 0.5  # automatic deadline = cushion + _DL_SPAN × span, at least _DL_MIN_MS
 _DL_MIN_MS = 100.0
 _CEIL_X = 1.8  # ceiling = min(max(_CEIL_X r, r + _CEIL_ADD), max(_CEIL_FAST r, step bound))
-_CEIL_ADD = 0.1  # graphemes/ms
+_CEIL_ADD = 0.25  # graphemes/ms
 _CEIL_FAST = 1.3
 _SMOOTH_MS = 60.0  # time constant of the play-out rate's low-pass filter
 _DEADLINE_GROUPS = 16  # oldest deliveries the deadline looks at per drain
 
 
+class Law(Protocol):
+    """What the scheduler asks of a pacing law (one track per session)."""
+
+    unlimited: bool  # True: every drain may show all that is queued
+
+    def new_track(self) -> Any: ...
+
+    def on_arrival(self, track: Any, now: float, n: int) -> None: ...
+
+    def first_frame_credit(self) -> float: ...
+
+    def rate(self, track: Any, now: float, pending: int, total_pending: int) -> float: ...
+
+
+class UnpacedLaw:
+    """No pacing (reduced motion): each drain shows everything queued."""
+
+    unlimited = True
+
+    def new_track(self) -> None:
+        return None
+
+    def on_arrival(self, track: Any, now: float, n: int) -> None:
+        pass
+
+    def first_frame_credit(self) -> float:
+        return 0.0
+
+    def rate(self, track: Any, now: float, pending: int, total_pending: int) -> float:
+        return 0.0  # unused: the budget is unlimited
+
+
 class SeedLaw:
     """The seed's law: ``clamp(pending / tau, min_rate, max_rate)`` on the total backlog."""
+
+    unlimited = False
 
     def __init__(self, tau_ms: float, min_rate: float, max_rate: float) -> None:
         self.tau_ms = tau_ms
@@ -110,16 +155,23 @@ class SeedLaw:
 class Track:
     """One session's arrival estimates and play-out state (see the module docstring)."""
 
-    __slots__ = ("last_arrival", "rate_n", "rate_t", "gap", "dev", "peak", "jit", "gaps_seen",
-                 "out", "out_at", "arrived", "groups")
+    __slots__ = ("last_arrival", "prev_arrival", "open_n", "rate_n", "rate_t", "gap", "dev",
+                 "floor", "span", "span_dev", "peak", "peak_at", "jit", "gaps_seen", "out",
+                 "out_at", "arrived", "groups")
 
     def __init__(self) -> None:
-        self.last_arrival: float | None = None
+        self.last_arrival: float | None = None  # the newest delivery (still growing)
+        self.prev_arrival: float | None = None  # the one before it (None: first of an answer)
+        self.open_n = 0  # graphemes of the newest delivery so far
         self.rate_n = 0.0  # exponentially weighted graphemes ...
-        self.rate_t = 0.0  # ... over exponentially weighted ms
-        self.gap = _PRIOR_GAP_MS
-        self.dev = 0.0
-        self.peak = _PRIOR_GAP_MS
+        self.rate_t = 0.0  # ... over the exponentially weighted time that produced them
+        self.gap = _PRIOR_GAP_MS  # typical gap between deliveries
+        self.dev = 0.0  # its mean deviation
+        self.floor = _PRIOR_GAP_MS  # the transport's own interval (the lower gaps)
+        self.span = _PRIOR_GAP_MS  # typical time one delivery's text took to produce
+        self.span_dev = 0.0
+        self.peak = 0.0  # recent-worst span of a late, text-rich delivery (decays)
+        self.peak_at = 0.0
         self.jit = 0.0  # mean |size − r × gap| of a delivery, in ms at rate r
         self.gaps_seen = 0
         self.out: float | None = None  # filtered play-out rate, graphemes/ms
@@ -129,12 +181,14 @@ class Track:
         self.groups: deque[list[float]] = deque()
 
     def arrival_rate(self) -> float:
-        """Graphemes per ms (0 before the first delivery)."""
+        """Graphemes per ms while the source produces (0 before the first delivery)."""
         return self.rate_n / self.rate_t if self.rate_t > 0 else 0.0
 
 
 class AdaptiveLaw:
-    """Adaptive playout (the default law).  ``max_lag_ms`` = None: automatic deadline."""
+    """Adaptive playout (the default law).  ``max_lag_ms`` = None: automatic cushion."""
+
+    unlimited = False
 
     def __init__(self, max_lag_ms: float | None = None, min_rate: float = 20.0,
                  max_step_rate: float = STEP_RATE) -> None:
@@ -154,67 +208,126 @@ class AdaptiveLaw:
         """``n`` paced graphemes were queued for this session at ``now``."""
         if n <= 0:
             return
-        last = tr.last_arrival
         tr.arrived += n
+        last = tr.last_arrival
         if last is not None and now - last < _SAME_DELIVERY_MS:
-            tr.rate_n += n
+            # The same delivery (several socket messages released together, or
+            # one split over several calls): learnt from once it is complete.
+            tr.open_n += n
             tr.groups[-1][1] = tr.arrived
             return
-        tr.groups.append([now, float(tr.arrived), 0.0])
+        if last is not None:
+            self._learn(tr, last - tr.prev_arrival if tr.prev_arrival is not None else None,
+                        tr.open_n)
+        idle = last is None or now - last > _IDLE_MS
+        stall = last is not None and not idle and tr.gaps_seen >= 2 and (
+            now - last > self._stall_gap(tr))
+        tr.groups.append([now, float(tr.arrived), 1.0 if stall else 0.0])
+        tr.prev_arrival = None if idle else last
         tr.last_arrival = now
-        if last is None or now - last > _IDLE_MS:
-            # First delivery of an answer: its size over the expected gap is
-            # the only rate evidence there is; one big first delta says little.
-            tr.rate_t = max(tr.gap, 1.0)
-            tr.rate_n = min(float(n), _FIRST_RATE_CAP * self.max_step_rate * tr.rate_t)
+        tr.open_n = n
+
+    @staticmethod
+    def _stall_gap(tr: Track) -> float:
+        return max(_STALL_MIN_MS, _STALL_FACTOR * (tr.gap + 2.0 * tr.dev))
+
+    def _learn(self, tr: Track, g: float | None, n: int) -> None:
+        """Learn from a complete delivery of ``n`` graphemes, ``g`` ms after the
+        previous one (None: the first of an answer)."""
+        now = tr.last_arrival
+        assert now is not None
+        if g is None:
+            # First delivery of an answer: no rate evidence yet (how long it
+            # took to produce is unknown); the next delivery's gap brings it.
+            tr.rate_n, tr.rate_t = 0.0, 0.0
             return
-        g = now - last
-        r_before = tr.arrival_rate()
-        w = math.exp(-g / _RATE_TAU_MS)
+        r = tr.arrival_rate()
+        # How long the source took to produce this delivery's text: the gap, but
+        # no longer than its size takes at the source's rate (the source was
+        # idle for the rest: a pause, thinking, a tool call), and never under
+        # the transport's own interval.
+        need = n / r if r > 0 else g
+        stall = tr.gaps_seen >= 2 and g > self._stall_gap(tr)
+        span = min(g, max(need, tr.span if stall else tr.floor))
+        # One delivery's evidence moves the rate at most _RATE_STEP-fold.
+        produced = max(span, n / (_RATE_STEP * r)) if r > 0 else span
+        w = math.exp(-produced / _RATE_TAU_MS)
         tr.rate_n = tr.rate_n * w + n
-        tr.rate_t = tr.rate_t * w + g
-        if tr.gaps_seen >= 2 and g > max(_STALL_MIN_MS, _STALL_FACTOR * (tr.gap + 2.0 * tr.dev)):
-            # A stall: its text was generated meanwhile (so it counts for the
-            # rate) but the gap says nothing about the transport's cadence,
-            # and its backlog drains at the step ceiling, not by a deadline.
-            tr.groups[-1][2] = 1.0
+        tr.rate_t = tr.rate_t * w + produced
+        rich = span > tr.span + _PEAK_DEV * tr.span_dev
+        if rich:
+            self._raise_peak(tr, now, span)  # late and carrying what it was late for
+        if stall:
+            # A gap far beyond the cadence.  After a pause of the source the
+            # delivery is an ordinary one (paced like any other); after a stall
+            # of the transport it carries what was produced meanwhile, drains
+            # at the step ceiling rather than by a deadline, and widens the cushion.
+            for grp in reversed(tr.groups):
+                if grp[0] == now:
+                    grp[2] = 1.0 if rich else 0.0
+                    break
             return
-        if r_before > 0:
-            err = min(abs(n - r_before * g) / r_before, 3.0 * tr.gap)
+        if r > 0:
+            err = min(abs(n - r * g) / r, 3.0 * tr.gap)
             tr.jit += _GAP_ALPHA * (err - tr.jit)
         if tr.gaps_seen == 0:
-            tr.gap, tr.dev, tr.peak = g, 0.25 * g, g
+            tr.gap, tr.dev, tr.floor = g, 0.25 * g, g
         else:
             clipped = min(g, 3.0 * tr.gap)
             tr.dev += _GAP_ALPHA * (abs(clipped - tr.gap) - tr.dev)
             tr.gap += _GAP_ALPHA * (clipped - tr.gap)
-            decayed = tr.gap + (tr.peak - tr.gap) * math.exp(-g / _PEAK_DECAY_MS)
-            tr.peak = max(decayed, clipped)
+            tr.floor += _GAP_ALPHA * (min(g, tr.gap) - tr.floor)
+        # From the prior on, faster at first: a transport's first gaps (a
+        # server's fast path for the first delta) are shorter than its cadence.
+        a = max(_GAP_ALPHA, _SPAN_EARLY / (tr.gaps_seen + 2))
+        tr.span_dev += a * (abs(span - tr.span) - tr.span_dev)
+        tr.span += a * (min(span, 3.0 * tr.span) - tr.span)
         tr.gaps_seen += 1
+
+    def _raise_peak(self, tr: Track, now: float, span: float) -> None:
+        tr.peak = max(self._peak(tr, now), min(span, _CUSHION_MAX_MS))
+        tr.peak_at = now
+
+    @staticmethod
+    def _peak(tr: Track, now: float) -> float:
+        return tr.peak * math.exp(-(now - tr.peak_at) / _PEAK_DECAY_MS)
 
     # ----------------------------------------------------------------- rate
 
-    def deadline_ms(self, tr: Track) -> float:
+    def cushion_ms(self, tr: Track, now: float) -> float:
+        """The time each delivery's text is spread over: its typical span, or
+        longer while the transport has recently been late with text-rich
+        deliveries (a jitter buffer's depth)."""
+        c = max(tr.span, self._peak(tr, now))
+        if self.max_lag_ms is not None:
+            c = min(c, self.max_lag_ms)
+        return c
+
+    def deadline_ms(self, tr: Track, now: float | None = None) -> float:
         """Most a grapheme may wait after arrival (outside stalls)."""
         if self.max_lag_ms is not None:
             return self.max_lag_ms
-        return max(_DL_GAP * tr.gap + _DL_PEAK * tr.peak, _DL_MIN_MS)
+        c = self.cushion_ms(tr, now) if now is not None else tr.span
+        return max(c + _DL_SPAN * tr.span, _DL_MIN_MS)
 
     def rate(self, tr: Track, now: float, pending: int, total_pending: int) -> float:
         """Graphemes per second for a drain at ``now`` with ``pending`` queued."""
         if pending <= 0:
             return 0.0
         r = tr.arrival_rate()
-        gap = tr.gap if self.max_lag_ms is None else min(tr.gap, self.max_lag_ms)
-        horizon = max(_H_MIN_MS, _H_GAP * gap, _H_DEV * (tr.dev + tr.jit))
+        c = self.cushion_ms(tr, now)
+        horizon = max(_H_MIN_MS, _H_GAP * c, _H_DEV * (tr.span_dev + tr.jit))
         last = tr.last_arrival if tr.last_arrival is not None else now
-        due = last + gap - now
+        due = last + c - now
         if due < 0.0:
             horizon += _LATE_K * -due  # a late delivery: stretch the rest, do not stop dead
             due = 0.0
         target = pending / (due + horizon)
-        ceiling = max(min(max(_CEIL_X * r, r + _CEIL_ADD),
-                          max(_CEIL_FAST * r, self.max_step_rate)), self.min_rate)
+        if r > 0:
+            ceiling = max(min(max(_CEIL_X * r, r + _CEIL_ADD),
+                              max(_CEIL_FAST * r, self.max_step_rate)), self.min_rate)
+        else:
+            ceiling = self.max_step_rate  # no rate seen yet: the step bound
         floor = self.min_rate
         target = min(max(target, floor), ceiling)
         if tr.out is None:
@@ -240,7 +353,7 @@ class AdaptiveLaw:
             groups.popleft()
         if not groups:
             return 0.0
-        deadline = self.deadline_ms(tr)
+        deadline = self.deadline_ms(tr, now)
         need = 0.0
         for k, (t_arr, cum, stall) in enumerate(groups):
             if stall or k >= _DEADLINE_GROUPS:

@@ -51,7 +51,11 @@ def as_events(item: Any) -> list[dict[str, Any]]:
     if hasattr(item, "model_dump"):  # ag_ui.core events (pydantic models, camelCase aliases)
         return [item.model_dump(mode="json", by_alias=True, exclude_none=True)]
     if isinstance(item, bytes):
-        item = item.decode("utf-8")
+        try:
+            item = item.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UpstreamError("upstream_protocol_error",
+                                f"the agent yielded invalid UTF-8 (at byte {exc.start})") from None
     if isinstance(item, str):
         text = item.strip()
         if not text:

@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "run_lost this late (default 5000)")
     serve.add_argument("--stall-timeout", type=_positive_float, default=60.0,
                        help="seconds without data before an upstream counts as stalled")
+    serve.add_argument("--max-event-bytes", type=_positive_int, default=1024 * 1024,
+                       help="largest upstream event (one SSE event's data) in bytes; a bigger "
+                            "one ends the run with upstream_protocol_error (default 1 MiB)")
     serve.add_argument("--root", type=Path, default=None,
                        help="directory holding index.html, js_shim/, vendor/ "
                             "(default: the installed package's copy, else the source checkout)")
@@ -157,6 +160,7 @@ def _serve(args: argparse.Namespace) -> int:
         model=args.model,
         api_key_env=args.api_key_env,
         stall_timeout_s=args.stall_timeout,
+        max_event_bytes=args.max_event_bytes,
     )
     try:
         source = parse_source(args.source, options)

@@ -13,14 +13,15 @@ __all__ = ["SecurityHeaders", "content_security_policy"]
 _HOST_RE = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
 
 
-def content_security_policy(host: str | None) -> str:
+def content_security_policy(host: str | None, *, pyscript: bool = False) -> str:
     """Only our own origin, plus what Pyodide and PyScript need to boot.
 
     - 'wasm-unsafe-eval': compiling the Pyodide WebAssembly module.
-    No 'unsafe-eval': our pages boot Pyodide through js_shim/boot.js, not
-    PyScript (whose core builds helpers with `Function(...)`), and no package we
-    load needs the Emscripten glue to eval JavaScript.  No blob: sources either:
-    the demo page and the embed boot and stream without them (tests/browser).
+    - 'unsafe-eval' only with `pyscript=True`, for the documents of PyScript
+      pages (static.py decides which): @pyscript/core 0.7 builds its hook
+      helpers with `Function(...)` on every boot. The embed tag and every other
+      response go without it. No blob: sources either: the pages boot and
+      stream without them (tests/browser).
     """
     connect = ["'self'"]
     if host and _HOST_RE.match(host):
@@ -28,7 +29,7 @@ def content_security_policy(host: str | None) -> str:
     return "; ".join(
         [
             "default-src 'self'",
-            "script-src 'self' 'wasm-unsafe-eval'",
+            "script-src 'self' 'wasm-unsafe-eval'" + (" 'unsafe-eval'" if pyscript else ""),
             "worker-src 'self'",
             f"connect-src {' '.join(connect)}",
             "img-src 'self' data:",
@@ -55,8 +56,8 @@ class SecurityHeaders:
             if key == b"host":
                 host = value.decode("latin-1")
                 break
+        csp = (b"content-security-policy", content_security_policy(host).encode())
         extra = [
-            (b"content-security-policy", content_security_policy(host).encode()),
             (b"x-content-type-options", b"nosniff"),
             (b"referrer-policy", b"no-referrer"),
             (b"cross-origin-opener-policy", b"same-origin"),
@@ -68,7 +69,12 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message = dict(message)
-                message["headers"] = [*message.get("headers", []), *extra]
+                headers = list(message.get("headers", []))
+                # An endpoint that set its own policy (static.py, for PyScript
+                # pages) keeps it: a second header could only narrow it.
+                if not any(k.lower() == csp[0] for k, _ in headers):
+                    headers.append(csp)
+                message["headers"] = [*headers, *extra]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

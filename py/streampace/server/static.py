@@ -9,6 +9,8 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
 
+from .headers import content_security_policy
+
 __all__ = ["StaticSite", "MIME_TYPES"]
 
 MIME_TYPES = {
@@ -34,7 +36,12 @@ MIME_TYPES = {
 }
 
 TOP_FILES = ("index.html", "pyscript.toml", "favicon.ico")
-TOP_DIRS = ("py", "js_shim", "vendor", "examples", "demo")
+# wheels/: where a page's own wheels go (pyscript.toml `packages`, micropip).
+TOP_DIRS = ("py", "js_shim", "vendor", "examples", "demo", "wheels")
+# A PyScript page: an HTML document with a <script type="py"> (PyScript's core
+# needs 'unsafe-eval' to boot; every other response goes without it).
+PYSCRIPT_MARKERS = (b'<script type="py"', b"<script type='py'")
+PYSCRIPT_SNIFF_BYTES = 256 * 1024
 
 # The npm runtime (vendor/pyodide/, vendor/pyscript/) is versioned by its
 # package version: cache for good. Everything else, vendor/streampace.zip and
@@ -94,6 +101,7 @@ class StaticSite:
         self.root = Path(os.path.realpath(root))
         self.precompressed = precompressed
         self._gzip_checked: dict[tuple, bool] = {}
+        self._pyscript_checked: dict[tuple, bool] = {}
 
     def _gzip_sibling(self, target: Path) -> Path | None:
         """`<target>.gz` if it decodes to this very `target`: the gzip trailer's
@@ -116,6 +124,21 @@ class StaticSite:
                 self._gzip_checked.clear()
             self._gzip_checked[key] = fresh
         return sibling if fresh else None
+
+    def _is_pyscript_page(self, target: Path, stat: os.stat_result) -> bool:
+        """Whether `target` is an HTML page that boots PyScript (read once per version)."""
+        if target.suffix.lower() != ".html":
+            return False
+        key = (str(target), stat.st_mtime_ns, stat.st_size)
+        found = self._pyscript_checked.get(key)
+        if found is None:
+            with target.open("rb") as f:
+                head = f.read(PYSCRIPT_SNIFF_BYTES)
+            found = any(marker in head for marker in PYSCRIPT_MARKERS)
+            if len(self._pyscript_checked) > 1024:
+                self._pyscript_checked.clear()
+            self._pyscript_checked[key] = found
+        return found
 
     def resolve(self, url_path: str) -> Path | None:
         """The file for a decoded URL path, or None if it is not ours to serve."""
@@ -166,6 +189,9 @@ class StaticSite:
                 body, variant = sibling, "-gz"
                 headers["Content-Encoding"] = "gzip"
         stat = body.stat()
+        if self._is_pyscript_page(target, stat):
+            headers["Content-Security-Policy"] = content_security_policy(
+                request.headers.get("host"), pyscript=True)
         headers["ETag"] = _etag(stat, variant)
         if _etag_matches(request, headers["ETag"]):
             headers.pop("Content-Encoding", None)

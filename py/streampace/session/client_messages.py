@@ -7,10 +7,12 @@ same bad message gets the same error code and text from either.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
+
+from streampace.bounded_json import JsonLimitError
+from streampace.bounded_json import loads as bounded_loads
 
 from .limits import MAX_PROMPT_CHARS
 
@@ -49,15 +51,22 @@ class CancelMessage:
 ClientMessage = RunMessage | ResumeMessage | CancelMessage
 
 
+# Client messages are flat objects ({"type": "run", "prompt": ...}); a little room
+# for fields a newer client may add.
+MAX_CLIENT_DEPTH = 4
+
+
 def parse_client_message(text: str, max_prompt_chars: int) -> ClientMessage:
+    # The socket already bounds a message's bytes; this bound is the parser's own:
+    # the longest prompt with every character escaped (a \uXXXX pair per astral
+    # character), plus the rest of the message.
+    max_bytes = 12 * max_prompt_chars + 4096
     try:
-        data: Any = json.loads(text)
-    except ValueError as exc:
-        raise ClientError("bad_json", f"invalid JSON ({exc})") from None
-    except RecursionError:
-        # 2 KB of "[[[[..." exhausts the parser's recursion limit; it is refused
-        # like any other bad JSON (and counts toward the abuse meter).
-        raise ClientError("bad_json", "invalid JSON (nested too deeply)") from None
+        data: Any = bounded_loads(text, max_bytes=max_bytes, max_depth=MAX_CLIENT_DEPTH)
+    except JsonLimitError as exc:
+        # Deep ("[[[[...") or huge input is refused like any other bad JSON, before
+        # json.loads sees it (and counts toward the abuse meter).
+        raise ClientError("bad_json", str(exc)) from None
     if not isinstance(data, dict):
         raise ClientError("bad_message", f"expected a JSON object, got {type(data).__name__}")
     kind = data.get("type")

@@ -283,6 +283,7 @@ class SessionEngine:
             return None
         if run_index is not None:
             self.run_count = run_index
+        run.framer.use_state(self.transcript.shared_state)  # state events are checked on it
         request = RunRequest(thread_id=self.id, run_id=run_id, prompt=run.prompt,
                              scenario=run.scenario, run_index=self.run_count,
                              history=self.transcript.history(), state=self.transcript.state)

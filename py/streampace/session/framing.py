@@ -5,16 +5,41 @@ sits between a source and the session log: it validates each event, makes sure
 the run opens with RUN_STARTED followed by the user's message, refuses events
 that break nesting, and on any ending (normal, upstream failure, cancel,
 shutdown) closes what is still open before the single terminal event.
+
+It also holds the session's shared state as of the run's start and applies each
+STATE_SNAPSHOT / STATE_DELTA to it, within ``json_patch.StateLimits``, *before*
+the event is logged: an event over those bounds ends the run with RUN_ERROR
+``state_too_large`` and is never logged, so no viewer and no store ever has to
+apply it.  A patch that merely does not apply (a missing path, a failed
+``test``) is logged as sent; every transcript, with the same limits and the
+same code, notes it and keeps its state, so all of them stay equal.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from streampace.bounded_json import JsonLimitError
+from streampace.bounded_json import loads as bounded_loads
 from streampace.conversation import events as ev
+from streampace.conversation.json_patch import (
+    DEFAULT_STATE_LIMITS,
+    JsonPatchError,
+    JsonPatchLimitError,
+    StateLimits,
+)
+from streampace.conversation.shared_state import STATE_EVENTS, SharedState
 
-__all__ = ["RunFramer", "UpstreamError"]
+__all__ = ["RunFramer", "UpstreamError", "upstream_json_object", "STATE_TOO_LARGE",
+           "UPSTREAM_PROTOCOL_ERROR", "MAX_UPSTREAM_EVENT_BYTES"]
+
+# RUN_ERROR codes the framer chooses (docs/security.md, docs/protocol.md).
+UPSTREAM_PROTOCOL_ERROR = "upstream_protocol_error"  # not a valid AG-UI event / stream
+STATE_TOO_LARGE = "state_too_large"  # a state event over StateLimits: refused before logging
+# One upstream event as JSON text (an SSE event's data, an agent's JSON string):
+# parsing it costs the server's loop ~30-80 ms at worst (bench/attack.py); a
+# bigger answer arrives in more events.
+MAX_UPSTREAM_EVENT_BYTES = 1024 * 1024
 
 
 class UpstreamError(Exception):
@@ -26,14 +51,19 @@ class UpstreamError(Exception):
         self.message = message
 
 
-def upstream_json_object(text: str, not_json: str, not_object: str) -> dict[str, Any]:
-    """``text`` parsed as a JSON object; anything else is an upstream protocol error."""
+def upstream_json_object(text: str, not_json: str, not_object: str,
+                         max_bytes: int = MAX_UPSTREAM_EVENT_BYTES) -> dict[str, Any]:
+    """``text`` parsed as a JSON object, within the bounds of one event (bytes and
+    depth); anything else is an upstream protocol error."""
     try:
-        value = json.loads(text)
-    except ValueError:
-        raise UpstreamError("upstream_protocol_error", not_json) from None
+        value = bounded_loads(text, max_bytes=max_bytes, max_depth=ev.MAX_EVENT_DEPTH,
+                              max_values=ev.MAX_EVENT_NODES)
+    except JsonLimitError as exc:
+        if exc.reason == "bad_json":
+            raise UpstreamError(UPSTREAM_PROTOCOL_ERROR, not_json) from None
+        raise UpstreamError(UPSTREAM_PROTOCOL_ERROR, f"upstream event refused: {exc}") from None
     if not isinstance(value, dict):
-        raise UpstreamError("upstream_protocol_error", not_object)
+        raise UpstreamError(UPSTREAM_PROTOCOL_ERROR, not_object)
     return value
 
 
@@ -59,7 +89,12 @@ _END_TYPE = {kind: (field, end) for kind, field, end in _OPENERS.values()}
 
 
 class RunFramer:
-    def __init__(self, thread_id: str, run_id: str, prompt: str, validate: bool = True) -> None:
+    def __init__(self, thread_id: str, run_id: str, prompt: str, validate: bool = True, *,
+                 state: SharedState | Any = None,
+                 state_limits: StateLimits = DEFAULT_STATE_LIMITS) -> None:
+        """``state``: the session's shared state when the run starts, as the
+        transcript's ``shared_state`` (taken as is) or a plain value (measured);
+        the run's state events are checked against it."""
         self.validate = validate  # False only for our own simulated model
         self.thread_id = thread_id
         self.run_id = run_id
@@ -72,6 +107,15 @@ class RunFramer:
         # arguments that parse as JSON (ag-ui-validate AGUI204).
         self._args: dict[str, list[str]] = {}
         self._ended: set[tuple[str, str]] = set()  # ids may not be reused in a run (AGUI104)
+        self.state = SharedState(None, state_limits)
+        self.use_state(state)
+
+    def use_state(self, state: SharedState | Any) -> None:
+        """The session's shared state as the run starts (a transcript's
+        ``shared_state``, taken as is, or a plain value, measured): the run's
+        state events are checked against it.  Call it before the first event."""
+        self.state = (state.copy() if isinstance(state, SharedState)
+                      else SharedState(state, self.state.limits))
 
     def _start(self, event: dict[str, Any] | None) -> list[dict[str, Any]]:
         self.started = True
@@ -92,8 +136,9 @@ class RunFramer:
         if not parts:
             return True  # a tool without arguments
         try:
-            json.loads("".join(parts))
-        except ValueError:
+            # Any length (the arguments arrived in bounded events), but a bounded depth.
+            bounded_loads("".join(parts), max_bytes=1 << 62, max_depth=ev.MAX_EVENT_DEPTH)
+        except JsonLimitError:
             return False
         return True
 
@@ -153,7 +198,7 @@ class RunFramer:
                 event = ev.validate_event(event)
             except ev.EventError as exc:
                 raise UpstreamError(
-                    "upstream_protocol_error", f"invalid AG-UI event: {exc}"
+                    UPSTREAM_PROTOCOL_ERROR, f"invalid AG-UI event: {exc}"
                 ) from None
         t = event["type"]
         out: list[dict[str, Any]] = []
@@ -170,9 +215,21 @@ class RunFramer:
             raise UpstreamError("upstream_protocol_error", "RUN_STARTED inside a running run")
         return self._frame(event, t)
 
+    def _check_state(self, event: dict[str, Any], t: str) -> None:
+        """Apply a state event to the run's copy of the state; UpstreamError if it
+        is over the state's bounds (nothing changed then)."""
+        try:
+            self.state.apply(event)
+        except JsonPatchLimitError as exc:
+            raise UpstreamError(STATE_TOO_LARGE, f"{t} refused: {exc}") from None
+        except JsonPatchError:
+            pass  # does not apply: logged as sent, and every transcript keeps its state
+
     def _frame(self, event: dict[str, Any], t: str) -> list[dict[str, Any]]:
         """One valid event of a started run; raises before changing anything if it is refused."""
         out: list[dict[str, Any]] = []
+        if t in STATE_EVENTS:
+            self._check_state(event, t)
         if t in ev.RUN_TERMINAL_TYPES:
             if t == ev.RUN_FINISHED:
                 for kind, ident in self._open:

@@ -1,21 +1,24 @@
-"""The page session's socket: `SimulatedSession` has js_shim/bridge.js's
-`SessionSocket` surface (`attach`, `send`, `drop`, `close`), with a
-`PageSession` running the simulated model as its server.
+"""The page session's socket: `SimulatedSession` is a transport with
+js_shim/bridge.js's `SessionSocket` surface (`attach`, `detach`, `open`,
+`send`, `close`, `drop`, `probe`), whose server is a `PageSession` running the
+simulated model.
 
-On every (re)connect it sends `resume` after the last `through` it received;
-`drop()` behaves like a lost connection, and after a backoff with jitter it
-reconnects.  Pure Python.
+Like the JS socket it only moves text and reports what happened, in order
+(session/connection.py lists the items); it never reconnects or resumes on its
+own — the `SessionConnection` attached to it does.  Before anyone attaches it
+behaves as the JS socket does during the page's boot: it opens at once, sends
+`protocol.HELLO` and the sends queued so far on that open, and keeps every item
+for the sink.  Pure Python.
 """
 
 from __future__ import annotations
 
-import json
 import random
-import re
 from collections.abc import Callable
 from typing import Any
 
-from streampace.session.backoff import backoff_delay_ms
+from streampace.clock import Timeout
+from streampace.session.protocol import HELLO, JS_CONSTANTS
 from streampace.sim.page_session import PageSession, _Viewer
 from streampace.sim.timed_model import SimulatedModel
 
@@ -23,42 +26,76 @@ __all__ = ["SimulatedSession"]
 
 Sink = Callable[[str, Any], None]
 
-_THROUGH = re.compile(r'\{"through":(\d+)')
+_FORCED = JS_CONSTANTS["forcedReconnect"]
 
 
 class SimulatedSession:
     """A `SessionSocket` whose server is a `PageSession` running the simulated model."""
 
     def __init__(self, host: Any, session_id: str = "demo", *, speed: float = 1.0,
-                 seed: int | None = None, reconnect_base_ms: float = 250) -> None:
+                 seed: int | None = None) -> None:
         self.host = host
-        self._rng = random.Random(seed)
-        model_seed = seed if seed is not None else self._rng.randrange(1 << 30)
+        rng = random.Random(seed)
+        model_seed = seed if seed is not None else rng.randrange(1 << 30)
         self.session = PageSession(host, session_id, SimulatedModel(speed, model_seed),
                                    random.Random(model_seed))
-        self.reconnect_base_ms = reconnect_base_ms
+        self.url = f"sim:{session_id}"
         self._sink: Sink | None = None
         self._backlog: list[tuple[str, Any]] = []
+        self._unsent: list[str] = []
         self._viewer: _Viewer | None = None
-        self._pending_sends: list[str] = []
-        self.last_through = 0
-        self.epoch: str | None = None
-        self._attempt = 0
-        self._reconnect_timer: Any = None
+        self._held: list[str] | None = None  # server replies while an open is reported
         self.closed = False
         self.opens = 0
-        self._open_timer = host.request_timeout(self._connect, 0)
+        # Opens at once, like `new WebSocket(url)`: on the next turn of the clock.
+        self._opening = Timeout(host, self._connect)
+        self._opening.arm(0)
 
-    # -- socket surface -----------------------------------------------------
+    # -- the transport's surface ---------------------------------------------------
     def attach(self, sink: Sink) -> None:
+        """Hand everything so far to ``sink``, in order, then report directly."""
         items, self._backlog = self._backlog, []
+        unsent, self._unsent = self._unsent, []
         self._sink = sink
         for kind, data in items:
             sink(kind, data)
+        for text in unsent:
+            sink("unsent", text)
 
     def detach(self) -> None:
         self._sink = None
 
+    def open(self) -> None:
+        if not self.closed:
+            self._opening.arm(0)
+
+    def send(self, data: str) -> None:
+        if self._viewer is not None:
+            self.session.receive(self._viewer, data)
+        elif self._sink is None and not self.closed:
+            self._unsent.append(data)  # sent on the open, after HELLO
+
+    def drop(self) -> None:
+        """Lose the connection as a network failure would."""
+        if self._viewer is None or self.closed:
+            return
+        self._disconnect()
+        self._push("close", {"code": _FORCED["code"], "reason": _FORCED["reason"]})
+
+    def probe(self) -> None:
+        # The simulated server is always there (a handshake never fails).
+        self._push("probe", {"reachable": True, "status": 200, "protocol": True})
+
+    def close(self, code: int = 1000, reason: str = "client closed") -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._sink = None
+        self._opening.cancel()
+        self._disconnect()
+        self.session.close()
+
+    # -- state, for tests and the demo ------------------------------------------------
     @property
     def connected(self) -> bool:
         return self._viewer is not None
@@ -72,79 +109,40 @@ class SimulatedSession:
         buffer = self._viewer.buffer if self._viewer is not None else None
         return buffer.pending_events() if buffer is not None else 0
 
-    def send(self, data: str) -> None:
-        if self._viewer is not None:
-            self.session.receive(self._viewer, data)
-        elif not self.closed:
-            self._pending_sends.append(data)  # sent after the next resume, as the JS socket does
-
-    def drop(self) -> None:
-        """Lose the connection as a network failure would."""
-        if self._viewer is None or self.closed:
-            return
-        self._disconnect()
-        self._emit("close", json.dumps({"code": 4000, "reason": "forced reconnect",
-                                        "wasOpen": True}))
-        self._schedule_reconnect()
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        was_open = self._viewer is not None
-        self.closed = True
-        self._disconnect()
-        for timer in (self._open_timer, self._reconnect_timer):
-            if timer is not None:
-                self.host.cancel_timeout(timer)
-        self._open_timer = self._reconnect_timer = None
-        self.session.close()
-        if was_open:
-            self._emit("close", json.dumps({"code": 1000, "reason": "client closed",
-                                            "wasOpen": True}))
-
-    # -- the connection --------------------------------------------------------
-    def _emit(self, kind: str, data: Any) -> None:
+    # -- the connection ------------------------------------------------------------
+    def _push(self, kind: str, data: Any) -> None:
         if self._sink is not None:
             self._sink(kind, data)
         else:
             self._backlog.append((kind, data))
 
     def _connect(self) -> None:
-        self._open_timer = self._reconnect_timer = None
         if self.closed:
             return
-        self._attempt = 0
+        self._disconnect()
         self.opens += 1
         self._viewer = self.session.connect(self._on_message)
-        self._emit("open", str(self.opens))
-        resume: dict[str, Any] = {"type": "resume", "after": self.last_through}
-        if self.epoch is not None:
-            resume["epoch"] = self.epoch
-        self.send(json.dumps(resume))
-        sends, self._pending_sends = self._pending_sends, []
-        for data in sends:
-            self.send(data)
+        greeted = self._sink is None
+        if greeted:
+            # As the JS socket during boot: the fresh resume and the queued sends
+            # go out on the open.  The server's replies follow the open report.
+            self._held = []
+            self.session.receive(self._viewer, HELLO)
+            for text in self._unsent:
+                self.session.receive(self._viewer, text)
+            self._unsent = []
+        held, self._held = self._held or [], None
+        self._push("open", "greeted" if greeted else "")
+        for text in held:
+            self._push("message", text)
 
     def _on_message(self, text: str) -> None:
-        # Position and epoch, as the JS socket reads them, for the next resume.
-        m = _THROUGH.match(text)
-        if m:
-            self.last_through = max(self.last_through, int(m.group(1)))
-        elif text.startswith('{"type":"attached"'):
-            epoch = json.loads(text).get("epoch")
-            if self.epoch is not None and epoch != self.epoch:
-                self.last_through = 0
-            self.epoch = epoch
-        self._emit("message", text)
+        if self._held is not None:
+            self._held.append(text)
+        else:
+            self._push("message", text)
 
     def _disconnect(self) -> None:
         if self._viewer is not None:
             viewer, self._viewer = self._viewer, None
             self.session.disconnect(viewer)
-
-    def _schedule_reconnect(self) -> None:
-        delay = backoff_delay_ms(self._attempt, self.reconnect_base_ms, rng=self._rng)
-        self._attempt += 1
-        self._emit("reconnecting", json.dumps({"attempt": self._attempt,
-                                               "delayMs": round(delay)}))
-        self._reconnect_timer = self.host.request_timeout(self._connect, delay)

@@ -53,7 +53,12 @@ const sid = params.get("sid");
 // Plain text unless ?format=markdown: the pacing tests compare the visible text
 // with the source text character for character.
 const format = params.get("format") || "text";
-const inst = window.streampace.mount({ target: "#answer", stream: sid ? `/ws/sessions/${sid}` : null, format });
+// ?stream=URL: any stream URL instead of the scripted session ?sid=;
+// ?snapshot=off: the ordinary (slower) boot.
+const stream = params.get("stream") || (sid ? `/ws/sessions/${sid}` : null);
+const inst = window.streampace.mount({
+  target: "#answer", stream, format, snapshot: params.get("snapshot") !== "off",
+});
 // How many socket messages were waiting, buffered, when Python attached: the
 // ones that arrived during the boot.
 if (inst.socket !== null) {

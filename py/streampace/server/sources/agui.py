@@ -9,7 +9,7 @@ from typing import Any
 from streampace.session.framing import upstream_json_object
 
 from .base import RunRequest, SourceOptions
-from .http_upstream import sse_data
+from .http_upstream import sse_data, tls_context
 
 __all__ = ["AguiSource", "run_agent_input"]
 
@@ -34,6 +34,7 @@ class AguiSource:
     def __init__(self, url: str, options: SourceOptions) -> None:
         self.url = url
         self.options = options
+        tls_context()  # made now, at startup, not during a run
 
     async def stream(self, request: RunRequest) -> AsyncIterator[list[dict[str, Any]]]:
         stream = sse_data(self.url, run_agent_input(request), self.options)
@@ -47,5 +48,6 @@ class AguiSource:
                     data,
                     f"upstream sent an invalid AG-UI event (not JSON): {data[:80]!r}",
                     "upstream sent an invalid AG-UI event (not a JSON object)",
+                    self.options.max_event_bytes,
                 )
                 yield [event]

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from streampace.session.framing import MAX_UPSTREAM_EVENT_BYTES
 from streampace.session.source import RunRequest
 
 __all__ = ["RunRequest", "Source", "SourceSpecError", "SourceOptions", "parse_source"]
@@ -32,6 +33,9 @@ class SourceOptions:
     api_key_env: str = "OPENAI_API_KEY"
     connect_timeout_s: float = 10.0
     stall_timeout_s: float = 60.0  # no bytes from an upstream for this long = stalled
+    # One upstream event (an SSE event's data) at most; more ends the run
+    # with upstream_protocol_error (docs/security.md).
+    max_event_bytes: int = MAX_UPSTREAM_EVENT_BYTES
 
 
 def parse_source(spec: str, options: SourceOptions | None = None) -> Source:

@@ -1,29 +1,53 @@
-"""Shared plumbing for HTTP upstreams: one SSE request, failures as UpstreamError."""
+"""Shared plumbing for HTTP upstreams: one SSE request, failures as UpstreamError.
+
+What a viewer may read: every failure becomes a RUN_ERROR that every viewer of
+the session sees, so its message says what kind of failure it was and never
+how the server is configured — no upstream URL, host or port, no exception
+text that may carry them.  Those go to the server's log.  An upstream's own
+error message (OpenAI-style ``{"error": {"message": ...}}``) is shown, cut
+short: it is addressed to the client; any other error body is only logged.
+"""
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
-from collections.abc import AsyncIterator
+import ssl
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx
-from httpx_sse import SSEError, aconnect_sse
 
+from streampace.bounded_json import JsonLimitError
+from streampace.bounded_json import loads as bounded_loads
 from streampace.session.framing import UpstreamError
 
 from .base import SourceOptions
+from .sse import SseDecoder, SseError
 
-__all__ = ["sse_data"]
+__all__ = ["sse_data", "upstream_text", "tls_context"]
 
 log = logging.getLogger("streampace.server")
 
 _BODY_EXCERPT = 300
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context per process.  httpx builds one per client by loading the
+    CA bundle, ~60 ms of the event loop's time on every run (every other session
+    waits); sources call this when they are made, so it happens at startup."""
+    return httpx.create_ssl_context()
+
+
+def upstream_text(text: str, limit: int = _BODY_EXCERPT) -> str:
+    """Text an upstream chose, fit for a viewer's error line: one line, cut short."""
+    return " ".join(text.split())[:limit]
+
+
 async def sse_data(
     url: str, body: dict[str, Any], options: SourceOptions, headers: dict[str, str] | None = None
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """POST ``body`` as JSON and yield each SSE event's ``data`` field.
 
     Every failure mode is raised as UpstreamError with a code and a message a
@@ -35,28 +59,52 @@ async def sse_data(
         write=options.connect_timeout_s,
         pool=options.connect_timeout_s,
     )
+    request_headers = {
+        "Accept": "text/event-stream",
+        "Cache-Control": "no-store",
+        # A compressed stream would be inflated chunk by chunk without a bound.
+        "Accept-Encoding": "identity",
+        **(headers or {}),
+    }
+    max_bytes = options.max_event_bytes
     try:
         async with (
-            httpx.AsyncClient(timeout=timeout, trust_env=False) as client,
-            aconnect_sse(client, "POST", url, json=body, headers=dict(headers or {})) as source,
+            httpx.AsyncClient(timeout=timeout, trust_env=False, verify=tls_context()) as client,
+            client.stream("POST", url, json=body, headers=request_headers) as response,
         ):
-            response = source.response
             if response.status_code >= 400:
-                excerpt = await _excerpt(response)
+                excerpt = await _error_message(response, url)
                 raise UpstreamError(
                     "upstream_http_error",
                     f"upstream returned HTTP {response.status_code}"
                     + (f": {excerpt}" if excerpt else ""),
                 )
-            async for sse in source.aiter_sse():
-                if sse.event not in ("", "message"):
-                    continue  # named events (e.g. comments/pings) carry no AG-UI data
-                yield sse.data
+            content_type = response.headers.get("content-type", "")
+            if content_type.partition(";")[0].strip().lower() != "text/event-stream":
+                raise UpstreamError(
+                    "upstream_protocol_error",
+                    f"upstream did not answer with an SSE stream (Content-Type "
+                    f"{upstream_text(content_type, 60) or 'missing'})",
+                )
+            decoder = SseDecoder(max_bytes)
+            async for chunk in response.aiter_bytes():
+                for sse in decoder.feed(chunk):
+                    if sse.event == "message":  # named events (pings...) carry no AG-UI data
+                        yield sse.data
+            for sse in decoder.close():
+                if sse.event == "message":
+                    yield sse.data
     except UpstreamError:
         raise
+    except SseError as exc:
+        raise UpstreamError("upstream_protocol_error", f"upstream sent {exc}"
+                            if exc.reason == "bad_utf8" else f"upstream stream refused: {exc}"
+                            ) from None
     except httpx.ConnectTimeout:
+        log.warning("upstream %s: no connection within %g s", url, options.connect_timeout_s)
         raise UpstreamError(
-            "upstream_timeout", f"could not connect to {url} within {options.connect_timeout_s:g} s"
+            "upstream_timeout",
+            f"could not connect to the upstream within {options.connect_timeout_s:g} s",
         ) from None
     except httpx.ReadTimeout:
         raise UpstreamError(
@@ -64,31 +112,44 @@ async def sse_data(
             f"upstream sent nothing for {options.stall_timeout_s:g} s (stalled)",
         ) from None
     except httpx.TimeoutException as exc:
-        raise UpstreamError("upstream_timeout", f"upstream timed out: {exc!r}") from None
+        log.warning("upstream %s: %r", url, exc)
+        raise UpstreamError("upstream_timeout", "upstream timed out") from None
     except httpx.ConnectError as exc:
-        raise UpstreamError("upstream_unreachable", f"cannot connect to {url}: {exc}") from None
-    except SSEError as exc:
-        raise UpstreamError("upstream_protocol_error", f"not an SSE stream: {exc}") from None
+        log.warning("upstream %s: cannot connect: %s", url, exc)
+        raise UpstreamError("upstream_unreachable", "cannot connect to the upstream") from None
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        log.warning("upstream %s: connection broke: %r", url, exc)
         raise UpstreamError(
-            "upstream_protocol_error", f"upstream connection broke: {exc or type(exc).__name__}"
+            "upstream_protocol_error",
+            f"upstream connection broke ({type(exc).__name__})",
         ) from None
     except httpx.HTTPError as exc:
-        raise UpstreamError("upstream_unreachable", f"upstream request failed: {exc!r}") from None
+        log.warning("upstream %s: request failed: %r", url, exc)
+        raise UpstreamError(
+            "upstream_unreachable", f"upstream request failed ({type(exc).__name__})"
+        ) from None
 
 
-async def _excerpt(response: httpx.Response) -> str:
+async def _error_message(response: httpx.Response, url: str) -> str:
+    """The upstream's own error message, if its error body has one; the body is
+    read only up to a few excerpts' worth, and logged, never shown raw."""
+    raw = b""
     try:
-        raw = await response.aread()
+        async for chunk in response.aiter_bytes():
+            raw += chunk
+            if len(raw) >= _BODY_EXCERPT * 4:
+                break
     except httpx.HTTPError:
         return ""
     text = raw[: _BODY_EXCERPT * 4].decode("utf-8", "replace").strip()
-    try:  # OpenAI-style {"error": {"message": ...}}
-        err = json.loads(text).get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            text = err["message"]
-        elif isinstance(err, str):
-            text = err
-    except (ValueError, AttributeError):
-        pass
-    return " ".join(text.split())[:_BODY_EXCERPT]
+    log.warning("upstream %s: HTTP %s: %s", url, response.status_code, upstream_text(text))
+    try:  # OpenAI-style {"error": {"message": ...}}, or {"error": "..."}
+        data = bounded_loads(text, max_bytes=_BODY_EXCERPT * 16, max_depth=8)
+    except JsonLimitError:
+        return ""
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict) and isinstance(err.get("message"), str):
+        return upstream_text(err["message"])
+    if isinstance(err, str):
+        return upstream_text(err)
+    return ""

@@ -17,7 +17,7 @@ from streampace.conversation import events as ev
 from streampace.session.framing import UpstreamError, upstream_json_object
 
 from .base import RunRequest, SourceOptions
-from .http_upstream import sse_data
+from .http_upstream import sse_data, tls_context, upstream_text
 
 __all__ = ["OpenAISource", "ChatTranslator", "chat_messages"]
 
@@ -78,19 +78,23 @@ class ChatTranslator:
         return [{"type": ev.TOOL_CALL_END, "toolCallId": tid}]
 
     def chunk(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        """Events for one chunk; UpstreamError for an error chunk or a field of the
+        wrong type (never dropped silently: the run ends, what came before stays)."""
         err = data.get("error")
         if err is not None:
             msg = err.get("message") if isinstance(err, dict) else err
+            msg = upstream_text(msg) if isinstance(msg, str) else _kind(msg)
             raise UpstreamError("upstream_http_error", f"upstream reported an error: {msg}")
-        choices = data.get("choices")
-        if not isinstance(choices, list) or not choices:
+        choices = _typed(data, "choices", list, "chunk")
+        if not choices:
             return []  # e.g. a trailing usage-only chunk
         choice = choices[0]
         if not isinstance(choice, dict):
             raise UpstreamError("upstream_protocol_error", "choices[0] is not an object")
-        delta = choice.get("delta") or {}
-        if not isinstance(delta, dict):
-            raise UpstreamError("upstream_protocol_error", "choices[0].delta is not an object")
+        delta = _typed(choice, "delta", dict, "choices[0]") or {}
+        for name in ("content", "reasoning_content", "reasoning", "role", "refusal"):
+            _typed(delta, name, str, "choices[0].delta")
+        _typed(choice, "finish_reason", str, "choices[0]")
         out: list[dict[str, Any]] = []
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
@@ -119,10 +123,8 @@ class ChatTranslator:
                 )
             out.append({"type": ev.TEXT_MESSAGE_CONTENT, "messageId": self._text_id,
                         "delta": content})
-        calls = delta.get("tool_calls")
-        if isinstance(calls, list):
-            for call in calls:
-                out += self._tool_fragment(call)
+        for call in _typed(delta, "tool_calls", list, "choices[0].delta") or ():
+            out += self._tool_fragment(call)
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason:
             self.finish_reason = reason
@@ -152,7 +154,8 @@ class ChatTranslator:
         tid = self._tools.get(index)
         if tid is None:
             out += self._close_reasoning() + self._close_text() + self._close_tool()
-            tid = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else (
+            call_id = call.get("id")
+            tid = call_id if isinstance(call_id, str) and call_id else (
                 f"{self.run_id}-call-{len(self._tools) + 1}"
             )
             self._tools[index] = tid
@@ -179,6 +182,17 @@ class ChatTranslator:
         return [*out, end]
 
 
+def _typed(obj: dict[str, Any], name: str, kind: type, where: str) -> Any:
+    """``obj[name]`` if it is absent, null or of ``kind``; otherwise the chunk is garbage."""
+    value = obj.get(name)
+    if value is not None and not isinstance(value, kind):
+        names: dict[type, str] = {str: "a string", list: "an array", dict: "an object"}
+        expected = names[kind]
+        raise UpstreamError("upstream_protocol_error",
+                            f"{where}.{name} must be {expected}, got {_kind(value)}")
+    return value
+
+
 def _kind(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
             type(None): "null"}.get(type(value), type(value).__name__)
@@ -192,6 +206,7 @@ class OpenAISource:
         base = url.rstrip("/")
         self.url = base if base.endswith("/chat/completions") else f"{base}/chat/completions"
         self.options = options
+        tls_context()  # made now, at startup, not during a run
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.options.api_key_env, "")
@@ -212,6 +227,7 @@ class OpenAISource:
                     data,
                     f"upstream sent non-JSON data: {data[:80]!r}",
                     "upstream chunk is not an object",
+                    self.options.max_event_bytes,
                 )
                 events = tr.chunk(chunk)
                 if events:

@@ -1,0 +1,81 @@
+// PyScript, behind this one module of ours.
+//
+// A PyScript page loads this module instead of PyScript's core:
+//
+//   <script type="module" src="./js_shim/pyscript.js"></script>
+//   <script type="py" config="./pyscript.toml">import streampace ...</script>
+//
+// and pyscript.toml names it as PyScript's interpreter (`interpreter =
+// "./js_shim/pyscript.js"`). It does two things:
+//
+// 1. At once, before PyScript's core is even fetched, it starts our boot
+//    (js_shim/boot.js: Pyodide, our package, the memory snapshot), then loads
+//    the pinned @pyscript/core from vendor/pyscript/.
+// 2. As the interpreter module, it gives PyScript what it imports from a
+//    Pyodide module URL (polyscript 0.20: `{loadPyodide, version}`, then
+//    `loadPyodide({stdout, stderr, indexURL, ...})`): that Pyodide, booted by
+//    us — the snapshot when it matches, the ordinary boot otherwise — with our
+//    package importable.
+//
+// The same module URL is imported once, so the boot started by the page's
+// <script> is the one the interpreter returns. A page that loads PyScript's core
+// itself still works; the boot then starts when PyScript imports this.
+// Nothing else of ours imports PyScript: the embed tag boots without it.
+
+import { bootRuntime, config, mark } from "./boot.js";
+
+const BASE = new URL("../", import.meta.url);
+// The whole boot starts now, while PyScript's core loads, reads its config
+// and loads its plugins: by the time PyScript asks for the interpreter, Python
+// is (nearly) ready. One boot per page.
+// Progress and failure are events on `document`, for the page's own UI:
+// "streampace:progress" (detail: a sentence) and "streampace:error" (detail:
+// {where: "boot", message}), as the embed tag reports on its target.
+// How this page's Python booted (the demo, tests and the boot benchmark read it).
+export const runtimeInfo = { snapshot: null, fallback: null };
+const booted = bootRuntime({
+  base: BASE,
+  onProgress: (text) => document.dispatchEvent(new CustomEvent("streampace:progress", { detail: text })),
+}).then((info) => {
+  runtimeInfo.snapshot = info.snapshot;
+  runtimeInfo.fallback = info.fallback;
+  return info;
+});
+booted.catch((err) => {
+  document.dispatchEvent(new CustomEvent("streampace:error", {
+    detail: { where: "boot", message: String(err && err.message ? err.message : err) },
+  }));
+});
+
+// polyscript keys its package cache by this and checks `packages` against
+// its graph for this version: the vendored Pyodide's.
+export const version = config.pyodideVersion;
+
+// PyScript's call. Its `indexURL` (this module's directory) is ignored: the
+// runtime is where pyscript.toml's [streampace] table says. Its stdout and
+// stderr (batched, one line per call) are installed on the booted Pyodide;
+// `packages` (polyscript passes them only from its own package cache) are
+// loaded after the boot.
+export async function loadPyodide({ stdout, stderr, packages } = {}) {
+  mark("interpreter-requested");
+  const { pyodide, snapshot } = await booted;
+  if (snapshot) {
+    // PyScript's Python package, compiled into the snapshot at setup: written as
+    // .pyc files where Python finds them once PyScript writes the sources.
+    const runtime = pyodide.pyimport("streampace.browser.runtime");
+    try {
+      runtime.install_pyscript_bytecode(pyodide.FS.cwd());
+    } finally {
+      runtime.destroy();
+    }
+  }
+  if (stdout) pyodide.setStdout({ batched: stdout });
+  if (stderr) pyodide.setStderr({ batched: stderr });
+  if (packages && packages.length) await pyodide.loadPackage(packages);
+  mark("interpreter-returned");
+  return pyodide;
+}
+
+// PyScript's core, pinned in package.json and vendored by scripts/setup_runtime.
+const core = import("../vendor/pyscript/core.js");
+core.catch((err) => console.error("streampace: PyScript's core failed to load", err));

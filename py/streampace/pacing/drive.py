@@ -1,0 +1,210 @@
+"""The scheduler's drive: what it has armed on the host, as one named machine.
+
+The scheduler runs on three host callbacks: an animation frame, a fallback
+timeout (so a hidden tab whose frames stopped keeps draining) and a hold timer
+(when the head of the queue waits for a held cluster, nothing else is armed).
+Which of them may be armed, and what a flush may do, depends on where the
+scheduler is; every move is a row of :data:`DRIVE_TABLE`:
+
+* ``IDLE`` — nothing queued, nothing armed.
+* ``ARMED`` — work queued: a frame and the fallback timeout are armed; the first
+  of them to fire cancels the other and drains.
+* ``HELD`` — the head waits on a held cluster: only the hold timer is armed.
+* ``DRAINING`` / ``FLUSHING`` — a drain or ``flush_now`` is running (its apply
+  may call back into the scheduler): nothing is armed, and a flush asked for
+  meanwhile is deferred until it returns.
+* ``SETTLING`` — just after a drain or flush: the queue's condition picks the
+  next state.
+
+Timers go through :class:`streampace.clock.Timeout` and frames through
+:class:`FrameRequest`, both of which ignore a callback the host fires after it
+was cancelled, so a drain runs only from the one frame or timeout the machine
+armed: at most one commit per frame, whatever the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+
+from streampace.clock import FrameHost, Timeout
+from streampace.lifecycle import Machine, table
+
+__all__ = ["DRIVE_TABLE", "Drive", "DriveEvent", "DriveState", "FrameRequest"]
+
+
+class DriveState(Enum):
+    IDLE = "idle"
+    ARMED = "armed"
+    HELD = "held"
+    DRAINING = "draining"
+    FLUSHING = "flushing"
+    SETTLING = "settling"
+
+
+class DriveEvent(Enum):
+    WORK = "work"  # the queue has something to deliver
+    BLOCKED = "blocked"  # the queue's head waits on a held cluster
+    EMPTY = "empty"  # nothing queued
+    FRAME = "frame"
+    TIMEOUT = "timeout"
+    FLUSH = "flush"
+    DONE = "done"  # a drain or flush returned
+
+
+DRIVE_TABLE = table(DriveState, DriveEvent, """
+IDLE      WORK     ARMED     the queue became non-empty: arm a frame and the fallback timeout
+IDLE      BLOCKED  HELD      only a held cluster is queued: arm its hold timer, no frames
+IDLE      EMPTY    IDLE      nothing queued, nothing armed
+IDLE      FLUSH    FLUSHING  a flush runs its applies now
+ARMED     WORK     ARMED     already armed: the frame or the fallback drains it
+ARMED     BLOCKED  ARMED     the armed drain finds the head held and settles
+ARMED     EMPTY    IDLE      cleared: cancel the frame and the fallback
+ARMED     FRAME    DRAINING  a frame came first: cancel the fallback
+ARMED     TIMEOUT  DRAINING  no frame came (a hidden tab): cancel the frame
+ARMED     FLUSH    FLUSHING  cancel the frame and the fallback; settled when the flush returns
+HELD      WORK     ARMED     the hold ended (next delta, barrier, expiry): pace again from now
+HELD      BLOCKED  HELD      re-arm the hold timer for the head's hold
+HELD      EMPTY    IDLE      cleared: cancel the hold timer
+HELD      FLUSH    FLUSHING  cancel the hold timer; settled when the flush returns
+DRAINING  WORK     DRAINING  an apply enqueued: settled when the drain returns
+DRAINING  BLOCKED  DRAINING  settled when the drain returns
+DRAINING  EMPTY    DRAINING  an apply cleared: settled when the drain returns
+DRAINING  FLUSH    DRAINING  an apply asked for a flush: deferred until it returns
+DRAINING  DONE     SETTLING  the drain returned (or raised)
+FLUSHING  WORK     FLUSHING  an apply enqueued: settled when the flush returns
+FLUSHING  BLOCKED  FLUSHING  settled when the flush returns
+FLUSHING  EMPTY    FLUSHING  an apply cleared: settled when the flush returns
+FLUSHING  FLUSH    FLUSHING  an apply asked for another flush: deferred until it returns
+FLUSHING  DONE     SETTLING  the flush returned (or raised)
+SETTLING  WORK     ARMED     more to deliver: arm the next frame
+SETTLING  BLOCKED  HELD      the head waits on a held cluster
+SETTLING  EMPTY    IDLE      all delivered
+""")
+S, E = DriveState, DriveEvent
+BUSY = frozenset({S.DRAINING, S.FLUSHING})
+
+
+class FrameRequest:
+    """One re-armable animation-frame request that ignores stale callbacks
+    (the frame counterpart of :class:`streampace.clock.Timeout`)."""
+
+    __slots__ = ("_host", "_callback", "_handle", "_gen", "armed")
+
+    def __init__(self, host: FrameHost, callback: Callable[[], None]) -> None:
+        self._host = host
+        self._callback = callback
+        self._handle: Any = None
+        self._gen = 0
+        self.armed = False
+
+    def arm(self) -> None:
+        self.cancel()
+        self._gen += 1
+        gen = self._gen
+        self.armed = True
+        self._handle = self._host.request_frame(lambda: self._fire(gen))
+
+    def cancel(self) -> None:
+        if self.armed:
+            self.armed = False
+            self._gen += 1
+            handle, self._handle = self._handle, None
+            self._host.cancel_frame(handle)
+
+    def _fire(self, gen: int) -> None:
+        if gen != self._gen:
+            return
+        self.armed = False
+        self._handle = None
+        self._callback()
+
+
+class Drive:
+    """Moves :data:`DRIVE_TABLE`'s machine and arms what each state needs.
+
+    The scheduler gives it ``drain(source)`` (run on a frame or the fallback
+    timeout), ``condition() -> (event, hold_until)`` (WORK, BLOCKED with the
+    head's hold time, or EMPTY), ``expire_holds()`` (run when the hold timer
+    fires) and ``settled(previous, state)`` (after every settle: the scheduler's
+    pacing baseline and deferred flushes).
+    """
+
+    def __init__(self, host: FrameHost, fallback_ms: float,
+                 drain: Callable[[str], None],
+                 condition: Callable[[], tuple[DriveEvent, float | None]],
+                 expire_holds: Callable[[], None],
+                 settled: Callable[[DriveState, DriveState], None]) -> None:
+        self._host = host
+        self.fallback_ms = fallback_ms
+        self._drain = drain
+        self._condition = condition
+        self._expire_holds = expire_holds
+        self._settled = settled
+        self.machine: Machine[DriveState, DriveEvent] = Machine(
+            "pacing drive", DRIVE_TABLE, DriveState.IDLE)
+        self._frame = FrameRequest(host, lambda: self._fired(E.FRAME, "frame"))
+        self._fallback = Timeout(host, lambda: self._fired(E.TIMEOUT, "timeout"))
+        self._hold = Timeout(host, self._on_hold)
+        self._hold_at: float | None = None
+
+    @property
+    def state(self) -> DriveState:
+        return self.machine.state
+
+    @property
+    def busy(self) -> bool:
+        return self.machine.state in BUSY
+
+    def settle(self) -> DriveState:
+        """Step on the queue's condition and arm what the new state needs."""
+        before = self.machine.state
+        event, hold_until = self._condition()
+        after = self.machine.step(event)
+        if after is S.ARMED and before is not S.ARMED:
+            self._hold.cancel()
+            self._frame.arm()
+            self._fallback.arm(self.fallback_ms)
+        elif after is S.HELD:
+            assert hold_until is not None
+            if not self._hold.armed or self._hold_at != hold_until:
+                self._hold_at = hold_until
+                self._hold.arm(max(0.0, hold_until - self._host.now()))
+        elif after is S.IDLE:
+            self._cancel_all()
+        self._settled(before, after)
+        return after
+
+    def begin_flush(self) -> bool:
+        """Enter FLUSHING; False if the table defers the flush (one is running)."""
+        before = self.machine.state
+        if self.machine.step(E.FLUSH) is before:
+            return False
+        self._cancel_all()
+        return True
+
+    def done(self) -> None:
+        """A drain or flush returned: settle on the queue's condition."""
+        self.machine.step(E.DONE)
+        self.settle()
+
+    def _fired(self, event: DriveEvent, source: str) -> None:
+        self.machine.step(event)
+        self._frame.cancel()
+        self._fallback.cancel()
+        try:
+            self._drain(source)
+        finally:
+            self.done()
+
+    def _on_hold(self) -> None:
+        self._hold_at = None
+        self._expire_holds()
+        self.settle()
+
+    def _cancel_all(self) -> None:
+        self._frame.cancel()
+        self._fallback.cancel()
+        self._hold.cancel()
+        self._hold_at = None
