@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from streampace.conversation import events as ev
 from streampace.conversation.live_state import LiveState
 from streampace.conversation.transcript import ItemRef, Transcript
-from streampace.sim.scenarios import messages_snapshot, visible_text
+from streampace.sim import messages_snapshot, visible_text
 
 RUN_STARTED = {"type": "RUN_STARTED", "threadId": "th", "runId": "r1"}
 RUN_FINISHED = {"type": "RUN_FINISHED", "threadId": "th", "runId": "r1"}

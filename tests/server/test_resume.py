@@ -9,7 +9,7 @@ import time
 
 import websockets
 from streampace.session.delivery import compact
-from streampace.sim.scenarios import visible_text
+from streampace.sim import visible_text
 from websockets.client import ClientProtocol
 from websockets.frames import Close, Opcode
 from websockets.http11 import Response
