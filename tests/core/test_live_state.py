@@ -325,6 +325,15 @@ def test_snapshot_changes_after_reset_are_reported() -> None:
     assert s.messages["a2"].text == "Found 3!" and s.anomalies == 0
 
 
+def test_an_item_ended_and_resumed_in_one_batch_is_not_reported_ended() -> None:
+    # A chunk stream ended by another event, then continued by a chunk of it.
+    s = LiveState()
+    ch = s.apply([RUN_STARTED, {"type": "TEXT_MESSAGE_CHUNK", "messageId": "c", "delta": "a"},
+                  start("m"), {"type": "TEXT_MESSAGE_CHUNK", "messageId": "c", "delta": "b"}])
+    assert ch.created == [ItemRef(M, "c"), ItemRef(M, "m")] and ch.ended == []
+    assert not s.messages["c"].ended and s.messages["c"].text == "ab"
+
+
 def test_a_snapshot_item_that_is_not_streaming_belongs_to_an_earlier_run() -> None:
     # A late viewer's snapshot (transcript_views.snapshot_events) holds the items
     # of earlier runs: an id they used names a new item when it comes again.

@@ -175,6 +175,10 @@ class Observer:
 
     def update(self, ref: ItemRef) -> None: ...
 
+    def reopen(self, ref: ItemRef) -> None:
+        """An ended item goes on (a resumed snapshot or chunk item)."""
+        self.update(ref)
+
     def clear_items(self) -> None: ...
 
 

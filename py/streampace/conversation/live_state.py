@@ -62,7 +62,8 @@ class Changes:
     - ``appended[ref]``: for items that existed before this batch, the exact
       strings appended to their text (messages, reasoning) or arguments (tool
       calls), in order: ``node.appendData(s)`` for each.
-    - ``ended``: items that ended in this batch (also if created in it).
+    - ``ended``: items that ended in this batch (also if created in it) and
+      are still ended at its end.
     - ``updated``: existing items with a non-text change (tool name, result,
       reopened after a snapshot).
     - ``tool_calls``: tool calls with any change, created ones included.
@@ -128,6 +129,11 @@ class _Recorder(Observer):
             self.tool_calls[ref] = None
         if ref not in self.created:
             self.updated[ref] = None
+
+    def reopen(self, ref: ItemRef) -> None:
+        # Ended and resumed within one batch: it is not ended any more.
+        self.ended.pop(ref, None)
+        self.update(ref)
 
     def clear_items(self) -> None:
         self.created.clear()

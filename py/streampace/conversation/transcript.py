@@ -297,7 +297,7 @@ class Transcript:
             item.ended = False
             item.ended_by_event = False
             self.open_refs[item.ref] = None
-            self._obs.update(item.ref)
+            self._obs.reopen(item.ref)
         return True
 
     def text_store(self, kind: str) -> dict[str, Any]:
