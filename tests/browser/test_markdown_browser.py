@@ -102,9 +102,14 @@ def switch(driver: Any, sid: str) -> None:
 
 
 def body_html(driver: Any, mid: str) -> str:
+    # Without the presentation the renderer adds to blocks (dir="auto", and CSSOM
+    # styles that make code blocks and tables scroll inside): the tree itself.
     return driver.execute_script(
         "const n = document.querySelector(`#answer [data-id='${arguments[0]}'] .sp-markdown`);"
-        "return n ? n.innerHTML : null;", mid)
+        "if (!n) return null; const c = n.cloneNode(true);"
+        "for (const e of c.querySelectorAll('[dir], [style]')) {"
+        " e.removeAttribute('dir'); e.removeAttribute('style'); }"
+        "return c.innerHTML;", mid)
 
 
 def wait_done(driver: Any, mid: str, timeout: float = 60) -> None:
@@ -186,7 +191,8 @@ def test_xss_corpus_never_executes_and_reads_literally(driver: Any, md_page: Any
         "  for (const a of el.attributes)"
         "    if (/^on/i.test(a.name)) bad.push(el.tagName + ' ' + a.name);"
         "  if (/^(SCRIPT|IFRAME|SVG|STYLE|FORM|BUTTON|DETAILS|OBJECT|EMBED)$/i.test(el.tagName)"
-        "      && !el.classList.contains('sp-reasoning')) bad.push(el.tagName);"
+        "      && !el.classList.contains('sp-reasoning')"  # ours: reasoning, jump button
+        "      && !el.classList.contains('sp-jump-button')) bad.push(el.tagName);"
         "}"
         # What the browser itself would open: the resolved URL's scheme.
         "const hrefs = [...root.querySelectorAll('[href],[src],[formaction]')]"
