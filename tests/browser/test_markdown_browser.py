@@ -102,11 +102,15 @@ def switch(driver: Any, sid: str) -> None:
 
 
 def body_html(driver: Any, mid: str) -> str:
-    # The copy buttons are view chrome, not rendered Markdown: left out here.
+    # Without the presentation the renderer adds to blocks (dir="auto", and CSSOM
+    # styles that make code blocks and tables scroll inside) and without the copy
+    # buttons (view chrome): the tree itself.
     return driver.execute_script(
         "const n = document.querySelector(`#answer [data-id='${arguments[0]}'] .sp-markdown`);"
         "if (!n) return null; const c = n.cloneNode(true);"
         "for (const b of c.querySelectorAll('button.sp-copy')) b.remove();"
+        "for (const e of c.querySelectorAll('[dir], [style]')) {"
+        " e.removeAttribute('dir'); e.removeAttribute('style'); }"
         "return c.innerHTML;", mid)
 
 
@@ -189,8 +193,9 @@ def test_xss_corpus_never_executes_and_reads_literally(driver: Any, md_page: Any
         "  for (const a of el.attributes)"
         "    if (/^on/i.test(a.name)) bad.push(el.tagName + ' ' + a.name);"
         "  if (/^(SCRIPT|IFRAME|SVG|STYLE|FORM|BUTTON|DETAILS|OBJECT|EMBED)$/i.test(el.tagName)"
-        "      && !el.classList.contains('sp-reasoning') && !el.classList.contains('sp-copy'))"
-        "    bad.push(el.tagName);"
+        "      && !el.classList.contains('sp-reasoning')"  # ours: reasoning, jump, copy
+        "      && !el.classList.contains('sp-jump-button')"
+        "      && !el.classList.contains('sp-copy')) bad.push(el.tagName);"
         "}"
         # What the browser itself would open: the resolved URL's scheme.
         "const hrefs = [...root.querySelectorAll('[href],[src],[formaction]')]"

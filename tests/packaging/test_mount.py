@@ -128,15 +128,35 @@ def test_example_page_boots_the_mounted_tag_and_streams_the_agent(example: Any,
     driver.get(served.origin + "/")
     wait_for(driver, "return !!(window.streampace && window.streampace.instances.length"
                      " && window.streampace.instances[0].controller)", BOOT_TIMEOUT_S)
+    driver.execute_script(
+        "window.__errors = []; window.__ends = [];"
+        "document.addEventListener('streampace:error', (e) => __errors.push(e.detail));"
+        "document.addEventListener('streampace:run-end', (e) => __ends.push(e.detail));")
+    shown_js = ("return [...document.querySelectorAll('#answer .sp-message .sp-text')]"
+                ".map(n => n.textContent)")
     driver.find_element("css selector", "form button").click()
-    wait_for(driver, "const v = document.querySelector('#answer .sp-view');"
-                     " return v && v.getAttribute('data-run') === 'finished'", 60)
-    shown = driver.execute_script(
-        "return [...document.querySelectorAll('#answer .sp-message .sp-text')]"
-        ".map(n => n.textContent)")
+    wait_for(driver, "return window.__ends.length === 1", 60)
     # The user's prompt as text; the agent's answer as Markdown (a paragraph: its
     # trailing space is not shown).
-    assert shown == ["Hello from my own agent", "Hello from my own agent"]
+    assert driver.execute_script(shown_js) == ["Hello from my own agent"] * 2
+    # A second question: the agent uses messageId "a1" again (issue 23). Its answer
+    # is a new message, the first stays, nothing is repeated, nothing fails.
+    box = driver.find_element("css selector", "form input")
+    box.clear()
+    box.send_keys("and a second question")
+    driver.find_element("css selector", "form button").click()
+    wait_for(driver, "return window.__ends.length === 2", 60)
+    assert driver.execute_script(shown_js) == [
+        "Hello from my own agent", "Hello from my own agent",
+        "and a second question", "and a second question"]
+    assert driver.execute_script("return window.__ends.map((d) => d.status)") == [
+        "finished", "finished"]
+    assert driver.execute_script("return window.__errors") == []
+    stats = driver.execute_script("return window.streampace.stats()")
+    assert stats["errors"] == [] and stats["hostErrors"] == 0
+    # Each visitor gets a conversation of their own: the session id is random.
+    session = driver.execute_script("return sessionStorage.getItem('session')")
+    assert len(session) == 36 and session != "demo"
     ws_origin = served.origin.replace("http://", "ws://")
     urls = requested_urls(driver)
     assert any(u.endswith("/streampace/vendor/pyodide/pyodide.asm.wasm") for u in urls)
