@@ -142,6 +142,10 @@ class _MarkdownNode:
             self.closed = True
             self.view.close()
 
+    def discard(self) -> None:
+        """The body leaves the DOM: its view stops listening for copy clicks."""
+        self.view.destroy()
+
 
 # Markdown blocks that take their direction from their own text (dir="auto"), as
 # GitHub marks them: the text blocks, and lists as a whole (a list item inherits its
@@ -298,7 +302,7 @@ class DomRenderer:
             if self.follower is not None:
                 self.follower.close()
             self.root.remove()
-            self._nodes.clear()
+            self._discard_nodes()
 
     # -- commit ------------------------------------------------------------
     def _commit(self, ch: Changes) -> None:
@@ -339,7 +343,7 @@ class DomRenderer:
 
     def _rebuild(self) -> None:
         """Every item anew from the state (after a snapshot, or a failed commit)."""
-        self._nodes.clear()
+        self._discard_nodes()
         self.timeline.replaceChildren()
         for ref in self.state.timeline:
             self._create(ref)
@@ -482,9 +486,17 @@ class DomRenderer:
         fmt = self.reasoning_format if ref.kind == REASONING else (
             self.text_format if item.role == "assistant" else "text")
         body, fresh = self._body(node.el, item, fmt)
+        if isinstance(node, _MarkdownNode):
+            node.discard()
         node.box.replaceWith(body)
         fresh.el = node.el
         self._nodes[ref] = fresh
+
+    def _discard_nodes(self) -> None:
+        for node in self._nodes.values():
+            if isinstance(node, _MarkdownNode):
+                node.discard()
+        self._nodes.clear()
 
     def markdown_stats(self) -> dict[str, int]:
         """DOM nodes created, replaced (rebuilt) and text writes by all Markdown bodies."""
