@@ -71,7 +71,7 @@ def summarise(rows: list[tuple[int, float, int]]) -> dict[str, Any]:
 def cpython_slices() -> dict[str, Any]:
     from streampace.markdown import MarkdownStream
 
-    doc = markdown_document(DOC_CHARS)[:DOC_CHARS]
+    doc = markdown_document(DOC_CHARS, math=True)[:DOC_CHARS]
     stream = MarkdownStream()
     rows = []
     # CPU time of this process: other jobs on the shared machine count less.
@@ -87,6 +87,62 @@ def cpython_slices() -> dict[str, Any]:
                plain_appends=stream.plain_appends,
                close_ms=round((time.process_time() - t0) * 1000, 3))
     return out
+
+
+def _doc_of(kind: str, n: int) -> tuple[str, str]:
+    """(open block of about n characters, what keeps streaming into it)."""
+    words = ["plain", "words", "**bold**", "*em*", "`code`", "[link](https://e.com/x)", "and"]
+    if kind in ("paragraph", "one_line"):
+        sep = " " if kind == "one_line" else None
+        out, size, i = [], 0, 0
+        while size < n:
+            w = words[i % len(words)] + (sep or (" " if i % 11 else "\n"))
+            out.append(w)
+            size += len(w)
+            i += 1
+        return "".join(out), "more words and **bold** text " * 40
+    if kind in ("list", "quote"):
+        unit = "- item with **bold** and `code`\n" if kind == "list" else "> quoted *line*\n"
+        more = ("- more **items** here\n" if kind == "list" else "> more quoted text\n") * 40
+        return unit * (n // len(unit) + 1), more
+    if kind == "table":
+        rows = [f"| {words[i % 7]} | {words[(i + 3) % 7]} | {i} |\n" for i in range(n // 20)]
+        more = "".join(f"| x{i} | **y** | {i} |\n" for i in range(60))
+        return "| a | b | c |\n|---|:-:|--:|\n" + "".join(rows), more
+    unit = {"hostile_links": "[a](", "hostile_backticks": "`a ", "hostile_emphasis": "_a ",
+            "hostile_brackets": "["}[kind]
+    return (unit * (n // len(unit) + 1))[:n], unit * 200
+
+
+def long_and_hostile() -> list[dict[str, Any]]:
+    """A 13-character delta into an open block of 2 KB and 32 KB (CPU ms per
+    delta), side by side with a one-shot render of the whole block."""
+    from streampace.markdown import MarkdownStream, render_html
+
+    rows = []
+    for kind in ("paragraph", "one_line", "table", "list", "quote", "hostile_links",
+                 "hostile_backticks",
+                 "hostile_emphasis", "hostile_brackets"):
+        row: dict[str, Any] = {"input": kind}
+        for n in (2_000, 32_000):
+            doc, more = _doc_of(kind, n)
+            stream = MarkdownStream()
+            stream.feed(doc)
+            ms = []
+            for i in range(0, 13 * 40, 13):
+                t0 = time.process_time()
+                stream.feed(more[i:i + 13])
+                ms.append((time.process_time() - t0) * 1000)
+            t0 = time.process_time()
+            render_html(doc)
+            one_shot = (time.process_time() - t0) * 1000
+            label = f"{n // 1000}k"
+            row[f"delta_p50_{label}"] = round(pct(ms, 50), 3)
+            row[f"delta_max_{label}"] = round(max(ms), 3)
+            row[f"one_shot_ms_{label}"] = round(one_shot, 1)
+        row["max_ratio_32k_2k"] = round(row["delta_max_32k"] / max(row["delta_max_2k"], 1e-3), 2)
+        rows.append(row)
+    return rows
 
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -209,7 +265,7 @@ def browser(out: dict[str, Any]) -> None:
                 "warm_markdown_ms_median": round(statistics.median(
                     ms["markdown_ms"] for _, ms in boots[1:]), 1),
             }
-            doc = markdown_document(DOC_CHARS)[:DOC_CHARS]
+            doc = markdown_document(DOC_CHARS, math=True)[:DOC_CHARS]
             raw = json.loads(driver.execute_script(
                 "const f = window.mdBench.py.globals.get('slices');"
                 "const r = f(arguments[0], arguments[1]); f.destroy(); return r;", doc, SLICE))
@@ -285,7 +341,8 @@ def main() -> None:
     ap.add_argument("-o", "--output", default=str(ROOT / "bench" / "results" / "markdown.json"))
     args = ap.parse_args()
     out: dict[str, Any] = {"slice_chars": SLICE, "doc_chars": DOC_CHARS,
-                           "cpython_slices": cpython_slices()}
+                           "cpython_slices": cpython_slices(),
+                           "long_and_hostile": long_and_hostile()}
     if args.browser:
         browser(out)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)

@@ -51,7 +51,7 @@ from typing import Any
 import websockets
 from streampace.browser.client import SessionClient
 from streampace.conversation.live_state import LiveState
-from streampace.sim.scenarios import iter_simulate
+from streampace.sim import iter_simulate
 
 SCENARIOS = ("fast", "cjk_emoji", "agentic", "bursty", "very_fast")
 BAD_FRAMES = (

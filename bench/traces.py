@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from streampace.session.delivery import Batch, DeliveryBuffer, DeliveryConfig
-from streampace.sim.scenarios import messages_snapshot, simulate
+from streampace.sim import messages_snapshot, simulate
 from streampace.testing import ManualHost
 
 from bench.metrics import TraceTruth

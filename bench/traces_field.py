@@ -24,7 +24,7 @@ import random
 from typing import Any
 
 import regex
-from streampace.sim.scenarios import simulate
+from streampace.sim import simulate
 
 from bench.traces import PROMPT, Arrivals, Model, Trace, deliver
 

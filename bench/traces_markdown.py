@@ -34,7 +34,7 @@ _TOPICS = ["pacing", "batching", "rendering", "selection", "reconnects", "graphe
            "backpressure", "snapshots", "tool calls", "reasoning"]
 
 
-def _section(i: int, rng: random.Random) -> str:
+def _section(i: int, rng: random.Random, math: bool = False) -> str:
     topic = _TOPICS[i % len(_TOPICS)]
     n = rng.randint(2, 4)
     items = "\n".join(
@@ -57,16 +57,21 @@ def _section(i: int, rng: random.Random) -> str:
         f"| case | cost | paced? |\n|:-----|-----:|:------:|\n{rows}\n\n"
         f"```python\ndef frame_{i}(pending):\n{code}\n    return rate\n```\n\n"
         f"> Note: a quote about {topic}, with **bold** and _emphasis_.\n\n"
+        + (f"The rate follows $r = \\min(\\frac{{p}}{{\\tau}}, r_{{max}})$ for $p$ pending "
+           f"graphemes, at a cost of $5 to $10 a month:\n\n"
+           f"$$\nr_{{{i}}} = \\sum_{{k=0}}^{{n}} \\frac{{p_k}}{{\\tau}}\n$$\n\n" if math else "")
     )
 
 
-def markdown_document(min_chars: int, seed: int = 1) -> str:
+def markdown_document(min_chars: int, seed: int = 1, math: bool = False) -> str:
+    """A long Markdown answer; `math` adds a formula paragraph and a display
+    block to each section (the traces built from it are unchanged without)."""
     rng = random.Random(seed)
     parts = ["# Streaming Markdown, measured\n\n"]
     size = len(parts[0])
     i = 0
     while size < min_chars:
-        part = _section(i, rng)
+        part = _section(i, rng, math)
         parts.append(part)
         size += len(part)
         i += 1

@@ -135,17 +135,6 @@ class Chart {
 
 export const chart = new Chart($("chart"));
 
-// ---- keep each pane scrolled to the newest text unless the reader scrolled up
-for (const pane of document.querySelectorAll(".pane")) {
-  let pinned = true;
-  pane.addEventListener("scroll", () => {
-    pinned = pane.scrollTop + pane.clientHeight >= pane.scrollHeight - 24;
-  });
-  new MutationObserver(() => {
-    if (pinned) pane.scrollTop = pane.scrollHeight;
-  }).observe(pane, { childList: true, subtree: true, characterData: true });
-}
-
 // ---- boot: js_shim/pyscript.js boots Python (from the memory snapshot when it
 // matches) and loads PyScript, which runs the page's Python. A failed boot is
 // shown here; an exception in the page's Python, by PyScript's error banner.

@@ -24,10 +24,11 @@ from pyodide.ffi import create_proxy
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
 from streampace.browser.host import BrowserHost
+from streampace.browser.markdown_dom import RebuildView
 from streampace.browser.renderer import DomRenderer
 from streampace.sim.page_socket import SimulatedSession
 
-__all__ = ["Demo", "main", "SCENARIO_CHOICES"]
+__all__ = ["AsDelivered", "Demo", "main", "SCENARIO_CHOICES"]
 
 # Picker value -> (server/sim scenario, drop the connection mid-run?)
 SCENARIO_CHOICES: dict[str, tuple[str, bool]] = {
@@ -43,6 +44,14 @@ SCENARIO_CHOICES: dict[str, tuple[str, bool]] = {
 _DROP_AFTER_MS = (1500.0, 4500.0)  # forced reconnect: drop twice during the run
 
 
+class AsDelivered(DomRenderer):
+    """The "as delivered" baseline: each batch re-parses the whole message and
+    rebuilds its DOM (`RebuildView`), as non-incremental renderers do."""
+
+    def _markdown_view(self, body: Any) -> Any:
+        return RebuildView(self._doc, body, self._md_parser)
+
+
 class Demo:
     def __init__(self, bridge: Any, glue: Any) -> None:
         doc = js.document
@@ -52,9 +61,8 @@ class Demo:
         self.host = BrowserHost(on_error=self._on_exception)
         # Both panes show Markdown; "as delivered" re-renders the whole message
         # per batch, as a non-incremental renderer would.
-        self.delivered = DomRenderer(doc.getElementById("delivered"), bridge,
-                                     label="As delivered", emit_events=False,
-                                     text_format="markdown-rebuild")
+        self.delivered = AsDelivered(doc.getElementById("delivered"), bridge,
+                                     label="As delivered", emit_events=False, scroll=True)
         # ?max_lag=120 sets the pacing law's knob (embed: data-max-lag).
         self.view = StreamView(bridge, doc.getElementById("paced"), host=self.host,
                                config=pacing_config(getattr(glue, "maxLag", None)),
@@ -184,6 +192,7 @@ class Demo:
             el.removeEventListener(name, proxy)
             proxy.destroy()
         self._listeners.clear()
+        self.delivered.close()
         self.view.close()
         if isinstance(self.socket, SimulatedSession):
             self.socket.close()

@@ -9,7 +9,9 @@ from streampace.server import StreampaceApp
 
 
 async def echo_agent(run):  # run: streampace.server.mount.RunRequest
-    """Any async iterator of AG-UI events; here the prompt comes back word by word."""
+    """Any async iterator of AG-UI events; here the prompt comes back word by word.
+
+    The same messageId every run, as many agents do: each run's message is a new one."""
     yield {"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"}
     for word in run.prompt.split():
         yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": word + " "}
@@ -18,11 +20,20 @@ async def echo_agent(run):  # run: streampace.server.mount.RunRequest
 
 
 streampace = StreampaceApp(echo_agent, static=True)  # static: serve the tag and its runtime
-PAGE = """<!doctype html><div id="answer"></div>
-<form onsubmit="event.preventDefault(); streampace.send({type: 'run', prompt: this.q.value})">
-  <input name="q" value="Hello from my own agent"><button>Ask</button></form>
-<script type="module" src="/streampace/js_shim/streampace.js"
-        data-stream="/streampace/ws/sessions/demo" data-target="#answer"></script>"""
+PAGE = """<!doctype html><meta charset="utf-8"><title>My agent</title>
+<link rel="stylesheet" href="/streampace/js_shim/streampace.css">
+<div id="answer"></div>
+<form id="ask"><input name="q" value="Hello from my own agent"><button>Ask</button></form>
+<script type="module" src="/streampace/js_shim/streampace.js" data-target="#answer"></script>
+<script type="module">
+  // One conversation per visitor: `new` asks the server for a session whose id it
+  // mints (the tag follows it on every reconnect).
+  streampace.connect("/streampace/ws/sessions/new");
+  document.getElementById("ask").onsubmit = (event) => {
+    event.preventDefault();
+    streampace.send({type: "run", prompt: event.target.q.value});
+  };
+</script>"""
 app = Starlette(
     routes=[Route("/", lambda request: HTMLResponse(PAGE)), Mount("/streampace", streampace)],
     lifespan=streampace.lifespan,

@@ -15,8 +15,8 @@ from streampace.conversation.transcript import Transcript
 from streampace.session import protocol
 from streampace.session.connection import ConnState, SessionConnection
 from streampace.session.log import SessionLog
+from streampace.sim import simulate, visible_text
 from streampace.sim.page_socket import SimulatedSession
-from streampace.sim.scenarios import simulate, visible_text
 from streampace.testing import ManualHost
 
 

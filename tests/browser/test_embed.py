@@ -632,10 +632,12 @@ def test_warm_boot_figure(driver: Any, page_server: Any, page: Any) -> None:
 # ---------------------------------------------------------------- example page
 def test_example_embed_page_works_next_to_its_host_content(driver: Any,
                                                            page_server: Any) -> None:
-    sid = "embed-example"
     sessions = page_server.sessions
     requested_urls(driver)
     driver.get(page_server.url("/examples/embed.html"))
+    # Each visitor has a conversation of their own: a random session id per tab.
+    sid = wait_for(driver, "return sessionStorage.getItem('acme-session')")
+    assert len(sid) == 36 and sid.count("-") == 4
     host_before = driver.execute_script(
         "return [document.getElementById('host-note').textContent,"
         " getComputedStyle(document.body).fontFamily, document.styleSheets.length]")

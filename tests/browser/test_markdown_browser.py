@@ -102,9 +102,16 @@ def switch(driver: Any, sid: str) -> None:
 
 
 def body_html(driver: Any, mid: str) -> str:
+    # Without the presentation the renderer adds to blocks (dir="auto", and CSSOM
+    # styles that make code blocks and tables scroll inside) and without the copy
+    # buttons (view chrome): the tree itself.
     return driver.execute_script(
         "const n = document.querySelector(`#answer [data-id='${arguments[0]}'] .sp-markdown`);"
-        "return n ? n.innerHTML : null;", mid)
+        "if (!n) return null; const c = n.cloneNode(true);"
+        "for (const b of c.querySelectorAll('button.sp-copy')) b.remove();"
+        "for (const e of c.querySelectorAll('[dir], [style]')) {"
+        " e.removeAttribute('dir'); e.removeAttribute('style'); }"
+        "return c.innerHTML;", mid)
 
 
 def wait_done(driver: Any, mid: str, timeout: float = 60) -> None:
@@ -186,7 +193,9 @@ def test_xss_corpus_never_executes_and_reads_literally(driver: Any, md_page: Any
         "  for (const a of el.attributes)"
         "    if (/^on/i.test(a.name)) bad.push(el.tagName + ' ' + a.name);"
         "  if (/^(SCRIPT|IFRAME|SVG|STYLE|FORM|BUTTON|DETAILS|OBJECT|EMBED)$/i.test(el.tagName)"
-        "      && !el.classList.contains('sp-reasoning')) bad.push(el.tagName);"
+        "      && !el.classList.contains('sp-reasoning')"  # ours: reasoning, jump, copy
+        "      && !el.classList.contains('sp-jump-button')"
+        "      && !el.classList.contains('sp-copy')) bad.push(el.tagName);"
         "}"
         # What the browser itself would open: the resolved URL's scheme.
         "const hrefs = [...root.querySelectorAll('[href],[src],[formaction]')]"
@@ -244,3 +253,94 @@ def test_text_format_shows_the_source_and_reasoning_stays_plain(driver: Any,
     assert reasoning == "think **hard**"
     assert driver.execute_script("return document.querySelector('#answer .sp-tool-args')"
                                  ".tagName") == "PRE"
+
+
+RICH = """Code, math and prices:
+
+```python
+def area(r: float) -> float:
+    return 3.14 * r ** 2  # circle
+```
+
+Inline $e^{i\\pi} + 1 = 0$, and it costs $5 or $10.
+
+$$
+\\frac{a}{b} = \\sqrt{x^2 + 1}
+$$
+
+Done.
+"""
+
+
+def test_highlighted_code_copy_button_and_math_in_chromium(driver: Any, md_page: Any) -> None:
+    sid = "md-rich"
+    switch(driver, sid)
+    # The Clipboard API needs a user gesture and permission: record the call instead.
+    driver.execute_script(
+        "window.__copied = [];"
+        "Object.defineProperty(navigator, 'clipboard', {configurable: true,"
+        " value: {writeText: (t) => { window.__copied.push(t); return Promise.resolve(); }}});")
+    batches = message("r1", RICH, 30, random.Random(8))
+    batches[0] = [ev_run(sid), *batches[0]]
+    batches[-1] = [*batches[-1], ev_end(sid)]
+    md_page.sessions.push_spaced(sid, batches, 15)
+    wait_done(driver, "r1")
+    assert normalise(body_html(driver, "r1")) == normalise(render_html(RICH))
+    facts = driver.execute_script(
+        "const b = document.querySelector(\"#answer [data-id='r1'] .sp-markdown\");"
+        "const maths = [...b.querySelectorAll('math')];"
+        "const boxes = maths.map(m => { const r = m.getBoundingClientRect();"
+        "  return [m.namespaceURI, m.getAttribute('display'), r.width, r.height]; });"
+        "const kw = b.querySelector('pre code .sp-hl-k');"
+        "const btn = b.querySelector('pre > button.sp-copy'); btn.click();"
+        "return {boxes, kw: kw && kw.textContent, kwColor: kw && getComputedStyle(kw).color,"
+        " classes: [...new Set([...b.querySelectorAll('pre code span')].map(s => s.className))],"
+        " copied: window.__copied, code: b.querySelector('pre code').textContent,"
+        " prices: b.textContent.includes('$5 or $10'), mfrac: !!b.querySelector('mfrac')};")
+    assert [(ns, disp) for ns, disp, _w, _h in facts["boxes"]] == [
+        ("http://www.w3.org/1998/Math/MathML", None),
+        ("http://www.w3.org/1998/Math/MathML", "block")]
+    assert all(w > 0 and h > 0 for _ns, _d, w, h in facts["boxes"]), facts["boxes"]
+    assert facts["kw"] == "def" and facts["mfrac"] and facts["prices"]
+    assert {"sp-hl-k", "sp-hl-t", "sp-hl-n", "sp-hl-c", "sp-hl-f"} <= set(facts["classes"])
+    assert facts["copied"] == [facts["code"]]
+    assert facts["code"] == ("def area(r: float) -> float:\n"
+                             "    return 3.14 * r ** 2  # circle\n")
+
+
+NOTES = """A claim[^1] and a second one[^src].
+
+Repeated[^1].
+
+[^1]: The first note, with `code`.
+
+[^src]: A source
+    on two lines.
+"""
+
+
+def test_footnotes_link_both_ways_with_ids_private_to_the_message(driver: Any,
+                                                                    md_page: Any) -> None:
+    sid = "md-notes"
+    switch(driver, sid)
+    batches = message("n1", NOTES, 25, random.Random(4))
+    batches[0] = [ev_run(sid), *batches[0]]
+    batches[-1] = [*batches[-1], ev_end(sid)]
+    md_page.sessions.push_spaced(sid, batches, 15)
+    wait_done(driver, "n1")
+    facts = driver.execute_script(
+        "const b = document.querySelector(\"#answer [data-id='n1'] .sp-markdown\");"
+        "const refs = [...b.querySelectorAll('sup.footnote-ref a')];"
+        "const target = (a) => document.getElementById(a.getAttribute('href').slice(1));"
+        "const back = [...b.querySelectorAll('a.footnote-backref')];"
+        "return {refs: refs.map(a => [a.textContent, !!target(a) && b.contains(target(a)),"
+        "  target(a) && target(a).tagName]),"
+        " back: back.map(a => [!!target(a), target(a) && target(a).closest('sup') !== null]),"
+        " last: b.lastElementChild.tagName, ids: [...b.querySelectorAll('[id]')].map(e => e.id),"
+        " notes: [...b.querySelectorAll('section.footnotes li')].map(li => li.textContent)};")
+    assert facts["refs"] == [["1", True, "LI"], ["src", True, "LI"], ["1", True, "LI"]]
+    assert facts["back"] == [[True, True], [True, True]]
+    assert facts["last"] == "SECTION"
+    assert facts["ids"] and all(i.startswith("spmd") for i in facts["ids"])
+    assert facts["notes"][0].startswith("The first note, with code.")
+    assert "on two lines." in facts["notes"][1]

@@ -102,7 +102,9 @@ def test_a_lone_continuation_of_a_cluster_on_screen_is_held(rig, ag):
 
 @pytest.mark.parametrize("text", ["a", "Hello", "漢字", "。", " ", "\n", "e\u0301", "\u0915",
                                   "\u0915\u093F", FLAG_JP, "\uAC01", "\u1100\u1161\u11A8",
-                                  "\r", "\r\n", ""])
+                                  "\r", "\r\n", "",
+                                  # a SpacingMark after the pictograph ends GB11's chance
+                                  "\u231A\u0903\u0308", "\u231A\u0903\u0903\u0308"])
 def test_complete_or_mark_ready_clusters_are_not_held(text):
     clusters = RegexSegmenter().split(text) or [""]
     assert not shows_incomplete(clusters[-1])
@@ -112,7 +114,8 @@ def test_complete_or_mark_ready_clusters_are_not_held(text):
                                      "\U0001F468\u200D", "\U0001F1EF", "1", "#", "*",
                                      "1\uFE0F", "\u1100", "\u1160", "\uAC00",
                                      "\u1100\u1161", "\u0915\u094D", "\u0915\u094D\u200D",
-                                     "\u17D2", "\u1780\u17D2", "\u0600", "\U000110BD"])
+                                     "\u17D2", "\u1780\u17D2", "\u0600", "\U000110BD",
+                                     "\u231A\u0308", "\u231A\u0308\u200D"])
 def test_incomplete_clusters_are_held(cluster):
     assert shows_incomplete(cluster)
 

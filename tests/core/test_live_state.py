@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from streampace.conversation import items
 from streampace.conversation import live_state as ls
-from streampace.conversation import transcript
 from streampace.conversation.live_state import Changes, ItemRef, LiveState
 
 M = "message"
@@ -146,13 +146,13 @@ def test_tool_call_args_end_and_result() -> None:
             {"type": "TOOL_CALL_ARGS", "toolCallId": "t", "delta": '"cats"}'},
         ]
     )
-    assert ch.tool_calls == ["t"]
+    assert ch.tool_calls == [ItemRef(T, "t")]
     assert ch.appended == {ItemRef(T, "t"): ['{"q":', '"cats"}']}
     ch = s.apply([{"type": "TOOL_CALL_END", "toolCallId": "t"}])
-    assert ch.ended == [ItemRef(T, "t")] and ch.tool_calls == ["t"]
+    assert ch.ended == [ItemRef(T, "t")] and ch.tool_calls == [ItemRef(T, "t")]
     ch = s.apply([{"type": "TOOL_CALL_RESULT", "messageId": "tm", "toolCallId": "t",
                    "content": "3 cats", "role": "tool"}])
-    assert ch.updated == [ItemRef(T, "t")] and ch.tool_calls == ["t"]
+    assert ch.updated == [ItemRef(T, "t")] and ch.tool_calls == [ItemRef(T, "t")]
     tool = s.tool_calls["t"]
     assert (tool.name, tool.args, tool.ended, tool.result, tool.result_message_id) == (
         "search", '{"q":"cats"}', True, "3 cats", "tm")
@@ -317,11 +317,31 @@ def test_streaming_resumes_after_a_reconnect_snapshot_without_anomaly() -> None:
 
 def test_snapshot_changes_after_reset_are_reported() -> None:
     s = LiveState()
-    s.apply([SNAPSHOT])
-    ch = s.apply([content("a2", "!"), end("a2")])
+    s.apply([RUN_STARTED, start("a2")])
+    ch = s.apply([SNAPSHOT, content("a2", "!"), end("a2")])
+    assert ch.reset  # the rest is reported item by item, after the reset
     assert ch.appended == {ItemRef(M, "a2"): ["!"]}
-    assert ch.updated == [ItemRef(M, "a2")]  # reopened
     assert ch.ended == [ItemRef(M, "a2")]
+    assert s.messages["a2"].text == "Found 3!" and s.anomalies == 0
+
+
+def test_an_item_ended_and_resumed_in_one_batch_is_not_reported_ended() -> None:
+    # A chunk stream ended by another event, then continued by a chunk of it.
+    s = LiveState()
+    ch = s.apply([RUN_STARTED, {"type": "TEXT_MESSAGE_CHUNK", "messageId": "c", "delta": "a"},
+                  start("m"), {"type": "TEXT_MESSAGE_CHUNK", "messageId": "c", "delta": "b"}])
+    assert ch.created == [ItemRef(M, "c"), ItemRef(M, "m")] and ch.ended == []
+    assert not s.messages["c"].ended and s.messages["c"].text == "ab"
+
+
+def test_a_snapshot_item_that_is_not_streaming_belongs_to_an_earlier_run() -> None:
+    # A late viewer's snapshot (transcript_views.snapshot_events) holds the items
+    # of earlier runs: an id they used names a new item when it comes again.
+    s = LiveState()
+    s.apply([RUN_STARTED, SNAPSHOT])
+    ch = s.apply([start("a2"), content("a2", "new"), end("a2")])
+    assert ch.created == [ItemRef(M, "a2", 1)] and not ch.appended
+    assert [i.text for i in s.items() if i.id == "a2"] == ["Found 3", "new"]
     assert s.anomalies == 0
 
 
@@ -332,10 +352,12 @@ def test_malformed_snapshot_entries_are_skipped_and_counted() -> None:
         {"id": "a", "role": "assistant", "content": "dup"},
         {"id": "t", "role": "tool"},
     ]}])
-    assert ch.reset and ch.anomalies == 4
-    assert s.timeline == [ItemRef(M, "a")] and s.messages["a"].text == "x"
+    assert ch.reset and ch.anomalies == 3
+    # An id that repeats is a second item (runs that reused an id are written so).
+    assert s.timeline == [ItemRef(M, "a"), ItemRef(M, "a", 1)]
+    assert [i.text for i in s.items()] == ["x", "dup"] and s.messages["a"].text == "dup"
     ch = s.apply([{"type": "MESSAGES_SNAPSHOT", "messages": "x"}])
-    assert ch.anomalies == 1 and not ch.reset and s.timeline == [ItemRef(M, "a")]
+    assert ch.anomalies == 1 and not ch.reset and len(s.timeline) == 2
 
 
 # -- anomalies ---------------------------------------------------------------------
@@ -423,7 +445,7 @@ def test_apply_never_joins_whole_texts(monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(self: Any) -> str:
         raise AssertionError("apply() read a whole text: O(message length) per delta")
 
-    monkeypatch.setattr(transcript._Text, "get", forbidden)
+    monkeypatch.setattr(items.TextBuffer, "get", forbidden)
     for _ in range(2000):
         s.apply([content("m", "x"), {"type": "TOOL_CALL_ARGS", "toolCallId": "t", "delta": "y"}])
     s.apply([end("m"), RUN_FINISHED])
@@ -434,7 +456,7 @@ def test_apply_never_joins_whole_texts(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_reading_text_collapses_parts_once() -> None:
     s = LiveState()
     s.apply([start("m")] + [content("m", str(i % 10)) for i in range(100)])
-    text = s.messages["m"]._text
+    text = s.messages["m"].body
     assert len(text._parts) == 100
     assert s.messages["m"].text == "0123456789" * 10
     assert len(text._parts) == 1

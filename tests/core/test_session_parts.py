@@ -16,7 +16,7 @@ from streampace.session.client_messages import (
 )
 from streampace.session.log import LARGE_EVENT_BYTES, SessionLog
 from streampace.session.source import RunRequest, group_by_due, new_run_id
-from streampace.sim.scenarios import simulate
+from streampace.sim import simulate
 from streampace.sim.timed_model import SimulatedModel
 
 

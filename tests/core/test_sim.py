@@ -13,9 +13,7 @@ from ag_ui.core import Event
 from ag_ui_validate import PatchOk, ValidatorOptions, apply_patch, create_validator
 from pydantic import TypeAdapter
 from streampace.conversation.events import validate_event
-from streampace.sim import text as sim_text
-from streampace.sim.clusters import clusters as _clusters
-from streampace.sim.scenarios import (
+from streampace.sim import (
     SCENARIOS,
     TimedEvent,
     iter_simulate,
@@ -27,6 +25,8 @@ from streampace.sim.scenarios import (
     with_network_jitter,
     with_snapshot,
 )
+from streampace.sim import text as sim_text
+from streampace.sim.clusters import clusters as _clusters
 
 EVENT_ADAPTER = TypeAdapter(Event)
 QUICK = [s for s in SCENARIOS if s != "long"]

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from streampace.conversation import events as ev
 from streampace.conversation.live_state import LiveState
-from streampace.conversation.transcript import Transcript
-from streampace.sim.scenarios import messages_snapshot, visible_text
+from streampace.conversation.transcript import ItemRef, Transcript
+from streampace.sim import messages_snapshot, visible_text
 
 RUN_STARTED = {"type": "RUN_STARTED", "threadId": "th", "runId": "r1"}
 RUN_FINISHED = {"type": "RUN_FINISHED", "threadId": "th", "runId": "r1"}
@@ -129,10 +129,109 @@ def test_a_chunk_stream_ends_at_the_next_other_event_and_may_continue() -> None:
     live = LiveState()
     ch = live.apply([RUN_STARTED, {"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "a"},
                      {"type": "STEP_STARTED", "stepName": "s"}])
-    assert ch.ended == [ev.Stream("message", "m")]  # AG-UI: the pending chunk item ends
+    assert ch.ended == [ItemRef("message", "m")]  # AG-UI: the pending chunk item ends
     ch = live.apply([{"type": "TEXT_MESSAGE_CHUNK", "messageId": "m", "delta": "b"}])
     assert live.messages["m"].text == "ab" and not live.messages["m"].ended
     assert live.anomalies == 0
+
+
+# -- ids reused across runs (issue 23) -------------------------------------------
+
+
+def _agent_run(run: str, answer: str) -> list[dict[str, Any]]:
+    """A run of an agent that uses the same ids every run (docs/examples/byo_agent.py)."""
+    return [
+        {"type": "RUN_STARTED", "threadId": "th", "runId": run},
+        {"type": "TEXT_MESSAGE_START", "messageId": "u", "role": "user"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "u", "delta": f"question {run}"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "u"},
+        {"type": "REASONING_START", "messageId": "r"},
+        {"type": "REASONING_MESSAGE_START", "messageId": "r", "role": "reasoning"},
+        {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r", "delta": f"think {run}"},
+        {"type": "REASONING_MESSAGE_END", "messageId": "r"},
+        {"type": "REASONING_END", "messageId": "r"},
+        {"type": "TOOL_CALL_START", "toolCallId": "t", "toolCallName": "f",
+         "parentMessageId": "a1"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "t", "delta": f'{{"run": "{run}"}}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "t"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "res", "toolCallId": "t",
+         "content": f"result {run}"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": answer},
+        {"type": "TEXT_MESSAGE_END", "messageId": "a1"},
+        {"type": "RUN_FINISHED", "threadId": "th", "runId": run},
+    ]
+
+
+_TWO_RUNS = _agent_run("r1", "first answer") + _agent_run("r2", "second answer")
+_EXPECTED = [
+    ("message", "u", "user", "question r1"), ("reasoning", "r", "reasoning", "think r1"),
+    ("tool_call", "t", "f", '{"run": "r1"}', "result r1"),
+    ("message", "a1", "assistant", "first answer"),
+    ("message", "u", "user", "question r2"), ("reasoning", "r", "reasoning", "think r2"),
+    ("tool_call", "t", "f", '{"run": "r2"}', "result r2"),
+    ("message", "a1", "assistant", "second answer"),
+]
+
+
+def test_an_id_a_later_run_reuses_is_a_new_item_without_anomaly() -> None:
+    live = LiveState()
+    live.apply(_TWO_RUNS[:17])
+    ch = live.apply(_TWO_RUNS[17:])
+    assert _view(live) == _EXPECTED
+    assert live.anomalies == 0
+    # The second run's items are new refs: created, never appended to the first's.
+    assert ch.created == [ItemRef("message", "u", 1), ItemRef("reasoning", "r", 1),
+                          ItemRef("tool_call", "t", 1), ItemRef("message", "a1", 1)]
+    assert not ch.appended and not ch.updated
+    assert live.messages["a1"].text == "second answer"  # an id names its latest item
+    assert live.item(ItemRef("message", "a1")).text == "first answer"
+
+
+def test_every_viewer_sees_the_reused_ids_as_new_items() -> None:
+    for cut in range(len(_TWO_RUNS) + 1):
+        resumed = _resumed(_TWO_RUNS, cut)  # late viewer: server snapshot, then the rest
+        assert sorted(_view(resumed), key=repr) == sorted(_EXPECTED, key=repr), cut
+        assert resumed.anomalies == 0, cut
+        # Another process rebuilding the session from the snapshot (Redis store).
+        server = Transcript()
+        server.apply(_TWO_RUNS[:cut])
+        other = Transcript()
+        other.apply(server.snapshot_events())
+        other.apply(_TWO_RUNS[cut:])
+        assert sorted(_view(other), key=repr) == sorted(_EXPECTED, key=repr), cut
+        assert other.history() == Transcript_of(_TWO_RUNS).history(), cut
+    # The history an upstream gets names both runs' messages, each with its text.
+    history = Transcript_of(_TWO_RUNS).history()
+    assert [(m["id"], m["content"]) for m in history if "content" in m] == [
+        ("u", "question r1"), ("r", "think r1"), ("res", "result r1"), ("a1", "first answer"),
+        ("u", "question r2"), ("r", "think r2"), ("res", "result r2"), ("a1", "second answer")]
+    calls = [c["function"]["arguments"] for m in history for c in m.get("toolCalls", ())]
+    assert calls == ['{"run": "r1"}', '{"run": "r2"}']
+
+
+def test_a_snapshot_holds_earlier_runs_and_replays_the_one_that_reuses_their_ids() -> None:
+    server = Transcript_of(_TWO_RUNS[:20])  # run 2 has begun: its user message streams
+    snap = server.snapshot_events()
+    assert [e["type"] for e in snap] == [
+        "RUN_STARTED", "MESSAGES_SNAPSHOT", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT",
+        "STATE_SNAPSHOT"]
+    # Run 1's items (the call's holder named after its parent, as AG-UI's client does).
+    assert [m["id"] for m in snap[1]["messages"]] == ["u", "r", "a1", "res", "a1"]
+    assert snap[2:4] == [
+        {"type": "TEXT_MESSAGE_START", "messageId": "u", "role": "user"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "u", "delta": "question r2"}]
+    viewer = LiveState()
+    viewer.apply(snap)
+    viewer.apply(_TWO_RUNS[20:])
+    assert sorted(_view(viewer), key=repr) == sorted(_EXPECTED, key=repr)
+    assert viewer.anomalies == 0
+
+
+def Transcript_of(events: list[dict[str, Any]]) -> Transcript:  # noqa: N802
+    t = Transcript()
+    t.apply(events)
+    return t
 
 
 # -- the property: all views agree on random sequences ------------------------------
@@ -144,12 +243,31 @@ _TEXT = st.sampled_from(["a", "b ", "é", "😀", "中文", "\n", ""])
 def _sequences(draw: st.DrawFn) -> list[dict[str, Any]]:
     """AG-UI runs as agents emit them, with the irregular parts the issue lists:
     id-less chunks, tool calls without parent, content before START, tool-call
-    and reasoning chunks, results, state and snapshots in the middle."""
-    out: list[dict[str, Any]] = [RUN_STARTED]
+    and reasoning chunks, results, state and snapshots in the middle — and,
+    as many agents do, the same ids in every run (issue 23)."""
+    out: list[dict[str, Any]] = []
+    runs = draw(st.integers(1, 3))
+    for run in range(runs):
+        out += _run(draw, run, out)
+        if run < runs - 1 or draw(st.booleans()):
+            out.append(draw(st.sampled_from([RUN_FINISHED, RUN_CANCELLED])))
+    return out
+
+
+RUN_CANCELLED = {"type": "RUN_ERROR", "message": "run cancelled by a viewer", "code": "cancelled"}
+
+
+def _run(draw: st.DrawFn, run: int, before: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One run; its ids (m0, m1, ..., r1, t2, ...) are the ones every run uses."""
+    out: list[dict[str, Any]] = [{**RUN_STARTED, "runId": f"r{run}"}]
+    if draw(st.booleans()):
+        out += [{"type": "TEXT_MESSAGE_START", "messageId": "user", "role": "user"},
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "user", "delta": f"q{run}"},
+                {"type": "TEXT_MESSAGE_END", "messageId": "user"}]
     for n in range(draw(st.integers(0, 8))):
         kind = draw(st.sampled_from(
             ["text", "chunk", "early", "tool", "tool_chunk", "reasoning", "reasoning_chunk",
-             "result", "state", "step"]))
+             "result", "state", "step", "snapshot"]))
         mid = f"m{n}"
         pieces = draw(st.lists(_TEXT, min_size=1, max_size=4))
         if kind == "text":
@@ -199,10 +317,12 @@ def _sequences(draw: st.DrawFn) -> list[dict[str, Any]]:
         elif kind == "state":
             out.append({"type": "STATE_DELTA",
                         "delta": [{"op": "add", "path": f"/k{n}", "value": n}]})
+        elif kind == "snapshot":
+            # An upstream's MESSAGES_SNAPSHOT mid-run, open items included (as
+            # sim.with_snapshot inserts one): each view must take it the same way.
+            out.append(messages_snapshot([*before, *out]))
         else:
             out.append({"type": "STEP_STARTED", "stepName": f"s{n}"})
-    if draw(st.booleans()):
-        out.append(RUN_FINISHED)
     return out
 
 
@@ -224,8 +344,7 @@ def test_live_state_server_snapshots_and_sim_views_agree(events: list[dict[str, 
     restored = LiveState()
     restored.apply([messages_snapshot(events)])
     assert _texts(restored) == _texts(live)
-    assert {t: (c.name, c.args) for t, c in restored.tool_calls.items()} == {
-        t: (c.name, c.args) for t, c in live.tool_calls.items()}
+    assert _calls(restored) == _calls(live)
     # A viewer resuming from the server's snapshot at any point ends where the live
     # viewer is: same items, same text, same tool calls, same state.
     # (Items still streaming at the cut are re-opened after the snapshot's completed
@@ -233,13 +352,87 @@ def test_live_state_server_snapshots_and_sim_views_agree(events: list[dict[str, 
     cut = data.draw(st.integers(0, len(events)))
     resumed = _resumed(events, cut)
     assert sorted(_view(resumed), key=repr) == sorted(_view(live), key=repr)
+    assert resumed.anomalies <= live.anomalies
     assert resumed.state == live.state
     if cut < len(events) or live.status == "running":
         assert resumed.status == live.status  # a snapshot of an idle session has no run
     # The server's history (what an upstream gets) holds every completed item's text.
     server = Transcript()
     server.apply(events)
-    texts = {m["id"]: m.get("content") for m in server.history() if m["role"] != "tool"}
+    history = [(m["id"], m.get("content")) for m in server.history() if m["role"] != "tool"]
     for item in live.items():
         if item.kind != "tool_call" and item.ended and item.text:
-            assert texts.get(item.id) == item.text
+            assert (item.id, item.text) in history
+
+    # Each run's items are what that run alone makes: an id an earlier run used
+    # is a new item with the new text, and reuse is no anomaly.  (A snapshot
+    # replaces what came before it, so only sequences without one.)
+    if any(e["type"] == "MESSAGES_SNAPSHOT" for e in events):
+        return
+    alone_anomalies = 0
+    for k, run in enumerate(_split_runs(events)):
+        alone = Transcript()
+        alone.apply(run)
+        alone_anomalies += alone.anomalies
+        assert _made(alone, lambda _item: True) == _made(
+            server, lambda item, k=k: item.run == k + 1), k
+    assert live.anomalies <= alone_anomalies
+
+
+def _calls(state: Transcript) -> list[tuple[Any, ...]]:
+    return sorted((i.id, i.name, i.args) for i in state.items() if i.kind == "tool_call")
+
+
+def _split_runs(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    runs: list[list[dict[str, Any]]] = []
+    for e in events:
+        if e["type"] == "RUN_STARTED":
+            runs.append([])
+        runs[-1].append(e)
+    return runs
+
+
+def _made(state: Transcript, which: Any) -> list[tuple[Any, ...]]:
+    """Items with text, arguments or a name (not a bare call a result created)."""
+    out: list[tuple[Any, ...]] = []
+    for item in state.items():
+        if not which(item):
+            continue
+        if item.kind == "tool_call":
+            if item.name or item.args:
+                out.append((item.kind, item.id, item.name, item.args))
+        elif item.text or item.role != "assistant":
+            out.append((item.kind, item.id, item.role, item.text))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(_sequences(), st.data())
+def test_snapshot_events_rebuild_the_transcript_in_another_process(
+        events: list[dict[str, Any]], data: st.DataObject) -> None:
+    """What the Redis store does: a process rebuilds a session from the snapshot
+    events and carries on with the log; both then say the same in every view."""
+    cut = data.draw(st.integers(0, len(events)))
+    server = Transcript()
+    server.apply(events[:cut])
+    other = Transcript()
+    other.apply(server.snapshot_events())
+    assert _norm(other.snapshot_events()) == _norm(server.snapshot_events())
+    assert _norm(other.history()) == _norm(server.history())
+    server.apply(events[cut:])
+    other.apply(events[cut:])
+    assert sorted(_view(other), key=repr) == sorted(_view(server), key=repr)
+    assert _norm(other.history()) == _norm(server.history())
+    assert _norm(other.snapshot_events()) == _norm(server.snapshot_events())
+
+
+def _norm(value: Any) -> Any:
+    """Without the empty ``content`` of an assistant message that holds tool calls:
+    a restore keeps such a message only as the calls' holder (transcript.py)."""
+    if isinstance(value, list):
+        return [_norm(v) for v in value]
+    if isinstance(value, dict):
+        if value.get("toolCalls") and value.get("content") == "":
+            value = {k: v for k, v in value.items() if k != "content"}
+        return {k: _norm(v) for k, v in value.items()}
+    return value

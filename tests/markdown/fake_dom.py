@@ -48,6 +48,9 @@ class FakeText(FakeNode):
 
 
 class FakeElement(FakeNode):
+    namespace = "http://www.w3.org/1999/xhtml"
+    one_shot = ""  # tests may attach the expected render here
+
     def __init__(self, tag: str) -> None:
         self.tag = tag
         self.attrs: dict[str, str] = {}
@@ -88,6 +91,12 @@ class FakeDocument:
         self.creations += 1
         return FakeElement(tag)
 
+    def createElementNS(self, ns: str, tag: str) -> FakeElement:  # noqa: N802
+        self.creations += 1
+        el = FakeElement(tag)
+        el.namespace = ns
+        return el
+
     def createTextNode(self, data: str) -> FakeText:  # noqa: N802
         self.creations += 1
         return FakeText(data)
@@ -97,10 +106,18 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def is_chrome(node: FakeNode) -> bool:
+    """View chrome that is not part of the rendered tree (the copy button)."""
+    return isinstance(node, FakeElement) and node.tag == "button" and (
+        node.attrs.get("class") == "sp-copy")
+
+
 def outer_html(node: FakeNode) -> str:
     if isinstance(node, FakeText):
         return _escape(node.data)
     assert isinstance(node, FakeElement)
+    if is_chrome(node):
+        return ""
     out = ["<" + node.tag]
     for name, value in node.attrs.items():
         out.append(f' {name}="{_escape(value).replace(chr(34), "&quot;")}"')
@@ -108,12 +125,13 @@ def outer_html(node: FakeNode) -> str:
         out.append(" />\n" if node.tag in BLOCK_TAGS or node.tag == "br" else " />")
         return "".join(out)
     out.append(">")
-    first = node.children[0] if node.children else None
+    kids = [c for c in node.children if not is_chrome(c)]
+    first = kids[0] if kids else None
     # Adjacent text nodes (a long text split across nodes) serialise as one.
     if node.tag in _OPEN_NL or (node.tag == "li" and isinstance(first, FakeElement)
                                 and first.tag in BLOCK_TAGS):
         out.append("\n")
-    out.extend(outer_html(c) for c in node.children)
+    out.extend(outer_html(c) for c in kids)
     out.append(f"</{node.tag}>")
     if node.tag in BLOCK_TAGS:
         out.append("\n")

@@ -50,4 +50,14 @@ PAYLOADS: list[str] = [
     "[a](javascript\n:window.__xss(36))",
     "![a](//evil.example/x.png)",
     "<form><button formaction=javascript:window.__xss(37)>x</button></form>",
+    # Math, code and footnotes: TeX that carries URLs or styles elsewhere, hostile
+    # info strings, footnote labels shaped like markup.
+    "$\\href{javascript:window.__xss(38)}{click}$",
+    "$$\\style{background:url(javascript:window.__xss(39))}{x}$$",
+    "\\[\\url{javascript:window.__xss(40)}\\]",
+    "$\\unicode{<img src=x onerror=window.__xss(41)>}$",
+    "```js\" onmouseover=\"window.__xss(42)\n<script>window.__xss(43)</script>\n```",
+    "```html\n<img src=x onerror=window.__xss(44)>\n```",
+    "Note[^x\"onclick=\"window.__xss(45)].\n\n[^x\"onclick=\"window.__xss(45)]: hi",
+    "[^1]\n\n[^1]: [a](javascript:window.__xss(46))",
 ]

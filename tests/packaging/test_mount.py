@@ -97,7 +97,7 @@ def assistant_text(events: list[dict[str, Any]]) -> str:
 def test_example_streams_its_own_agent_through_the_mounted_socket(example: Any) -> None:
     _, served = example
     prompt = "streams from my own agent 🙂"
-    events = asyncio.run(run_and_collect(served.ws("/streampace/ws/sessions/doc-1"),
+    events = asyncio.run(run_and_collect(served.ws("/streampace/ws/sessions/new"),
                                          served.origin, prompt))
     assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
     assert assistant_text(events) == "streams from my own agent 🙂 "
@@ -128,15 +128,37 @@ def test_example_page_boots_the_mounted_tag_and_streams_the_agent(example: Any,
     driver.get(served.origin + "/")
     wait_for(driver, "return !!(window.streampace && window.streampace.instances.length"
                      " && window.streampace.instances[0].controller)", BOOT_TIMEOUT_S)
+    driver.execute_script(
+        "window.__errors = []; window.__ends = [];"
+        "document.addEventListener('streampace:error', (e) => __errors.push(e.detail));"
+        "document.addEventListener('streampace:run-end', (e) => __ends.push(e.detail));")
+    shown_js = ("return [...document.querySelectorAll('#answer .sp-message .sp-text')]"
+                ".map(n => n.textContent)")
     driver.find_element("css selector", "form button").click()
-    wait_for(driver, "const v = document.querySelector('#answer .sp-view');"
-                     " return v && v.getAttribute('data-run') === 'finished'", 60)
-    shown = driver.execute_script(
-        "return [...document.querySelectorAll('#answer .sp-message .sp-text')]"
-        ".map(n => n.textContent)")
+    wait_for(driver, "return window.__ends.length === 1", 60)
     # The user's prompt as text; the agent's answer as Markdown (a paragraph: its
     # trailing space is not shown).
-    assert shown == ["Hello from my own agent", "Hello from my own agent"]
+    assert driver.execute_script(shown_js) == ["Hello from my own agent"] * 2
+    # A second question: the agent uses messageId "a1" again (issue 23). Its answer
+    # is a new message, the first stays, nothing is repeated, nothing fails.
+    box = driver.find_element("css selector", "form input")
+    box.clear()
+    box.send_keys("and a second question")
+    driver.find_element("css selector", "form button").click()
+    wait_for(driver, "return window.__ends.length === 2", 60)
+    assert driver.execute_script(shown_js) == [
+        "Hello from my own agent", "Hello from my own agent",
+        "and a second question", "and a second question"]
+    assert driver.execute_script("return window.__ends.map((d) => d.status)") == [
+        "finished", "finished"]
+    assert driver.execute_script("return window.__errors") == []
+    stats = driver.execute_script("return window.streampace.stats()")
+    assert stats["errors"] == [] and stats["hostErrors"] == 0
+    # Each visitor gets a conversation of their own: the server minted its id.
+    url = stats["connection"]["url"]
+    session = url.rsplit("/", 1)[1]
+    assert url.startswith(served.origin.replace("http://", "ws://") + "/streampace/ws/sessions/")
+    assert len(session) == 22 and session != "new"
     ws_origin = served.origin.replace("http://", "ws://")
     urls = requested_urls(driver)
     assert any(u.endswith("/streampace/vendor/pyodide/pyodide.asm.wasm") for u in urls)
@@ -188,7 +210,7 @@ def test_runs_in_progress_end_at_the_host_lifespan_shutdown() -> None:
     served = Served(Starlette(routes=[Mount("/sp", sp)], lifespan=lifespan))
     try:
         async def start_run() -> None:
-            async with websockets.connect(served.ws("/sp/ws/sessions/long"),
+            async with websockets.connect(served.ws("/sp/ws/sessions/new"),
                                           origin=served.origin) as ws:
                 await ws.send(json.dumps({"type": "run", "prompt": "go"}))
                 await asyncio.wait_for(ws.recv(), WAIT_S)
@@ -206,7 +228,7 @@ async def run_on(served: Served, prompt: str, then: dict[str, Any] | None = None
                  ) -> list[dict[str, Any]]:
     """Start a run on a served StreampaceApp; optionally send ``then`` after the first batch."""
     events: list[dict[str, Any]] = []
-    async with websockets.connect(served.ws("/ws/sessions/s1"), origin=served.origin) as ws:
+    async with websockets.connect(served.ws("/ws/sessions/new"), origin=served.origin) as ws:
         await ws.send(json.dumps({"type": "run", "prompt": prompt}))
         while not events or events[-1]["type"] not in ("RUN_FINISHED", "RUN_ERROR"):
             batch = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))

@@ -20,13 +20,41 @@ from browser_harness import BOOT_TIMEOUT_S, record_figure, requested_urls, wait_
 from install_harness import ROOT, pyproject_version, static_server, streampace_serve
 
 PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>npm embed</title></head>
+<html lang="en"><head><meta charset="utf-8"><title>npm embed</title>
+<link rel="stylesheet" href="/node_modules/streampace/js_shim/streampace.css">
+</head>
 <body>
 <div id="answer"></div>
 <script type="module" src="/node_modules/streampace/js_shim/streampace.js"
-        data-stream="{stream}" data-target="#answer"></script>
+        data-target="#answer"></script>
+<script type="module">
+  // One conversation per visitor (README: choosing session ids).
+  const id = sessionStorage.getItem("session") || crypto.randomUUID();
+  sessionStorage.setItem("session", id);
+  streampace.connect("{stream}" + id);
+</script>
 </body></html>
 """
+
+# A recorded agent run for `serve --source replay:`: the same ids every run, as many
+# agents do; an answer with a long code line and right-to-left text.
+ANSWER = ("Here is a line of code:\n\n```python\n"
+          + "value = compute(" + ", ".join(f"argument_{i}=option_{i}" for i in range(7))
+          + ")\n```\n\nوهذه فقرة باللغة العربية.\n")
+
+
+def recording(path: Path) -> Path:
+    pieces = [ANSWER[i:i + 12] for i in range(0, len(ANSWER), 12)]
+    events = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 0},
+              {"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant",
+               "timestamp": 0}]
+    events += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": piece,
+                "timestamp": 40 * (i + 1)} for i, piece in enumerate(pieces)]
+    end = 40 * (len(pieces) + 1)
+    events += [{"type": "TEXT_MESSAGE_END", "messageId": "a1", "timestamp": end},
+               {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "timestamp": end}]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +85,7 @@ def test_tarball_holds_exactly_what_the_tag_needs(tarball: Path) -> None:
         manifest = json.load(tar.extractfile("package/package.json"))  # type: ignore[arg-type]
     assert manifest["name"] == "streampace" and manifest["version"] == pyproject_version()
     assert {"README.md", "package.json", "js_shim/streampace.js", "js_shim/bridge.js",
-            "js_shim/boot.js", "vendor/snapshot/manifest.json",
+            "js_shim/boot.js", "js_shim/streampace.css", "vendor/snapshot/manifest.json",
             "vendor/streampace.zip", "vendor/streampace-version.js", "vendor/runtime-config.mjs",
             "vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.wasm",
             "vendor/pyodide/python_stdlib.zip", "vendor/pyodide/pyodide-lock.json"} <= names
@@ -65,8 +93,15 @@ def test_tarball_holds_exactly_what_the_tag_needs(tarball: Path) -> None:
     vendor = ROOT / "vendor"
     laid_out = {p.relative_to(ROOT).as_posix() for p in vendor.rglob("*")
                 if p.is_file() and not any(part.startswith(".") for part in p.parts)
-                and not {"test-wheels", "pyscript"} & set(p.relative_to(vendor).parts)}
+                and not {"test-wheels", "pyscript"} & set(p.relative_to(vendor).parts)
+                and p.name != "commonmark-spec.json"
+                and not (p.suffix == ".gz" and p.with_suffix("").is_file())}
     assert laid_out <= names
+    # No precompressed twin (a static server sends the file itself; only
+    # `streampace serve` uses them) and no test cache; the snapshot is only .gz.
+    assert not [n for n in names if n.endswith(".gz") and n.removesuffix(".gz") in names]
+    assert "vendor/commonmark-spec.json" not in names
+    assert "vendor/snapshot/streampace.snap.gz" in names
     # ... and nothing of the demo, the server or the tests; PyScript is for PyScript pages only.
     extra = {n for n in names if not n.startswith(("js_shim/", "vendor/"))}
     assert extra == {"README.md", "package.json"}
@@ -85,11 +120,13 @@ def test_readme_shows_the_one_tag(site: Path) -> None:
 def test_tag_from_node_modules_boots_and_streams_offline(site: Path, driver: Any,
                                                          tmp_path: Path) -> None:
     with static_server(site) as page_origin:
-        command = [sys.executable, "-m", "streampace", "serve", "--speed", "4",
-                   "--allow-origin", page_origin, "--client-session-ids"]
+        # This page picks its own (random) session ids: the operator allows it.
+        command = [sys.executable, "-m", "streampace", "serve", "--allow-origin", page_origin,
+                   "--source", f"replay:{recording(tmp_path / 'agent.jsonl')}",
+                   "--client-session-ids"]
         with streampace_serve(command, tmp_path) as stream_url:
-            stream_ws = stream_url.replace("http://", "ws://") + "ws/sessions/npm-page"
-            (site / "index.html").write_text(PAGE.format(stream=stream_ws))
+            streams = stream_url.replace("http://", "ws://") + "ws/sessions/"
+            (site / "index.html").write_text(PAGE.replace("{stream}", streams))
             assert httpx.get(page_origin + "/node_modules/streampace/vendor/"
                              "pyodide/pyodide.asm.wasm").status_code == 200
             requested_urls(driver)
@@ -99,16 +136,43 @@ def test_tag_from_node_modules_boots_and_streams_offline(site: Path, driver: Any
             assert driver.execute_script("return window.streampace.version") == \
                 pyproject_version()
             driver.execute_script(
-                "window.streampace.send({type: 'run', prompt: 'from node_modules',"
-                " scenario: 'fast'})")
-            wait_for(driver, "const v = document.querySelector('#answer .sp-view');"
-                             " return v && v.getAttribute('data-run') === 'finished'", 90)
+                "window.__ends = []; window.__errors = [];"
+                "document.addEventListener('streampace:run-end', (e) => __ends.push(e.detail));"
+                "document.addEventListener('streampace:error', (e) => __errors.push(e.detail));")
+            for n, prompt in enumerate(("first question", "second question"), 1):
+                driver.execute_script("window.streampace.send({type: 'run', prompt: arguments[0]})",
+                                      prompt)
+                wait_for(driver, "return window.__ends.length === arguments[0]", 60, n)
             shown = driver.execute_script(
-                "return [...document.querySelectorAll('#answer .sp-message .sp-text')]"
-                ".map(n => n.textContent)")
-            assert shown[0] == "from node_modules" and len(shown[-1]) > 100
+                "return [...document.querySelectorAll('#answer .sp-message')]"
+                ".map((m) => [m.dataset.role, m.querySelector('.sp-text').textContent])")
+            # The agent's ids are the same both runs: two answers, each once.
+            answer = [m for m in shown if m[0] == "assistant"]
+            assert [m[1] for m in shown if m[0] == "user"] == ["first question",
+                                                               "second question"]
+            assert len(answer) == 2 and answer[0] == answer[1] and "compute(" in answer[0][1]
+            assert [e["status"] for e in driver.execute_script("return window.__ends")] == [
+                "finished", "finished"]
+            # Stop: a cancelled run is "Stopped", not an error.
+            driver.execute_script("window.streampace.send({type: 'run', prompt: 'stop me'})")
+            wait_for(driver, "return document.querySelector('#answer .sp-view')"
+                             ".dataset.run === 'running'", 30)
+            driver.execute_script("window.streampace.send({type: 'cancel'})")
+            wait_for(driver, "return window.__ends.length === 3", 30)
+            assert driver.execute_script("return window.__ends[2].status") == "stopped"
+            assert driver.execute_script(
+                "return document.querySelector('#answer .sp-status').textContent") == "Stopped"
+            assert driver.execute_script("return window.__errors") == []
+            # The stylesheet from node_modules applies; the page keeps its width.
+            look = driver.execute_script(
+                "const v = document.querySelector('#answer .sp-view');"
+                "const d = document.documentElement;"
+                "return [getComputedStyle(v).backgroundColor, d.scrollWidth <= d.clientWidth,"
+                " document.querySelector('#answer p[dir=auto]') !== null]")
+            assert look == ["rgb(255, 255, 255)", True, True]
+            session = driver.execute_script("return sessionStorage.getItem('session')")
             urls = requested_urls(driver)
     assert any(u.endswith("/node_modules/streampace/vendor/pyodide/pyodide.asm.wasm")
                for u in urls)
     outside = [u for u in urls if not u.startswith((page_origin + "/", "data:", "blob:"))]
-    assert outside == [stream_ws]  # the one stream the page asked for, nothing else
+    assert outside == [streams + session]  # the one stream the page asked for, nothing else

@@ -19,7 +19,8 @@ from install_harness import ROOT, InstalledWheel, pyproject_version, streampace_
 # Page files a wheel must carry (the runtime list mirrors hatch_build.REQUIRED).
 MUST_CARRY = (
     "index.html", "demo/demo.js", "js_shim/streampace.js", "js_shim/bridge.js",
-    "js_shim/boot.js", "vendor/snapshot/manifest.json", "examples/embed.html",
+    "js_shim/boot.js", "js_shim/streampace.css", "vendor/snapshot/manifest.json",
+    "examples/embed.html",
     "vendor/pyodide/pyodide.mjs",
     "vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip",
     "vendor/pyodide/pyodide-lock.json", "vendor/pyscript/core.js", "vendor/streampace.zip",

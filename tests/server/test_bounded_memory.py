@@ -85,11 +85,11 @@ def test_streamed_text_is_joined_once_per_message():
     conv.apply_event({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
     for _ in range(10_000):
         conv.apply_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "a"})
-    parts = conv.messages["m"]._text._parts
+    parts = conv.messages["m"].body._parts
     assert len(parts) == 10_000  # nothing concatenated per delta
     conv.apply_event({"type": "TEXT_MESSAGE_END", "messageId": "m"})
     assert conv.as_messages()[-1]["content"] == "a" * 10_000
-    assert len(conv.messages["m"]._text._parts) == 1  # joined once, when read
+    assert len(conv.messages["m"].body._parts) == 1  # joined once, when read
 
 
 def test_a_huge_upstream_delta_is_cut_into_bounded_events(serve, upstream):

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 import websockets
 from streampace.session.delivery import compact
-from streampace.sim.scenarios import SCENARIOS, simulate, stamped, visible_text
+from streampace.sim import SCENARIOS, simulate, stamped, visible_text
 
 from .conftest import (
     BOTH_STORES,

@@ -19,7 +19,7 @@ from streampace.server import ServerConfig
 from streampace.server import redis_store as rs
 from streampace.server.session import Session
 from streampace.server.sources import parse_source
-from streampace.sim.scenarios import simulate
+from streampace.sim import simulate
 
 SCENARIOS = ("bursty", "paste", "agentic", "slow", "demo")
 

@@ -76,13 +76,15 @@ class StreamView:
         on_status: Callable[[str, dict], None] | None = None,
         text_format: str = "markdown",
         on_paced: Callable[[list[dict]], None] | None = None,
+        scroll: bool = True,
     ) -> None:
         self.bridge = bridge
         self.mount = mount
         self.host = host if host is not None else BrowserHost(on_error=self._report_exception)
         self._own_host = host is None
         self.segmenter = IntlSegmenter(bridge)
-        self.renderer = DomRenderer(mount, bridge, label=label, text_format=text_format)
+        self.renderer = DomRenderer(mount, bridge, label=label, text_format=text_format,
+                                    scroll=scroll)
         self.reduced_motion = bool(bridge.prefersReducedMotion())
         self.pace = pace and not self.reduced_motion
         self.scheduler = PacingScheduler(self.host, self._apply,

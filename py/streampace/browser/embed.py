@@ -27,7 +27,8 @@ def pacing_config(max_lag_ms: Any = None) -> PacingConfig:
 
 
 def start(bridge: Any, target: Any, socket: Any = None, pace: bool = True,
-          max_lag_ms: Any = None, text_format: str = "markdown") -> StreamView:
+          max_lag_ms: Any = None, text_format: str = "markdown",
+          scroll: bool = True) -> StreamView:
     """Create the view in `target`; attach `socket` (opened and buffering since
     before Python booted) so everything it received is shown, in order.
 
@@ -35,9 +36,10 @@ def start(bridge: Any, target: Any, socket: Any = None, pace: bool = True,
     waits for `StreamView.connect`.  `max_lag_ms` (the tag's `data-max-lag`):
     the pacing law's one knob, the most any grapheme may trail its arrival;
     None or "auto" = automatic. `text_format` ("markdown" or "text") is how
-    assistant messages are shown."""
+    assistant messages are shown. `scroll` (the tag's `data-scroll`, off with
+    "off"): keep the newest text in sight while the reader is at the bottom."""
     view = StreamView(bridge, target, pace=bool(pace), config=pacing_config(max_lag_ms),
-                      text_format=str(text_format or "markdown"))
+                      text_format=str(text_format or "markdown"), scroll=bool(scroll))
     if socket is not None and not isinstance(socket, JsNull):
         view.connect(socket)
     return view

@@ -14,6 +14,7 @@ all). `created` counts DOM nodes built, for the benchmark.
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Any
 
@@ -22,13 +23,15 @@ from streampace.markdown import (
     FinalBlock,
     MarkdownStream,
     Op,
+    SetFootnotes,
     SetTail,
     UpdateBlock,
 )
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.safety import is_safe_link
+from streampace.markdown.tree import MATHML_TAGS
 
-__all__ = ["MarkdownView", "RebuildView"]
+__all__ = ["MarkdownView", "RebuildView", "release_copy_handler"]
 
 # Built at import, so a memory snapshot of the imported page modules holds it
 # ready (scripts/make_snapshot.mjs): no parser set-up at boot.
@@ -36,6 +39,49 @@ default_parser()
 
 _TEXT_NODE_LIMIT = 4096  # as in renderer.py: Blink's appendData copies the whole node
 _URL_ATTRS = ("href", "src")
+_MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+_view_ids = itertools.count(1)
+
+# One click handler for every view's copy buttons (event delegation on each
+# view's container): a single proxy per page, owned here, whatever the number
+# of messages; `release_copy_handler()` destroys it.
+_copy_proxy: Any = None
+
+
+def _on_copy_click(event: Any) -> None:
+    target = event.target
+    button = target.closest("button.sp-copy") if hasattr(target, "closest") else None
+    if not button:
+        return
+    code = button.parentElement.querySelector("code") if button.parentElement else None
+    if not code:
+        return
+    import js
+
+    # The exact source: the code element's text (highlight spans hold only text).
+    clipboard = getattr(js.navigator, "clipboard", None)
+    if clipboard is not None:
+        clipboard.writeText(code.textContent)
+    button.setAttribute("data-copied", "")
+
+
+def _copy_handler() -> Any:
+    global _copy_proxy
+    if _copy_proxy is None:
+        try:
+            from pyodide.ffi import create_proxy
+        except ImportError:  # CPython tests: no browser events
+            return None
+        _copy_proxy = create_proxy(_on_copy_click)
+    return _copy_proxy
+
+
+def release_copy_handler() -> None:
+    """Destroy the shared click proxy (views attached to it stop copying)."""
+    global _copy_proxy
+    if _copy_proxy is not None:
+        _copy_proxy.destroy()
+        _copy_proxy = None
 
 
 class _Text:
@@ -75,9 +121,12 @@ class MarkdownView:
     def __init__(self, doc: Any, container: Any, parser: Parser) -> None:
         self.doc = doc
         self.container = container
-        self.stream = MarkdownStream(parser=parser)
+        # Footnote ids are prefixed per view: no clash with the page or another message.
+        self.stream = MarkdownStream(parser=parser, id_prefix=f"spmd{next(_view_ids)}-")
+        self.notes: Any = None  # the footnotes section's mirror (always last)
         self.final: list[Any] = []
         self.tail: list[Any] = []
+        self._listening: Any = None  # the click proxy attached to `container`
         self.created = 0   # DOM nodes created (elements and text nodes)
         self.replaced = 0  # shown nodes replaced by a different element (rebuilt)
         self.text_ops = 0  # appendData / data writes
@@ -103,13 +152,21 @@ class MarkdownView:
                     if self.tail:
                         self.container.insertBefore(mirror.el, self.tail[0].el)
                     else:
-                        self.container.append(mirror.el)
+                        self._append_flow(mirror.el)
                 self.final.append(mirror)
+            elif isinstance(op, SetFootnotes):
+                self._set_notes(op.node)
             elif isinstance(op, UpdateBlock):
                 self.final[op.index] = self._patch(self.final[op.index], op.node)
 
     def block_elements(self) -> list[Any]:
         return [m.el for m in self.final]
+
+    def destroy(self) -> None:
+        """Detach the copy-button handler from the container."""
+        if self._listening is not None:
+            self.container.removeEventListener("click", self._listening)
+            self._listening = None
 
     # -- ops ---------------------------------------------------------------
     def _set_tail(self, nodes: tuple) -> None:
@@ -119,13 +176,31 @@ class MarkdownView:
                 tail[i] = self._patch(tail[i], node)
             else:
                 mirror = self._build(node)
-                self.container.append(mirror.el)
+                self._append_flow(mirror.el)
                 tail.append(mirror)
         for extra in tail[len(nodes):]:
             extra.remove()
         del tail[len(nodes):]
 
-    def _append_code(self, text: str, new_node: tuple) -> None:
+    def _append_flow(self, el: Any) -> None:
+        """Append a block element to the message's flow (before the footnotes)."""
+        if self.notes is not None:
+            self.container.insertBefore(el, self.notes.el)
+        else:
+            self.container.append(el)
+
+    def _set_notes(self, node: Any) -> None:
+        if node is None:
+            if self.notes is not None:
+                self.notes.remove()
+                self.notes = None
+        elif self.notes is None:
+            self.notes = self._build(node)
+            self.container.append(self.notes.el)
+        else:
+            self.notes = self._patch(self.notes, node)
+
+    def _append_code(self, text: str, new_node: Any) -> None:
         pre = self.tail[-1]
         code = pre.kids[0]
         if code.kids:
@@ -143,13 +218,32 @@ class MarkdownView:
         if isinstance(node, str):
             return _Text(node, self.doc.createTextNode(node))
         tag, attrs, children = node
-        el = self.doc.createElement(tag)
+        el = (self.doc.createElementNS(_MATHML_NS, tag) if tag in MATHML_TAGS
+              else self.doc.createElement(tag))
         for name, value in attrs:
             self._set_attr(el, name, value)
+        if tag == "pre":
+            self._copy_button(el)
         kids = [self._build(child) for child in children]
         if kids:
             el.append(*[k.el for k in kids])
         return _Elem(node, el, kids)
+
+    def _copy_button(self, pre: Any) -> None:
+        """A copy button for a code block: view chrome, not part of the tree
+        (it sits before the code element; the tree's patching never sees it)."""
+        button = self.doc.createElement("button")
+        button.setAttribute("type", "button")
+        button.setAttribute("class", "sp-copy")
+        button.setAttribute("aria-label", "Copy code")
+        button.append(self.doc.createTextNode("Copy"))
+        pre.append(button)
+        self.created += 2
+        if self._listening is None:
+            handler = _copy_handler()
+            if handler is not None:
+                self.container.addEventListener("click", handler)
+                self._listening = handler
 
     def _set_attr(self, el: Any, name: str, value: str) -> None:
         # Defence in depth: the parser already refused unsafe URLs.
@@ -190,7 +284,14 @@ class MarkdownView:
     def _patch_kids(self, mirror: _Elem, children: tuple) -> None:
         kids = mirror.kids
         keep = min(len(kids), len(children))
-        for i in range(keep):
+        start = 0
+        old = mirror.node[2]
+        if keep > 8 and old[:keep - 1] == children[:keep - 1]:
+            # Children shown so far are usually the same objects (a growing
+            # list, table or code block): one C-level comparison, identity
+            # first, skips them instead of a Python loop over all of them.
+            start = keep - 1
+        for i in range(start, keep):
             kids[i] = self._patch(kids[i], children[i])
         for extra in kids[keep:]:
             extra.remove()
@@ -263,7 +364,10 @@ class RebuildView(MarkdownView):
 
     def _rebuild(self) -> None:
         t0 = time.perf_counter()
-        nodes = self.parser.render(self.text, {})[0]
+        one_shot = MarkdownStream(parser=self.parser, id_prefix=self.stream.id_prefix)
+        one_shot.feed(self.text)
+        one_shot.close()
+        nodes = one_shot.nodes()
         mirrors = [self._build(node) for node in nodes]
         self.container.replaceChildren(*[m.el for m in mirrors])
         self.tail = mirrors

@@ -8,29 +8,43 @@ Assistant messages are Markdown by default (`text_format`; built by
 `markdown_dom.MarkdownView` from sanitised element trees, O(delta + open block)
 per frame); reasoning is plain text unless `reasoning_format="markdown"`; tool
 arguments stay preformatted. Messages, reasoning, tool calls and run status are
-separate elements with `sp-*` classes; the only styles set are the two plain
-text needs to read right (pre-wrap, overflow-wrap, via CSSOM), so an embedding
-page needs no stylesheet from us.
+separate elements with `sp-*` classes; text bodies and Markdown blocks get
+`dir="auto"` (Arabic and Hebrew read right to left). The only styles set are
+what the view needs to work, via CSSOM: pre-wrap for plain text, wrapping of
+long words and self-scrolling code blocks (the view never widens its
+container), the sticky "Jump to latest" bar of `scroll.ScrollFollower`. The
+look is `js_shim/streampace.css`.
+
+A batch is applied whole: the live state takes every event, then the commit
+writes the DOM. If the commit raises, the view is rebuilt from the state (the
+failing item as plain text from then on), one `streampace:error` is emitted and
+the batch counts as shown — it is never handed back for a retry, which would
+repeat its DOM changes. Message-end and run-end events go out after the commit.
 """
 
 from __future__ import annotations
 
 import json
+import traceback
 from collections import deque
 from typing import Any
 
 import js
 
+from streampace.browser.scroll import ScrollFollower
 from streampace.conversation.live_state import (
     MESSAGE,
     REASONING,
     TOOL_CALL,
     Changes,
+    Item,
     ItemRef,
     LiveState,
+    MessageItem,
+    ToolCallItem,
 )
 
-__all__ = ["DomRenderer"]
+__all__ = ["FORMATS", "DomRenderer"]
 
 _TEXT_NODE_LIMIT = 4096  # characters per Text node before a new one is started
 # Characters per block before the next line starts a new block element.  Blink
@@ -40,14 +54,12 @@ _TEXT_NODE_LIMIT = 4096  # characters per Text node before a new one is started
 # cost O(message) per frame.  Splitting only after a newline keeps the
 # rendering and the selected/copied text identical under pre-wrap.
 _BLOCK_LIMIT = 1024
-# "markdown-rebuild": the demo's "as delivered" baseline, which re-parses the
-# whole message and rebuilds its DOM on every batch, as other renderers do.
-FORMATS = ("markdown", "text", "markdown-rebuild")
-
+FORMATS = ("markdown", "text")
+_STATUS = {"idle": "", "running": "Generating…", "finished": "Done", "stopped": "Stopped"}
 
 
 class _Node:
-    """DOM handles of one timeline item (cached: lookups cost ~10 us each).
+    """DOM handles of one timeline item shown as plain text (cached: lookups cost ~10 us each).
 
     `box` holds the item's text as a run of Text nodes; `text` is the last one.
     Blink's appendData copies the node's whole string (measured: 0.7 ms at 50k
@@ -83,6 +95,7 @@ class _Node:
                 # a new one (see _BLOCK_LIMIT).
                 self._append_text(doc, piece[:cut])
                 self.block = doc.createElement("div")
+                self.block.setAttribute("dir", "auto")
                 self.box.append(self.block)
                 rest = piece[cut:]
                 self.text = doc.createTextNode(rest)
@@ -111,12 +124,13 @@ class _Node:
 class _MarkdownNode:
     """An assistant message body shown as Markdown (`markdown_dom.MarkdownView`)."""
 
-    __slots__ = ("el", "box", "view", "name", "result")
+    __slots__ = ("el", "box", "view", "closed", "name", "result")
 
-    def __init__(self, el: Any, box: Any, view: Any) -> None:
+    def __init__(self, el: Any, box: Any, view: Any, closed: bool) -> None:
         self.el = el
         self.box = box
         self.view = view
+        self.closed = closed
         self.name = None
         self.result = None
 
@@ -124,19 +138,72 @@ class _MarkdownNode:
         self.view.feed(piece)
 
     def close(self) -> None:
-        self.view.close()
+        if not self.closed:
+            self.closed = True
+            self.view.close()
+
+    def discard(self) -> None:
+        """The body leaves the DOM: its view stops listening for copy clicks."""
+        self.view.destroy()
+
+
+# Markdown blocks that take their direction from their own text (dir="auto"), as
+# GitHub marks them: the text blocks, and lists as a whole (a list item inherits its
+# list's direction; an element with its own `dir` hides its text from an enclosing
+# dir="auto", so list items and block quotes get none).
+_DIR_AUTO = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "th", "td"})
+_PAGE_VIEW: Any = None
+
+
+def _page_view_class() -> Any:
+    """`MarkdownView` whose elements are built for a page: blocks get `dir="auto"`
+    (an Arabic or Hebrew paragraph reads right to left beside an English one) and
+    code blocks and tables scroll inside themselves, their width never the
+    container's minimum (`contain: inline-size`), so a long line cannot widen the page.  (Made on
+    first use: the Markdown modules are imported only when a format needs them.)"""
+    global _PAGE_VIEW
+    if _PAGE_VIEW is None:
+        from streampace.browser.markdown_dom import MarkdownView
+
+        class PageMarkdownView(MarkdownView):
+            def _build(self, node: Any) -> Any:
+                mirror = super()._build(node)
+                if not isinstance(node, str):
+                    tag = node[0]
+                    if tag in _DIR_AUTO:
+                        mirror.el.setAttribute("dir", "auto")
+                    elif tag == "pre":
+                        _scrolls_inside(mirror.el.style)
+                    if tag == "table":
+                        # A block box around the table's grid scrolls it; its words
+                        # stay whole (the view's overflow-wrap would split them).
+                        style = mirror.el.style
+                        _scrolls_inside(style)
+                        style.display = "block"
+                        style.overflowWrap = "normal"
+                return mirror
+
+        _PAGE_VIEW = PageMarkdownView
+    return _PAGE_VIEW
+
+
+def _scrolls_inside(style: Any) -> None:
+    """Wide content scrolls inside the box; its width is never the container's minimum."""
+    style.contain = "inline-size"
+    style.overflowX = "auto"
 
 
 class DomRenderer:
     """Renders one session view into `mount` (an element it owns the children of).
 
     `bridge` provides `emit(el, name, detailJson)` for the DOM CustomEvents
-    `streampace:message-end` and `streampace:run-end`.
+    `streampace:message-end`, `streampace:run-end` and `streampace:error`.
+    With `scroll`, a `ScrollFollower` keeps the newest text in sight.
     """
 
     def __init__(self, mount: Any, bridge: Any, *, label: str = "Answer",
                  emit_events: bool = True, text_format: str = "markdown",
-                 reasoning_format: str = "text") -> None:
+                 reasoning_format: str = "text", scroll: bool = False) -> None:
         if text_format not in FORMATS or reasoning_format not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}")
         # Assistant messages (and reasoning, if asked) as Markdown; the parser
@@ -154,6 +221,9 @@ class DomRenderer:
         self._emit_events = emit_events
         self.mount = mount
         self.root = self._el("div", "sp-view")
+        # Long words and URLs wrap rather than widen the page (inherited; the
+        # stylesheet may set another value per element).  CSSOM, as below.
+        self.root.style.overflowWrap = "anywhere"
         self.status = self._el("div", "sp-status")
         self.status.setAttribute("role", "status")
         self.timeline = self._el("div", "sp-timeline")
@@ -163,30 +233,48 @@ class DomRenderer:
         self.timeline.setAttribute("aria-busy", "false")
         self.root.append(self.status, self.timeline)
         mount.append(self.root)
+        self.follower = ScrollFollower(self.root) if scroll else None
         self.state = LiveState()
-        self._nodes: dict[ItemRef, _Node] = {}
+        self._nodes: dict[ItemRef, _Node | _MarkdownNode] = {}
+        self._plain: set[ItemRef] = set()  # items whose Markdown failed: shown as text
+        self._doing: ItemRef | None = None  # the item the commit is writing
         self.commits = 0
+        self.failures = 0  # commits that raised (each reported once, then rebuilt)
         self.apply_ms: deque[float] = deque(maxlen=4096)
         self.closed = False
         self._connection_line: Any = None  # made on first use (show_connection)
 
     # -- public ------------------------------------------------------------
     def apply(self, events: list[dict]) -> None:
-        """Fold `events` into the live state and commit the changes to the DOM."""
+        """Fold `events` into the live state and commit the changes to the DOM, whole."""
         t0 = self._perf.now()
-        changes = self.state.apply(events)
+        try:
+            changes = self.state.apply(events)
+        except Exception as exc:  # noqa: BLE001 - the reducer never should; the view goes on
+            self._recover(exc, "state")
+            changes = None
         if changes:
-            self._commit(changes)
+            try:
+                self._commit(changes)
+            except Exception as exc:  # noqa: BLE001 - any failure: rebuilt from the state
+                self._recover(exc, "render")
             self.commits += 1
+            self._announce(changes)
+        if self.follower is not None:
+            self.follower.follow()
         self.apply_ms.append(self._perf.now() - t0)
 
     def reset(self) -> None:
         """Forget everything shown (session switch)."""
         self.state = LiveState()
         self._nodes.clear()
+        self._plain.clear()
         self.timeline.replaceChildren()
         self.status.textContent = ""
         self.timeline.setAttribute("aria-busy", "false")
+        self.root.removeAttribute("data-run")
+        if self.follower is not None:
+            self.follower.reset()
 
     def show_connection(self, state: str, text: str) -> None:
         """Why the view is not connected (session/connection.py status_text), on
@@ -204,69 +292,110 @@ class DomRenderer:
         line.hidden = not text
 
     def text_of(self, message_id: str) -> str:
+        """The text of the message `message_id` names now (its latest use)."""
         item = self.state.messages.get(message_id)
         return item.text if item is not None else ""
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            if self.follower is not None:
+                self.follower.close()
             self.root.remove()
-            self._nodes.clear()
+            self._discard_nodes()
 
     # -- commit ------------------------------------------------------------
     def _commit(self, ch: Changes) -> None:
         state = self.state
         if ch.reset:
-            self._nodes.clear()
-            self.timeline.replaceChildren()
-            for ref in state.timeline:
-                self._create(ref)
+            self._rebuild()
         else:
             for ref in ch.created:
                 self._create(ref)
             for ref, parts in ch.appended.items():
+                self._doing = ref
                 node = self._nodes.get(ref)
                 if node is None:
                     self._create(ref)
+                elif isinstance(node, _MarkdownNode) and node.closed:
+                    # Text after the item's end (an anomaly the reducer keeps):
+                    # a closed Markdown view takes no more, so show it anew.
+                    self._rebody(ref)
                 else:
                     # One FFI call for all of this item's slices in the batch.
                     node.append(self._doc, parts[0] if len(parts) == 1 else "".join(parts))
             for ref in ch.updated:
                 self._refresh(ref)
-        for tid in ch.tool_calls:
-            ref = ItemRef(TOOL_CALL, tid)
+        for ref in ch.tool_calls:
             if ref not in ch.created:
                 self._refresh(ref)
         for ref in ch.ended:
+            self._doing = ref
             node = self._nodes.get(ref)
             if node is not None:
                 if isinstance(node, _MarkdownNode):
                     node.close()
-                node.el.setAttribute("data-state", "done")
-            if ref.kind == MESSAGE and self._emit_events:
-                item = state.messages.get(ref.id)
-                if item is not None:
-                    self._emit("streampace:message-end", {
-                        "messageId": ref.id, "role": item.role, "text": item.text})
+                node.el.setAttribute("data-state", "done" if state.item(ref).ended
+                                     else "streaming")
+        self._doing = None
         if ch.run_status:
             self._run_status()
 
+    def _rebuild(self) -> None:
+        """Every item anew from the state (after a snapshot, or a failed commit)."""
+        self._discard_nodes()
+        self.timeline.replaceChildren()
+        for ref in self.state.timeline:
+            self._create(ref)
+        self._doing = None
+        self._run_status()
+
+    def _recover(self, exc: Exception, where: str) -> None:
+        """One failure, reported once; the view is rebuilt from the state and goes on."""
+        self.failures += 1
+        failed, self._doing = self._doing, None
+        if failed is not None:
+            self._plain.add(failed)  # its Markdown failed: plain text from now on
+        js.console.error("streampace: " + "".join(traceback.format_exception(exc)))
+        self._bridge.emit(self.mount, "streampace:error", json.dumps(
+            {"where": where, "code": f"{where}_failed",
+             "message": f"{type(exc).__name__}: {exc}"}))
+        try:
+            self._rebuild()
+        except Exception as again:  # noqa: BLE001 - leave the view as it is, said once
+            js.console.error("streampace: the view could not be rebuilt: " + repr(again))
+
+    def _announce(self, ch: Changes) -> None:
+        """The DOM events of a committed batch: message ends, then the run's end."""
+        if not self._emit_events:
+            return
+        state = self.state
+        for ref in ch.ended:
+            if ref.kind == MESSAGE and ref in state.all_items:
+                item = state.item(ref)
+                if isinstance(item, MessageItem) and item.ended:
+                    self._emit("streampace:message-end", {
+                        "messageId": ref.id, "role": item.role, "text": item.text})
+        run = state.run
+        if ch.run_status and run.status in ("finished", "error"):
+            outcome = run.outcome
+            self._emit("streampace:run-end", {
+                "status": outcome, "outcome": outcome, "runId": run.run_id,
+                "threadId": run.thread_id,
+                "error": run.error if outcome == "error" else None,
+                "code": run.error_code})
+
     def _run_status(self) -> None:
         run = self.state.run
-        busy = run.status == "running"
-        self.timeline.setAttribute("aria-busy", "true" if busy else "false")
-        self.root.setAttribute("data-run", run.status)
-        labels = {"idle": "", "running": "Generating…", "finished": "Done"}
-        text = labels.get(run.status, "")
-        if run.status == "error":
+        self.timeline.setAttribute("aria-busy", "true" if run.status == "running" else "false")
+        outcome = run.outcome
+        self.root.setAttribute("data-run", outcome)
+        text = _STATUS.get(outcome, "")
+        if outcome == "error":
             text = f"Error: {run.error or 'run failed'}"
             if run.error_code:
                 text += f" ({run.error_code})"
         self.status.textContent = text
-        if run.status in ("finished", "error") and self._emit_events:
-            self._emit("streampace:run-end", {
-                "status": run.status, "runId": run.run_id, "threadId": run.thread_id,
-                "error": run.error, "code": run.error_code})
 
     def _emit(self, name: str, detail: dict) -> None:
         self._bridge.emit(self.mount, name, json.dumps(detail))
@@ -287,9 +416,17 @@ class DomRenderer:
         el.append(node)
         return el, node
 
+    def _prose(self, cls: str, text: str) -> tuple[Any, _Node]:
+        """A plain-text body (messages, reasoning): direction from its own text."""
+        body, node = self._text_block("div", cls, text)
+        body.setAttribute("dir", "auto")
+        return body, _Node(body, body, node, len(text))
+
     def _create(self, ref: ItemRef) -> None:
+        self._doing = ref
         item = self.state.item(ref)
-        if ref.kind == TOOL_CALL:
+        node: _Node | _MarkdownNode
+        if isinstance(item, ToolCallItem):
             el = self._el("div", "sp-item sp-tool")
             name = self._el("div", "sp-tool-name")
             name.textContent = f"Tool call: {item.name or '…'}"
@@ -303,44 +440,63 @@ class DomRenderer:
             el.open = True
             summary = self._el("summary", "sp-reasoning-label")
             summary.textContent = "Reasoning"
-            if self.reasoning_format == "markdown":
-                body, node = self._markdown_body(el, item.text, item.ended)
-            else:
-                body, text = self._text_block("div", "sp-text", item.text)
-                node = _Node(el, body, text, len(item.text))
+            body, node = self._body(el, item, self.reasoning_format)
             el.append(summary, body)
         else:
             el = self._el("div", "sp-item sp-message")
             el.setAttribute("data-role", item.role)
             role = self._el("div", "sp-role")
             role.textContent = item.role
-            if self.text_format != "text" and item.role == "assistant":
-                body, node = self._markdown_body(el, item.text, item.ended,
-                                                 self.text_format == "markdown-rebuild")
-            else:
-                body, text = self._text_block("div", "sp-text", item.text)
-                node = _Node(el, body, text, len(item.text))
+            fmt = self.text_format if item.role == "assistant" else "text"
+            body, node = self._body(el, item, fmt)
             el.append(role, body)
         el.setAttribute("data-id", ref.id)
         el.setAttribute("data-state", "done" if item.ended else "streaming")
+        node.el = el
         self._nodes[ref] = node
         self.timeline.append(el)
         if ref.kind == TOOL_CALL:
             self._refresh(ref)
 
-    def _markdown_body(self, el: Any, text: str, ended: bool,
-                       rebuild: bool = False) -> tuple[Any, _MarkdownNode]:
-        from streampace.browser.markdown_dom import MarkdownView, RebuildView
+    def _body(self, el: Any, item: MessageItem, fmt: str) -> tuple[Any, _Node | _MarkdownNode]:
+        if fmt == "markdown" and item.ref not in self._plain:
+            return self._markdown_body(el, item.text, item.ended)
+        return self._prose("sp-text", item.text)
 
+    def _markdown_view(self, body: Any) -> Any:
+        """The view that renders a Markdown body (a subclass may show it otherwise)."""
+        return _page_view_class()(self._doc, body, self._md_parser)
+
+    def _markdown_body(self, el: Any, text: str, ended: bool) -> tuple[Any, _MarkdownNode]:
         body = self._el("div", "sp-text sp-markdown")
-        kind = RebuildView if rebuild else MarkdownView
-        view = kind(self._doc, body, self._md_parser)
+        view = self._markdown_view(body)
         if text:
             view.feed(text)
         if ended:
             view.close()
         el.setAttribute("data-format", "markdown")
-        return body, _MarkdownNode(el, body, view)
+        return body, _MarkdownNode(el, body, view, ended)
+
+    def _rebody(self, ref: ItemRef) -> None:
+        """Show an item's text anew in a fresh body (Markdown views are one-way)."""
+        node = self._nodes.get(ref)
+        item = self.state.item(ref)
+        if node is None or not isinstance(item, MessageItem):
+            return
+        fmt = self.reasoning_format if ref.kind == REASONING else (
+            self.text_format if item.role == "assistant" else "text")
+        body, fresh = self._body(node.el, item, fmt)
+        if isinstance(node, _MarkdownNode):
+            node.discard()
+        node.box.replaceWith(body)
+        fresh.el = node.el
+        self._nodes[ref] = fresh
+
+    def _discard_nodes(self) -> None:
+        for node in self._nodes.values():
+            if isinstance(node, _MarkdownNode):
+                node.discard()
+        self._nodes.clear()
 
     def markdown_stats(self) -> dict[str, int]:
         """DOM nodes created, replaced (rebuilt) and text writes by all Markdown bodies."""
@@ -353,12 +509,14 @@ class DomRenderer:
         return {"created": created, "replaced": replaced, "textWrites": writes}
 
     def _refresh(self, ref: ItemRef) -> None:
+        self._doing = ref
         node = self._nodes.get(ref)
         if node is None:
             self._create(ref)
             return
-        item = self.state.item(ref)
-        if ref.kind == TOOL_CALL:
+        item: Item = self.state.item(ref)
+        if isinstance(item, ToolCallItem):
+            assert isinstance(node, _Node)
             node.name.textContent = f"Tool call: {item.name or '…'}"
             if item.result is not None:
                 result = item.result
@@ -366,4 +524,6 @@ class DomRenderer:
                     result = json.dumps(result, ensure_ascii=False)
                 node.result.textContent = result
                 node.result.hidden = False
+        elif isinstance(node, _MarkdownNode) and node.closed and not item.ended:
+            self._rebody(ref)  # reopened (a resumed snapshot item): a view that takes text
         node.el.setAttribute("data-state", "done" if item.ended else "streaming")

@@ -17,10 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from streampace.conversation.transcript import (
+from streampace.conversation.items import (
     MESSAGE,
     REASONING,
     TOOL_CALL,
+    Item,
     ItemRef,
     MessageItem,
     Observer,
@@ -28,14 +29,15 @@ from streampace.conversation.transcript import (
     RunInfo,
     RunStatus,
     ToolCallItem,
-    Transcript,
 )
+from streampace.conversation.transcript import Transcript
 
 __all__ = [
     "MESSAGE",
     "REASONING",
     "TOOL_CALL",
     "Changes",
+    "Item",
     "ItemRef",
     "LiveState",
     "MessageItem",
@@ -60,17 +62,21 @@ class Changes:
     - ``appended[ref]``: for items that existed before this batch, the exact
       strings appended to their text (messages, reasoning) or arguments (tool
       calls), in order: ``node.appendData(s)`` for each.
-    - ``ended``: items that ended in this batch (also if created in it).
+    - ``ended``: items that ended in this batch (also if created in it) and
+      are still ended at its end.
     - ``updated``: existing items with a non-text change (tool name, result,
       reopened after a snapshot).
-    - ``tool_calls``: ids of tool calls with any change, created ones included.
+    - ``tool_calls``: tool calls with any change, created ones included.
+
+    Refs name items, not wire ids: when a later run reuses an id, its item is a
+    new ref (``ItemRef.use``) that appears in ``created``.
     """
 
     created: list[ItemRef] = field(default_factory=list)
     appended: dict[ItemRef, list[str]] = field(default_factory=dict)
     ended: list[ItemRef] = field(default_factory=list)
     updated: list[ItemRef] = field(default_factory=list)
-    tool_calls: list[str] = field(default_factory=list)
+    tool_calls: list[ItemRef] = field(default_factory=list)
     run_status: bool = False
     state: bool = False
     reset: bool = False
@@ -91,7 +97,7 @@ class _Recorder(Observer):
         self.appended: dict[ItemRef, list[str]] = {}
         self.ended: dict[ItemRef, None] = {}
         self.updated: dict[ItemRef, None] = {}
-        self.tool_calls: dict[str, None] = {}
+        self.tool_calls: dict[ItemRef, None] = {}
         self.run_status = False
         self.state = False
         self.reset = False
@@ -100,11 +106,11 @@ class _Recorder(Observer):
     def create(self, ref: ItemRef) -> None:
         self.created[ref] = None
         if ref.kind == TOOL_CALL:
-            self.tool_calls[ref.id] = None
+            self.tool_calls[ref] = None
 
     def append(self, ref: ItemRef, text: str) -> None:
         if ref.kind == TOOL_CALL:
-            self.tool_calls[ref.id] = None
+            self.tool_calls[ref] = None
         if ref in self.created:
             return
         bucket = self.appended.get(ref)
@@ -116,13 +122,18 @@ class _Recorder(Observer):
     def end(self, ref: ItemRef) -> None:
         self.ended[ref] = None
         if ref.kind == TOOL_CALL:
-            self.tool_calls[ref.id] = None
+            self.tool_calls[ref] = None
 
     def update(self, ref: ItemRef) -> None:
         if ref.kind == TOOL_CALL:
-            self.tool_calls[ref.id] = None
+            self.tool_calls[ref] = None
         if ref not in self.created:
             self.updated[ref] = None
+
+    def reopen(self, ref: ItemRef) -> None:
+        # Ended and resumed within one batch: it is not ended any more.
+        self.ended.pop(ref, None)
+        self.update(ref)
 
     def clear_items(self) -> None:
         self.created.clear()

@@ -11,10 +11,11 @@ from streampace.markdown.stream import (
     FinalBlock,
     MarkdownStream,
     Op,
+    SetFootnotes,
     SetTail,
     UpdateBlock,
     render_html,
 )
 
-__all__ = ["AppendCode", "FinalBlock", "MarkdownStream", "Op", "SetTail", "UpdateBlock",
-           "render_html"]
+__all__ = ["AppendCode", "FinalBlock", "MarkdownStream", "Op", "SetFootnotes", "SetTail",
+           "UpdateBlock", "render_html"]

@@ -20,13 +20,21 @@ and bare-URL autolinks (`https://…`, `www.…`) are added here.
 from __future__ import annotations
 
 import re
+from collections import ChainMap
 from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
+from markdown_it.parser_block import ParserBlock
+from markdown_it.rules_block import StateBlock
+from markdown_it.rules_block.paragraph import paragraph
+from markdown_it.rules_inline import StateInline
 
+from streampace.markdown.highlight import highlight, language_of
+from streampace.markdown.math import tex_to_mathml
+from streampace.markdown.md_rules import footnote_key, use_footnotes, use_math
 from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
-from streampace.markdown.tree import Element, Node
+from streampace.markdown.tree import Attrs, Element, Node
 
 __all__ = ["Parser", "default_parser"]
 
@@ -39,20 +47,61 @@ _SIMPLE_BLOCK = {
 _TASK = re.compile(r"^\[([ xX])\](?=[ \t]|$)")
 # GFM extended autolinks: after start, whitespace or one of *_~( .
 _BARE_URL = re.compile(r"(?:(?<=[\s*_~(])|^)(?:https?://|www\.)[^\s<]*", re.IGNORECASE)
-_DOMAIN = re.compile(r"^(?:https?://)?(?:www\.)?[\w-]+(?:\.[\w-]+)*", re.IGNORECASE)
-_TRAILING_ENTITY = re.compile(r"&[A-Za-z0-9]+;$")
+_DOMAIN = re.compile(r"^(?:https?://)?(?:www\.)?[\w-]", re.IGNORECASE)  # a domain starts here
 
 
 def _trim_url(url: str) -> str:
-    """GFM's end rules: trailing punctuation, unbalanced ')' and entity-like tails."""
-    while url:
-        if url[-1] in "?!.,:*_~'\"" or url[-1] == ")" and url.count(")") > url.count("("):
-            url = url[:-1]
-        elif url[-1] == ";" and _TRAILING_ENTITY.search(url):
-            url = url[: _TRAILING_ENTITY.search(url).start()]
+    """GFM's end rules: trailing punctuation, unbalanced ')' and entity-like
+    tails. One backward pass (each character looked at a bounded number of
+    times): the URL is untrusted and may be long."""
+    opens, closes = url.count("("), url.count(")")
+    end = len(url)
+    while end:
+        c = url[end - 1]
+        if c in "?!.,:*_~'\"":
+            end -= 1
+        elif c == ")" and closes > opens:
+            closes -= 1
+            end -= 1
+        elif c == ";":
+            j = end - 2
+            while j >= 0 and url[j].isascii() and url[j].isalnum():
+                j -= 1
+            if j >= 0 and url[j] == "&" and j < end - 2:
+                end = j
+            else:
+                break
         else:
             break
-    return url
+    return url[:end]
+
+
+class _CappedBlock(ParserBlock):
+    """markdown-it's block parser, except past `maxNesting` container levels:
+    there markdown-it drops the rest of the input; here it stays, as
+    paragraphs of literal text (`> > > …` past 20 levels reads as text)."""
+
+    def tokenize(self, state: StateBlock, startLine: int, endLine: int) -> None:
+        if state.level < state.md.options.maxNesting:
+            super().tokenize(state, startLine, endLine)
+            return
+        line = startLine
+        while line < endLine:
+            line = state.skipEmptyLines(line)
+            if line >= endLine or state.sCount[line] < state.blkIndent:
+                break
+            paragraph(state, line, endLine, False)  # consumes at least one line
+            line = state.line
+
+
+_MAX_INLINE_DEPTH = 16  # deeper inline elements degrade to their literal markup
+Context = tuple[str, int]  # (id prefix, block index): footnote element ids
+
+
+def note_slug(label: str) -> str:
+    """A footnote label as an id fragment: [A-Za-z0-9_-] only, injective."""
+    return "".join(c if c.isascii() and (c.isalnum() or c == "-") else f"_{ord(c):x}_"
+                   for c in label)
 
 
 class Parser:
@@ -61,34 +110,109 @@ class Parser:
     def __init__(self, *, allow_images: bool = False, autolink: bool = True) -> None:
         self.allow_images = allow_images
         self.autolink = autolink
+        self.md = self._markdown_it(inline=True, footnote_defs=True)
+        # A footnote's content: the same, except that it cannot hold another
+        # footnote definition (so rendering one never recurses further).
+        self.note_md = self._markdown_it(inline=True, footnote_defs=False)
+        # Block structure only (no inline pass): cheap, used to find block boundaries.
+        self.blocks_md = self._markdown_it(inline=False, footnote_defs=True)
+
+    @staticmethod
+    def _markdown_it(inline: bool, footnote_defs: bool) -> MarkdownIt:
         md = MarkdownIt("commonmark", {"html": False})
         md.enable(["table", "strikethrough"])
+        if not inline:
+            md.disable(["inline", "text_join"])
         md.validateLink = is_safe_link  # type: ignore[method-assign]
-        self.md = md
-        # Block structure only (no inline pass): cheap, used to find block boundaries.
-        blocks = MarkdownIt("commonmark", {"html": False})
-        blocks.enable(["table", "strikethrough"])
-        blocks.disable(["inline", "text_join"])
-        self.blocks_md = blocks
+        md.block.__class__ = _CappedBlock
+        use_math(md)
+        use_footnotes(md, definitions=footnote_defs)
+        return md
 
     # -- parsing -------------------------------------------------------------
+    @staticmethod
+    def _env(refs: dict, ctx: Context | None) -> dict[str, Any]:
+        # Definitions found in this source go to the front map; the caller's
+        # map is read, never copied (its size must not cost every parse).
+        return {"references": ChainMap({}, refs), "_sp_ctx": ctx or ("", 0),
+                "_sp_notes": [], "_sp_refs": []}
+
+    @staticmethod
+    def _refs_after(env: dict[str, Any], refs: dict) -> dict:
+        added = env["references"].maps[0]
+        return {**refs, **added} if added else refs
+
     def block_starts(self, src: str, refs: dict) -> list[tuple[int, int, str]]:
         """(start line, end line, token type) of each top-level block of `src`."""
-        env: dict[str, Any] = {"references": dict(refs)}
         out = []
-        for tok in self.blocks_md.parse(src, env):
+        for tok in self.blocks_md.parse(src, self._env(refs, None)):
             if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
                 out.append((tok.map[0], tok.map[1], tok.type))
         return out
 
-    def render(self, src: str, refs: dict) -> tuple[list[Node], dict]:
+    def render(self, src: str, refs: dict, ctx: Context | None = None
+               ) -> tuple[list[Node], dict]:
         """Top-level nodes of `src`, and the references known after it."""
-        env: dict[str, Any] = {"references": dict(refs)}
+        nodes, refs, _notes, _used = self.render_all(src, refs, ctx)
+        return nodes, refs
+
+    def render_all(self, src: str, refs: dict, ctx: Context | None = None) -> tuple[
+            list[Node], dict, list[tuple[str, list[Node]]], list[tuple[str, str]]]:
+        """Nodes, references after it, footnote definitions (label, content)
+        and footnote references made (key, element id) of `src`. `ctx` is
+        (id prefix, index of the block in its document) for footnote ids."""
+        env = self._env(refs, ctx)
         tokens = self.md.parse(src, env)
-        return self._blocks(tokens), env["references"]
+        nodes = self._blocks(tokens, env)
+        return nodes, self._refs_after(env, refs), env["_sp_notes"], env["_sp_refs"]
+
+    def inline(self, src: str, refs: dict, ctx: Context | None = None) -> list[Node]:
+        """Inline nodes of `src` (the content of one paragraph), no block pass."""
+        env = self._env(refs, ctx)
+        tokens: list = []
+        self.md.inline.parse(src, self.md, env, tokens)
+        return self._inline(tokens, env)
+
+    def inline_split(self, src: str, refs: dict, ctx: Context | None = None
+                     ) -> tuple[list[Node], bool]:
+        """Inline nodes of `src` and whether `src` is *closed*: nothing in it can
+        pair with text after it, so parse(src + more) = parse(src) ++ parse(more)
+        whenever `more` follows a blank (`src` ends with a space or line break).
+
+        Read from markdown-it's own state after the parse: no emphasis or
+        strikethrough opener left unmatched, no literal `[` left without its
+        `]` (a link label may still close), no `](` / `][` left as text (a
+        destination, title or label may still close), no literal backtick run
+        (a code span may still close), and no `$`, `\\(`, `\\[` on the last
+        line (inline math closes on its line)."""
+        env = self._env(refs, ctx)
+        tokens: list = []
+        state = StateInline(src, self.md, env, tokens)
+        self.md.inline.tokenize(state)
+        for rule in self.md.inline.ruler2.getRules(""):
+            rule(state)
+        closed = not any(d.open and d.end < 0 for d in state.delimiters)
+        depth = 0
+        for tok in tokens:
+            if not closed:
+                break
+            if tok.type != "text":
+                continue
+            text = tok.content
+            if "`" in text or "](" in text or "][" in text:
+                closed = False
+            for c in text:
+                if c == "[":
+                    depth += 1
+                elif c == "]" and depth:
+                    depth -= 1
+        last_line = src[src.rfind("\n") + 1:]
+        if depth or "$" in last_line or "\\(" in last_line or "\\[" in last_line:
+            closed = False
+        return self._inline(tokens, env), closed
 
     # -- tokens -> tree ------------------------------------------------------
-    def _blocks(self, tokens: list) -> list[Node]:
+    def _blocks(self, tokens: list, env: dict[str, Any]) -> list[Node]:
         # Each frame: [tag, attrs, children, transparent]; a hidden paragraph
         # (tight list) is transparent: its children join the parent.
         root: list[Any] = [None, (), [], False]
@@ -96,7 +220,8 @@ class Parser:
         for tok in tokens:
             t = tok.type
             if tok.nesting == 1:
-                tag, attrs = tok.tag, ()
+                tag = tok.tag
+                attrs: Attrs = ()
                 if t == "ordered_list_open":
                     start = tok.attrs.get("start")
                     attrs = (("start", str(start)),) if start not in (None, 1) else ()
@@ -118,18 +243,32 @@ class Parser:
             else:
                 parent = stack[-1][2]
                 if t == "inline":
-                    parent.extend(self._inline(tok.children or []))
+                    parent.extend(self._inline(tok.children or [], env))
                 elif t == "fence":
                     info = unescapeAll(tok.info).strip()
                     # The class value goes through setAttribute / attribute
                     # escaping, so any first word of the info string is safe.
                     lang = info.split(None, 1)[0] if info else ""
                     code_attrs = (("class", "language-" + lang),) if lang else ()
-                    parent.append(("pre", (), (("code", code_attrs, _texts(tok.content)),)))
+                    family = language_of(lang) if lang else None
+                    kids = (tuple(highlight(family, tok.content)) if family
+                            else _texts(tok.content))
+                    parent.append(("pre", (), (("code", code_attrs, kids),)))
                 elif t == "code_block":
                     parent.append(("pre", (), (("code", (), _texts(tok.content)),)))
                 elif t == "hr":
                     parent.append(("hr", (), ()))
+                elif t == "footnote_def":
+                    # Shown in the footnotes section, not in the flow.
+                    note_env = dict(env, _sp_notes=[])
+                    content = self._blocks(self.note_md.parse(tok.content, note_env), note_env)
+                    env["_sp_notes"].append((tok.meta["label"], content))
+                elif t == "math_block" and tok.meta.get("closed"):
+                    parent.append(("div", (("class", "sp-math-block"),),
+                                   (tex_to_mathml(tok.content.strip(), True),)))
+                elif t == "math_block":  # not closed (yet): its source, as text
+                    parent.append(("p", (("class", "sp-math-source"),),
+                                   (tok.markup + "\n" + tok.content.rstrip("\n"),)))
                 elif t == "html_block":  # not produced with html=False; text if it were
                     parent.append(("p", (), (tok.content,)))
         return root[2]
@@ -160,7 +299,7 @@ class Parser:
             children = [para] + children[1:]
         return attrs + (("class", "task-list-item"),), children
 
-    def _inline(self, tokens: list) -> list[Node]:
+    def _inline(self, tokens: list, env: dict[str, Any]) -> list[Node]:
         root: list[Any] = [None, (), []]
         stack = [root]
         in_link = 0
@@ -203,17 +342,31 @@ class Parser:
                 add(("br", (), ()))
             elif t == "code_inline":
                 add(("code", (), (tok.content,)))
+            elif t == "footnote_ref":
+                add(self._footnote_ref(tok.meta["label"], env))
+            elif t == "math_inline":
+                add(tex_to_mathml(tok.content.strip(), bool(tok.meta.get("display"))))
+            elif tok.nesting == 1 and len(stack) > _MAX_INLINE_DEPTH:
+                # Too deep (e.g. `*a ` x 600 closed by the open-tail rules): the
+                # element degrades to its markup as text; no tree deeper than this.
+                add(tok.markup)
+                stack.append(["", tok.markup, []])
             elif t in _SIMPLE_INLINE:
                 stack.append([_SIMPLE_INLINE[t], (), []])
             elif t == "link_open":
                 href = str(tok.attrs.get("href", ""))
-                attrs = (("href", href),)
+                link: Attrs = (("href", href),)
                 if tok.attrs.get("title"):
-                    attrs += (("title", str(tok.attrs["title"])),)
-                stack.append(["a", attrs + (("rel", LINK_REL),), []])
+                    link += (("title", str(tok.attrs["title"])),)
+                stack.append(["a", link + (("rel", LINK_REL),), []])
                 in_link += 1
             elif tok.nesting == -1 and len(stack) > 1:
                 tag, attrs, kids = stack.pop()
+                if not tag:  # a degraded element: its children, then its markup
+                    for kid in kids:
+                        add(kid)
+                    add(tok.markup)
+                    continue
                 if tag == "a":
                     in_link -= 1
                 add((tag, attrs, tuple(kids)))
@@ -223,10 +376,22 @@ class Parser:
                 add(tok.content)
         return root[2]
 
+    def _footnote_ref(self, label: str, env: dict[str, Any]) -> Element:
+        prefix, block = env["_sp_ctx"]
+        key = footnote_key(label)
+        attrs: Attrs = (("href", "#" + prefix + "fn-" + note_slug(label.casefold())),)
+        used = env["_sp_refs"]
+        if all(k != key for k, _ in used):  # the block's first reference to it
+            ref_id = f"{prefix}fnref-{note_slug(label.casefold())}-{block}"
+            attrs += (("id", ref_id),)
+            used.append((key, ref_id))
+        return ("sup", (("class", "footnote-ref"),), (("a", attrs, (label,)),))
+
     def _image(self, tok: Any) -> Element:
         src = str(tok.attrs.get("src", ""))
         alt = "".join(_plain(c) for c in (tok.children or []))
         title = tok.attrs.get("title")
+        attrs: Attrs
         if self.allow_images or is_same_origin(src):
             attrs = (("src", src), ("alt", alt))
             if title:

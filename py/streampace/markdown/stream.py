@@ -25,12 +25,31 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from streampace.markdown.fence import OpenFence
+from streampace.markdown.footnotes import Footnotes
+from streampace.markdown.joins import (
+    _PLAIN,
+    _grow_last,
+    _join,
+    _plain_append_state,
+    _split_open_block,
+)
+from streampace.markdown.md_rules import FOOTNOTE_KEY
+from streampace.markdown.open_block import (
+    OpenList,
+    OpenParagraph,
+    OpenQuote,
+    OpenTable,
+    final_from_open,
+    is_math_fence,
+)
 from streampace.markdown.parser import Parser, default_parser
-from streampace.markdown.tail import _MARKER_ONLY, display_source
+from streampace.markdown.tail import display_source
 from streampace.markdown.tree import Node, to_html
 
 __all__ = [
-    "AppendCode", "FinalBlock", "MarkdownStream", "Op", "SetTail", "UpdateBlock", "render_html",
+    "AppendCode", "FinalBlock", "MarkdownStream", "Op", "SetFootnotes", "SetTail", "UpdateBlock",
+    "render_html",
 ]
 
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})([^\n]*)$")
@@ -70,90 +89,14 @@ class UpdateBlock:
     node: Node
 
 
-Op = FinalBlock | SetTail | AppendCode | UpdateBlock
+@dataclass(frozen=True, slots=True)
+class SetFootnotes:
+    """The footnotes section (after the tail) is now `node` (None: none)."""
+
+    node: Node | None
 
 
-_PLAIN = re.compile(r"(?:[^\W_]|[ ,.;?])+")
-_CLOSERS = frozenset("*_~`")
-_NO_PLAIN_APPEND = frozenset({"a", "pre", "table"})
-
-
-def _plain_append_state(tail: str, shown: str, nodes: tuple) -> str | None:
-    """The held trailing blanks if plain text may be appended to `nodes`, else None.
-
-    Holds when the display is the raw tail with at most closers added (no
-    held-back construct), the source ends in plain text on a line with text,
-    and the document ends in a text node outside links, code blocks and tables.
-    """
-    raw = tail.rstrip(" ")
-    if not nodes or not shown.startswith(raw) or not set(shown[len(raw):]) <= _CLOSERS:
-        return None
-    if not raw or not _PLAIN.fullmatch(raw[-1]):
-        return None  # the source ends in markup: new text may land outside it
-    last_line = raw.rsplit("\n", 1)[-1]
-    if not last_line.strip() or _MARKER_ONLY.match(last_line) or "\t" in last_line:
-        return None
-    node = nodes[-1]
-    while not isinstance(node, str):
-        if node[0] in _NO_PLAIN_APPEND or not node[2]:
-            return None
-        node = node[2][-1]
-    if not node or node[-1] in _CLOSERS:
-        return None  # a closer we added did not close: it shows, text goes after it
-    return tail[len(raw):]
-
-
-def _grow_last(node: Node, text: str) -> Node:
-    if isinstance(node, str):
-        return node + text
-    tag, attrs, kids = node
-    return (tag, attrs, kids[:-1] + (_grow_last(kids[-1], text),))
-
-
-_ITEM = re.compile(r"^( {0,3})([-+*]|\d{1,9}([.)]))(?:[ \t]|$)")
-_ROW = re.compile(r"^ {0,3}\|")
-
-
-def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
-    """(earlier items, last item, list tags) of an open top-level list, or
-    (header + earlier rows, header + last row, ("table",)) of a table."""
-    lines = shown.split("\n")
-    first = _ITEM.match(lines[0])
-    # Only a list at column 0: a marker line there is always its next item.
-    if first is not None and not first.group(1):
-        indent, marker, delim = first.group(1), first.group(2), first.group(3)
-        for k in range(len(lines) - 1, 0, -1):
-            m = _ITEM.match(lines[k])
-            if m is not None and m.group(1) == indent and (
-                    m.group(3) == delim if delim else m.group(2) == marker):
-                return ("\n".join(lines[:k]) + "\n", "\n".join(lines[k:]),
-                        ("ol",) if delim else ("ul",))
-        return None
-    if len(lines) >= 4 and _ROW.match(lines[0]) and all(_ROW.match(x) for x in lines[2:]):
-        return ("\n".join(lines[:-1]) + "\n", "\n".join(lines[:2] + lines[-1:]), ("table",))
-    return None
-
-
-def _loose(node: Node) -> bool:
-    return any(not isinstance(k, str) and k[0] == "p"
-               for li in node[2] if not isinstance(li, str) for k in li[2])
-
-
-def _join(head: Node, rest: list[Node], blank_between: bool) -> tuple[Node, ...] | None:
-    if not rest or isinstance(rest[0], str) or rest[0][0] != head[0]:
-        return None
-    first = rest[0]
-    if head[0] == "table":
-        body = [k for k in head[2] if k[0] == "tbody"]
-        more = [k for k in first[2] if k[0] == "tbody"]
-        rows = (body[0][2] if body else ()) + (more[0][2] if more else ())
-        kids = tuple(k for k in head[2] if k[0] != "tbody") + (
-            (("tbody", (), rows),) if rows else ())
-        return ((head[0], head[1], kids), *rest[1:])
-    loose = _loose(head)
-    if loose != _loose(first) or (blank_between and not loose):
-        return None  # looseness is the whole list's: parse it whole
-    return ((head[0], head[1], head[2] + first[2]), *rest[1:])
+Op = FinalBlock | SetTail | AppendCode | UpdateBlock | SetFootnotes
 
 
 def _fold(text: str) -> str:
@@ -163,14 +106,22 @@ def _fold(text: str) -> str:
 # Tail states (the only transitions: _step and _fence_step).
 TAIL = "tail"        # re-rendered from display_source on each change
 FENCE = "fence"      # a top-level fenced code block: appended to, not re-parsed
+OPEN = "open"        # a long top-level paragraph or table: incremental (open_block.py)
 CLOSED = "closed"    # close() was called: everything is final
 
 
 class MarkdownStream:
     """Feed one message's Markdown deltas; read block operations and HTML."""
 
+    # A list gets incremental state (open_block.py) from this many characters on:
+    # below it the general path, with its cached earlier items and its plain-append
+    # path, costs less per delta; a block quote (re-rendered whole on the general
+    # path) much sooner. Measured: bench/markdown_bench.py.
+    LONG_BLOCK = 2048
+    LONG_QUOTE = 256
+
     def __init__(self, *, allow_images: bool = False, autolink: bool = True,
-                 parser: Parser | None = None) -> None:
+                 parser: Parser | None = None, id_prefix: str = "") -> None:
         if parser is None:
             parser = (default_parser() if not allow_images and autolink
                       else Parser(allow_images=allow_images, autolink=autolink))
@@ -181,12 +132,17 @@ class MarkdownStream:
         self._tail = ""                    # source not yet final (normalised newlines)
         self._refs: dict = {}              # link references from final blocks
         self._cr = False                   # a delta ended with '\r' (maybe half of '\r\n')
-        # FENCE state: the fence run, the opening line's node, code shown so far.
-        self._fence = ""
-        self._fence_attrs: tuple = ()
-        self._code = ""
-        self._code_end = 0                 # tail offset of the first line not fully shown
-        self._shown_partial = 0            # characters of that line already shown
+        # FENCE state: the open fence (fence.py); a fence's node when it closed.
+        self._fence: OpenFence | None = None
+        self._closed_fence: Node | None = None
+        # A table left by the OPEN state: (node of its complete rows, lines, refs).
+        # The incremental state the OPEN state left, with the references it saw:
+        # its block's final node comes from it if nothing changed (_left_final).
+        self._left: tuple[OpenParagraph | OpenTable | OpenList | OpenQuote, dict] | None = None
+        # OPEN state: the block's incremental state, tail offset of its partial line.
+        self._open: OpenParagraph | OpenTable | OpenList | OpenQuote | None = None
+        self._open_pos = 0
+        self._open_tried = 0               # tail length at the last look without a new line
         self.renders = 0                   # tail parses (for benchmarks)
         self.plain_appends = 0             # deltas shown without a parse
         # Trailing blanks not yet shown while plain appends are valid; None: not valid.
@@ -196,9 +152,12 @@ class MarkdownStream:
         self._prefix_node: Node | None = None
         self._rest_nodes: list[Node] = []   # the last item / row as last shown
         self._shown: str | None = None     # display source of tail_nodes, if reusable
+        self._exact: str | None = None     # the tail, when tail_nodes are its plain parse
         self._grown = ""                   # its source, as it extends the prefix
         # Final blocks that could hold a reference link: (index, source, folded).
         self._bracketed: list[tuple[int, str, str]] = []
+        self.id_prefix = id_prefix
+        self.footnotes = Footnotes(id_prefix)
 
     # -- public ------------------------------------------------------------
     def feed(self, delta: str) -> list[Op]:
@@ -208,7 +167,7 @@ class MarkdownStream:
             return []
         delta = self._normalise(delta)
         self._tail += delta
-        return self._step(closing=False, delta=delta)
+        return self._notes_op(self._step(closing=False, delta=delta))
 
     def close(self) -> list[Op]:
         if self.state == CLOSED:
@@ -217,7 +176,15 @@ class MarkdownStream:
             self._tail += "\n"
             self._cr = False
         ops = self._step(closing=True)
+        self.footnotes.open = []
         self.state = CLOSED
+        return self._notes_op(ops)
+
+    def _notes_op(self, ops: list[Op]) -> list[Op]:
+        node = self.footnotes.section()
+        if node != self.footnotes.node:
+            self.footnotes.node = node
+            ops.append(SetFootnotes(node))
         return ops
 
     @property
@@ -225,7 +192,11 @@ class MarkdownStream:
         return self.state == CLOSED
 
     def nodes(self) -> list[Node]:
-        return self.blocks + list(self.tail_nodes)
+        notes = self.footnotes.node
+        return self.blocks + list(self.tail_nodes) + ([notes] if notes is not None else [])
+
+    def _ctx(self, offset: int = 0) -> tuple[str, int]:
+        return self.id_prefix, len(self.blocks) + offset
 
     def to_html(self) -> str:
         return to_html(self.nodes())
@@ -251,12 +222,37 @@ class MarkdownStream:
             if not done:
                 return ops
             delta = None
+        if self.state == OPEN:
+            if not closing and self._open_step(ops):
+                return ops
+            self.state = TAIL  # the general path decides, once, on the whole block
+            if self._open is not None:
+                self._left = (self._open, self._refs)
+            self._open = None
         tail = self._tail
+        if tail[:1] in ("\n", " ", "\t") and self.state == TAIL:
+            # Blank lines before the first open block carry nothing (the block
+            # before them is final): drop them, so the tail starts at a block.
+            lead = 0
+            while True:
+                nl = tail.find("\n", lead)
+                if nl < 0 or tail[lead:nl].strip():
+                    break
+                lead = nl + 1
+            if lead:
+                tail = self._tail = tail[lead:]
         # Block structure and finality depend on complete lines only: without a
         # new line break there is nothing to decide, just the tail to show.
         if not closing and delta is not None and "\n" not in delta:
             if self._held is not None and self._append_plain(delta, ops):
                 return ops
+            # A long tail without a new line (a long first line): look at its
+            # block structure at geometric lengths only (amortised O(1)).
+            if self.state == TAIL and len(tail) >= max(128, 2 * self._open_tried):
+                self._open_tried = len(tail)
+                blocks = self.parser.block_starts(tail, self._refs)
+                if len(blocks) == 1 and self._enter_open(tail, blocks[0], 0, ops):
+                    return ops
             self._show_tail(tail, ops)
             return ops
         complete = tail.count("\n") if not closing else tail.count("\n") + 1
@@ -291,8 +287,85 @@ class MarkdownStream:
         if self._enter_fence(tail, ops):
             self._held = None
             return ops
+        if len(blocks) == final + 1 and self._enter_open(tail, blocks[final], final, ops):
+            return ops
         self._show_tail(tail, ops)
         return ops
+
+    # -- long open paragraph / table (open_block.py) -------------------------
+    def _enter_open(self, tail: str, block: tuple[int, int, str], final: int,
+                    ops: list[Op]) -> bool:
+        start, end, kind = block
+        if kind not in ("paragraph_open", "table_open", "bullet_list_open",
+                        "ordered_list_open", "blockquote_open") or (final == 0 and start != 0):
+            return False
+        lines = tail.split("\n")
+        complete, partial = lines[:-1], lines[-1]
+        if end < len(complete) or not (complete or kind == "paragraph_open"):
+            return False
+        first = (complete or [partial])[0].lstrip(" ")
+        try:
+            if kind == "paragraph_open":
+                # A paragraph that may still turn out to be a link reference
+                # definition (its label can span lines, up to 999 characters)
+                # stays on the general path until that is ruled out.
+                maybe_def = first.startswith("[") and (len(tail) < 1002 or "]:" in tail[:1002])
+                if maybe_def or first.startswith("|") or any(
+                        line.lstrip(" ").startswith("|") or is_math_fence(line)
+                        for line in complete):
+                    return False
+                self._open = OpenParagraph(self.parser, self._refs, complete, self._ctx())
+            elif kind == "blockquote_open":
+                if len(tail) < self.LONG_QUOTE or not complete:
+                    return False
+                self._open = OpenQuote(self._inner_stream, complete)
+            elif kind != "table_open":
+                if len(tail) < self.LONG_BLOCK or "]:" in tail or "[^" in tail:
+                    return False  # short, or definitions in it: the general path
+                self._open = OpenList(self.parser, self._refs, complete, self._ctx())
+            else:
+                if len(complete) < 2:
+                    return False
+                self._open = OpenTable(self.parser, self._refs, complete[0], complete[1],
+                                       complete[2:], self._ctx())
+        except ValueError:
+            return False
+        self._open_pos = len(tail) - len(partial)
+        self.state = OPEN
+        if self._open_step(ops):
+            return True
+        self.state = TAIL
+        self._open = None
+        return False
+
+    def _inner_stream(self) -> MarkdownStream:
+        """A stream for a block quote's content (OpenQuote): same parser, the
+        references known so far, and this message's ids."""
+        inner = MarkdownStream(parser=self.parser, id_prefix=self.id_prefix)
+        inner._refs = self._refs
+        return inner
+
+    def _open_step(self, ops: list[Op]) -> bool:
+        """Show the open block from its incremental state; False when the
+        general path must decide (the block ends, or something else starts)."""
+        block = self._open
+        assert block is not None
+        tail = self._tail
+        nl = tail.rfind("\n")
+        if nl >= self._open_pos:
+            if not block.feed_lines(tail[self._open_pos:nl].split("\n")):
+                return False
+            self._open_pos = nl + 1
+        nodes = block.display(tail[self._open_pos:])
+        if nodes is None:
+            return False
+        self.renders += 1
+        self._held = None
+        self._shown = self._exact = None
+        if nodes != self.tail_nodes:
+            self.tail_nodes = nodes
+            ops.append(SetTail(nodes))
+        return True
 
     def _show_tail(self, tail: str, ops: list[Op]) -> None:
         shown = display_source(tail)
@@ -301,9 +374,15 @@ class MarkdownStream:
         if nodes != self.tail_nodes:
             self.tail_nodes = nodes
             ops.append(SetTail(nodes))
-        self._held = _plain_append_state(tail, shown, nodes)
+        # (A footnote definition being written shows in the notes, not at the
+        # end of the tail nodes: text appended there is not plain-appendable.)
+        self._held = (None if self.footnotes.open
+                      else _plain_append_state(tail, shown, nodes))
         # Kept for _finalise: a block shown from its unchanged source needs no parse.
         self._shown = shown if "]:" not in shown else None
+        # The tail itself, when the display is its plain parse (nothing held back
+        # or closed): a paragraph or heading that then ends is final as shown.
+        self._exact = tail if shown == tail and self._shown is not None else None
 
     def _render_tail(self, shown: str) -> tuple[Node, ...]:
         """The open tail's nodes. An open list or table is parsed as its earlier
@@ -322,19 +401,21 @@ class MarkdownStream:
                                    blank_between=self._prefix_src.endswith("\n\n"))
                     head = joined[0] if joined is not None and len(joined) == 1 else None
                 if head is None:
-                    nodes = self.parser.render(prefix, self._refs)[0]
+                    nodes = self.parser.render(prefix, self._refs, self._ctx())[0]
                     head = nodes[0] if len(nodes) == 1 else None
                 self._prefix_src, self._prefix_node = prefix, head
             head = self._prefix_node
             if head is not None and head[0] in kind:
-                rest_nodes = self.parser.render(rest, self._refs)[0]
+                rest_nodes = self.parser.render(rest, self._refs, self._ctx())[0]
                 joined = _join(head, rest_nodes, blank_between=prefix.endswith("\n\n"))
                 if joined is not None:
                     self._rest_nodes = rest_nodes
                     # What this item / row adds to the prefix once the next one starts.
                     self._grown = rest if kind != ("table",) else rest.split("\n", 2)[2]
                     return joined
-        return tuple(self.parser.render(shown, self._refs)[0])
+        nodes, _refs, self.footnotes.open, _used = self.parser.render_all(
+            shown, self._refs, self._ctx())
+        return tuple(nodes)
 
     def _append_plain(self, delta: str, ops: list[Op]) -> bool:
         """Plain words appended to plain text: grow the last text node, no parse.
@@ -344,7 +425,7 @@ class MarkdownStream:
         close nothing, so the parse of the longer source is the old one with
         the text appended. A possible bare URL goes the full way.
         """
-        if not _PLAIN.fullmatch(delta):
+        if self._held is None or not _PLAIN.fullmatch(delta):
             return False
         text = self._held + delta
         visible = text.rstrip(" ")
@@ -356,6 +437,8 @@ class MarkdownStream:
             ops.append(SetTail(self.tail_nodes))
         self._held = text[len(visible):]
         self._shown = None
+        if self._exact is not None:
+            self._exact = self._tail  # plain text appended: still the tail's plain parse
         self.plain_appends += 1
         return True
 
@@ -367,6 +450,11 @@ class MarkdownStream:
             return True
         if kind == "heading_open":
             return True
+        if kind == "math_block":  # closed by its own closing line, or by a blank line
+            lines = tail.split("\n", end + 1)
+            last = lines[end - 1].strip() if end - 1 < len(lines) else ""
+            return (end > start + 1 and last in ("$$", "\\]")) or (
+                end < complete and end < len(lines) and not lines[end].strip())
         if kind in ("paragraph_open", "blockquote_open", "table_open"):
             # A blank line ends these for good (a list or indented code may
             # continue past one; these cannot).
@@ -379,8 +467,11 @@ class MarkdownStream:
                 return False
             opening = lines[0].lstrip(" ")
             run = opening[: len(opening) - len(opening.lstrip(opening[0]))]
-            closing = lines[-1].strip()
-            return bool(closing) and set(closing) == {run[0]} and len(closing) >= len(run)
+            last = lines[-1]
+            closing = last.strip()
+            # A closing fence is indented at most 3 spaces (deeper, it is code).
+            return (len(last) - len(last.lstrip(" ")) <= 3 and bool(closing)
+                    and set(closing) == {run[0]} and len(closing) >= len(run))
         return False
 
     def _finalise(self, tail: str, blocks: list[tuple[int, int, str]], cut_line: int,
@@ -391,17 +482,52 @@ class MarkdownStream:
         if starts[0] > 0:  # reference definitions before the first block
             self._collect_refs("\n".join(lines[: starts[0]]))
         shown_prev, self._shown = self._shown, None
-        for index, (start, end, _kind) in enumerate(blocks):
+        exact_prev, self._exact = self._exact, None
+        closed_fence, self._closed_fence = self._closed_fence, None
+        left, self._left = self._left, None
+        # Several blocks ending at once, after a display that was the plain parse
+        # of the previous tail: a block with the same lines and place in that
+        # parse keeps its node (one block-level parse instead of full renders).
+        old_nodes, old_map, old_lines = self.tail_nodes, None, None
+        if (exact_prev is not None and len(blocks) > 1 and "]:" not in exact_prev
+                and "[^" not in exact_prev):
+            old_map = self.parser.block_starts(exact_prev, self._refs)
+            old_lines = exact_prev.split("\n")
+            if len(old_map) != len(old_nodes):
+                old_map = None
+        for index, (start, end, kind) in enumerate(blocks):
             src = "\n".join(lines[start:end]) + "\n"
-            if index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
-                    shown_prev == src or shown_prev.startswith(src + "\n")):
+            if index == 0 and start == 0 and kind == "fence" and closed_fence is not None:
+                # The fast path showed this fence from its own lines, highlighted
+                # line by line: that node is final (no line is tokenized again).
+                nodes = [closed_fence]
+            elif (index == 0 and start == 0 and left is not None and left[1] is self._refs
+                  and "[^" not in src
+                  and (done := final_from_open(left[0], kind, lines[start:end])) is not None):
+                # Rendered piecewise while open, exactly as one parse would.
+                nodes = [done]
+            elif (old_map is not None and old_lines is not None and index < len(old_map)
+                  and old_map[index] == (start, end, kind) and kind != "footnote_def"
+                  and old_lines[start:end] == lines[start:end]):
+                nodes = [old_nodes[index]]
+            elif (index == 0 and start == 0 and kind in ("paragraph_open", "heading_open")
+                  and exact_prev is not None and len(self.tail_nodes) == 1
+                  and "[^" not in src and exact_prev.rstrip() == src.rstrip()):
+                # Shown as the plain parse of this very text (its line break and
+                # the next block came in one delta): that render is final.
+                nodes = [self.tail_nodes[0]]
+            elif index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
+                    shown_prev == src or shown_prev.startswith(src + "\n")
+                    or (src.endswith("\n\n") and shown_prev.startswith(src))
+            ) and "[^" not in src:
                 # The last display showed this block from this very source, alone or
                 # followed by a blank line (so nothing after it changed it), with
                 # no reference definitions anywhere: that render is final.
                 nodes = [self.tail_nodes[0]]
             else:
-                nodes, refs = self.parser.render(src, self._refs)
-                self._refs = refs
+                nodes, self._refs, notes, used = self.parser.render_all(
+                    src, self._refs, self._ctx())
+                self.footnotes.final(notes, used, len(self.blocks))
             nxt = starts[index + 1]
             if end < nxt:
                 self._collect_refs("\n".join(lines[end:nxt]))
@@ -417,6 +543,7 @@ class MarkdownStream:
         while cut_line < len(lines) - 1 and not lines[cut_line].strip():
             cut_line += 1
         self._tail = "\n".join(lines[cut_line:])
+        self._open_tried = 0
         if len(self._refs) != len(known):
             self._resolve_back([k for k in self._refs if k not in known], ops)
 
@@ -427,10 +554,13 @@ class MarkdownStream:
         one case where a final block changes: only blocks whose source contains
         the new label, only when a definition arrives (rare in model output).
         """
-        folded = [_fold(label) for label in labels]
+        folded = [("^" + label[len(FOOTNOTE_KEY):]) if label.startswith(FOOTNOTE_KEY)
+                  else _fold(label) for label in labels]
         for index, src, fsrc in self._bracketed:
             if any(label in fsrc for label in folded):
-                nodes, _ = self.parser.render(src, self._refs)
+                nodes, _refs, _notes, used = self.parser.render_all(
+                    src, self._refs, (self.id_prefix, index))
+                self.footnotes.final([], used, index)
                 if len(nodes) == 1 and nodes[0] != self.blocks[index]:
                     self.blocks[index] = nodes[0]
                     ops.append(UpdateBlock(index, nodes[0]))
@@ -447,69 +577,44 @@ class MarkdownStream:
         m = _FENCE_OPEN.match(first)
         if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
             return False
-        nodes = self.parser.render(first, self._refs)[0]
-        if len(nodes) != 1 or nodes[0][0] != "pre":
+        nodes = self.parser.render(first, self._refs, self._ctx())[0]
+        if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != "pre":
             return False
         self.state = FENCE
-        self._fence = m.group(1)
-        self._fence_attrs = nodes[0][2][0][1]
-        self._code = ""
-        self._code_end = len(first) + 1
-        self._shown_partial = 0
-        self._tail_code(ops, force=True)
+        self._fence = OpenFence(m.group(1), nodes[0][2][0][1], len(first) + 1)
+        self.tail_nodes = (self._fence.node(),)
+        self._shown = self._exact = None
+        ops.append(SetTail(self.tail_nodes))
         self._fence_step(ops, closing=False)
         return True
 
-    def _tail_code(self, ops: list[Op], force: bool = False) -> None:
-        node = ("pre", (), (("code", self._fence_attrs, (self._code,) if self._code else ()),))
-        self.tail_nodes = (node,)
-        self._shown = None
-        if force:
-            ops.append(SetTail(self.tail_nodes))
-
     def _fence_step(self, ops: list[Op], closing: bool) -> bool:
         """Append new code text; True when the fence closed (or the stream did)."""
+        fence = self._fence
+        assert fence is not None
         if closing:
             self.state = TAIL  # the closing render parses the whole block
+            self._fence = None
             return True
-        tail = self._tail
-        pos = self._code_end
-        char, width = self._fence[0], len(self._fence)
-        added = []
-        while True:
-            nl = tail.find("\n", pos)
-            line = tail[pos:] if nl < 0 else tail[pos:nl]
-            indent = len(line) - len(line.lstrip(" "))
-            stripped = line.strip()
-            if nl < 0:
-                # A partial last line is shown unless it could still become the
-                # closing fence.
-                if line and not (indent <= 3 and set(stripped) <= {char}):
-                    added.append(line[self._shown_partial:])
-                    self._shown_partial = len(line)
-                break
-            if indent <= 3 and len(stripped) >= width and set(stripped) == {char}:
-                self._flush_code(added, ops)
-                self.state = TAIL
-                return True
-            added.append(line[self._shown_partial:] + "\n")
-            self._shown_partial = 0
-            pos = nl + 1
-            self._code_end = pos
-        self._flush_code(added, ops)
+        text = fence.step(self._tail)
+        if text:
+            self.tail_nodes = (fence.node(),)
+            # Plain code grows its one text node; highlighted code is patched.
+            ops.append(AppendCode(text, self.tail_nodes[0]) if fence.hl is None
+                       else SetTail(self.tail_nodes))
+        if fence.closed:
+            self.state = TAIL
+            self._fence = None
+            # Shown from the block's own lines: its final node (see _finalise).
+            self._closed_fence = self.tail_nodes[0]
+            return True
         return False
 
-    def _flush_code(self, added: list[str], ops: list[Op]) -> None:
-        text = "".join(added)
-        if text:
-            self._code += text
-            self._tail_code(ops)
-            ops.append(AppendCode(text, self.tail_nodes[0]))
 
-
-def render_html(text: str, *, allow_images: bool = False, autolink: bool = True) -> str:
+def render_html(text: str, *, allow_images: bool = False, autolink: bool = True,
+                id_prefix: str = "") -> str:
     """One-shot render: identical to feeding `text` whole and closing."""
-    stream = MarkdownStream(allow_images=allow_images, autolink=autolink)
+    stream = MarkdownStream(allow_images=allow_images, autolink=autolink, id_prefix=id_prefix)
     stream.feed(text)
     stream.close()
     return stream.to_html()

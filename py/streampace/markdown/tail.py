@@ -33,15 +33,120 @@ import unicodedata
 
 __all__ = ["display_source"]
 
-_MARKER_ONLY = re.compile(r"^[ \t>]*[-+*=_#~`|:.)0-9 \t]*$")
-# Block prefixes (quote markers, a list marker, an ATX heading mark) blanked out
-# before the inline scan so their characters are not read as inline syntax.
-_PREFIX = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?(?:#{1,6}[ \t]+)?")
-_FENCE = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ \t]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)?(`{3,}|~{3,})")
-_TABLE_LINE = re.compile(r"^[ ]{0,3}\|")
-_REF_DEF = re.compile(r"^[ ]{0,3}\[(?:[^\]\\]|\\.)+\]:")
-_ATX = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ ]{0,3}#{1,6}(?:[ \t]|$)")
-_LIST_ITEM = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ \t]*(?:[-+*]|\d{1,9}[.)])[ \t]+\S")
+# Line-start scanners. Written as loops, not regexes: a pattern such as
+# `(?:[ ]{0,3}>[ ]?)*[ \t]*` backtracks exponentially on `> > > > … x`
+# (each space can belong to either quantifier), and this text is untrusted.
+_MARKER_LEAD = frozenset(" \t>")
+_MARKER_CHARS = frozenset("-+*=_#~`|:.)0123456789 \t")
+
+
+def _marker_only(line: str) -> bool:
+    """Only block markers (quote marks, then list / heading / fence / rule /
+    table-delimiter characters): a line that has no text yet."""
+    i, n = 0, len(line)
+    while i < n and line[i] in _MARKER_LEAD:
+        i += 1
+    while i < n and line[i] in _MARKER_CHARS:
+        i += 1
+    return i == n
+
+
+def _after_quotes(line: str, i: int = 0) -> int:
+    """Index after any number of `{0,3 spaces}>{optional space}` quote markers."""
+    n = len(line)
+    while True:
+        j = i
+        while j < n and j - i < 3 and line[j] == " ":
+            j += 1
+        if j >= n or line[j] != ">":
+            return i
+        j += 1
+        if j < n and line[j] == " ":
+            j += 1
+        i = j
+
+
+def _skip_blanks(line: str, i: int) -> int:
+    n = len(line)
+    while i < n and line[i] in " \t":
+        i += 1
+    return i
+
+
+def _list_marker_end(line: str, i: int) -> int:
+    """Index after a list marker (`-`, `+`, `*`, `1.`, `1)`) at `i`, or -1."""
+    n = len(line)
+    if i < n and line[i] in "-+*":
+        return i + 1
+    j = i
+    while j < n and j - i < 9 and line[j].isascii() and line[j].isdigit():
+        j += 1
+    if j > i and j < n and line[j] in ".)":
+        return j + 1
+    return -1
+
+
+def _after_list_marker(line: str, i: int) -> int:
+    """Index after `marker[ \t]+` at `i`, or `i` if there is none."""
+    m = _list_marker_end(line, i)
+    if m < 0 or m >= len(line) or line[m] not in " \t":
+        return i
+    return _skip_blanks(line, m)
+
+
+def _prefix_end(line: str) -> int:
+    """End of the block prefix (quote markers, a list marker, an ATX mark)."""
+    i = _after_list_marker(line, _skip_blanks(line, _after_quotes(line)))
+    j = i
+    while j < len(line) and j - i < 6 and line[j] == "#":
+        j += 1
+    if j > i and (j == len(line) or line[j] in " \t"):
+        i = _skip_blanks(line, j)
+    return i
+
+
+def _fence_run(line: str) -> tuple[int, str] | None:
+    """(index after the run, run) of a fence opening or closing on `line`."""
+    i = _after_list_marker(line, _skip_blanks(line, _after_quotes(line)))
+    n = len(line)
+    if i < n and line[i] in "`~":
+        j = i
+        while j < n and line[j] == line[i]:
+            j += 1
+        if j - i >= 3:
+            return j, line[i:j]
+    return None
+
+
+def _is_atx(line: str) -> bool:
+    i = _after_quotes(line)
+    n = len(line)
+    j = i
+    while j < n and j - i < 3 and line[j] == " ":
+        j += 1
+    k = j
+    while k < n and k - j < 7 and line[k] == "#":
+        k += 1
+    return 1 <= k - j <= 6 and (k == n or line[k] in " \t")
+
+
+def _is_list_item(line: str) -> bool:
+    i = _skip_blanks(line, _after_quotes(line))
+    m = _list_marker_end(line, i)
+    if m < 0 or m >= len(line) or line[m] not in " \t":
+        return False
+    j = _skip_blanks(line, m)
+    return j < len(line)
+
+
+def _is_table_line(line: str) -> bool:
+    i = 0
+    while i < len(line) and i < 3 and line[i] == " ":
+        i += 1
+    return i < len(line) and line[i] == "|"
+
+
+_REF_DEF = re.compile(r"^[ ]{0,3}\[(?:[^\]\\]|\\.)+\]:")  # alternatives disjoint: linear
 _ENTITY_SO_FAR = re.compile(r"&#?[A-Za-z0-9]{0,31}$")
 _TAG_SO_FAR = re.compile(r"</?(?:[A-Za-z][A-Za-z0-9+.\-]{0,31})?$")
 _AUTOLINK_SO_FAR = re.compile(r"<[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*$")
@@ -58,13 +163,13 @@ def _is_punct(c: str) -> bool:
 def _in_fence(lines: list[str]) -> bool:
     fence: str | None = None
     for line in lines:
-        m = _FENCE.match(line)
-        if m is None:
+        found = _fence_run(line)
+        if found is None:
             continue
-        run = m.group(1)
+        end, run = found
         if fence is None:
             fence = run
-        elif run[0] == fence[0] and len(run) >= len(fence) and not line[m.end():].strip():
+        elif run[0] == fence[0] and len(run) >= len(fence) and not line[end:].strip():
             fence = None
     return fence is not None
 
@@ -76,6 +181,35 @@ def _cells(row: str) -> int:
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
     return len(re.split(r"(?<!\\)\|", body))
+
+
+_SEARCH = 64  # openers looked at per closer (see _complete_inline)
+
+
+def _math_end(text: str, i: int) -> int | None:
+    """For a math opener at `i` (md_rules' syntax): the index after its closer
+    on the same line, -1 if it has none yet, None if `i` opens no formula
+    (`$` before a blank or a digit: "$5" is a price until proven otherwise)."""
+    n = len(text)
+    line_end = text.find("\n", i)
+    line_end = n if line_end < 0 else line_end
+    if text.startswith("$$", i):
+        close = text.find("$$", i + 2, line_end)
+        return -1 if close < 0 else close + 2
+    if text[i] == "$":
+        if i + 1 >= n or text[i + 1] in " \t\n" or text[i + 1].isdigit():
+            return None
+        pos = i + 2
+        while True:
+            pos = text.find("$", pos, line_end)
+            if pos < 0:
+                return -1
+            if text[pos - 1] not in " \t\\" and not (pos + 1 < n and text[pos + 1].isdigit()):
+                return pos + 1
+            pos += 1
+    closer = "\\)" if text[i + 1] == "(" else "\\]"
+    close = text.find(closer, i + 2, line_end)
+    return -1 if close < 0 else close + 2
 
 
 def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
@@ -120,6 +254,21 @@ def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
                     dest = None
             i += 1
             continue
+        if c == "$" or (c == "\\" and i + 1 < n and text[i + 1] in "(["):
+            end = _math_end(text, i)
+            if end is not None:
+                if end >= 0:
+                    i = end  # a complete formula: nothing inside it is completed
+                    continue
+                # An unfinished formula shows as its source until it closes (to
+                # the end of its line: inline math does not span lines). A
+                # zero-width deletion marks the text as still open.
+                nl = text.find("\n", i)
+                if nl < 0:
+                    deletions.append((n, n))
+                    break
+                i = nl
+                continue
         if c == "\\":
             if i == n - 1:
                 deletions.append((i, n))
@@ -139,7 +288,7 @@ def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
         if c == "[":
             stack.append(["bracket", i, 1])
         elif c == "]":
-            for k in range(len(stack) - 1, -1, -1):
+            for k in range(len(stack) - 1, max(-1, len(stack) - 1 - _SEARCH), -1):
                 if stack[k][0] == "bracket":
                     entry = stack[k]
                     del stack[k:]  # emphasis opened inside the brackets stays literal
@@ -181,7 +330,9 @@ def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
             matched = False
             both = can_open and can_close
             if can_close:
-                for k in range(len(stack) - 1, -1, -1):
+                # Only the innermost openers are searched: a closer cannot cost
+                # more than a constant, whatever number of openers precede it.
+                for k in range(len(stack) - 1, max(-1, len(stack) - 1 - _SEARCH), -1):
                     entry = stack[k]
                     if entry[0] == "emph" and entry[2] == c:
                         # CommonMark's rule of 3 (runs that can both open and close).
@@ -253,16 +404,16 @@ def display_source(tail: str) -> str:
     lines = tail.split("\n")
     if _in_fence(lines):
         # Inside a fence only a possible closing-fence prefix is held back.
-        if lines[-1] and _MARKER_ONLY.match(lines[-1]):
+        if lines[-1] and _marker_only(lines[-1]):
             lines[-1] = ""
         return "\n".join(lines)
     last = lines[-1]
-    after_row = len(lines) > 1 and _TABLE_LINE.match(lines[-2]) is not None
-    if last and _MARKER_ONLY.match(last) and not (_TABLE_LINE.match(last) and after_row):
+    after_row = len(lines) > 1 and _is_table_line(lines[-2])
+    if last and _marker_only(last) and not (_is_table_line(last) and after_row):
         lines[-1] = ""
     elif last:
         lines[-1] = last.rstrip(" \t")
-    partial_delim = bool(lines[-1]) and after_row and _MARKER_ONLY.match(lines[-1]) is not None
+    partial_delim = bool(lines[-1]) and after_row and _marker_only(lines[-1])
     # The last content line and its paragraph.
     end = len(lines) - 1
     while end >= 0 and not lines[end].strip():
@@ -273,16 +424,16 @@ def display_source(tail: str) -> str:
     # an ATX heading is one line and a list item starts at its marker.
     start = end
     while True:
-        if _ATX.match(lines[start]):
+        if _is_atx(lines[start]):
             if start < end:
                 start += 1
             break
-        if _LIST_ITEM.match(lines[start]) or start == 0 or not lines[start - 1].strip():
+        if _is_list_item(lines[start]) or start == 0 or not lines[start - 1].strip():
             break
         start -= 1
     # Fence lines (a fence closed inside this run of lines) are not inline text.
     for k in range(end, start - 1, -1):
-        if _FENCE.match(lines[k]):
+        if _fence_run(lines[k]) is not None:
             start = k + 1
             break
     if start > end:
@@ -294,7 +445,7 @@ def display_source(tail: str) -> str:
     suffix_lines: list[str] = []
     # A table header whose delimiter row has not arrived: imply one.
     run = 0
-    while run < len(para) and _TABLE_LINE.match(para[-1 - run]):
+    while run < len(para) and _is_table_line(para[-1 - run]):
         run += 1
     table_row = run > 0
     if run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1):
@@ -316,7 +467,7 @@ def display_source(tail: str) -> str:
             dels, suffix = _complete_inline(region)
             para[-1] = head + _apply(region, dels, suffix)
     else:
-        masked = [(_PREFIX.match(line).end(), line) for line in para]
+        masked = [(_prefix_end(line), line) for line in para]
         view = "\n".join(" " * cut + line[cut:] for cut, line in masked)
         dels, suffix = _complete_inline(view)
         if dels or suffix:
@@ -324,7 +475,7 @@ def display_source(tail: str) -> str:
             joined = "\n".join(para)
             para = _apply(joined, dels, suffix).split("\n")
     lines[start:end + 1] = para + suffix_lines
-    if lines[-1] and _MARKER_ONLY.match(lines[-1]) and not _TABLE_LINE.match(lines[-1]):
+    if lines[-1] and _marker_only(lines[-1]) and not _is_table_line(lines[-1]):
         # What held back left only a marker (`- [` -> `- `): hold the line too,
         # or it would read as a setext underline or an empty item.
         lines[-1] = ""

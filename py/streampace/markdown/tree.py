@@ -12,16 +12,24 @@ from __future__ import annotations
 
 from typing import Union
 
-__all__ = ["Element", "Node", "VOID_TAGS", "BLOCK_TAGS", "element", "text_of", "to_html"]
+__all__ = ["BLOCK_TAGS", "MATHML_TAGS", "VOID_TAGS", "Attrs", "Element", "Node", "element",
+           "text_of", "to_html"]
 
 Node = Union[str, "Element"]
 Element = tuple  # (tag: str, attrs: tuple[tuple[str, str], ...], children: tuple[Node, ...])
+Attrs = tuple[tuple[str, str], ...]
 
 VOID_TAGS = frozenset({"hr", "br", "img", "input"})
+# MathML Core elements (math.py builds them; the DOM creates them in the MathML namespace).
+MATHML_TAGS = frozenset({
+    "math", "mrow", "mi", "mn", "mo", "mtext", "mspace", "msup", "msub", "msubsup", "mfrac",
+    "msqrt", "mroot", "munder", "mover", "munderover", "mtable", "mtr", "mtd", "mstyle",
+    "mpadded", "mphantom", "semantics", "annotation", "merror",
+})
 # Elements after whose closing tag the HTML form puts a newline (markdown-it's layout).
 BLOCK_TAGS = frozenset({
     "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "ul", "ol", "li", "pre", "hr",
-    "table", "thead", "tbody", "tr", "th", "td",
+    "table", "thead", "tbody", "tr", "th", "td", "div", "section",
 })
 # Containers whose opening tag is followed by a newline.
 _OPEN_NL = frozenset({"blockquote", "ul", "ol", "table", "thead", "tbody", "tr"})

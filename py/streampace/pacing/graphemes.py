@@ -406,9 +406,14 @@ def shows_incomplete(cluster: str) -> bool:
         return True
     if is_extended_pictographic(last):
         return True
-    if (last == 0x200D or is_extend_like(cluster[-1])) and any(
-            is_extended_pictographic(ord(ch)) for ch in cluster):
-        return True  # ExtPict Extend* [ZWJ]: GB11 may still join another pictograph
+    if last == 0x200D or is_extend_like(cluster[-1]):
+        # ExtPict Extend* [ZWJ]: GB11 may still join another pictograph — but only
+        # while nothing else (a SpacingMark, say) stands after the pictograph.
+        for ch in reversed(cluster):
+            if is_extended_pictographic(ord(ch)):
+                return True
+            if ch != "\u200d" and not is_extend_like(ch):
+                break
     if cluster[0] in _KEYCAP_BASES and cluster[1:] in ("", "\ufe0f"):
         return True  # may become a keycap: + VS16 + U+20E3
     i = len(cluster) - 1

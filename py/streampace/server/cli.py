@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _record(args: argparse.Namespace) -> int:
     import json
 
-    from streampace.sim.scenarios import SCENARIOS, simulate, stamped
+    from streampace.sim import SCENARIOS, simulate, stamped
 
     if args.scenario not in SCENARIOS:
         print(f"streampace: unknown scenario {args.scenario!r}; choose one of: "

@@ -47,27 +47,8 @@ from streampace.sim.cadence import (
 )
 from streampace.sim.clusters import clusters
 from streampace.sim.run_builder import RunBuilder, TimedEvent
-from streampace.sim.views import (
-    messages_snapshot,
-    stamped,
-    summarize,
-    visible_text,
-    with_network_jitter,
-    with_snapshot,
-)
 
-__all__ = [
-    "SCENARIOS",
-    "TimedEvent",
-    "simulate",
-    "iter_simulate",
-    "visible_text",
-    "summarize",
-    "with_network_jitter",
-    "messages_snapshot",
-    "with_snapshot",
-    "stamped",
-]
+__all__ = ["SCENARIOS", "simulate", "iter_simulate"]
 
 SCENARIOS: Final[tuple[str, ...]] = (
     "demo",

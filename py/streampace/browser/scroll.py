@@ -1,0 +1,188 @@
+"""`ScrollFollower`: keep a view's newest text in sight, as chat UIs do.
+
+While the reader is at the bottom of the view the follower scrolls along with
+the text, once per frame after the renderer's commit (`follow()`).  Any upward
+scroll by the reader unpins it; coming back within `threshold_px` of the
+bottom pins it again; while unpinned a "Jump to latest" button shows.
+
+"Bottom" is the bottom edge of the view, in whatever scrolls it: the nearest
+ancestor that actually scrolls (overflow auto/scroll with content taller than
+itself), else the page.  It is looked up per frame among the ancestors that
+may scroll (found once), so a container that starts scrolling later is taken.
+
+The follower owns its proxies (a scroll and a wheel listener on the document,
+capture phase, passive; the button's click) and destroys them in `close()`.
+Scrolling is instant (`behavior: "instant"`), whatever the page's
+`scroll-behavior`.  The view gets `overflow-anchor: none`: scroll anchoring
+would move the page up when the open Markdown block shrinks, which would read
+as the reader scrolling up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import js
+from pyodide.ffi import create_proxy, to_js
+
+__all__ = ["ScrollFollower"]
+
+_SCROLLING = ("auto", "scroll", "overlay")
+
+
+class ScrollFollower:
+    """Follows `view` (an element) to its bottom; the button goes into `view`."""
+
+    def __init__(self, view: Any, *, threshold_px: float = 8.0,
+                 label: str = "Jump to latest") -> None:
+        self.view = view
+        self.threshold_px = threshold_px
+        self.pinned = True
+        self.scrolls = 0  # programmatic scrolls made (stats, tests)
+        self._doc = js.document
+        self._win = js.window
+        self._candidates: list[Any] | None = None  # ancestors that may scroll
+        self._scroller: Any = None  # the element that scrolls now; None: the page
+        self._last_top = 0.0
+        view.style.overflowAnchor = "none"
+        self._options = to_js({"top": 0, "behavior": "instant"},
+                              dict_converter=js.Object.fromEntries)
+        self._listen_options = to_js({"capture": True, "passive": True},
+                                     dict_converter=js.Object.fromEntries)
+        # A sticky bar at the end of the view: in sight at the bottom of whatever
+        # scrolls it, also without the stylesheet.
+        self.bar = self._doc.createElement("div")
+        self.bar.className = "sp-jump"
+        self.bar.style.position = "sticky"
+        self.bar.style.bottom = "0"
+        self.bar.hidden = True
+        self.button = self._doc.createElement("button")
+        self.button.type = "button"
+        self.button.className = "sp-jump-button"
+        self.button.textContent = label
+        self.bar.append(self.button)
+        view.append(self.bar)
+        self._on_scroll_proxy = create_proxy(self._on_scroll)
+        self._on_wheel_proxy = create_proxy(self._on_wheel)
+        self._on_click_proxy = create_proxy(self._on_click)
+        self._doc.addEventListener("scroll", self._on_scroll_proxy, self._listen_options)
+        self._doc.addEventListener("wheel", self._on_wheel_proxy, self._listen_options)
+        self.button.addEventListener("click", self._on_click_proxy)
+        self.closed = False
+
+    # -- per frame ---------------------------------------------------------
+    def follow(self) -> None:
+        """After a commit: scroll to the view's bottom if pinned, else offer the button."""
+        if self.closed:
+            return
+        self._scroller = self._find_scroller()
+        if self.pinned:
+            self._show_button(False)  # first: the bar is part of the view's height
+            distance = self._distance()
+            if distance > 0.5:
+                self._scroll_by(distance)
+        else:
+            self._show_button(self._distance() > self.threshold_px)
+
+    def reset(self) -> None:
+        """A new session in the view: follow it from the start."""
+        self.pinned = True
+        self._candidates = None
+        self._show_button(False)
+
+    def jump(self) -> None:
+        """Scroll to the newest text and follow it again."""
+        self.pinned = True
+        self._show_button(False)
+        self._scroller = self._find_scroller()
+        distance = self._distance()
+        if distance > 0.5:
+            self._scroll_by(distance)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._doc.removeEventListener("scroll", self._on_scroll_proxy, self._listen_options)
+        self._doc.removeEventListener("wheel", self._on_wheel_proxy, self._listen_options)
+        self.button.removeEventListener("click", self._on_click_proxy)
+        for proxy in (self._on_scroll_proxy, self._on_wheel_proxy, self._on_click_proxy):
+            proxy.destroy()
+        self.bar.remove()
+
+    # -- geometry ----------------------------------------------------------
+    def _find_scroller(self) -> Any:
+        if self._candidates is None:
+            self._candidates = []
+            el = self.view.parentElement
+            body = self._doc.body
+            while el is not None and el != body and el != self._doc.documentElement:
+                if str(self._win.getComputedStyle(el).overflowY) in _SCROLLING:
+                    self._candidates.append(el)
+                el = el.parentElement
+        for el in self._candidates:
+            if el.isConnected and el.scrollHeight > el.clientHeight + 1:
+                return el
+        return None
+
+    def _top(self) -> float:
+        el = self._scroller
+        return float(el.scrollTop if el is not None else self._win.scrollY)
+
+    def _distance(self) -> float:
+        """How far the view's bottom lies below the bottom of what shows it (px)."""
+        bottom = float(self.view.getBoundingClientRect().bottom)
+        el = self._scroller
+        if el is None:
+            return bottom - float(self._doc.documentElement.clientHeight)
+        rect = el.getBoundingClientRect()
+        return bottom - (float(rect.top) + float(el.clientTop) + float(el.clientHeight))
+
+    def _scroll_by(self, distance: float) -> None:
+        el = self._scroller
+        self._options.top = self._top() + distance
+        if el is None:
+            self._win.scrollTo(self._options)
+        else:
+            el.scrollTo(self._options)
+        self._last_top = self._top()
+        self.scrolls += 1
+
+    def _show_button(self, show: bool) -> None:
+        if bool(self.bar.hidden) == show:
+            self.bar.hidden = not show
+
+    # -- the reader --------------------------------------------------------
+    def _on_scroll(self, event: Any) -> None:
+        el = self._scroller
+        target = event.target
+        if el is None:
+            if target != self._doc:
+                # An element scrolled: it may be ours, now taller than itself.
+                self._scroller = el = self._find_scroller()
+                if el is None or target != el:
+                    return
+        elif target != el:
+            return
+        top = self._top()
+        distance = self._distance()
+        if distance <= 1.0:
+            self.pinned = True  # at the very bottom (also where a clamp leaves it)
+        elif top < self._last_top - 0.5:
+            self.pinned = False  # the reader moved up
+        elif distance <= self.threshold_px:
+            self.pinned = True  # came back down to the bottom
+        self._last_top = top
+        self._show_button(not self.pinned and distance > self.threshold_px)
+
+    def _on_wheel(self, event: Any) -> None:
+        # Before the scroll it causes: so the next commit does not pull the view
+        # back down while a smooth wheel scroll is under way.
+        if event.deltaY >= 0 or not self.pinned:
+            return
+        el = self._scroller
+        if el is None or el.contains(event.target):
+            self.pinned = False
+
+    def _on_click(self, _event: Any) -> None:
+        self.jump()

@@ -1,0 +1,72 @@
+"""A top-level fenced code block while it streams: appended to, never re-parsed.
+
+New lines are appended as code; a partial last line is shown unless it could
+still become the closing fence. With a known language, each complete line is
+highlighted once (`highlight.Highlighter`) and the partial line is highlighted
+on each change (bounded by the highlighter's line cap), so code never shows
+unhighlighted and closed lines are never tokenized again. The node shown when
+the closing fence arrives is the block's final node (the one-shot render
+highlights the same lines the same way).
+"""
+
+from __future__ import annotations
+
+from streampace.markdown.highlight import Highlighter, language_of
+from streampace.markdown.tree import Node
+
+__all__ = ["OpenFence"]
+
+
+class OpenFence:
+    def __init__(self, run: str, attrs: tuple, start: int) -> None:
+        self.run = run
+        self.attrs = attrs
+        lang = next((v[len("language-"):] for k, v in attrs if k == "class"), "")
+        family = language_of(lang) if lang else None
+        self.hl = Highlighter(family) if family else None
+        self.code = ""            # code text shown (complete lines + shown partial)
+        self.done = 0             # length of `code` made of complete lines
+        self.line_start = start   # tail offset of the first line not complete
+        self.partial = ""         # the partial line as shown
+        self.closed = False
+
+    def step(self, tail: str) -> str:
+        """Read what is new in `tail`; return the code text appended ("" if none)."""
+        char, width = self.run[0], len(self.run)
+        pos = self.line_start
+        added: list[str] = []
+        while True:
+            nl = tail.find("\n", pos)
+            if nl < 0:
+                line = tail[pos:]
+                stripped = line.strip()
+                indent = len(line) - len(line.lstrip(" "))
+                # Held back while it could still become the closing fence.
+                shown = "" if indent <= 3 and set(stripped) <= {char} else line
+                if shown != self.partial:
+                    added.append(shown[len(self.partial):])
+                    self.partial = shown
+                break
+            line = tail[pos:nl]
+            stripped = line.strip()
+            indent = len(line) - len(line.lstrip(" "))
+            if indent <= 3 and len(stripped) >= width and set(stripped) == {char}:
+                self.closed = True
+                break
+            added.append(line[len(self.partial):] + "\n")
+            if self.hl is not None:
+                self.hl.line(line + "\n")
+            self.partial = ""
+            pos = nl + 1
+            self.line_start = pos
+        text = "".join(added)
+        self.code += text
+        self.done = len(self.code) - len(self.partial)
+        return text
+
+    def node(self) -> Node:
+        if self.hl is not None:
+            kids: tuple[Node, ...] = tuple(self.hl.partial(self.partial))
+        else:
+            kids = (self.code,) if self.code else ()
+        return ("pre", (), (("code", self.attrs, kids),))

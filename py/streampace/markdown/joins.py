@@ -1,0 +1,99 @@
+"""Parts of an open list or table parsed apart, and plain text appended without a parse.
+
+`MarkdownStream` shows an open list as its earlier items (parsed once) joined
+with its last item (parsed per change), and a table likewise by rows; `_join`
+refuses whenever the join could differ from one parse (the list turning loose).
+`_plain_append_state` says when plain words can grow the last text node with
+no parse at all.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from streampace.markdown.tail import _marker_only
+from streampace.markdown.tree import Node
+
+_PLAIN = re.compile(r"(?:[^\W_]|[ ,.;?])+")
+_CLOSERS = frozenset("*_~`")
+_NO_PLAIN_APPEND = frozenset({"a", "pre", "table"})
+
+
+def _plain_append_state(tail: str, shown: str, nodes: tuple) -> str | None:
+    """The held trailing blanks if plain text may be appended to `nodes`, else None.
+
+    Holds when the display is the raw tail with at most closers added (no
+    held-back construct), the source ends in plain text on a line with text,
+    and the document ends in a text node outside links, code blocks and tables.
+    """
+    raw = tail.rstrip(" ")
+    if not nodes or not shown.startswith(raw) or not set(shown[len(raw):]) <= _CLOSERS:
+        return None
+    if not raw or not _PLAIN.fullmatch(raw[-1]):
+        return None  # the source ends in markup: new text may land outside it
+    last_line = raw.rsplit("\n", 1)[-1]
+    if not last_line.strip() or _marker_only(last_line) or "\t" in last_line:
+        return None
+    node = nodes[-1]
+    while not isinstance(node, str):
+        if node[0] in _NO_PLAIN_APPEND or not node[2]:
+            return None
+        node = node[2][-1]
+    if not node or node[-1] in _CLOSERS:
+        return None  # a closer we added did not close: it shows, text goes after it
+    return tail[len(raw):]
+
+
+def _grow_last(node: Node, text: str) -> Node:
+    if isinstance(node, str):
+        return node + text
+    tag, attrs, kids = node
+    return (tag, attrs, kids[:-1] + (_grow_last(kids[-1], text),))
+
+
+_ITEM = re.compile(r"^( {0,3})([-+*]|\d{1,9}([.)]))(?:[ \t]|$)")
+_ROW = re.compile(r"^ {0,3}\|")
+
+
+def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """(earlier items, last item, list tags) of an open top-level list, or
+    (header + earlier rows, header + last row, ("table",)) of a table."""
+    lines = shown.split("\n")
+    first = _ITEM.match(lines[0])
+    # Only a list at column 0: a marker line there is always its next item.
+    if first is not None and not first.group(1):
+        indent, marker, delim = first.group(1), first.group(2), first.group(3)
+        for k in range(len(lines) - 1, 0, -1):
+            m = _ITEM.match(lines[k])
+            if m is not None and m.group(1) == indent and (
+                    m.group(3) == delim if delim else m.group(2) == marker):
+                return ("\n".join(lines[:k]) + "\n", "\n".join(lines[k:]),
+                        ("ol",) if delim else ("ul",))
+        return None
+    if len(lines) >= 4 and _ROW.match(lines[0]) and all(_ROW.match(x) for x in lines[2:]):
+        return ("\n".join(lines[:-1]) + "\n", "\n".join(lines[:2] + lines[-1:]), ("table",))
+    return None
+
+
+def _loose(node: Node) -> bool:
+    return any(not isinstance(k, str) and k[0] == "p"
+               for li in node[2] if not isinstance(li, str) for k in li[2])
+
+
+def _join(head: Node, rest: list[Node], blank_between: bool) -> tuple[Node, ...] | None:
+    if not rest or isinstance(rest[0], str) or rest[0][0] != head[0]:
+        return None
+    first = rest[0]
+    if head[0] == "table":
+        body: list[Any] = [k for k in head[2] if k[0] == "tbody"]
+        more: list[Any] = [k for k in first[2] if k[0] == "tbody"]
+        rows: tuple[Node, ...] = (tuple(body[0][2]) if body else ()) + (
+            tuple(more[0][2]) if more else ())
+        kids = tuple(k for k in head[2] if k[0] != "tbody") + (
+            (("tbody", (), rows),) if rows else ())
+        return ((head[0], head[1], kids), *rest[1:])
+    loose = _loose(head)
+    if loose != _loose(first) or (blank_between and not loose):
+        return None  # looseness is the whole list's: parse it whole
+    return ((head[0], head[1], head[2] + first[2]), *rest[1:])

@@ -1,0 +1,548 @@
+"""Incremental state for a long open block: work per delta independent of its length.
+
+The general path of `MarkdownStream` re-renders the whole open tail on every
+delta, and re-parses its block structure on every new line: fine for a short
+block, quadratic for a long one. Two kinds of top-level block get state of
+their own while they stay open:
+
+- `OpenParagraph`: the paragraph's inline content is split into a *settled*
+  prefix, rendered once, and a *live* rest re-rendered per delta. A prefix is
+  settled at a split point (after a space or a line break, before a non-space)
+  where nothing is left open in it — no emphasis, bracket, code span or link
+  destination waiting for a closer (`tail._complete_inline` finds nothing to
+  close) — so later text cannot change how it renders. Attempts are geometric
+  in the live length (amortised O(1) per character); past `_WINDOW` characters
+  the prefix is settled anyway, so hostile text (an unclosed backtick at the
+  start) costs at most the window per delta.
+- `OpenTable`: each complete row is rendered once, against the header and
+  delimiter row, and kept; a delta re-renders the partial row only.
+
+Whether a new line continues the block is decided from a window of a few lines
+parsed alone (CommonMark decides paragraph continuation from the new line;
+a table row from the header and the row). Whenever the window says anything
+else — a blank line, a new block, a setext underline, a table delimiter — the
+stream leaves this state and its general path decides, once, on the whole block.
+The final render of the block is always a full parse of its source (once per
+block: amortised O(1) per character); these states only change what is shown
+while it streams.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streampace.markdown.joins import _ITEM, _loose
+from streampace.markdown.parser import Parser
+from streampace.markdown.tail import (
+    _apply,
+    _complete_inline,
+    _is_table_line,
+    _marker_only,
+    display_source,
+)
+from streampace.markdown.tree import Node
+
+__all__ = ["OpenList", "OpenParagraph", "OpenQuote", "OpenTable", "final_from_open",
+           "is_math_fence"]
+
+_WINDOW = 1024       # live characters before a prefix is settled regardless
+_FIRST_TRY = 64      # live characters before the first attempt to settle
+_KEY = 16            # a line's block role is decided by its first characters
+
+
+def is_math_fence(line: str) -> bool:
+    """A line that opens or closes a display formula (md_rules.math_block): it
+    can turn the lines before it into a block once its partner arrives, which a
+    window of two lines cannot see, so the general path handles it."""
+    return line.strip() in ("$$", "\\[", "\\]")
+
+
+def _merge(kids: list[Node], more: list[Node] | tuple[Node, ...]) -> None:
+    """Append `more` to `kids`, joining adjacent text as one parse would."""
+    for i, node in enumerate(more):
+        if i == 0 and isinstance(node, str) and kids and isinstance(kids[-1], str):
+            kids[-1] = kids[-1] + node
+        else:
+            kids.append(node)
+
+
+def _split_point(text: str) -> int:
+    """The last index p > 0 with text[p-1] a space or line break and text[p]
+    not blank (a split there keeps flanking and line-start rules), or 0."""
+    p = len(text) - 1
+    while p > 0:
+        if text[p - 1] in " \n" and text[p] not in " \t\n":
+            return p
+        p -= 1
+    return 0
+
+
+class _Window:
+    """Cached block-role checks of a line against the line before it."""
+
+    def __init__(self, parser: Parser, refs: dict[str, Any]) -> None:
+        self.parser = parser
+        self.refs = refs
+        self.checks = 0  # window parses (for tests)
+        self._memo: tuple[str, str, bool] | None = None
+
+    def continues_paragraph(self, prev: str, line: str) -> bool:
+        key = line if len(line) <= _KEY else line[:_KEY]
+        if self._memo is not None and self._memo[:2] == (prev, key):
+            return self._memo[2]
+        self.checks += 1
+        blocks = self.parser.block_starts(prev + "\n" + line, self.refs)
+        ok = len(blocks) == 1 and blocks[0][2] == "paragraph_open" and blocks[0][1] == 2
+        if len(line) > _KEY:  # longer lines: the decision is final
+            self._memo = (prev, key, ok)
+        return ok
+
+
+class OpenParagraph:
+    """A top-level paragraph while it streams (see the module docstring)."""
+
+    def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str],
+                 ctx: tuple[str, int] = ("", 0)) -> None:
+        self.parser = parser
+        self.refs = refs
+        self.ctx = ctx
+        self.window = _Window(parser, refs)
+        self.settled: list[Node] = []   # inline nodes of the settled prefix
+        self.live = ""                  # content after the settled prefix
+        self.last_line = ""             # the last complete line, raw
+        self.lines = 0                  # complete lines absorbed
+        self.absorbed = 0               # characters of the partial line absorbed
+        self.started = False            # whether any of the partial line is absorbed
+        self.tried = 0                  # live length at the last attempt to settle
+        self.settles = 0
+        self.exact = True               # every settled prefix was closed
+        self.heads: list[str] = []      # the settled prefix's source, in pieces
+        for line in lines:
+            self._add(line, complete=True)
+
+    # -- input -------------------------------------------------------------
+    def _add(self, text: str, complete: bool) -> None:
+        """Absorb what is new of the current line (`text`: that line so far)."""
+        if not self.started:
+            # Like markdown-it's paragraph content: the first line without its
+            # leading blanks, later lines as they are (a code span keeps them).
+            content = text if self.lines else text.lstrip(" \t")
+            if content:
+                self.live += ("\n" if self.lines else "") + content
+                self.absorbed = len(text)
+                self.started = True
+        else:
+            self.live += text[self.absorbed:]
+            self.absorbed = len(text)
+        if complete:
+            self.lines += 1
+            self.absorbed = 0
+            self.started = False
+            self.last_line = text
+        self._settle()
+
+    def feed_lines(self, lines: list[str]) -> bool:
+        """New complete lines; False if one of them does not continue the paragraph."""
+        for line in lines:
+            if _is_table_line(line) or is_math_fence(line) or not (
+                    self.window.continues_paragraph(self.last_line, line)):
+                return False
+            self._add(line, complete=True)
+        return True
+
+    def _settle(self) -> None:
+        live = self.live
+        if len(live) < max(_FIRST_TRY, 2 * self.tried):
+            return
+        self.tried = len(live)
+        p = _split_point(live)
+        if p == 0:
+            if len(live) < _WINDOW:
+                return
+            p = len(live) - _FIRST_TRY  # no blank anywhere (hostile): split anyway
+        head = live[:p]
+        nodes, closed = self.parser.inline_split(head, self.refs, self.ctx)
+        if not closed and len(live) < _WINDOW:
+            return  # something in it is still open: a later closer may change it
+        _merge(self.settled, nodes)
+        # Only closed prefixes are exact (see Parser.inline_split): then the
+        # final render may reuse them instead of parsing the paragraph again.
+        self.exact = self.exact and closed
+        self.heads.append(head)
+        self.live = live[p:]
+        self.tried = 0
+        self.settles += 1
+
+    def final_node(self, content: str) -> Node | None:
+        """The paragraph's final node for its content (its lines joined, then
+        stripped, as markdown-it builds it), from the settled prefix plus one parse of
+        the rest — exactly a full parse's result when every settled prefix was
+        closed and the content starts with them; else None (parse it whole)."""
+        heads = "".join(self.heads)
+        if not self.exact or not content.startswith(heads):
+            return None
+        kids = list(self.settled)
+        rest = content[len(heads):]
+        if rest:
+            _merge(kids, self.parser.inline(rest, self.refs, self.ctx))
+        return ("p", (), tuple(kids))
+
+    # -- display -------------------------------------------------------------
+    def partial_role(self, partial: str) -> str:
+        """'hold' (only block markers so far), 'para' (continues the paragraph),
+        'table' (a table line: the general path shows it) or 'block' (starts a
+        new block: shown after the paragraph)."""
+        if not partial.strip() or _marker_only(partial):
+            return "hold"
+        if _is_table_line(partial):
+            return "table"
+        if self.window.continues_paragraph(self.last_line, partial):
+            return "para"
+        return "block"
+
+    def display(self, partial: str) -> tuple[Node, ...] | None:
+        """The nodes to show, or None when the general path must decide."""
+        role = self.partial_role(partial)
+        if role == "table":
+            return None
+        extra = ""
+        if role == "para":
+            if len(partial) > _KEY and len(partial) > self.absorbed:
+                # Its role is decided: absorb it, so a long single-line
+                # paragraph settles as it grows.
+                self._add(partial, complete=False)
+            if self.started:
+                extra = partial[self.absorbed:]
+            else:
+                extra = partial if self.lines else partial.lstrip(" \t")
+                if extra and self.lines:
+                    extra = "\n" + extra
+        text = (self.live + extra).rstrip(" \t")
+        kids = list(self.settled)
+        if text:
+            dels, suffix = _complete_inline(text)
+            shown = _apply(text, dels, suffix) if dels or suffix else text
+            # A paragraph's content ends without blanks (its block parse strips them).
+            _merge(kids, self.parser.inline(shown.rstrip(" \t\n"), self.refs, self.ctx))
+        # A paragraph ends without blanks, even when the live rest shows nothing.
+        while kids and isinstance(kids[-1], str) and kids[-1] != kids[-1].rstrip(" \t\n"):
+            kids[-1] = kids[-1].rstrip(" \t\n")
+            if not kids[-1]:
+                kids.pop()
+        para: Node = ("p", (), tuple(kids))
+        if role == "block":
+            shown = display_source(partial)
+            more = self.parser.render(shown, self.refs, self.ctx)[0] if shown.strip() else []
+            return (para, *more)
+        return (para,)
+
+
+class OpenTable:
+    """A top-level table while it streams: rows rendered once each."""
+
+    def __init__(self, parser: Parser, refs: dict[str, Any], header: str, delim: str,
+                 rows: list[str], ctx: tuple[str, int] = ("", 0)) -> None:
+        self.parser = parser
+        self.refs = refs
+        self.ctx = ctx
+        self.head_src = header + "\n" + delim + "\n"
+        self.checks = 0
+        self.attrs: tuple = ()
+        self.thead: Node | None = None
+        self.rows: list[Node] = []
+        self.row_lines = 0
+        self._render_rows("")
+        for row in rows:
+            if not self.feed_lines([row]):
+                raise ValueError("not a table row")
+
+    def _render_rows(self, row: str) -> list[Node] | None:
+        nodes = self.parser.render(self.head_src + row, self.refs, self.ctx)[0]
+        if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != "table":
+            return None
+        table = nodes[0]
+        self.attrs = table[1]
+        body: list[Node] = []
+        for part in table[2]:
+            if part[0] == "thead":
+                self.thead = part
+            elif part[0] == "tbody":
+                body = list(part[2])
+        return body
+
+    def feed_lines(self, lines: list[str]) -> bool:
+        for line in lines:
+            self.checks += 1
+            blocks = self.parser.block_starts(self.head_src + line, self.refs)
+            if len(blocks) != 1 or blocks[0][2] != "table_open" or blocks[0][1] != 3:
+                return False
+            rows = self._render_rows(line)
+            if rows is None:
+                return False
+            self.rows.extend(rows)
+            self.row_lines += 1
+        return True
+
+    @property
+    def lines(self) -> int:
+        """Source lines of the complete table: header, delimiter row, rows."""
+        return 2 + self.row_lines
+
+    def node(self, rows: list[Node] | None = None) -> Node:
+        kids: list[Node] = [self.thead] if self.thead is not None else []
+        body = self.rows if rows is None else rows
+        if body:
+            kids.append(("tbody", (), tuple(body)))
+        return ("table", self.attrs, tuple(kids))
+
+    def display(self, partial: str) -> tuple[Node, ...] | None:
+        if partial and not _is_table_line(partial):
+            if partial.strip() and not _marker_only(partial):
+                return None  # not a row (or a new block): the general path decides
+            partial = ""
+        rows = list(self.rows)
+        if partial:
+            shown = display_source(self.head_src + partial).split("\n", 2)[2]
+            more = self._render_rows(shown) if shown.strip() else []
+            if more is None:
+                return None
+            rows.extend(more)
+        return (self.node(rows),)
+
+
+class OpenList:
+    """A top-level list (its first marker at column 0) while it streams.
+
+    Complete items are rendered once and kept as the list's `head`; a delta
+    re-renders only the last item (with the partial line), and a new line is
+    checked against the last item alone — a line at column 0 with the same
+    marker always starts the next item, so earlier items cannot matter.
+    Looseness is the whole list's: items are rendered tight until the list
+    turns loose (an item with blank-separated children, or a blank line before
+    the next item), then loose — the head once more, and each later item in a
+    loose context (followed by a blank line and a dummy item, dropped).
+    """
+
+    def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str],
+                 ctx: tuple[str, int] = ("", 0)) -> None:
+        self.parser = parser
+        self.refs = refs
+        self.ctx = ctx
+        first = _ITEM.match(lines[0])
+        if first is None or first.group(1):
+            raise ValueError("not a list at column 0")
+        self.marker, self.delim = first.group(2), first.group(3)
+        self.tag = "ol" if self.delim else "ul"
+        self.checks = 0
+        self.head_lines: list[str] = []     # complete items' source lines
+        self.head: Node | None = None       # their list node
+        self.loose = False
+        self.item: list[str] = []           # the last item's complete lines
+        last = max(k for k, line in enumerate(lines) if self._starts_item(line))
+        if last:
+            # The complete items in one parse (entry costs one parse of the list).
+            self.head_lines = lines[:last]
+            nodes = self.parser.render("\n".join(self.head_lines) + "\n", self.refs,
+                                       self.ctx)[0]
+            if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
+                raise ValueError("earlier items are not one list")
+            self.head = nodes[0]
+            self.loose = _loose(nodes[0]) or not lines[last - 1].strip()
+            if self.loose and not _loose(nodes[0]):
+                self._turn_loose()
+        self.item = lines[last:]
+
+    def _starts_item(self, line: str) -> bool:
+        m = _ITEM.match(line)
+        return m is not None and not m.group(1) and (
+            m.group(3) == self.delim if self.delim else m.group(2) == self.marker)
+
+    def _dummy(self) -> str:
+        return ("1" + self.delim if self.delim else self.marker) + " x\n"
+
+    def _items(self, src: str, loose: bool) -> list[Node] | None:
+        """The `li` nodes of `src` (one list), rendered in a loose list if asked."""
+        if loose:
+            src = src.rstrip("\n") + "\n\n" + self._dummy()
+        nodes = self.parser.render(src, self.refs, self.ctx)[0]
+        if not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
+            return None
+        items = list(nodes[0][2])
+        if loose:
+            if len(nodes) != 1 or len(items) < 2:
+                return None  # the dummy did not join this list (it ended before)
+            items = items[:-1]
+        elif _loose(nodes[0]):
+            return None
+        return items
+
+    def _push_item(self, blank_before: bool) -> None:
+        """The last item is complete (the next one starts): move it to the head."""
+        src = "\n".join(self.item) + "\n"
+        if not self.loose and (blank_before or self._items(src, False) is None):
+            self._turn_loose()
+        items = self._items(src, self.loose)
+        if items is None:
+            raise ValueError("item did not render as one list")
+        if self.head is None:
+            nodes = self.parser.render(src if not self.loose else
+                                       src.rstrip("\n") + "\n\n" + self._dummy(),
+                                       self.refs, self.ctx)[0]
+            self.head = (self.tag, nodes[0][1], tuple(items))
+        else:
+            self.head = (self.tag, self.head[1], (*self.head[2], *items))
+        self.head_lines.extend(self.item)
+        self.item = []
+
+    def _turn_loose(self) -> None:
+        self.loose = True
+        if self.head_lines:
+            src = "\n".join(self.head_lines) + "\n"
+            items = self._items(src, True)
+            if items is None or self.head is None:
+                raise ValueError("head did not render as one list")
+            self.head = (self.tag, self.head[1], tuple(items))
+
+    def feed_lines(self, lines: list[str]) -> bool:
+        for line in lines:
+            self.checks += 1
+            window = "\n".join([*self.item, line]) + "\n"
+            blocks = self.parser.block_starts(window, self.refs)
+            kind = "ordered_list_open" if self.delim else "bullet_list_open"
+            if len(blocks) != 1 or blocks[0][0] != 0 or blocks[0][2] != kind:
+                return False
+            try:
+                if self._starts_item(line):
+                    self._push_item(blank_before=not self.item[-1].strip())
+            except ValueError:
+                return False
+            self.item.append(line)
+        return True
+
+    def display(self, partial: str) -> tuple[Node, ...] | None:
+        shown = display_source("\n".join(self.item) + "\n" + partial)
+        nodes = self.parser.render(shown, self.refs, self.ctx)[0] if shown.strip() else []
+        if not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
+            return None
+        if _loose(nodes[0]) != self.loose:
+            if self.loose:
+                items = self._items(shown, True)
+                if items is None:
+                    return None
+                nodes = [(self.tag, nodes[0][1], tuple(items)), *nodes[1:]]
+            else:
+                return None  # turning loose: the general path shows it, once
+        if self.head is None:
+            return tuple(nodes)
+        lst = nodes[0]
+        return ((self.tag, self.head[1], (*self.head[2], *lst[2])), *nodes[1:])
+
+    def line_count(self) -> int:
+        return len(self.head_lines) + len(self.item)
+
+    def final_node(self) -> Node | None:
+        """The list's node from its items, when it ends with its last item."""
+        if self.item:
+            src = "\n".join(self.item) + "\n"
+            items = self._items(src, self.loose)
+            if items is None:
+                return None
+            if self.head is None:
+                nodes = self.parser.render(src, self.refs, self.ctx)[0]
+                return nodes[0] if len(nodes) == 1 else None
+            return (self.tag, self.head[1], (*self.head[2], *items))
+        return self.head
+
+
+def _quote_content(line: str) -> str | None:
+    """A block quote line's content (up to 3 spaces, `>`, one optional space
+    removed), or None if the line is not one (or needs tab arithmetic)."""
+    i = 0
+    while i < 3 and i < len(line) and line[i] == " ":
+        i += 1
+    if i >= len(line) or line[i] != ">":
+        return None
+    rest = line[i + 1:]
+    if "\t" in rest[:len(rest) - len(rest.lstrip(" \t"))]:
+        return None  # a tab after `>` counts in columns: the general path handles it
+    return rest[1:] if rest.startswith(" ") else rest
+
+
+class OpenQuote:
+    """A top-level block quote whose every line starts with `>` while it
+    streams: its content (markers removed) is a Markdown document of its own,
+    fed to an inner stream, so everything above (open paragraphs, lists,
+    tables, fences) applies inside it and a delta costs what it costs there.
+    A line without `>` (a blank line, a lazy continuation, another block) goes
+    back to the general path. Quotes holding definitions (`]:`, `[^`) are left
+    to the general path: inside a quote they would have to reach the whole
+    message."""
+
+    def __init__(self, make_stream: Any, lines: list[str]) -> None:
+        self.inner = make_stream()
+        self.lines = 0
+        self.fed = ""  # the partial line's content already fed
+        self.checks = 0
+        contents = []
+        for line in lines:  # entering: the content so far in one feed (one parse)
+            content = _quote_content(line)
+            if content is None or "]:" in line or "[^" in line:
+                raise ValueError("not a plain block quote")
+            contents.append(content + "\n")
+        self.inner.feed("".join(contents))
+        self.lines = len(lines)
+
+    def feed_lines(self, lines: list[str]) -> bool:
+        for line in lines:
+            self.checks += 1
+            content = _quote_content(line)
+            if content is None or "]:" in line or "[^" in line:
+                return False
+            self._feed(content + "\n")
+            self.lines += 1
+        return True
+
+    def _feed(self, content: str) -> None:
+        if content.startswith(self.fed):
+            self.inner.feed(content[len(self.fed):])
+        self.fed = ""
+
+    def display(self, partial: str) -> tuple[Node, ...] | None:
+        if partial:
+            content = _quote_content(partial)
+            if content is None:
+                if partial.strip() and not _marker_only(partial):
+                    return None
+            elif "]:" in partial or "[^" in partial:
+                return None
+            elif content.startswith(self.fed) and len(content) > len(self.fed):
+                self.inner.feed(content[len(self.fed):])
+                self.fed = content
+        return (("blockquote", (), tuple(self.inner.nodes())),)
+
+    def line_count(self) -> int:
+        return self.lines
+
+    def final_node(self) -> Node | None:
+        if self.fed:
+            return None  # a partial line was fed: not these lines
+        self.inner.close()
+        return ("blockquote", (), tuple(self.inner.nodes()))
+
+
+def final_from_open(block: OpenParagraph | OpenTable | OpenList | OpenQuote, kind: str,
+                lines: list[str]) -> Node | None:
+    """A block's final node from the incremental state it was shown from (no
+    full parse), when that state is exact for exactly these lines."""
+    count = len("\n".join(lines).rstrip("\n").split("\n"))
+    if isinstance(block, OpenParagraph) and kind == "paragraph_open":
+        return block.final_node("\n".join(lines).strip())
+    if isinstance(block, OpenTable) and kind == "table_open" and block.lines == count:
+        return block.node()
+    if (isinstance(block, OpenList) and kind in ("bullet_list_open", "ordered_list_open")
+            and block.line_count() in (count, len(lines))):
+        return block.final_node()
+    if (isinstance(block, OpenQuote) and kind == "blockquote_open"
+            and block.line_count() in (count, len(lines))):
+        return block.final_node()
+    return None
