@@ -402,3 +402,46 @@ def test_connections_without_a_whole_request_are_cut_after_the_handshake_timeout
         silent.close()
         partial.close()
     assert server.server.guard.timed_out == 2 and server.server.guard.open == 0
+
+
+# -- --max-sessions with Redis: the store's sessions, across processes -------------------
+
+
+@pytest.mark.parametrize("store_kind", ["redis"])
+def test_with_redis_max_sessions_bounds_the_store_and_quiet_sessions_make_room(
+        serve, store_kind, redis_server):
+    first = serve("demo", speed=200.0, client_session_ids=True, max_sessions=2, quiet_s=600)
+    second = serve("demo", speed=200.0, client_session_ids=True, max_sessions=2, quiet_s=600)
+
+    async def scenario() -> tuple[int | None, int | None]:
+        held = [(await _attach(first.ws_url(f"s{i}")))[0] for i in range(2)]
+        async with websockets.connect(second.ws_url("s2")) as third:  # another process
+            await send(third, type="resume", after=0)
+            full = await close_code(third)
+        for ws in held:
+            await ws.close()
+        # Nobody uses s0 and s1 now, but they were used a moment ago: still no room.
+        async with websockets.connect(second.ws_url("s2")) as again:
+            await send(again, type="resume", after=0)
+            recent = await close_code(again)
+        return full, recent
+
+    full, recent = asyncio.run(scenario())
+    assert full == 1013 and recent == 1013
+    assert redis_server.command("ZCARD", "sp:sessions").strip() == b":2"
+
+    quiet = serve("demo", speed=200.0, client_session_ids=True, max_sessions=2, quiet_s=0.01)
+
+    async def later() -> dict:
+        deadline = asyncio.get_running_loop().time() + WAIT_S
+        while first.hub.viewers:  # then nothing marks s0 and s1 as in use any more
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.05)  # longer than this server's quiet period
+        ws, hello = await _attach(quiet.ws_url("s2"))  # the quietest one goes
+        await ws.close()
+        return hello
+
+    assert asyncio.run(later())["sessionId"] == "s2"
+    assert redis_server.command("ZCARD", "sp:sessions").strip() == b":2"
+    assert redis_server.command("EXISTS", "sp:{s0}:epoch").strip() == b":0"

@@ -237,6 +237,18 @@ class SessionEngine:
         text = error_message("store_unavailable", message)
         return [Reply(viewer, text) for viewer in self.viewers]
 
+    def store_lost(self, message: str) -> list[Output]:
+        """The store lost the data this engine's log continues (a Redis restarted
+        empty): every viewer is told, then disconnected to resume into the store's
+        session under its new epoch (so no two viewers hold different texts under
+        one epoch); a run here stops (its lease went with the data)."""
+        text = error_message("store_unavailable", message)
+        out: list[Output] = [Reply(viewer, text) for viewer in self.viewers]
+        out += self.stop("store_unavailable", "the session store lost its data")
+        gone, self.connected = self.connected, set()
+        self.viewers = set()
+        return out + [Disconnect(viewer, message, drain=True) for viewer in gone]
+
     # -- the log ---------------------------------------------------------------
 
     def append(self, events: list[dict[str, Any]]) -> list[Output]:

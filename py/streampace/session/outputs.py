@@ -120,6 +120,7 @@ class Disconnect:
 
     viewer: Viewer
     reason: str
+    drain: bool = False  # send what was queued for it first (a notice it must read)
 
 
 @dataclass(frozen=True, slots=True)
