@@ -36,6 +36,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .admission import ClientCounts
 from .config import ServerConfig
+from .memory import note_freed
 from .ws_protocol import AnsweringWebSocketProtocol
 
 __all__ = ["ConnectionGuard", "protocols", "raise_fd_limit", "default_max_connections",
@@ -169,6 +170,7 @@ class GuardedWebSocketProtocol(AnsweringWebSocketProtocol):
     def _cut_if_lingering(self) -> None:
         if not self._lost:
             self.guard.cut += 1
+            note_freed(self.transport.get_write_buffer_size())
             self.transport.abort()
 
 

@@ -36,6 +36,7 @@ from streampace.session.protocol import batch_message, error_message
 from streampace.session.snapshot import iter_parts
 
 from .loop_host import LoopHost
+from .memory import note_freed
 from .viewer_lifecycle import VIEWER_TABLE, ViewerEvent, ViewerState
 
 if TYPE_CHECKING:
@@ -62,6 +63,9 @@ CLOSE_BAD_ORIGIN = 4403
 CLOSE_SLOW_CONSUMER = 4408
 
 PULL_EVENTS = 256  # events per log read while catching up
+# A snapshot part: small, so a socket that stops reading holds little of it (the
+# transport keeps the part being written, the queue at most one more).
+SNAPSHOT_PART_BYTES = 64 * 1024
 
 _V, _E = ViewerState, ViewerEvent
 _OWN = (_V.LIVE, _V.CATCHING_UP)  # delivering through its own buffer
@@ -168,7 +172,8 @@ class Viewer:
         self.last_through = out.after
         self.buffer = DeliveryBuffer(self._publish, self._host, self.delivery_config)
         if out.snapshot is not None:
-            self._parts = iter_parts(out.snapshot, max(self.limit // 2, 1))
+            self._parts = iter_parts(out.snapshot,
+                                     max(min(self.limit // 2, SNAPSHOT_PART_BYTES), 1))
         elif state is _V.LIVE:
             self._try_join()
         self._wake.set()
@@ -347,6 +352,8 @@ class Viewer:
             self._drop_queue()
 
     def _drop_queue(self) -> None:
+        if self._queued_bytes:
+            note_freed(self._queued_bytes)  # large queues: glibc gets a trim soon
         self._queue.clear()
         self._queued_bytes = 0
         self._parts = None
