@@ -106,13 +106,14 @@ def test_client_chosen_ids_where_the_operator_allows_them(serve):
 class _Mounted:
     """A StreampaceApp served by plain uvicorn (as a host application would)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **uvicorn_options: Any) -> None:
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.sock = sock
         self.port = sock.getsockname()[1]
+        uvicorn_options.setdefault("ws_per_message_deflate", False)
         self.server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning",
-                                                    ws_per_message_deflate=False))
+                                                    **uvicorn_options))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                        daemon=True)
         self.thread.start()
@@ -140,9 +141,9 @@ async def _echo(run: Any):
 def mounted() -> Iterator[Any]:
     made: list[_Mounted] = []
 
-    def factory(**options: Any) -> _Mounted:
+    def factory(guarded: bool = False, **options: Any) -> _Mounted:
         app = StreampaceApp(_echo, **options)
-        m = _Mounted(app)
+        m = _Mounted(app, **(app.uvicorn_options() if guarded else {}))
         made.append(m)
         m.app = app  # type: ignore[attr-defined]
         return m
@@ -405,6 +406,31 @@ def test_connections_without_a_whole_request_are_cut_after_the_handshake_timeout
         silent.close()
         partial.close()
     assert server.server.guard.timed_out == 2 and server.server.guard.open == 0
+
+
+def test_a_host_applications_uvicorn_gets_the_guards_below_asgi(mounted):
+    from streampace.server import ServerConfig
+
+    config = ServerConfig(handshake_timeout_s=0.3, max_connections_per_client=2)
+    m = mounted(guarded=True, config=config)
+    guard = m.server.config.http.guard  # the class uvicorn_options() handed to uvicorn
+    silent = socket.create_connection(("127.0.0.1", m.port), timeout=WAIT_S)
+    try:
+        assert _read_to_eof(silent) == b""  # no whole request: cut, as under serve
+    finally:
+        silent.close()
+    assert guard.timed_out == 1
+
+    async def scenario() -> dict[str, Any]:
+        ws, hello = await _attach(m.ws("new"))  # the app itself works under the options
+        await ws.close()
+        return hello
+
+    assert asyncio.run(scenario())["type"] == "attached"
+    deadline = time.monotonic() + WAIT_S
+    while guard.open:
+        assert time.monotonic() < deadline, "connections still counted"
+        time.sleep(0.02)
 
 
 # -- --max-sessions with Redis: the store's sessions, across processes -------------------
