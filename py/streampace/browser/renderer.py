@@ -260,8 +260,6 @@ class DomRenderer:
                 self._recover(exc, "render")
             self.commits += 1
             self._announce(changes)
-        if self.follower is not None:
-            self.follower.follow()
         self.apply_ms.append(self._perf.now() - t0)
 
     def reset(self) -> None:
