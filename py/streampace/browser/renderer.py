@@ -32,17 +32,16 @@ from typing import Any
 import js
 
 from streampace.browser.scroll import ScrollFollower
-from streampace.conversation.live_state import (
+from streampace.conversation.items import (
     MESSAGE,
     REASONING,
     TOOL_CALL,
-    Changes,
     Item,
     ItemRef,
-    LiveState,
     MessageItem,
     ToolCallItem,
 )
+from streampace.conversation.live_state import Changes, LiveState
 
 __all__ = ["FORMATS", "DomRenderer"]
 

@@ -373,9 +373,7 @@ class _Patcher:
         last = tokens[-1]
         if isinstance(parent, dict):
             if last in parent:
-                old = self.outgoing(parent[last])
-                self.size -= old.size
-                self.nodes -= old.nodes
+                self._release(parent[last])
             else:
                 self.size += len(last) + 4
             parent[last] = value
@@ -383,8 +381,7 @@ class _Patcher:
             parent.insert(_array_index(last, len(parent), pointer, for_insert=True), value)
             self.size += 1
             self.charge(len(parent) >> 4)  # list.insert moves the items after it
-        self.size += m.size
-        self.nodes += m.nodes
+        self._hold(m)
 
     def remove(self, tokens: list[str], pointer: str) -> Any:
         if not tokens:
@@ -400,9 +397,7 @@ class _Patcher:
             value = parent.pop(_array_index(last, len(parent), pointer, for_insert=False))
             self.size -= 1
             self.charge(len(parent) >> 4)
-        old = self.outgoing(value)
-        self.size -= old.size
-        self.nodes -= old.nodes
+        self._release(value)
         return value
 
     def replace(self, tokens: list[str], pointer: str, value: Any, m: Measure) -> None:
@@ -417,10 +412,19 @@ class _Patcher:
             key: Any = last
         else:
             key = _array_index(last, len(parent), pointer, for_insert=False)
-        old = self.outgoing(parent[key])
+        self._release(parent[key])
         parent[key] = value
-        self.size += m.size - old.size
-        self.nodes += m.nodes - old.nodes
+        self._hold(m)
+
+    def _release(self, value: Any) -> None:
+        """A value leaves the document: its measure leaves the totals."""
+        old = self.outgoing(value)
+        self.size -= old.size
+        self.nodes -= old.nodes
+
+    def _hold(self, m: Measure) -> None:
+        self.size += m.size
+        self.nodes += m.nodes
 
 
 _OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
