@@ -360,17 +360,22 @@ class _Patcher:
             node = child
         return node
 
-    def _set_root(self, value: Any, m: Measure) -> None:
-        self.root = value
-        self.size, self.nodes = m.size, m.nodes
+    def _slot(self, tokens: list[str], pointer: str, value: Any,
+              m: Measure) -> tuple[Any, str] | None:
+        """The container and key a value goes to; None when it became the whole
+        document (path '')."""
+        if not tokens:
+            self.root = value
+            self.size, self.nodes = m.size, m.nodes
+            return None
+        return self._parent(tokens, pointer), tokens[-1]
 
     def add(self, tokens: list[str], pointer: str, value: Any, m: Measure) -> None:
         """Place a measured value (RFC 6902 add: a member is replaced, an item inserted)."""
-        if not tokens:
-            self._set_root(value, m)
+        slot = self._slot(tokens, pointer, value, m)
+        if slot is None:
             return
-        parent = self._parent(tokens, pointer)
-        last = tokens[-1]
+        parent, last = slot
         if isinstance(parent, dict):
             if last in parent:
                 self._release(parent[last])
@@ -401,11 +406,10 @@ class _Patcher:
         return value
 
     def replace(self, tokens: list[str], pointer: str, value: Any, m: Measure) -> None:
-        if not tokens:
-            self._set_root(value, m)
+        slot = self._slot(tokens, pointer, value, m)
+        if slot is None:
             return
-        parent = self._parent(tokens, pointer)
-        last = tokens[-1]
+        parent, last = slot
         if isinstance(parent, dict):
             if last not in parent:
                 raise JsonPointerError(f"{_short(pointer)}: member {_short(last)} not found")
