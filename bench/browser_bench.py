@@ -265,6 +265,10 @@ class Bench:
             "client": stats["client"],
             "view_stats": stats,
             "breakdown": self.breakdown.result() if self.breakdown is not None else None,
+            # Python time of the scroll follower, which runs after the browser's
+            # layout (a ResizeObserver callback), outside the frame callbacks.
+            "scroll_ms": (self.view.renderer.follower.resize_ms
+                          if self.view.renderer.follower is not None else 0.0),
         }
         self.view.close()
         self.socket.close()
@@ -663,13 +667,16 @@ def browser_markdown(data: dict[str, Any]) -> str:
             rows.append([f"`{b['trace']}`", str(b["frames"]), fmt(b["frame_ms_mean"], "x3"),
                          fmt(sched_self, "x3"),
                          *(fmt(b.get(f"{p}_ms"), "x3") for p in parts[1:]),
+                         fmt(b.get("scroll_ms"), "x3"),
                          fmt(b.get("host_now_calls"), "x1")])
         lines += ["Per-frame breakdown of `streampace` (`--breakdown`: an extra, instrumented "
                   "run per trace; mean ms per animation frame that had work; the wrappers' "
-                  "own FFI calls inflate the parts a little):", "",
+                  "own FFI calls inflate the parts a little; the scroll follower runs in a "
+                  "ResizeObserver callback after the browser's layout, outside the frame "
+                  "total):", "",
                   md_table(["trace", "frames", "frame total", "scheduler drain (own)",
                             "live state", "DOM commit", "telemetry", "timer arm/cancel",
-                            "clock reads/frame"], rows), ""]
+                            "scroll follower (after layout)", "clock reads/frame"], rows), ""]
     flat = [r for r in data["runs"] if r.get("flat_ratio") is not None]
     if flat:
         lines += ["Frame cost over answer length (Python ms per frame while ≤ 2 000 graphemes "
@@ -768,7 +775,9 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                                        **{f"{k}_ms": v / frames if frames else None
                                           for k, v in br["ms"].items()},
                                        **{f"{k}_calls": v / frames if frames else None
-                                          for k, v in br["calls"].items()}})
+                                          for k, v in br["calls"].items()},
+                                       "scroll_ms": (raw.get("scroll_ms") or 0.0) / frames
+                                       if frames else None})
                     print(f"  breakdown {name}: " + ", ".join(
                         f"{k} {v / max(frames, 1):.3f}" for k, v in br["ms"].items()),
                         "p50", br.get("p50"), "p99", br.get("p99"), "max", br.get("max"),

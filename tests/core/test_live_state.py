@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streampace.conversation import items
-from streampace.conversation import live_state as ls
-from streampace.conversation.live_state import Changes, ItemRef, LiveState
+from streampace.conversation.items import ItemRef, ToolCallItem
+from streampace.conversation.live_state import Changes, LiveState
 
 M = "message"
 R = "reasoning"
@@ -43,7 +43,7 @@ class Renderer:
 
     @staticmethod
     def _text(item: Any) -> str:
-        return item.args if isinstance(item, ls.ToolCallItem) else item.text
+        return item.args if isinstance(item, ToolCallItem) else item.text
 
     def render(self, changes: Changes) -> None:
         if changes.reset:

@@ -8,8 +8,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streampace.conversation import events as ev
+from streampace.conversation.items import ItemRef
 from streampace.conversation.live_state import LiveState
-from streampace.conversation.transcript import ItemRef, Transcript
+from streampace.conversation.transcript import Transcript
 from streampace.sim import messages_snapshot, visible_text
 
 RUN_STARTED = {"type": "RUN_STARTED", "threadId": "th", "runId": "r1"}

@@ -18,15 +18,7 @@ import itertools
 import time
 from typing import Any
 
-from streampace.markdown import (
-    AppendCode,
-    FinalBlock,
-    MarkdownStream,
-    Op,
-    SetFootnotes,
-    SetTail,
-    UpdateBlock,
-)
+from streampace.markdown import stream as md
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.safety import is_safe_link
 from streampace.markdown.tree import MATHML_TAGS
@@ -122,7 +114,7 @@ class MarkdownView:
         self.doc = doc
         self.container = container
         # Footnote ids are prefixed per view: no clash with the page or another message.
-        self.stream = MarkdownStream(parser=parser, id_prefix=f"spmd{next(_view_ids)}-")
+        self.stream = md.MarkdownStream(parser=parser, id_prefix=f"spmd{next(_view_ids)}-")
         self.notes: Any = None  # the footnotes section's mirror (always last)
         self.final: list[Any] = []
         self.tail: list[Any] = []
@@ -138,13 +130,13 @@ class MarkdownView:
     def close(self) -> None:
         self.apply(self.stream.close())
 
-    def apply(self, ops: list[Op]) -> None:
+    def apply(self, ops: list[md.Op]) -> None:
         for op in ops:
-            if isinstance(op, AppendCode):
+            if isinstance(op, md.AppendCode):
                 self._append_code(op.text, op.node)
-            elif isinstance(op, SetTail):
+            elif isinstance(op, md.SetTail):
                 self._set_tail(op.nodes)
-            elif isinstance(op, FinalBlock):
+            elif isinstance(op, md.FinalBlock):
                 if self.tail:
                     mirror = self._patch(self.tail.pop(0), op.node)
                 else:
@@ -154,9 +146,9 @@ class MarkdownView:
                     else:
                         self._append_flow(mirror.el)
                 self.final.append(mirror)
-            elif isinstance(op, SetFootnotes):
+            elif isinstance(op, md.SetFootnotes):
                 self._set_notes(op.node)
-            elif isinstance(op, UpdateBlock):
+            elif isinstance(op, md.UpdateBlock):
                 self.final[op.index] = self._patch(self.final[op.index], op.node)
 
     def block_elements(self) -> list[Any]:
@@ -364,7 +356,7 @@ class RebuildView(MarkdownView):
 
     def _rebuild(self) -> None:
         t0 = time.perf_counter()
-        one_shot = MarkdownStream(parser=self.parser, id_prefix=self.stream.id_prefix)
+        one_shot = md.MarkdownStream(parser=self.parser, id_prefix=self.stream.id_prefix)
         one_shot.feed(self.text)
         one_shot.close()
         nodes = one_shot.nodes()

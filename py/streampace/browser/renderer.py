@@ -32,17 +32,8 @@ from typing import Any
 import js
 
 from streampace.browser.scroll import ScrollFollower
-from streampace.conversation.live_state import (
-    MESSAGE,
-    REASONING,
-    TOOL_CALL,
-    Changes,
-    Item,
-    ItemRef,
-    LiveState,
-    MessageItem,
-    ToolCallItem,
-)
+from streampace.conversation import items
+from streampace.conversation.live_state import Changes, LiveState
 
 __all__ = ["FORMATS", "DomRenderer"]
 
@@ -235,9 +226,9 @@ class DomRenderer:
         mount.append(self.root)
         self.follower = ScrollFollower(self.root) if scroll else None
         self.state = LiveState()
-        self._nodes: dict[ItemRef, _Node | _MarkdownNode] = {}
-        self._plain: set[ItemRef] = set()  # items whose Markdown failed: shown as text
-        self._doing: ItemRef | None = None  # the item the commit is writing
+        self._nodes: dict[items.ItemRef, _Node | _MarkdownNode] = {}
+        self._plain: set[items.ItemRef] = set()  # items whose Markdown failed: shown as text
+        self._doing: items.ItemRef | None = None  # the item the commit is writing
         self.commits = 0
         self.failures = 0  # commits that raised (each reported once, then rebuilt)
         self.apply_ms: deque[float] = deque(maxlen=4096)
@@ -260,8 +251,6 @@ class DomRenderer:
                 self._recover(exc, "render")
             self.commits += 1
             self._announce(changes)
-        if self.follower is not None:
-            self.follower.follow()
         self.apply_ms.append(self._perf.now() - t0)
 
     def reset(self) -> None:
@@ -371,9 +360,9 @@ class DomRenderer:
             return
         state = self.state
         for ref in ch.ended:
-            if ref.kind == MESSAGE and ref in state.all_items:
+            if ref.kind == items.MESSAGE and ref in state.all_items:
                 item = state.item(ref)
-                if isinstance(item, MessageItem) and item.ended:
+                if isinstance(item, items.MessageItem) and item.ended:
                     self._emit("streampace:message-end", {
                         "messageId": ref.id, "role": item.role, "text": item.text})
         run = state.run
@@ -422,11 +411,11 @@ class DomRenderer:
         body.setAttribute("dir", "auto")
         return body, _Node(body, body, node, len(text))
 
-    def _create(self, ref: ItemRef) -> None:
+    def _create(self, ref: items.ItemRef) -> None:
         self._doing = ref
         item = self.state.item(ref)
         node: _Node | _MarkdownNode
-        if isinstance(item, ToolCallItem):
+        if isinstance(item, items.ToolCallItem):
             el = self._el("div", "sp-item sp-tool")
             name = self._el("div", "sp-tool-name")
             name.textContent = f"Tool call: {item.name or '…'}"
@@ -435,7 +424,7 @@ class DomRenderer:
             result_el.hidden = True
             el.append(name, args_el, result_el)
             node = _Node(el, args_el, args, len(item.args), name, result_el)
-        elif ref.kind == REASONING:
+        elif ref.kind == items.REASONING:
             el = self._el("details", "sp-item sp-reasoning")
             el.open = True
             summary = self._el("summary", "sp-reasoning-label")
@@ -455,10 +444,11 @@ class DomRenderer:
         node.el = el
         self._nodes[ref] = node
         self.timeline.append(el)
-        if ref.kind == TOOL_CALL:
+        if ref.kind == items.TOOL_CALL:
             self._refresh(ref)
 
-    def _body(self, el: Any, item: MessageItem, fmt: str) -> tuple[Any, _Node | _MarkdownNode]:
+    def _body(self, el: Any, item: items.MessageItem,
+              fmt: str) -> tuple[Any, _Node | _MarkdownNode]:
         if fmt == "markdown" and item.ref not in self._plain:
             return self._markdown_body(el, item.text, item.ended)
         return self._prose("sp-text", item.text)
@@ -477,13 +467,13 @@ class DomRenderer:
         el.setAttribute("data-format", "markdown")
         return body, _MarkdownNode(el, body, view, ended)
 
-    def _rebody(self, ref: ItemRef) -> None:
+    def _rebody(self, ref: items.ItemRef) -> None:
         """Show an item's text anew in a fresh body (Markdown views are one-way)."""
         node = self._nodes.get(ref)
         item = self.state.item(ref)
-        if node is None or not isinstance(item, MessageItem):
+        if node is None or not isinstance(item, items.MessageItem):
             return
-        fmt = self.reasoning_format if ref.kind == REASONING else (
+        fmt = self.reasoning_format if ref.kind == items.REASONING else (
             self.text_format if item.role == "assistant" else "text")
         body, fresh = self._body(node.el, item, fmt)
         if isinstance(node, _MarkdownNode):
@@ -508,14 +498,14 @@ class DomRenderer:
                 replaced += node.view.replaced
         return {"created": created, "replaced": replaced, "textWrites": writes}
 
-    def _refresh(self, ref: ItemRef) -> None:
+    def _refresh(self, ref: items.ItemRef) -> None:
         self._doing = ref
         node = self._nodes.get(ref)
         if node is None:
             self._create(ref)
             return
-        item: Item = self.state.item(ref)
-        if isinstance(item, ToolCallItem):
+        item: items.Item = self.state.item(ref)
+        if isinstance(item, items.ToolCallItem):
             assert isinstance(node, _Node)
             node.name.textContent = f"Tool call: {item.name or '…'}"
             if item.result is not None:

@@ -360,22 +360,25 @@ class _Patcher:
             node = child
         return node
 
-    def _set_root(self, value: Any, m: Measure) -> None:
-        self.root = value
-        self.size, self.nodes = m.size, m.nodes
+    def _slot(self, tokens: list[str], pointer: str, value: Any,
+              m: Measure) -> tuple[Any, str] | None:
+        """The container and key a value goes to; None when it became the whole
+        document (path '')."""
+        if not tokens:
+            self.root = value
+            self.size, self.nodes = m.size, m.nodes
+            return None
+        return self._parent(tokens, pointer), tokens[-1]
 
     def add(self, tokens: list[str], pointer: str, value: Any, m: Measure) -> None:
         """Place a measured value (RFC 6902 add: a member is replaced, an item inserted)."""
-        if not tokens:
-            self._set_root(value, m)
+        slot = self._slot(tokens, pointer, value, m)
+        if slot is None:
             return
-        parent = self._parent(tokens, pointer)
-        last = tokens[-1]
+        parent, last = slot
         if isinstance(parent, dict):
             if last in parent:
-                old = self.outgoing(parent[last])
-                self.size -= old.size
-                self.nodes -= old.nodes
+                self._release(parent[last])
             else:
                 self.size += len(last) + 4
             parent[last] = value
@@ -383,8 +386,7 @@ class _Patcher:
             parent.insert(_array_index(last, len(parent), pointer, for_insert=True), value)
             self.size += 1
             self.charge(len(parent) >> 4)  # list.insert moves the items after it
-        self.size += m.size
-        self.nodes += m.nodes
+        self._hold(m)
 
     def remove(self, tokens: list[str], pointer: str) -> Any:
         if not tokens:
@@ -400,27 +402,33 @@ class _Patcher:
             value = parent.pop(_array_index(last, len(parent), pointer, for_insert=False))
             self.size -= 1
             self.charge(len(parent) >> 4)
-        old = self.outgoing(value)
-        self.size -= old.size
-        self.nodes -= old.nodes
+        self._release(value)
         return value
 
     def replace(self, tokens: list[str], pointer: str, value: Any, m: Measure) -> None:
-        if not tokens:
-            self._set_root(value, m)
+        slot = self._slot(tokens, pointer, value, m)
+        if slot is None:
             return
-        parent = self._parent(tokens, pointer)
-        last = tokens[-1]
+        parent, last = slot
         if isinstance(parent, dict):
             if last not in parent:
                 raise JsonPointerError(f"{_short(pointer)}: member {_short(last)} not found")
             key: Any = last
         else:
             key = _array_index(last, len(parent), pointer, for_insert=False)
-        old = self.outgoing(parent[key])
+        self._release(parent[key])
         parent[key] = value
-        self.size += m.size - old.size
-        self.nodes += m.nodes - old.nodes
+        self._hold(m)
+
+    def _release(self, value: Any) -> None:
+        """A value leaves the document: its measure leaves the totals."""
+        old = self.outgoing(value)
+        self.size -= old.size
+        self.nodes -= old.nodes
+
+    def _hold(self, m: Measure) -> None:
+        self.size += m.size
+        self.nodes += m.nodes
 
 
 _OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})

@@ -17,35 +17,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from streampace.conversation.items import (
-    MESSAGE,
-    REASONING,
-    TOOL_CALL,
-    Item,
-    ItemRef,
-    MessageItem,
-    Observer,
-    ReasoningItem,
-    RunInfo,
-    RunStatus,
-    ToolCallItem,
-)
+from streampace.conversation.items import TOOL_CALL, ItemRef, Observer
 from streampace.conversation.transcript import Transcript
 
-__all__ = [
-    "MESSAGE",
-    "REASONING",
-    "TOOL_CALL",
-    "Changes",
-    "Item",
-    "ItemRef",
-    "LiveState",
-    "MessageItem",
-    "ReasoningItem",
-    "RunInfo",
-    "RunStatus",
-    "ToolCallItem",
-]
+__all__ = ["Changes", "LiveState"]
 
 
 @dataclass

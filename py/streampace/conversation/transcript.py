@@ -80,20 +80,7 @@ from streampace.conversation.items import (
 from streampace.conversation.json_patch import DEFAULT_STATE_LIMITS, JsonPatchError, StateLimits
 from streampace.conversation.shared_state import SharedState
 
-__all__ = [
-    "MESSAGE",
-    "REASONING",
-    "TOOL_CALL",
-    "Item",
-    "ItemRef",
-    "MessageItem",
-    "Observer",
-    "ReasoningItem",
-    "RunInfo",
-    "RunStatus",
-    "ToolCallItem",
-    "Transcript",
-]
+__all__ = ["Transcript"]
 
 # Tracker kind -> the item kind that holds its text (legacy thinking is reasoning).
 ITEM_KIND = {ev.MESSAGE: MESSAGE, ev.REASONING: REASONING, ev.THINKING: REASONING,
