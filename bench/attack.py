@@ -1,6 +1,7 @@
 """Hostile-input benchmark: what one hostile upstream event costs the other sessions.
 
     python -m bench.attack                      # every attack, this tree
+    python -m bench.attack --part clients       # hostile clients (bench/attack_clients.py)
     python -m bench.attack --attacks doubling,deep600 --window 3
     STREAMPACE_BENCH_PY=/path/to/other/py python -m bench.attack   # another tree (A/B)
 
@@ -214,7 +215,7 @@ class Upstream:
                 w.flush()
                 time.sleep(self.delta_ms / 1000)
         else:
-            for chunk in self.payloads[prompt.removeprefix("attack:")]:
+            for chunk in self.payloads.get(prompt.removeprefix("attack:"), ()):
                 w.write(chunk)
                 w.flush()
         w.write(_sse({"type": "TEXT_MESSAGE_END", "messageId": "m"}))
@@ -230,12 +231,23 @@ class Upstream:
 # -- the server under test ----------------------------------------------------------
 
 
+SERVE = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from streampace.server.cli import main; sys.exit(main(sys.argv[2:]))")
+
+
+def serve_has(flag: str) -> bool:
+    """Whether the tree under test's `serve` takes ``flag`` (older trees: A/B runs)."""
+    out = subprocess.run([sys.executable, "-c", SERVE, PY, "serve", "--help"],
+                         capture_output=True, text=True)
+    return flag in out.stdout
+
+
 def start_server(upstream_url: str) -> tuple[subprocess.Popen[str], str]:
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-            "from streampace.server.cli import main; sys.exit(main(sys.argv[2:]))")
+    # Our sessions have names: a tree that mints ids must be told to take them.
+    named = ["--client-session-ids"] if serve_has("--client-session-ids") else []
     proc = subprocess.Popen(
-        [sys.executable, "-c", code, PY, "serve", "--port", "0", "--log-level", "warning",
-         "--source", f"agui:{upstream_url}"],
+        [sys.executable, "-c", SERVE, PY, "serve", "--port", "0", "--log-level", "warning",
+         "--source", f"agui:{upstream_url}", *named],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -398,7 +410,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the list this many times (one row per attack and round)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument("--part", choices=("events", "clients", "all"), default="all",
+                        help="hostile events (this module), hostile clients "
+                             "(bench/attack_clients.py), or both (default)")
+    parser.add_argument("--clients", default="flood,stalled,sessions,big",
+                        help="client attacks: flood, stalled, sessions, big")
     args = parser.parse_args(argv)
+    rows: list[dict[str, Any]] = []
+    if args.part in ("clients", "all"):
+        from bench.attack_clients import CLIENT_ATTACKS
+        from bench.attack_clients import main as clients_main
+
+        chosen = [n for n in args.clients.split(",") if n]
+        if set(chosen) - set(CLIENT_ATTACKS):
+            parser.error(f"unknown client attacks: {set(chosen) - set(CLIENT_ATTACKS)}")
+        print("## hostile clients\n")
+        rows += clients_main(chosen, args.window)
+        print()
+    if args.part == "clients":
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1, default=str))
+        return 0
+    print("## hostile events\n")
     names = [n for n in args.attacks.split(",") if n] * max(args.repeat, 1)
     unknown = set(names) - set(ATTACKS)
     if unknown:
@@ -420,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"server: {PY} (pid {proc.pid}), load average {os.getloadavg()[0]:.2f}\n\n{HEADER}",
           flush=True)
     try:
-        rows = asyncio.run(run(base, proc.pid, names, args.window))
+        rows += asyncio.run(run(base, proc.pid, names, args.window))
     finally:
         upstream.close()
         proc.terminate()
@@ -430,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
             proc.kill()
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
+        args.json.write_text(json.dumps(rows, indent=1, default=str))
     return 0
 
 

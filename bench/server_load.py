@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -87,7 +88,11 @@ def child(args: argparse.Namespace) -> None:
             return last
 
         setattr(writer, method, write)
-    extra = {} if args.store == "memory" else {"store": args.store}  # older trees: no store
+    extra: dict[str, Any] = {} if args.store == "memory" else {"store": args.store}
+    names = {f.name for f in dataclasses.fields(ServerConfig)}  # older trees lack some
+    if "client_session_ids" in names:  # named sessions, 1 000 sockets from one address
+        extra.update(client_session_ids=True, max_connections_per_client=0,
+                     max_sessions_per_client=0)
     config = ServerConfig(port=0, log_events=args.log_events, max_sessions=100_000, **extra)
     source = parse_source("demo", SourceOptions(speed=args.speed, seed=1))
     server = build_server(config, source, log_level="warning",

@@ -154,9 +154,12 @@ def huge_delta_figures(upstream: _Upstream, pythonpath: str | None) -> dict[str,
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
+    helptext = subprocess.run([sys.executable, "-m", "streampace", "serve", "--help"],
+                              env=env, capture_output=True, text=True).stdout
+    named = ["--client-session-ids"] if "--client-session-ids" in helptext else []
     proc = subprocess.Popen([sys.executable, "-m", "streampace", "serve", "--port", str(port),
                              "--source", f"openai:{upstream.url}", "--model", "m",
-                             "--log-level", "error"], env=env,
+                             "--log-level", "error", *named], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(300):

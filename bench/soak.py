@@ -71,6 +71,13 @@ def _log(msg: str) -> None:
 # -- fake AG-UI agent --------------------------------------------------------
 
 
+def _serve_has(flag: str) -> bool:
+    """Whether this tree's `streampace serve` takes ``flag`` (older trees: A/B runs)."""
+    out = subprocess.run([sys.executable, "-m", "streampace", "serve", "--help"],
+                         capture_output=True, text=True)
+    return flag in out.stdout
+
+
 class FakeAgent:
     """Streams simulated runs as AG-UI SSE; the prompt says which and whether malformed."""
 
@@ -223,6 +230,8 @@ class ServerProcess:
     def start(self) -> None:
         cmd = [sys.executable, "-m", "streampace", "serve", "--port", str(self.port),
                "--source", self.source, "--log-level", "warning"]
+        if _serve_has("--client-session-ids"):
+            cmd += ["--client-session-ids"]  # the soak names its sessions
         if self.store != "memory":
             cmd += ["--store", self.store]  # the Redis store's flag (issue 11)
         cmd += list(self.extra_args)

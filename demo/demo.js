@@ -7,13 +7,14 @@ import { runtimeInfo } from "../js_shim/pyscript.js";
 
 const $ = (id) => document.getElementById(id);
 
-// A fresh session per page load; the socket opens now, before Python boots,
-// and buffers whatever arrives. A HEAD request for this page first asks whether
+// A fresh session per page load (the server mints its id: ws/sessions/new); the
+// socket opens now, before Python boots, and buffers whatever arrives. A HEAD request for this page first asks whether
 // a streampace server is here (its responses carry X-Streampace-Protocol): on
 // plain static files no WebSocket is tried (a failed handshake would be logged
 // as a console error) and the page falls back to the in-page simulation.
+// The in-page simulation's session id (no server: static files).
 export const sessionId = `demo-${Math.random().toString(36).slice(2, 10)}`;
-const wsUrl = new URL(`ws/sessions/${sessionId}`, location.href);
+const wsUrl = new URL("ws/sessions/new", location.href);
 wsUrl.protocol = location.protocol === "https:" ? "wss:" : "ws:";
 const params = new URLSearchParams(location.search);
 const speed = Number(params.get("speed") || "1");

@@ -2,12 +2,10 @@
 // the tag's, so window.streampace exists when it runs.
 window.acmeHost = { loadedAt: Date.now() };
 
-// One conversation per visitor: a random session id, kept while the tab lives (an
-// app with accounts would mint one on its server instead). A fixed id would put
-// every visitor into the same conversation.
-const sessionId = sessionStorage.getItem("acme-session") || crypto.randomUUID();
-sessionStorage.setItem("acme-session", sessionId);
-window.streampace.connect(`/ws/sessions/${sessionId}`);
+// One conversation per visitor: `new` asks the server for a session whose id it
+// mints (a key nobody can guess; the tag follows it on every reconnect). A fixed
+// id would put every visitor into the same conversation.
+window.streampace.connect("/ws/sessions/new");
 
 const statusEl = document.getElementById("embed-status");
 const button = document.getElementById("ask-button");

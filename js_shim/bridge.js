@@ -65,7 +65,7 @@ export const PROTOCOL = Object.freeze({
     "code": 1000,
     "reason": "client closed"
   },
-  "version": 2
+  "version": 3
 });
 // </protocol>
 
@@ -160,6 +160,11 @@ export class SessionSocket {
       this.push("close", JSON.stringify({ code: ev.code, reason: ev.reason }));
     };
     // onerror carries no detail and is always followed by onclose.
+  }
+
+  // Python: open the next socket at this URL (a session the server minted for us).
+  retarget(url) {
+    this.url = url;
   }
 
   // Forget the current WebSocket's callbacks (it reports nothing more).

@@ -1,7 +1,7 @@
 // streampace embed: one module script tag on any page.
 //
 //   <script type="module" src="/js_shim/streampace.js"
-//           data-stream="ws://127.0.0.1:8000/ws/sessions/abc" data-target="#answer"></script>
+//           data-stream="ws://127.0.0.1:8000/ws/sessions/new" data-target="#answer"></script>
 //
 // Boots Pyodide from the same base path as this file (../vendor/pyodide/), opens
 // the WebSocket at once and buffers what arrives while Python boots, then hands it

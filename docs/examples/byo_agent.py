@@ -26,10 +26,9 @@ PAGE = """<!doctype html><meta charset="utf-8"><title>My agent</title>
 <form id="ask"><input name="q" value="Hello from my own agent"><button>Ask</button></form>
 <script type="module" src="/streampace/js_shim/streampace.js" data-target="#answer"></script>
 <script type="module">
-  // One conversation per visitor: a random session id, kept while the tab lives.
-  const id = sessionStorage.getItem("session") || crypto.randomUUID();
-  sessionStorage.setItem("session", id);
-  streampace.connect(`/streampace/ws/sessions/${id}`);
+  // One conversation per visitor: `new` asks the server for a session whose id it
+  // mints (the tag follows it on every reconnect).
+  streampace.connect("/streampace/ws/sessions/new");
   document.getElementById("ask").onsubmit = (event) => {
     event.preventDefault();
     streampace.send({type: "run", prompt: event.target.q.value});

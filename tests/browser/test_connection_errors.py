@@ -185,7 +185,9 @@ def test_a_server_closing_with_a_code_is_retried_until_it_serves(
         driver: Any, page: PageServer) -> None:
     from websockets.sync.client import connect
 
-    with streampace_serve("--max-sessions", "1", "--allow-origin", page.origin) as port:
+    # Named sessions, and no quiet period: the holder's session may go once it is idle.
+    with streampace_serve("--max-sessions", "1", "--allow-origin", page.origin,
+                          "--client-session-ids", "--session-quiet", "0.01") as port:
         try:
             # The one session the server holds, watched: a new one is refused.
             with connect(f"ws://127.0.0.1:{port}/ws/sessions/holder") as holder:

@@ -105,7 +105,6 @@ def test_page_survives_drops_and_a_server_restart(runtime_ready: None) -> None:
         wait_for(drv, "return !!(window.streampaceDemo && window.streampaceDemo.ready)",
                  BOOT_TIMEOUT_S)
         assert drv.execute_script("return window.streampaceDemo.mode") == "server"
-        session = drv.execute_async_script(GLUE % "m.sessionId")
 
         # A long answer, cut by a crash: SIGKILL mid-run, then a new server process.
         _run(drv, "Long answer")
@@ -128,6 +127,10 @@ def test_page_survives_drops_and_a_server_restart(runtime_ready: None) -> None:
             _drop(drv)
             time.sleep(0.4)
         wait_for(drv, RUN_DONE, 90, "finished")
+        # The page asked for a new session (ws/sessions/new); its socket now names the
+        # one the server minted after the restart.
+        session = drv.execute_async_script(GLUE % "m.earlySocket.url").rsplit("/", 1)[1]
+        assert session != "new"
         expected = _reference_text(port, session)
         paced, delivered = pane_text(drv, "paced"), pane_text(drv, "delivered")
         assert len(expected) > 300

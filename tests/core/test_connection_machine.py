@@ -44,13 +44,16 @@ class Transport:
     def probe(self) -> None:
         self.calls.append(("probe",))
 
+    def retarget(self, url: str) -> None:
+        self.calls.append(("retarget", url))
+
     def take(self) -> list[tuple[Any, ...]]:
         calls, self.calls = self.calls, []
         return calls
 
 
 class Rig:
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, url: str = "ws://h/ws/sessions/s", **options: Any) -> None:
         self.host = ManualHost()
         self.transport = Transport()
         self.events: list[dict] = []
@@ -58,7 +61,7 @@ class Rig:
         self.problems: list[tuple[Problem, float | None]] = []
         self.moves: list[tuple[str, str]] = []
         self.conn = SessionConnection(
-            self.transport, self.host, self.client, url="ws://h/ws/sessions/s",
+            self.transport, self.host, self.client, url=url,
             rng=random.Random(3),
             on_problem=lambda p, retry: self.problems.append((p, retry)),
             on_change=lambda old, new, _p: self.moves.append((old.value, new.value)),
@@ -311,3 +314,36 @@ def test_inputs_that_arrive_during_a_move_wait_for_it() -> None:
     assert closing.moves[-2:] == [("attached", "waiting"), ("waiting", "closed")]
     closing.host.run_all()
     assert closing.transport.take()[-1] == ("close", 1000)
+
+
+def test_a_new_session_url_follows_the_id_the_server_minted() -> None:
+    """`.../new` asks for a session with a server-minted id: reconnects go to that
+    session, and when the server no longer knows it (4404: a restarted server) the
+    connection asks for a new one again, resuming with the old epoch so the client
+    learns what it lost."""
+    rig = Rig(url="ws://h/app/ws/sessions/new?token=t")
+    rig.conn.handle("open", "")
+    minted = "Q2xpZW50LWNob3NlbiBpZHM"
+    rig.conn.handle("message", protocol.attached_message(minted, "e1", "live", 0))
+    assert rig.transport.take()[-1] == ("retarget", f"ws://h/app/ws/sessions/{minted}?token=t")
+    rig.batch(4)
+    rig.close(1006)  # a drop: back to the same session
+    rig.host.tick(10_000)
+    assert rig.conn.url.endswith(f"/{minted}?token=t") and rig.conn.state is ConnState.CONNECTING
+    rig.conn.handle("open", "")
+    rig.close(int(protocol.CloseCode.UNKNOWN_SESSION), "unknown session")
+    assert rig.conn.state is ConnState.WAITING  # not final: the id was minted for us
+    assert ("retarget", "ws://h/app/ws/sessions/new?token=t") in rig.transport.take()
+    rig.host.tick(10_000)
+    rig.conn.handle("open", "")
+    resume = json.loads(rig.transport.take()[-1][1])
+    assert resume == {"type": "resume", "after": 4, "epoch": "e1"}
+
+
+def test_an_unknown_session_the_page_named_itself_is_final() -> None:
+    rig = Rig()  # url .../ws/sessions/s: the page's own id
+    rig.conn.handle("open", "")
+    rig.close(int(protocol.CloseCode.UNKNOWN_SESSION), "unknown session")
+    assert rig.conn.state is ConnState.CLOSED and rig.codes() == ["unknown_session"]
+    assert protocol.minted_url("ws://h/ws/sessions/s", "abc") is None
+    assert protocol.minted_url("ws://h/ws/sessions/new", "a/b") is None

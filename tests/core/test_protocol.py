@@ -131,5 +131,6 @@ def test_close_codes_agree_with_the_server() -> None:
     assert viewer.CLOSE_ABUSE == CloseCode.BAD_REQUEST
     assert viewer.CLOSE_BAD_ORIGIN == CloseCode.BAD_ORIGIN
     assert viewer.CLOSE_SLOW_CONSUMER == CloseCode.SLOW_CONSUMER
-    assert {CloseCode.BAD_REQUEST, CloseCode.BAD_ORIGIN} == protocol.FINAL_CLOSE_CODES
+    assert {CloseCode.BAD_REQUEST, CloseCode.BAD_ORIGIN, CloseCode.UNAUTHORIZED,
+            CloseCode.UNKNOWN_SESSION} == protocol.FINAL_CLOSE_CODES
 

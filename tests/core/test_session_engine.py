@@ -68,7 +68,7 @@ def test_resume_attaches_live_from_the_log_or_from_a_snapshot():
     eng.append([{"type": "STEP_STARTED", "stepName": f"s{i}"} for i in range(3)])
     [a] = eng.receive("v1", cm.ResumeMessage(1, None))
     assert isinstance(a, Attach) and (a.mode, a.after, a.snapshot) == ("log", 1, None)
-    assert json.loads(a.text) == {"type": "attached", "protocol": 2, "sessionId": "s",
+    assert json.loads(a.text) == {"type": "attached", "protocol": 3, "sessionId": "s",
                                   "epoch": "e1", "mode": "log", "after": 1}
     [b] = eng.receive("v2", cm.ResumeMessage(1, "another-epoch"))
     assert isinstance(b, Attach) and b.mode == "snapshot" and b.after == 3

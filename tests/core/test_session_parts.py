@@ -50,7 +50,7 @@ def test_server_messages_are_compact_json() -> None:
     assert protocol.error_message("no_run", "no run is in progress") == (
         '{"type":"error","code":"no_run","message":"no run is in progress"}')
     assert protocol.attached_message("s", "e", protocol.ATTACH_LOG, 7) == (
-        '{"type":"attached","protocol":2,"sessionId":"s","epoch":"e","mode":"log","after":7}')
+        '{"type":"attached","protocol":3,"sessionId":"s","epoch":"e","mode":"log","after":7}')
 
 
 def test_run_rules() -> None:

@@ -97,7 +97,7 @@ def assistant_text(events: list[dict[str, Any]]) -> str:
 def test_example_streams_its_own_agent_through_the_mounted_socket(example: Any) -> None:
     _, served = example
     prompt = "streams from my own agent 🙂"
-    events = asyncio.run(run_and_collect(served.ws("/streampace/ws/sessions/doc-1"),
+    events = asyncio.run(run_and_collect(served.ws("/streampace/ws/sessions/new"),
                                          served.origin, prompt))
     assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
     assert assistant_text(events) == "streams from my own agent 🙂 "
@@ -154,9 +154,11 @@ def test_example_page_boots_the_mounted_tag_and_streams_the_agent(example: Any,
     assert driver.execute_script("return window.__errors") == []
     stats = driver.execute_script("return window.streampace.stats()")
     assert stats["errors"] == [] and stats["hostErrors"] == 0
-    # Each visitor gets a conversation of their own: the session id is random.
-    session = driver.execute_script("return sessionStorage.getItem('session')")
-    assert len(session) == 36 and session != "demo"
+    # Each visitor gets a conversation of their own: the server minted its id.
+    url = stats["connection"]["url"]
+    session = url.rsplit("/", 1)[1]
+    assert url.startswith(served.origin.replace("http://", "ws://") + "/streampace/ws/sessions/")
+    assert len(session) == 22 and session != "new"
     ws_origin = served.origin.replace("http://", "ws://")
     urls = requested_urls(driver)
     assert any(u.endswith("/streampace/vendor/pyodide/pyodide.asm.wasm") for u in urls)
@@ -208,7 +210,7 @@ def test_runs_in_progress_end_at_the_host_lifespan_shutdown() -> None:
     served = Served(Starlette(routes=[Mount("/sp", sp)], lifespan=lifespan))
     try:
         async def start_run() -> None:
-            async with websockets.connect(served.ws("/sp/ws/sessions/long"),
+            async with websockets.connect(served.ws("/sp/ws/sessions/new"),
                                           origin=served.origin) as ws:
                 await ws.send(json.dumps({"type": "run", "prompt": "go"}))
                 await asyncio.wait_for(ws.recv(), WAIT_S)
@@ -226,7 +228,7 @@ async def run_on(served: Served, prompt: str, then: dict[str, Any] | None = None
                  ) -> list[dict[str, Any]]:
     """Start a run on a served StreampaceApp; optionally send ``then`` after the first batch."""
     events: list[dict[str, Any]] = []
-    async with websockets.connect(served.ws("/ws/sessions/s1"), origin=served.origin) as ws:
+    async with websockets.connect(served.ws("/ws/sessions/new"), origin=served.origin) as ws:
         await ws.send(json.dumps({"type": "run", "prompt": prompt}))
         while not events or events[-1]["type"] not in ("RUN_FINISHED", "RUN_ERROR"):
             batch = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))

@@ -120,8 +120,10 @@ def test_readme_shows_the_one_tag(site: Path) -> None:
 def test_tag_from_node_modules_boots_and_streams_offline(site: Path, driver: Any,
                                                          tmp_path: Path) -> None:
     with static_server(site) as page_origin:
+        # This page picks its own (random) session ids: the operator allows it.
         command = [sys.executable, "-m", "streampace", "serve", "--allow-origin", page_origin,
-                   "--source", f"replay:{recording(tmp_path / 'agent.jsonl')}"]
+                   "--source", f"replay:{recording(tmp_path / 'agent.jsonl')}",
+                   "--client-session-ids"]
         with streampace_serve(command, tmp_path) as stream_url:
             streams = stream_url.replace("http://", "ws://") + "ws/sessions/"
             (site / "index.html").write_text(PAGE.replace("{stream}", streams))

@@ -54,6 +54,8 @@ def start_server(
     log_level: str = "warning",
     **config: Any,
 ) -> RunningServer:
+    # Most tests name their sessions; the ones about admission say otherwise.
+    config.setdefault("client_session_ids", True)
     cfg = ServerConfig(port=0, **config)
     src = parse_source(
         source,
@@ -129,13 +131,29 @@ class Received:
         elif "type" in msg:
             self.errors.append(msg)
         else:
-            assert set(msg) == {"through", "events"}, msg
+            assert set(msg) in ({"through", "events"}, {"through", "events", "more"}), msg
             assert msg["events"], "empty batch"
             if self.batches:
                 assert msg["through"] >= self.batches[-1]["through"], "through went back"
             self.batches.append(msg)
             self.times.append(time.monotonic())
         return msg
+
+
+def first_snapshot(received: Received) -> list[dict[str, Any]]:
+    """The events of the first snapshot ``received`` got, its parts joined."""
+    from streampace.session.snapshot import join_parts
+
+    parts: list[list[dict[str, Any]]] = []
+    for batch in received.batches:
+        parts.append(batch["events"])
+        if not batch.get("more"):
+            return join_parts(parts)
+    raise AssertionError("the snapshot's last part never came")
+
+
+def snapshot_done(received: Received) -> bool:
+    return any(not b.get("more") for b in received.batches)
 
 
 async def recv_until(ws: Any, received: Received, pred: Callable[[Received], bool],

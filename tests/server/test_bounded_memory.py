@@ -43,6 +43,18 @@ def test_history_and_snapshots_stay_within_their_bounds():
     assert len(snap) <= 256 * 1024 + 50 * 200
 
 
+def test_the_latest_run_is_kept_whole_past_the_bounds():
+    """Issue 18 item 6: a 10 MB answer used to be trimmed away when its run ended, so
+    a viewer resuming from a snapshot lost it.  The bounds hold for the history
+    before the latest run."""
+    conv = Transcript(max_messages=2, max_bytes=1_000)
+    _run(conv, 0, "old question", "old answer")
+    _run(conv, 1, "q", "z" * 50_000)
+    assert [m["content"] for m in conv.as_messages()] == ["q", "z" * 50_000]
+    _run(conv, 2, "next", "short")
+    assert [m["content"] for m in conv.as_messages()] == ["next", "short"]
+
+
 def test_the_run_in_progress_is_never_trimmed():
     conv = Transcript(max_messages=2, max_bytes=1_000)
     conv.apply_event({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
@@ -117,11 +129,14 @@ def test_trimming_never_leaves_a_tool_result_without_its_call():
     conv.apply_event({"type": "TEXT_MESSAGE_END", "messageId": "a"})
     conv.apply_event({"type": "TOOL_CALL_RESULT", "messageId": "res", "toolCallId": "c",
                 "content": "found"})
+    # The next run: the latest run is kept whole, so trimming reaches the one before.
+    conv.apply_event({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
+    conv.apply_event({"type": "RUN_STARTED", "threadId": "t", "runId": "r2"})
     for mid in ("b", "c2"):
         conv.apply_event({"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"})
         conv.apply_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": mid, "delta": mid})
         conv.apply_event({"type": "TEXT_MESSAGE_END", "messageId": mid})
-    conv.apply_event({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
+    conv.apply_event({"type": "RUN_FINISHED", "threadId": "t", "runId": "r2"})
     assert [m["id"] for m in conv.as_messages()] == ["b", "c2"]  # "res" went with "a"
     state = LiveState()
     state.apply(conv.snapshot_events())

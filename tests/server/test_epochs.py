@@ -72,11 +72,12 @@ def test_resume_with_another_epoch_gets_a_snapshot_even_inside_the_log(serve):
 
     first, other = asyncio.run(scenario())
     epoch = first.attached[0]["epoch"]
-    assert first.attached[0]["mode"] == "log" and first.attached[0]["protocol"] == 2
-    assert other.attached[0] == {"type": "attached", "protocol": 2, "sessionId": "ep",
+    assert first.attached[0]["mode"] == "log" and first.attached[0]["protocol"] == 3
+    assert other.attached[0] == {"type": "attached", "protocol": 3, "sessionId": "ep",
                                  "epoch": epoch, "mode": "snapshot", "after": first.through}
-    assert [e["type"] for e in other.batches[0]["events"]] == ["MESSAGES_SNAPSHOT",
-                                                                "STATE_SNAPSHOT"]
+    # The session's last run ended: the snapshot comes in that run's frame.
+    assert [e["type"] for e in other.batches[0]["events"]] == [
+        "RUN_STARTED", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "RUN_FINISHED"]
 
 
 # -- a real restart: SIGKILL the server process, start it again on its port ----
@@ -91,7 +92,7 @@ def _free_port() -> int:
 def _start(port: int) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-m", "streampace", "serve", "--port", str(port), "--speed", "20",
-         "--log-level", "warning"],
+         "--log-level", "warning", "--client-session-ids"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + WAIT_S
     while True:

@@ -23,6 +23,7 @@ from .conftest import (
     WAIT_S,
     Received,
     assert_conformant,
+    close_code,
     recv_until,
     runs_ended,
     send,
@@ -40,7 +41,7 @@ class ServerProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streampace", "serve", "--port", "0", "--store", store,
              "--lease-ms", str(TEST_LEASE_MS), "--speed", str(speed), "--log-level",
-             "warning", *extra],
+             "warning", "--client-session-ids", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
         line = ""
@@ -158,7 +159,7 @@ def test_redis_down_mid_run_gives_clear_errors_and_recovers(tmp_path, procs):
         a = ServerProcess(redis.url, "--log-level", "info", speed=2.0)
         procs.append(a)
 
-        async def scenario() -> tuple[Received, Received]:
+        async def scenario() -> tuple[Received, int | None, Received, Received]:
             async with websockets.connect(a.ws("d")) as ws:
                 await send(ws, type="resume", after=0)
                 await send(ws, type="run", prompt="outage", scenario="long")
@@ -169,20 +170,24 @@ def test_redis_down_mid_run_gives_clear_errors_and_recovers(tmp_path, procs):
                     e["code"] == "store_unavailable" for e in r.errors))
                 await asyncio.sleep(1.5)  # down for a while: no crash, no busy loop
                 assert a.alive()
-                redis.start()  # same port, empty (no persistence)
-                await recv_until(ws, got, runs_ended(1))
+                redis.start()  # same port, empty (no persistence): the data is gone
+                code = await close_code(ws)  # told to resume into what Redis has now
+            async with websockets.connect(a.ws("d")) as ws:
+                await send(ws, type="resume", after=got.through,
+                           epoch=got.attached[0]["epoch"])
+                back = await recv_until(ws, Received(), lambda r: bool(r.batches))
                 await send(ws, type="run", prompt="after", scenario="very_fast")
                 after = await recv_until(ws, Received(), runs_ended(1))
-                return got, after
+                return got, code, back, after
 
-        got, after = asyncio.run(scenario())
+        got, code, back, after = asyncio.run(scenario())
     finally:
         redis.stop()
-    assert got.events[-1]["type"] == "RUN_ERROR"
-    assert got.events[-1]["code"] in ("run_lost", "store_unavailable")
-    assert_conformant(got.events, prompt="outage")
+    assert [e["code"] for e in got.errors].count("store_unavailable") >= 1
+    assert code == 1013
+    assert back.attached[0]["mode"] == "snapshot"  # a new epoch: the client starts over
+    assert back.attached[0]["epoch"] != got.attached[0]["epoch"]
     assert_conformant(after.events, prompt="after")
-    assert after.batches[0]["through"] > got.through  # numbering went on, never back
 
 
 def test_workers_flag_serves_one_session_from_several_processes(redis_url, procs):

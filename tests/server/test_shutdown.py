@@ -59,7 +59,7 @@ def test_cli_prints_url_and_ctrl_c_is_graceful(tmp_path):
     env["PYTHONPATH"] = f"{src}{os.pathsep}{env.get('PYTHONPATH', '')}"
     proc = subprocess.Popen(
         [sys.executable, "-m", "streampace", "serve", "--port", "0", "--speed", "1",
-         "--log-level", "warning"],
+         "--log-level", "warning", "--client-session-ids"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     try:

@@ -381,3 +381,19 @@ def test_an_agent_functions_invalid_utf8_and_deep_json_text_are_protocol_errors(
         with pytest.raises(UpstreamError) as info:
             as_events(item)
         assert info.value.code == "upstream_protocol_error"
+
+
+def test_tool_call_arguments_past_the_bound_end_the_run_with_a_clear_error():
+    from streampace.session.framing import MAX_TOOL_ARGS_CHARS
+
+    part = "[" + "0," * (MAX_TOOL_ARGS_CHARS // 8 - 1)  # just under a quarter of the bound
+    call = [{"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f"}]
+    args = [{"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": part} for _ in range(5)]
+    out = _framed_run([call, args])
+    kept = [e for e in out if e["type"] == "TOOL_CALL_ARGS"]
+    assert sum(len(e["delta"]) for e in kept) <= MAX_TOOL_ARGS_CHARS  # the 5th never logged
+    assert sum(len(e["delta"]) for e in kept) == 4 * len(part)  # the first four all were
+    assert out[-1]["type"] == "RUN_ERROR" and out[-1]["code"] == "upstream_protocol_error"
+    assert "arguments over" in out[-1]["message"]
+    # Arguments that never parsed: the call is left open for RUN_ERROR to end.
+    assert not any(e["type"] == "TOOL_CALL_END" for e in out)

@@ -123,12 +123,17 @@ def test_resume_catches_up_from_the_log_then_goes_live() -> None:
     run(body)
 
 
-def test_a_snapshot_resume_is_live_on_its_own_buffer() -> None:
+def test_a_snapshot_resume_catches_up_then_joins_the_feed() -> None:
+    """The snapshot goes out part by part from the sender (issue 18 item 7): until it
+    has, the viewer takes no live events; then it is at the head and joins."""
     async def body() -> None:
         session, viewer, ws = make()
         session.append([step_event(1)])
         assert session.attach(viewer, 5, epoch="another") == "snapshot"
-        assert viewer.state == V.LIVE and viewer.feed is None
+        assert viewer.state == V.CATCHING_UP and viewer.feed is None
+        await until(lambda: viewer.state == V.SHARED)
+        assert [m.get("type") for m in ws.sent][:1] == ["attached"]
+        assert ws.sent[1]["through"] == 1 and "more" not in ws.sent[1]
         await viewer.stop()
 
     run(body)
@@ -154,8 +159,8 @@ def test_a_full_queue_leaves_the_feed_and_a_full_queue_while_live_is_behind() ->
 
         other_session, live, other_ws = make(limit=300)
         other_session.append([step_event(1)])
-        other_session.attach(live, 5, epoch="another")  # snapshot: live on its own buffer
-        assert live.state == V.LIVE
+        other_session.attach(live, 5, epoch="another")  # a snapshot, then the feed
+        await until(lambda: live.state == V.SHARED)
         other_ws.gate.clear()
         other_session.append([step_event(2, size=400)])  # queued, the socket not reading
         await until(lambda: live.queued_bytes > 300)

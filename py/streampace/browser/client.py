@@ -1,4 +1,4 @@
-"""Session-stream consumer (protocol v2, docs/protocol.md); pure Python.
+"""Session-stream consumer (protocol v3, docs/protocol.md); pure Python.
 
 Server messages arrive as text (from `session.connection.SessionConnection`,
 or straight from a test's socket), are decoded by `session.protocol` (the one
@@ -30,6 +30,7 @@ from streampace.session.protocol import (
     ServerError,
     ServerMessage,
 )
+from streampace.session.snapshot import join_parts
 
 __all__ = ["SessionClient", "StreamError"]
 
@@ -66,7 +67,10 @@ class SessionClient:
         self.last_through = 0
         self.epoch: str | None = None  # the session epoch last_through belongs to
         self.run_open = False  # a RUN_STARTED delivered without its terminal event
-        self._snapshot_next = False  # the server said the next batch is a snapshot
+        # A snapshot the server announced: its parts so far and the epoch it is of.
+        # The position and epoch change only once it is whole, so a connection cut
+        # in the middle of one resumes from where it was and gets it again.
+        self._snapshot: tuple[list[list[Any]], str] | None = None
         self.stats: dict[str, int] = {
             "batches": 0, "events": 0, "duplicates": 0, "bad_messages": 0,
             "bad_events": 0, "server_errors": 0, "epochs": 0, "runs_lost": 0,
@@ -103,16 +107,23 @@ class SessionClient:
 
     def _batch(self, batch: Batch) -> None:
         through = batch.through
-        if self._snapshot_next:
+        raw = batch.events
+        if self._snapshot is not None:
             # The snapshot describes the log at `through`, which may be at or below
             # what we had (a restarted server's log is short): it replaces the view.
-            self._snapshot_next = False
+            parts, epoch = self._snapshot
+            parts.append(raw)
+            if batch.more:
+                return  # the rest of it follows, under the same `through`
+            self._snapshot = None
+            raw = join_parts(parts) if len(parts) > 1 else raw
+            self.epoch = epoch
         elif through <= self.last_through:
             # Already applied (a replay overlapping what we had): drop, never show twice.
             self.stats["duplicates"] += 1
             return
         events = []
-        for i, item in enumerate(batch.events):
+        for i, item in enumerate(raw):
             try:
                 events.append(validate_event(item))
             except EventError as exc:
@@ -126,10 +137,12 @@ class SessionClient:
             self._deliver(events)
 
     def _attached(self, msg: Attached) -> None:
+        self._snapshot = None  # one that was cut off is sent again, whole
         if self.epoch is not None and msg.epoch != self.epoch:
             # A new sequence space: our position means nothing there.
             self.stats["epochs"] += 1
-            self.last_through = 0
+            if msg.mode != protocol.ATTACH_SNAPSHOT:
+                self.last_through = 0
             if self.run_open:
                 self.stats["runs_lost"] += 1
                 self.run_open = False
@@ -137,8 +150,10 @@ class SessionClient:
                     "type": "RUN_ERROR", "code": "server_restarted",
                     "message": "the server restarted and this run was lost",
                 }])
-        self.epoch = msg.epoch
-        self._snapshot_next = msg.mode == protocol.ATTACH_SNAPSHOT
+        if msg.mode == protocol.ATTACH_SNAPSHOT:
+            self._snapshot = ([], msg.epoch)
+        else:
+            self.epoch = msg.epoch
 
     def _track_run(self, events: list[dict]) -> None:
         for event in events:

@@ -2,8 +2,10 @@
 
 A server keeps every session's conversation for late viewers and for the next
 run's input; ``Transcript(max_messages=..., max_bytes=...)`` bounds it.  The
-transcript calls :func:`trim` at the end of each run and after a snapshot, so
-the run in progress is never trimmed.
+transcript calls :func:`trim` at the end of each run and after a snapshot.  The
+latest run's items (the one in progress, or the one that just ended) are never
+trimmed: the bounds hold for the history before it, and a viewer that resumes
+from a snapshot gets that run's whole answer (issue 18 item 6).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def trim(t: Transcript) -> bool:
         # under a holder message a live viewer never saw.
         orphan = isinstance(item, ToolCallItem) and item.parent_message_id in dropped
         ref = item.ref
-        if not (over or orphan) or ref in t.open_refs:
+        if not (over or orphan) or ref in t.open_refs or item.seq >= t.run_first_seq:
             keep_from = index
             break
         count -= 1

@@ -121,6 +121,9 @@ class Transcript:
         self.tracker = ev.StreamTracker(taken=lambda ident: ident in self.reasoning)
         self.open_refs: dict[ItemRef, None] = {}  # items not yet ended, for O(open) run end
         self._seq = 0
+        # Items from this seq on belong to the latest run: never trimmed, so a viewer
+        # that resumes from a snapshot gets that whole answer (issue 18 item 6).
+        self.run_first_seq = 1 << 62
         self._obs: Observer = Observer()
         # (stream, item, type) of the last content appended; see apply_event.
         self._hot: tuple[Stream, Item, str] | None = None
@@ -429,6 +432,7 @@ class Transcript:
 
     def _run_started(self, event: Mapping[str, Any]) -> None:
         self.runs += 1
+        self.run_first_seq = self._seq + 1
         self.run = RunInfo(
             status="running",
             thread_id=_str_id(event, "threadId") or self.run.thread_id,

@@ -19,6 +19,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -73,6 +80,35 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-sessions", type=_positive_int, default=1_000,
                        help="sessions held in memory; past it the longest-idle unwatched one is "
                             "forgotten (default 1000)")
+    admission = serve.add_argument_group(
+        "admission and limits (docs/security.md)")
+    admission.add_argument(
+        "--client-session-ids", action="store_true",
+        help="also accept session ids a client made up (default: only ids the server minted "
+             "for /ws/sessions/new; an id anyone can guess is anyone's session)")
+    admission.add_argument("--attach-timeout", type=_positive_float, default=10.0,
+                           help="seconds a socket has to send resume or run (default 10)")
+    admission.add_argument("--handshake-timeout", type=_positive_float, default=10.0,
+                           help="seconds a connection has to send a whole request (default 10)")
+    admission.add_argument("--max-connections-per-client", type=_non_negative_int, default=256,
+                           help="open sockets per address; 0 = no limit (default 256)")
+    admission.add_argument("--max-sessions-per-client", type=_non_negative_int, default=64,
+                           help="sessions one address created and still uses; 0 = no limit "
+                                "(default 64)")
+    admission.add_argument("--max-connections", type=_non_negative_int, default=0,
+                           help="open connections in all; 0 = the file-descriptor limit less "
+                                "256 (default)")
+    admission.add_argument("--memory-budget", type=_positive_int, default=1024, metavar="MIB",
+                           help="MiB of session logs and kept text in all; past it new sessions "
+                                "are refused (1013) while existing ones stream on (default 1024)")
+    admission.add_argument("--session-quiet", type=_positive_float, default=300.0,
+                           metavar="SECONDS",
+                           help="a session used this recently is never forgotten to make room "
+                                "(default 300)")
+    admission.add_argument("--ping-interval", type=_positive_float, default=20.0,
+                           help="seconds between WebSocket pings (default 20)")
+    admission.add_argument("--ping-timeout", type=_positive_float, default=20.0,
+                           help="seconds to wait for a pong before closing (default 20)")
     serve.add_argument("--store", default="memory", metavar="STORE",
                        help="session store: memory (default) | redis://HOST:PORT/DB | "
                             "rediss://... (docs/scaling.md); a password in the URL is never "
@@ -149,6 +185,16 @@ def _serve(args: argparse.Namespace) -> int:
         history_messages=args.history_messages,
         history_bytes=args.history_bytes,
         max_sessions=args.max_sessions,
+        client_session_ids=args.client_session_ids,
+        attach_timeout_s=args.attach_timeout,
+        handshake_timeout_s=args.handshake_timeout,
+        max_connections_per_client=args.max_connections_per_client,
+        max_sessions_per_client=args.max_sessions_per_client,
+        max_connections=args.max_connections,
+        memory_budget_bytes=args.memory_budget * 1024 * 1024,
+        quiet_s=args.session_quiet,
+        ws_ping_interval_s=args.ping_interval,
+        ws_ping_timeout_s=args.ping_timeout,
     )
     if args.root is not None:
         config.root = args.root.resolve()

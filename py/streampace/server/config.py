@@ -46,6 +46,19 @@ class ServerConfig:
     abuse_errors: int = 10  # refused client messages ...
     abuse_window_s: float = 10.0  # ... within this window close the socket (4400)
     shutdown_drain_s: float = 3.0  # how long shutdown waits for viewers to take their data
+    # -- admission (docs/security.md) --------------------------------------------
+    # Ids the client picks (/ws/sessions/ID for an ID the server never minted) are
+    # refused unless allowed: a shared or guessable id is someone else's session.
+    client_session_ids: bool = False
+    attach_timeout_s: float = 10.0  # a socket that sent no resume/run by then: 1008
+    handshake_timeout_s: float = 10.0  # serve: a connection without a full request is cut
+    max_connections_per_client: int = 256  # per address (0: no limit); over it 4429
+    max_sessions_per_client: int = 64  # sessions one address created and still uses
+    max_connections: int = 0  # serve: all connections (0: from the file-descriptor limit)
+    memory_budget_bytes: int = 1024 * 1024 * 1024  # sessions' logs + kept text; then 1013
+    quiet_s: float = 300.0  # a session active this recently is never forgotten
+    ws_ping_interval_s: float = 20.0  # serve: WebSocket pings; no pong within ...
+    ws_ping_timeout_s: float = 20.0  # ... this long closes the socket (1011)
     store: str = "memory"  # or redis://HOST:PORT/DB, rediss://... (server/store.py)
     lease_ms: int = 5_000  # Redis store: a run's lease; a dead owner's run ends this late
     session_ttl_s: float = 7 * 24 * 3600.0  # Redis store: keys of an untouched session expire

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from streampace.session.log import LARGE_EVENT_BYTES
 
-__all__ = ["LARGE_EVENT_BYTES", "TRIM_AFTER_BYTES", "note_large_events"]
+__all__ = ["LARGE_EVENT_BYTES", "TRIM_AFTER_BYTES", "note_large_events", "note_freed"]
 
 log = logging.getLogger("streampace.server")
 
@@ -57,6 +57,12 @@ def note_large_events(nbytes: int) -> None:
         return  # not on the server's loop (a unit test): nothing to schedule on
     _scheduled = True
     loop.call_later(TRIM_DELAY_S, _trim)
+
+
+def note_freed(nbytes: int) -> None:
+    """``nbytes`` of a closed socket's queue were dropped (a stalled peer): the same
+    trim, so what its batches held goes back to the OS, not only to the heap."""
+    note_large_events(nbytes)
 
 
 def _trim() -> None:

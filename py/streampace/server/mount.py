@@ -7,6 +7,9 @@ come from ``agent``, the application's own function (agent_source.py), or any
 Source. It is a thin layer over ``create_app`` and the session hub that
 ``streampace serve`` uses.
 
+Who gets in is the host application's to decide (``authorize``), and which
+names the app is served under (``allowed_hosts``): docs/mount.md, docs/security.md.
+
 Lifespan, the ASGI way: mounted apps get no lifespan events of their own, so the
 host passes ``streampace.lifespan`` (``Starlette(lifespan=...)`` /
 ``FastAPI(lifespan=...)``) or enters ``streampace.lifespan(app)`` inside its
@@ -21,30 +24,38 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.types import Receive, Scope, Send
-from starlette.websockets import WebSocket
 
+from .admission import Authorize, OriginPolicy
 from .agent_source import Agent, AgentSource
 from .app import create_app
 from .config import ServerConfig
 from .hub import Hub
 from .sources.agui import run_agent_input
 from .sources.base import RunRequest, Source
-from .viewer import CLOSE_BAD_ORIGIN
+from .transport import ConnectionGuard, protocols, raise_fd_limit
 
-__all__ = ["StreampaceApp", "RunRequest", "run_agent_input"]
+__all__ = ["StreampaceApp", "RunRequest", "run_agent_input", "LOOPBACK_NAMES"]
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
 class StreampaceApp:
     """streampace's session WebSocket (and optionally its page files) as a mountable app.
 
     ``agent``: a function of the run (``RunRequest``) returning an async iterator
-    of AG-UI events, or a Source. ``allow_origins``: browser origins, besides
-    the page's own (the request's Host), allowed to open the WebSocket
-    (``"*"`` = any). ``config``: limits and delivery settings (ServerConfig);
-    its host/port are not used, the host application owns the socket.
+    of AG-UI events, or a Source.  ``authorize``: ``async (websocket, session_id,
+    new) -> bool``, called at every handshake before anything of the session is
+    touched (``new``: the id was just minted for a ``/ws/sessions/new`` socket);
+    False closes the socket with 4401.  ``allowed_hosts``: the names this app is
+    served under; a browser page whose Origin is the request's own Host is let in
+    only for these (default: loopback names — set yours in production).
+    ``allow_origins``: other browser origins allowed (``"*"`` = any).
+    ``client_session_ids``: also accept ids the client made up (default: only
+    ids the server minted).  ``config``: limits and delivery settings
+    (ServerConfig); its host/port are not used, the host application owns the
+    socket.
     """
 
     def __init__(
@@ -52,41 +63,41 @@ class StreampaceApp:
         agent: Agent | Source,
         *,
         static: bool = False,
+        authorize: Authorize | None = None,
+        allowed_hosts: Iterable[str] = LOOPBACK_NAMES,
         allow_origins: Iterable[str] = (),
+        client_session_ids: bool | None = None,
         config: ServerConfig | None = None,
     ) -> None:
         source: Source = agent if hasattr(agent, "stream") else AgentSource(agent)  # type: ignore[assignment]
         base = config or ServerConfig()
-        self.allow_origins = {o.rstrip("/") for o in (*base.allow_origins, *allow_origins)}
-        # The Origin is checked here against the request's own Host (the hub only
-        # knows a configured host:port, which a mounted app does not have).
-        self.config = dataclasses.replace(base, allow_origins=("*",))
+        if client_session_ids is not None:
+            base = dataclasses.replace(base, client_session_ids=client_session_ids)
+        self.config = base
+        self.origins = OriginPolicy((*base.allow_origins, *allow_origins), allowed_hosts)
         self.source = source
-        self.app = create_app(self.config, source, static=static)
-        self.hub: Hub = self.app.state.hub
-
-    def origin_allowed(self, scope: Scope) -> bool:
-        headers = {k.lower(): v for k, v in scope.get("headers", [])}
-        origin = headers.get(b"origin")
-        if origin is None:  # not a browser: nothing to protect against cross-site
-            return True
-        origin_text = origin.decode("latin-1").rstrip("/")
-        if "*" in self.allow_origins or origin_text in self.allow_origins:
-            return True
-        host = headers.get(b"host", b"").decode("latin-1").lower()
-        return bool(host) and urlsplit(origin_text).netloc.lower() == host
+        self.hub = Hub(source, base, origins=self.origins, authorize=authorize)
+        self.app = create_app(base, source, self.hub, static=static)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan_protocol(receive, send)
             return
-        if scope["type"] == "websocket" and not self.origin_allowed(scope):
-            websocket = WebSocket(scope, receive, send)
-            # Accept first: a browser only learns a close code from an open socket.
-            await websocket.accept()
-            await websocket.close(CLOSE_BAD_ORIGIN, "origin not allowed")
-            return
         await self.app(scope, receive, send)
+
+    def uvicorn_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``uvicorn.Config`` / ``uvicorn.run`` that give the host
+        application's server what ``streampace serve`` has below the ASGI level
+        (docs/mount.md): connections capped per address and in all at accept, a
+        handshake timeout for incomplete requests, an answer to over-long handshakes,
+        WebSocket pings, the message size limit.  The caps count every connection
+        of that server, the host application's own pages too."""
+        guard = ConnectionGuard(self.config, raise_fd_limit())
+        http, ws = protocols(guard)
+        return {"http": http, "ws": ws, "ws_max_size": self.config.max_message_bytes,
+                "ws_ping_interval": self.config.ws_ping_interval_s,
+                "ws_ping_timeout": self.config.ws_ping_timeout_s,
+                "ws_per_message_deflate": False}
 
     async def shutdown(self) -> None:
         """End runs (RUN_ERROR server_shutdown), flush and close viewers (1001)."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
@@ -22,6 +24,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .redis_keys import (
     APPEND_SCRIPT,
+    INDEX_KEY,
+    INSTANCE_KEY,
     LEASE_LOST,
     RELEASE_SCRIPT,
     RENEW_SCRIPT,
@@ -30,7 +34,7 @@ from .redis_keys import (
     dumps,
 )
 from .store import redact_url
-from .store_errors import StoreError
+from .store_errors import StoreError, StoreFull, StoreLost
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -42,6 +46,14 @@ READ_COUNT = 512  # stream entries per session per XREAD
 
 def unreachable(exc: BaseException) -> StoreError:
     return StoreError(f"redis unreachable: {exc!r}")
+
+
+def _text(value: Any) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)  # shared by processes (the index's scores)
 
 
 class RedisConnection:
@@ -79,6 +91,104 @@ class RedisConnection:
         self._snapshot = self.client.register_script(SNAPSHOT_SCRIPT)
         self._writes: list[tuple[list[str], list[Any], asyncio.Future[Any]]] = []
         self._writer: asyncio.Task[None] | None = None
+        self.max_sessions = config.max_sessions
+        self.quiet_ms = int(config.quiet_s * 1000)
+        self.instance: str | None = None  # the marker of the data set this process holds
+        self.on_lost: Callable[[], None] | None = None  # the store's: Redis lost its data
+        self.losses = 0
+
+    # -- reads, checked against the data set's marker ---------------------------
+
+    async def read(self, streams: dict[Any, Any], count: int, block: int | None,
+                   epoch_key: str | None = None) -> tuple[Any, str | None]:
+        """One XREAD, in one round trip with the marker (and ``epoch_key``): the XREAD
+        result and the epoch.  Raises StoreLost (after telling the store) when the
+        marker says Redis lost its data: the result must not be applied."""
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.get(INSTANCE_KEY)
+            if epoch_key is not None:
+                pipe.get(epoch_key)
+            pipe.xread(streams, count=count, block=block)
+            results = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise unreachable(exc) from None
+        await self.observe(results[0])
+        epoch = _text(results[1]) if epoch_key is not None else None
+        return results[-1], epoch
+
+    async def observe(self, marker: Any) -> None:
+        """Check the data set's marker as Redis just answered it; StoreLost if it
+        changed since this process last looked (Redis restarted empty, or flushed)."""
+        seen = _text(marker)
+        if seen is not None and seen == self.instance:
+            return
+        first = self.instance is None
+        if seen is None:
+            seen = await self.claim_instance()
+        self.instance = seen
+        if first:
+            return
+        self.losses += 1
+        if self.on_lost is not None:
+            self.on_lost()
+        raise StoreLost("the session store lost its data (restarted or flushed)")
+
+    async def claim_instance(self) -> str:
+        """Set a marker if there is none (the first process after an empty start); the
+        marker Redis holds now."""
+        try:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.set(INSTANCE_KEY, uuid.uuid4().hex, nx=True)
+            pipe.get(INSTANCE_KEY)
+            _set, marker = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise unreachable(exc) from None
+        return _text(marker) or ""
+
+    # -- the session index (--max-sessions across processes) ----------------------
+
+    async def make_room(self, keys: SessionKeys, session_id: str) -> None:
+        """Before creating a session: forget the longest-quiet ones past the limit;
+        StoreFull when every session counted was active within the quiet period."""
+        now = _now_ms()
+        client = self.client
+        try:
+            pipe = client.pipeline(transaction=False)
+            pipe.zremrangebyscore(INDEX_KEY, "-inf", now - self.ttl_ms)  # expired keys
+            pipe.zcard(INDEX_KEY)
+            _gone, count = await pipe.execute()
+            while count >= self.max_sessions:
+                quiet: Any = await client.zrangebyscore(INDEX_KEY, "-inf", now - self.quiet_ms,
+                                                        start=0, num=1)
+                if not quiet:
+                    raise StoreFull(f"{count} sessions in the store were all active within "
+                                    f"the last {self.quiet_ms // 1000} s")
+                old = _text(quiet[0]) or ""
+                if await self.forget(SessionKeys.of(old), old):
+                    count -= 1
+        except (RedisError, OSError) as exc:
+            raise unreachable(exc) from None
+
+    async def forget(self, keys: SessionKeys, session_id: str) -> bool:
+        """Delete a quiet session's keys (not while a run holds its lease)."""
+        pipe = self.client.pipeline(transaction=True)
+        pipe.exists(keys.lease)
+        pipe.zrem(INDEX_KEY, session_id)
+        held, _ = await pipe.execute()
+        if held:
+            await self.client.zadd(INDEX_KEY, {session_id: _now_ms()})  # running: not quiet
+            return False
+        await self.client.delete(*keys.data)
+        return True
+
+    async def touch(self, session_ids: list[str]) -> None:
+        """Mark sessions active now (an attach, a run's end, the process's heartbeat
+        for sessions it serves): the quiet period starts over."""
+        if session_ids:
+            now = _now_ms()
+            with contextlib.suppress(RedisError, OSError):
+                await self.client.zadd(INDEX_KEY, dict.fromkeys(session_ids, now))
 
     # -- lease-fenced appends -------------------------------------------------
 

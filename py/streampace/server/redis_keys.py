@@ -12,6 +12,15 @@ Per session (the ``{id}`` hash tag keeps one session's keys on one Cluster slot)
 - ``sp:{id}:runs``  runs started (the demo source's per-run seed).
 - ``sp:{id}:epoch`` the session's epoch, set once by whichever process opens it first.
 
+Global keys:
+
+- ``sp:instance``  a random marker of the data set, set by the first process that
+  finds none.  Every read checks it: a Redis that restarted empty (or was flushed)
+  has none, or another process's new one, and the process knows that what it holds
+  no longer continues what Redis holds (docs/scaling.md, "Durability").
+- ``sp:sessions``  a sorted set of session ids by last activity (ms): ``--max-sessions``
+  across all processes; sessions quiet the longest are forgotten to make room.
+
 One channel, ``sp:control``, carries cancels to whichever process runs a session.
 Every append is one Lua script that checks the lease token before XADD, so a
 process that lost its lease cannot write into a run someone else has ended.
@@ -24,10 +33,13 @@ from typing import Any
 
 from streampace.session.compact_json import dumps_compact_ascii
 
-__all__ = ["SessionKeys", "CONTROL_CHANNEL", "APPEND_SCRIPT", "SNAPSHOT_SCRIPT", "RENEW_SCRIPT",
-           "RELEASE_SCRIPT", "LEASE_LOST", "dumps", "entry_seq"]
+__all__ = ["SessionKeys", "CONTROL_CHANNEL", "INSTANCE_KEY", "INDEX_KEY", "APPEND_SCRIPT",
+           "SNAPSHOT_SCRIPT", "RENEW_SCRIPT", "RELEASE_SCRIPT", "LEASE_LOST", "dumps",
+           "entry_seq"]
 
 CONTROL_CHANNEL = "sp:control"
+INSTANCE_KEY = "sp:instance"
+INDEX_KEY = "sp:sessions"
 LEASE_LOST = "STREAMPACE_LEASE_LOST"  # the append script's refusal
 
 # KEYS: log, lease, seq, epoch.  ARGV: token, maxlen, seq floor, ttl ms, release (0/1),
@@ -83,6 +95,11 @@ class SessionKeys:
     snap: str
     runs: str
     epoch: str
+
+    @property
+    def data(self) -> tuple[str, ...]:
+        """The keys that hold the session (not its lease): deleted to forget it."""
+        return (self.log, self.seq, self.snap, self.runs, self.epoch)
 
     @classmethod
     def of(cls, session_id: str) -> SessionKeys:

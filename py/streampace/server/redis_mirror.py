@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import uuid
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -31,19 +32,21 @@ from streampace.session.log import SessionLog
 
 from .memory import note_large_events
 from .redis_conn import READ_COUNT, RedisConnection, unreachable
-from .redis_keys import SessionKeys, dumps, entry_seq
-from .store_errors import StoreError
+from .redis_keys import INSTANCE_KEY, SessionKeys, dumps, entry_seq
+from .store_errors import StoreError, StoreLost
 
 if TYPE_CHECKING:
     from .config import ServerConfig
     from .session import Session
 
 __all__ = ["MIRROR_TABLE", "MirrorEvent", "MirrorState", "RedisMirror", "STORE_DOWN_MESSAGE",
+           "STORE_LOST_MESSAGE",
            "dump_conversation", "load_conversation"]
 
 log = logging.getLogger("streampace.server")
 
 STORE_DOWN_MESSAGE = "the session store is unreachable; retrying"
+STORE_LOST_MESSAGE = "the session store lost its data; resume to continue"
 
 
 class MirrorState(Enum):
@@ -60,6 +63,7 @@ class MirrorEvent(Enum):
     READ_OK = "read_ok"  # the process reader's XREAD answered
     READ_FAILED = "read_failed"  # ... or did not
     GAP = "gap"  # an entry did not follow the mirror's head
+    LOST = "lost"  # Redis lost the data (restarted empty, flushed, or the session forgotten)
     CLOSE = "close"
 
 
@@ -85,6 +89,11 @@ DOWN     GAP          STALE    a catch-up read found a gap
 DOWN     LOADED       CURRENT  a reload that was in flight finished
 DOWN     LOAD_FAILED  DOWN     still unreachable
 DOWN     CLOSE        CLOSED   shutdown or eviction
+EMPTY    LOST         EMPTY    nothing loaded: nothing lost
+CURRENT  LOST         STALE    viewers are told and closed; rebuilt under a new epoch
+STALE    LOST         STALE    viewers are told and closed; rebuilt under a new epoch
+DOWN     LOST         STALE    viewers are told and closed; rebuilt under a new epoch
+CLOSED   LOST         CLOSED   closed: nothing to tell
 CLOSED   LOADED       CLOSED   closed: a late result is dropped
 CLOSED   LOAD_FAILED  CLOSED   closed: a late result is dropped
 CLOSED   READ_OK      CLOSED   closed: a late result is dropped
@@ -146,7 +155,18 @@ class RedisMirror:
         after = self._machine.step(event)
         if after is MirrorState.DOWN and before is not MirrorState.DOWN:
             self._session.notify_store_down(STORE_DOWN_MESSAGE)
+        elif event is MirrorEvent.LOST and before in _LOADED:
+            self._session.notify_store_lost(STORE_LOST_MESSAGE)
         return after
+
+    def lost(self) -> None:
+        """What this process holds no longer continues what Redis holds (it restarted
+        empty, was flushed, or forgot the session): viewers are told and closed, and
+        they resume into the session as Redis has it, under a new epoch — never two
+        texts under one epoch (issue 18 item 10)."""
+        if self._machine.state in _LOADED:
+            log.warning("session %s: %s", self._session.id, STORE_LOST_MESSAGE)
+        self._move(MirrorEvent.LOST)
 
     # -- the reader's side --------------------------------------------------------
 
@@ -186,9 +206,12 @@ class RedisMirror:
         cannot be reached (a loaded mirror is served as it is; the reader retries)."""
         if self._machine.state in (MirrorState.EMPTY, MirrorState.STALE):
             await self.load()
-            return
-        with contextlib.suppress(StoreError):
-            await self.catch_up()
+        else:
+            with contextlib.suppress(StoreError):
+                await self.catch_up()
+            if self.stale:  # it found the data gone
+                await self.load()
+        await self._conn.touch([self._session.id])
 
     async def load(self) -> None:
         """(Re)build the mirror from the stream and the snapshot key: one load at a
@@ -211,14 +234,34 @@ class RedisMirror:
         self._move(MirrorEvent.LOADED)
 
     async def _read_all(self) -> tuple[str, SessionLog, Transcript, int]:
+        try:
+            return await self._read_all_once()
+        except StoreLost:
+            # Noticed while loading (the store has been told): this load reads the
+            # data as it is now, which is exactly what a rebuild wants.
+            return await self._read_all_once()
+
+    async def _read_all_once(self) -> tuple[str, SessionLog, Transcript, int]:
         keys, conn, config = self.keys, self._conn, self._config
         client = conn.client
         try:
-            # Our epoch becomes the session's only if no process set one yet.
-            pipe = client.pipeline(transaction=True)
-            pipe.set(keys.epoch, self._session.epoch, nx=True, px=conn.ttl_ms)
+            pipe = client.pipeline(transaction=False)
+            pipe.get(INSTANCE_KEY)
             pipe.get(keys.epoch)
-            _created, stored_epoch = await pipe.execute()
+            marker, stored_epoch = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise unreachable(exc) from None
+        await conn.observe(marker)
+        try:
+            if not stored_epoch:
+                # A new session (or one Redis lost): room for it, then a new epoch —
+                # never an epoch this process held before, so a viewer of the old
+                # data is never taken for one of the new.
+                await conn.make_room(keys, self._session.id)
+                pipe = client.pipeline(transaction=True)
+                pipe.set(keys.epoch, uuid.uuid4().hex[:16], nx=True, px=conn.ttl_ms)
+                pipe.get(keys.epoch)
+                _created, stored_epoch = await pipe.execute()
             raw_snap: Any = await client.hmget(keys.snap, ["seq", "data"])
             window: Any = await client.xrevrange(keys.log, count=config.log_events)
         except (RedisError, OSError) as exc:
@@ -270,12 +313,14 @@ class RedisMirror:
             await self.load()
 
     async def _read(self) -> bool:
-        """One XREAD after the mirror's head; True if anything arrived."""
-        try:
-            resp: Any = await self._conn.client.xread({self.keys.log: f"{self.head}-0"},
-                                                      count=READ_COUNT, block=None)
-        except (RedisError, OSError) as exc:
-            raise unreachable(exc) from None
+        """One XREAD after the mirror's head; True if anything arrived.  The session's
+        epoch comes in the same round trip: another one means the data this mirror
+        holds is gone (the session was forgotten, or Redis restarted)."""
+        resp, epoch = await self._conn.read({self.keys.log: f"{self.head}-0"}, READ_COUNT,
+                                            None, epoch_key=self.keys.epoch)
+        if epoch != self._session.epoch:
+            self.lost()
+            return False
         if not resp:
             return False
         for _key, entries in resp:

@@ -18,13 +18,14 @@ from redis.exceptions import RedisError
 
 from .redis_conn import READ_COUNT, RedisConnection
 from .redis_mirror import RedisMirror
-from .store_errors import StoreError
+from .store_errors import StoreError, StoreLost
 
 __all__ = ["StreamReader", "Follower", "MUX_BLOCK_MS"]
 
 log = logging.getLogger("streampace.server")
 
 MUX_BLOCK_MS = 50  # the XREAD block: how late a newly followed session joins
+TOUCH_EVERY_S = 30.0  # the followed sessions' activity in the session index
 
 
 class Follower(Protocol):
@@ -61,6 +62,7 @@ class StreamReader:
         backoff = 0.1
         down = False
         quiet_s = self._conn.block_ms / 1000
+        next_touch = 0.0
         try:
             while not self._closed:
                 for sid in [i for i, f in self._followers.items() if not f.wants_reads]:
@@ -75,9 +77,10 @@ class StreamReader:
                             await f.mirror.load()
                     streams: dict[Any, Any] = {key: f"{f.mirror.head}-0"
                                                for key, f in following.items()}
-                    resp: Any = (await self._conn.client.xread(streams, count=READ_COUNT,
-                                                          block=MUX_BLOCK_MS)
-                            if streams else None)
+                    # With the data set's marker: a Redis that lost its data is
+                    # noticed before anything it returns is applied.
+                    resp: Any = ((await self._conn.read(streams, READ_COUNT, MUX_BLOCK_MS))[0]
+                                 if streams else None)
                     if down:
                         down = False
                         log.warning("redis at %s is reachable again", self._conn.display_url)
@@ -91,8 +94,15 @@ class StreamReader:
                     now = asyncio.get_running_loop().time()
                     for f in following.values():
                         await f.check_quiet(now, quiet_s)
+                    if now >= next_touch:
+                        # Sessions served here are in use: never forgotten to make room.
+                        next_touch = now + TOUCH_EVERY_S
+                        await self._conn.touch([sid for sid, f in self._followers.items()
+                                                if f.wants_reads])
                     if not streams:
                         await asyncio.sleep(MUX_BLOCK_MS / 1000)
+                except StoreLost:
+                    continue  # the store was told; its mirrors reload before reading again
                 except (RedisError, OSError, StoreError) as exc:
                     down = True
                     for f in following.values():

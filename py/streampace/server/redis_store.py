@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from .redis_conn import RedisConnection
+from .redis_conn import RedisConnection, unreachable
 from .redis_keys import CONTROL_CHANNEL, SessionKeys, dumps
 from .redis_lease import SNAPSHOT_EVERY, RunLease
 from .redis_mirror import RedisMirror
@@ -85,6 +85,8 @@ class RedisBackend:
 
     async def close(self) -> None:
         self._closed = True
+        if self._store.backends.get(self.session_id) is self:
+            del self._store.backends[self.session_id]
         self._store.reader.forget(self)
         self.mirror.close()
         self.lease.close()
@@ -132,15 +134,25 @@ class RedisStore:
         self.display_url = self.conn.display_url
         self.reader = StreamReader(self.conn)
         self.running: dict[str, RedisBackend] = {}  # sessions whose run this process owns
+        self.backends: dict[str, RedisBackend] = {}  # every session this process holds
         self._control: asyncio.Task[None] | None = None
         self._closed = False
 
     def backend(self, session: Session) -> RedisBackend:
-        return RedisBackend(session, self)
+        backend = self.backends[session.id] = RedisBackend(session, self)
+        return backend
+
+    async def exists(self, session_id: str) -> bool:
+        try:
+            return bool(await self.conn.client.exists(SessionKeys.of(session_id).epoch))
+        except (RedisError, OSError) as exc:
+            raise unreachable(exc) from None
 
     async def start(self) -> None:
+        self.conn.on_lost = self._lost
         try:
             await self.conn.client.ping()
+            self.conn.instance = await self.conn.claim_instance()
             log.info("session store: redis at %s", self.display_url)
         except (RedisError, OSError) as exc:
             # Serve anyway: sessions are refused (1013) until Redis answers.
@@ -156,6 +168,15 @@ class RedisStore:
                 await self._control
         await self.reader.close()
         await self.conn.close()
+
+    def _lost(self) -> None:
+        """Redis lost its data: every session this process holds is rebuilt from what
+        Redis has now, under a new epoch, once its viewers have resumed."""
+        log.error("session store: redis at %s lost its data (restarted without "
+                  "persistence, or flushed): %d sessions here resume from it", self.display_url,
+                  len(self.backends))
+        for backend in list(self.backends.values()):
+            backend.mirror.lost()
 
     async def publish_cancel(self, session_id: str, code: str, message: str) -> None:
         with contextlib.suppress(RedisError, OSError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from .config import ServerConfig
 from .hub import Hub
 from .sources import Source
 from .store import make_store
-from .ws_protocol import AnsweringWebSocketProtocol
+from .transport import ConnectionGuard, protocols, quiet_accept_errors, raise_fd_limit
 
 __all__ = ["StreampaceServer", "build_server"]
 
@@ -30,14 +31,16 @@ class StreampaceServer(uvicorn.Server):
     viewer and close with 1001 before uvicorn's own shutdown runs.
     """
 
-    def __init__(self, config: uvicorn.Config, hub: Hub,
+    def __init__(self, config: uvicorn.Config, hub: Hub, guard: ConnectionGuard,
                  on_ready: Callable[[str], None] | None = None) -> None:
         super().__init__(config)
         self.hub = hub
+        self.guard = guard
         self.on_ready = on_ready
         self.url: str | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        quiet_accept_errors(asyncio.get_running_loop())
         await self.hub.store.start()
         await super().startup(sockets)
         if not self.servers or not self.servers[0].sockets:
@@ -68,21 +71,27 @@ def build_server(
 ) -> StreampaceServer:
     hub = Hub(source, config, make_store(config))
     app = create_app(config, source, hub, on_send=on_send)
+    guard = ConnectionGuard(config, raise_fd_limit())
+    # Our HTTP protocol caps connections and times out incomplete requests; the
+    # WebSocket one answers an over-long handshake (414) instead of hanging.
+    http_protocol, ws_protocol = protocols(guard)
     uv_config = uvicorn.Config(
         app,
         host=config.host,
         port=config.port,
-        ws=AnsweringWebSocketProtocol,  # answers an over-long handshake (414) instead of hanging
+        http=http_protocol,
+        ws=ws_protocol,
         ws_max_size=config.max_message_bytes,  # bigger frames: close 1009 at the protocol level
         # Batches are small and mostly loopback/LAN; per-connection deflate cost ~10 % of
         # the server's CPU under load (bench/server_load.py) and a zlib context per viewer.
         ws_per_message_deflate=False,
-        ws_ping_interval=20,
-        ws_ping_timeout=20,
+        # A peer that answers no ping within the timeout is gone (half-open): 1011.
+        ws_ping_interval=config.ws_ping_interval_s,
+        ws_ping_timeout=config.ws_ping_timeout_s,
         lifespan="off",
         log_level=log_level,
         access_log=False,
         server_header=False,
         timeout_graceful_shutdown=10,
     )
-    return StreampaceServer(uv_config, hub, on_ready=on_ready)
+    return StreampaceServer(uv_config, hub, guard, on_ready=on_ready)

@@ -41,6 +41,8 @@ __all__ = ["Session"]
 
 log = logging.getLogger("streampace.server")
 
+DRAIN_BEFORE_CLOSE_S = 2.0  # a viewer told to resume gets this long to take the notice
+
 
 def _monotonic_ms() -> float:
     return time.monotonic() * 1000.0
@@ -71,6 +73,7 @@ class Session:
         self.delivery_config = config.delivery
         self._feed: SharedFeed | None = None
         self.run_task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
 
     # -- the engine's state, as the store and the tests read it -----------------
 
@@ -161,6 +164,11 @@ class Session:
     def notify_store_down(self, message: str) -> None:
         self.perform(self.engine.store_unavailable(message))
 
+    def notify_store_lost(self, message: str) -> None:
+        """The store lost this session's data: viewers are told and closed (they
+        resume into the store's session), a run here stops."""
+        self.perform(self.engine.store_lost(message))
+
     async def ready(self) -> None:
         """Load what the store holds for this session (before the first attach)."""
         await self.backend.ready()
@@ -223,7 +231,15 @@ class Session:
                 if self.run_task is not None:
                     self.run_task.cancel()
             elif isinstance(out, output.Disconnect):
-                out.viewer.close(CLOSE_TRY_AGAIN, out.reason)  # type: ignore[attr-defined]
+                gone: Any = out.viewer
+                if out.drain:
+                    leave = getattr(gone, "leave_feed", None)
+                    if leave is not None:
+                        leave()  # nothing more of this log reaches it
+                    self._spawn(gone.drain_and_close(CLOSE_TRY_AGAIN, out.reason,
+                                                     DRAIN_BEFORE_CLOSE_S))
+                else:
+                    gone.close(CLOSE_TRY_AGAIN, out.reason)
             elif isinstance(out, output.PublishCancel):
                 self.backend.publish_cancel(out.code, out.message)
             elif isinstance(out, output.LogReplaced):
@@ -235,6 +251,11 @@ class Session:
             else:  # Emit and RunEnded happen inside a run's task; no timed source here
                 raise RuntimeError(f"session {self.id}: unexpected {out!r}")
         return refused
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # -- a run's body ---------------------------------------------------------------
 

@@ -60,6 +60,9 @@ class SessionStore(Protocol):
 
     def backend(self, session: Session) -> SessionBackend: ...
 
+    async def exists(self, session_id: str) -> bool:
+        """The store holds this session (another process may have made it)."""
+
     async def start(self) -> None: ...
 
     async def close(self) -> None: ...
@@ -102,6 +105,9 @@ class MemoryStore:
 
     def backend(self, session: Session) -> SessionBackend:
         return MemoryBackend(session)
+
+    async def exists(self, session_id: str) -> bool:
+        return False  # this process's sessions are the hub's: nobody else makes any
 
     async def start(self) -> None:
         pass

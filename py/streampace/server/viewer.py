@@ -23,7 +23,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.websockets import WebSocket, WebSocketState
@@ -33,8 +33,10 @@ from streampace.session.delivery import Batch, DeliveryBuffer, DeliveryConfig
 from streampace.session.log import SessionLog
 from streampace.session.outputs import Attach
 from streampace.session.protocol import batch_message, error_message
+from streampace.session.snapshot import iter_parts
 
 from .loop_host import LoopHost
+from .memory import note_freed
 from .viewer_lifecycle import VIEWER_TABLE, ViewerEvent, ViewerState
 
 if TYPE_CHECKING:
@@ -61,6 +63,9 @@ CLOSE_BAD_ORIGIN = 4403
 CLOSE_SLOW_CONSUMER = 4408
 
 PULL_EVENTS = 256  # events per log read while catching up
+# A snapshot part: small, so a socket that stops reading holds little of it (the
+# transport keeps the part being written, the queue at most one more).
+SNAPSHOT_PART_BYTES = 64 * 1024
 
 _V, _E = ViewerState, ViewerEvent
 _OWN = (_V.LIVE, _V.CATCHING_UP)  # delivering through its own buffer
@@ -107,6 +112,7 @@ class Viewer:
         self.close_code: int | None = None
         self._queue: deque[str] = deque()
         self._queued_bytes = 0
+        self._parts: Iterator[tuple[list[dict[str, Any]], bool]] | None = None  # a snapshot
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -114,6 +120,7 @@ class Viewer:
         self._host = LoopHost(self._loop)
         self._sender = asyncio.create_task(self._send_loop())
         self._closer: asyncio.Future[None] | None = None
+        self.closed = asyncio.Event()  # set once a close is asked for (the socket's reader ends)
 
     # -- the state ------------------------------------------------------------
 
@@ -153,7 +160,9 @@ class Viewer:
         (so a client can tell a restarted server from the one it left) and how
         delivery starts.
         """
-        live = out.snapshot is not None or out.after == session.log.head
+        # A snapshot is sent by the sender, part by part as the socket takes them, and
+        # the log after it: until then the viewer catches up like a replaying one.
+        live = out.snapshot is None and out.after == session.log.head
         state = self._move(_E.ATTACH_LIVE if live else _E.ATTACH_BEHIND)
         if state in _CLOSING:
             return  # a resume that lands while the socket closes: nothing goes out
@@ -163,7 +172,8 @@ class Viewer:
         self.last_through = out.after
         self.buffer = DeliveryBuffer(self._publish, self._host, self.delivery_config)
         if out.snapshot is not None:
-            self._publish(Batch(out.snapshot, out.after))  # one batch, never split or delayed
+            self._parts = iter_parts(out.snapshot,
+                                     max(min(self.limit // 2, SNAPSHOT_PART_BYTES), 1))
         elif state is _V.LIVE:
             self._try_join()
         self._wake.set()
@@ -183,7 +193,7 @@ class Viewer:
         assert session is not None and buffer is not None
         at = session.log.head if head is None else head
         if (self.cursor != at or not session.feed.can_join()
-                or self._queued_bytes > self.limit):
+                or self._queued_bytes > self.limit or self._parts is not None):
             return False
         if buffer.pending_events():
             buffer.flush()  # what this viewer batched itself goes out first
@@ -215,7 +225,8 @@ class Viewer:
         if self._stalled():
             return
         assert self.session is not None and self.buffer is not None
-        if self.cursor == first_seq - 1 and self._queued_bytes <= self.limit:
+        if (self.cursor == first_seq - 1 and self._queued_bytes <= self.limit
+                and self._parts is None):
             if self._try_join(first_seq - 1):
                 return  # the session's feed delivers these events
             self._move(_E.AT_HEAD)
@@ -226,6 +237,12 @@ class Viewer:
         else:
             self._move(_E.BEHIND)
             self._wake.set()  # the sender pulls from the log once the queue drains
+
+    def check_stalled(self) -> None:
+        """The hub's periodic look (server/hub.py): a stalled peer is closed and its
+        queue released on time, not only when the next output arrives."""
+        if not self.closing:
+            self._stalled()
 
     def _stalled(self) -> bool:
         """A send that has not completed for send_timeout_s: the peer stopped reading."""
@@ -253,6 +270,9 @@ class Viewer:
         if self._machine.state not in _OWN:
             return False  # a feed member gets the log's events from the feed
         assert self.session is not None and self.buffer is not None
+        if self._parts is not None:
+            self._send_part()
+            return True
         log_ = self.session.log
         if self.cursor >= log_.head:
             self._move(_E.AT_HEAD)
@@ -266,6 +286,18 @@ class Viewer:
         self.cursor += len(events)
         self.buffer.enqueue(events, through=self.cursor)
         return True
+
+    def _send_part(self) -> None:
+        """The snapshot's next part (made now, so only what the queue holds is held)."""
+        assert self._parts is not None
+        part = next(self._parts, None)
+        if part is None or part[1]:
+            self._parts = None
+        if part is not None:
+            events, last = part
+            if self.on_send is not None:
+                self.on_send(Batch(events, self.cursor))
+            self._put(batch_message(self.cursor, events, more=not last))
 
     def _publish(self, batch: Batch) -> bool:
         if self.closing:
@@ -320,14 +352,18 @@ class Viewer:
             self._drop_queue()
 
     def _drop_queue(self) -> None:
+        if self._queued_bytes:
+            note_freed(self._queued_bytes)  # large queues: glibc gets a trim soon
         self._queue.clear()
         self._queued_bytes = 0
+        self._parts = None
         self._idle.set()
 
     def _caught_up(self) -> bool:
         feed = self.feed
         return (
             not self._queue
+            and self._parts is None
             and (self.buffer is None or self.buffer.pending_events() == 0)
             and (feed is None or feed.buffer.pending_events() == 0)
             and (self.session is None or self.cursor >= self.session.log.head)
@@ -345,6 +381,7 @@ class Viewer:
         self._drop_queue()
         if self.buffer is not None:
             self.buffer.close()
+        self.closed.set()
         self._closer = asyncio.ensure_future(self._close(code, reason))
 
     async def drain_and_close(self, code: int, reason: str, drain_s: float) -> None:

@@ -29,8 +29,8 @@ class ViewerState(Enum):
 
 
 class ViewerEvent(Enum):
-    ATTACH_LIVE = "attach_live"  # attached from now, or after a snapshot
-    ATTACH_BEHIND = "attach_behind"  # resumed from a seq the log still holds
+    ATTACH_LIVE = "attach_live"  # attached from now
+    ATTACH_BEHIND = "attach_behind"  # resumed from a seq the log still holds, or a snapshot
     AT_HEAD = "at_head"  # its cursor is the log's head, its queue has room
     BEHIND = "behind"  # behind the head, or its queue over the limit
     JOIN = "join"  # joins the session's shared feed
@@ -41,9 +41,9 @@ class ViewerEvent(Enum):
 
 
 VIEWER_TABLE = table(ViewerState, ViewerEvent, """
-DETACHED     ATTACH_LIVE    LIVE         attached from now or after a snapshot
-DETACHED     ATTACH_BEHIND  CATCHING_UP  resumed from a seq the log holds: its sender replays from
-                                         there
+DETACHED     ATTACH_LIVE    LIVE         attached from now
+DETACHED     ATTACH_BEHIND  CATCHING_UP  resumed from a seq the log holds, or past it: its sender
+                                         sends the snapshot's parts, then replays the log
 CLOSING      ATTACH_LIVE    CLOSING      a resume on a socket already closing: nothing goes out
 CLOSING      ATTACH_BEHIND  CLOSING      a resume on a socket already closing: nothing goes out
 CLOSED       ATTACH_LIVE    CLOSED       a resume on a socket already closed: nothing goes out

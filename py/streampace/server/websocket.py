@@ -1,26 +1,50 @@
-"""The WebSocket endpoint: GET /ws/sessions/{session_id} (docs/protocol.md)."""
+"""The WebSocket endpoint: GET /ws/sessions/{session_id} (docs/protocol.md).
+
+Admission comes first and touches no session (server/admission.py): the Origin,
+the id (``new`` asks for a minted one), the address's open sockets, the host
+application's ``authorize`` hook.  The socket then has ``attach_timeout_s`` to
+send ``resume`` or ``run``; only that first attaching message opens (and, if
+need be, creates) its session through the hub.  From there the socket decodes
+messages and hands them to its session.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections import deque
+from collections.abc import Mapping
+from typing import Any
 
 from starlette.websockets import WebSocket
 
-from streampace.session.client_messages import ClientError, parse_client_message
+from streampace.session.client_messages import (
+    CancelMessage,
+    ClientError,
+    ClientMessage,
+    parse_client_message,
+)
 
+from .admission import (
+    CLOSE_POLICY,
+    CLOSE_TOO_MANY,
+    CLOSE_UNAUTHORIZED,
+    NEW_SESSION,
+    SESSION_ID_RE,
+    Refused,
+    client_key,
+    mint_session_id,
+)
 from .hub import Hub
-from .store_errors import StoreError
+from .session import Session
+from .store_errors import StoreError, StoreFull
 from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN, Viewer
 
 __all__ = ["session_socket", "SESSION_ID_RE"]
 
 log = logging.getLogger("streampace.server")
-
-SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class _AbuseMeter:
@@ -38,79 +62,187 @@ class _AbuseMeter:
         return len(self._times) >= self.limit
 
 
+async def _refuse(websocket: WebSocket, code: int, reason: str) -> None:
+    # Accept first: a browser only learns a close code from an open socket.
+    await websocket.accept()
+    await websocket.close(code, reason)
+
+
+async def _admit(hub: Hub, websocket: WebSocket, requested: str) -> tuple[str, bool]:
+    """The session id this socket is for and whether it was minted; raises Refused."""
+    headers = websocket.headers
+    why = hub.origins.refusal(headers.get("origin"), headers.get("host"))
+    if why is not None:
+        log.warning("refused a WebSocket: %s", why)
+        raise Refused(CLOSE_BAD_ORIGIN, "origin not allowed")
+    minted = requested == NEW_SESSION
+    if not minted and not SESSION_ID_RE.fullmatch(requested):
+        raise Refused(CLOSE_ABUSE, "bad session id")
+    if hub.shutting_down:
+        raise Refused(1001, "server shutting down")
+    session_id = mint_session_id() if minted else requested
+    if hub.authorize is not None:
+        try:
+            allowed = await hub.authorize(websocket, session_id, minted)
+        except Exception:
+            log.exception("the authorize hook failed; refusing the socket")
+            allowed = False
+        if allowed is not True:
+            raise Refused(CLOSE_UNAUTHORIZED, "not authorized")
+    return session_id, minted
+
+
 async def session_socket(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
     config = hub.config
-    origin = websocket.headers.get("origin")
-    session_id = websocket.path_params.get("session_id", "")
-    if not hub.origin_allowed(origin):
-        log.warning("refused WebSocket from origin %r", origin)
-        # Accept first: a browser only learns a close code from an open socket.
-        await websocket.accept()
-        await websocket.close(CLOSE_BAD_ORIGIN, "origin not allowed")
+    client = client_key(websocket.scope)
+    try:
+        session_id, minted = await _admit(hub, websocket,
+                                          websocket.path_params.get("session_id", ""))
+    except Refused as exc:
+        await _refuse(websocket, exc.code, exc.reason)
         return
-    if not SESSION_ID_RE.fullmatch(session_id):
-        await websocket.accept()
-        await websocket.close(CLOSE_ABUSE, "bad session id")
-        return
-    if hub.shutting_down:
-        await websocket.accept()
-        await websocket.close(1001, "server shutting down")
-        return
-    await websocket.accept()
-    session = hub.session(session_id)
-    if session is None:
-        log.warning("refused session %s: %d sessions in use", session_id, len(hub.sessions))
-        await websocket.close(CLOSE_TRY_AGAIN, "too many sessions in use")
+    if not hub.sockets.take(client):
+        log.warning("refused a WebSocket from %s: %d open", client, hub.sockets[client])
+        await _refuse(websocket, CLOSE_TOO_MANY, "too many connections from this address")
         return
     try:
-        await session.ready()
+        await websocket.accept()
+        viewer = Viewer(
+            websocket,
+            config.delivery,
+            config.outbound_limit_bytes,
+            on_send=getattr(websocket.app.state, "on_send", None),
+            send_timeout_s=config.send_timeout_s,
+        )
+        hub.add_viewer(viewer)
+        session: Session | None = None
+        try:
+            session = await _serve(hub, websocket, viewer, session_id, minted, client)
+        except Exception as exc:  # the peer vanished or sent garbage at the protocol level
+            log.debug("session %s: socket ended: %r", session_id, exc)
+        finally:
+            if session is not None:
+                session.detach(viewer)
+            hub.viewers.discard(viewer)
+            if viewer.close_code is not None:
+                hub.closes[viewer.close_code] += 1
+            with contextlib.suppress(Exception):
+                await viewer.stop()
+    finally:
+        hub.sockets.release(client)
+
+
+async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str,
+                 minted: bool, client: str) -> Session | None:
+    """Read the socket until it ends; the session it attached to, if any."""
+    config = hub.config
+    abuse = _AbuseMeter(config.abuse_errors, config.abuse_window_s)
+    session: Session | None = None
+    deadline = asyncio.get_running_loop().time() + config.attach_timeout_s
+    while not viewer.closing:
+        attached = session is not None and viewer in session.viewers
+        try:
+            async with asyncio.timeout_at(None if attached else deadline):
+                message = await _receive(websocket, viewer)
+        except TimeoutError:
+            log.info("closing a socket that did not attach within %.0f s",
+                     config.attach_timeout_s)
+            viewer.close(CLOSE_POLICY, "no resume or run received in time")
+            break
+        if message is None or message["type"] == "websocket.disconnect":
+            break  # closed by us (a stalled peer sends nothing more), or by the peer
+        try:
+            msg = _decode(message, config.max_message_bytes, config.max_prompt_chars)
+        except _TooBig:
+            viewer.close(CLOSE_TOO_BIG, "message too big")
+            break
+        except ClientError as exc:
+            viewer.send_error(exc.code, exc.message)
+            refused = True
+        else:
+            if session is None and isinstance(msg, CancelMessage) and not (
+                    session_id in hub.sessions or await _exists(hub, session_id)):
+                # Nothing runs in a session that does not exist: no need to make it.
+                viewer.send_error("no_run", "no run is in progress")
+                refused = True
+            else:
+                if session is None:
+                    session = await _open(hub, viewer, session_id, minted, client)
+                    if session is None:
+                        break
+                refused = session.receive(viewer, msg)
+        if refused and abuse.strike():
+            log.warning("session %s: closing an abusive viewer", session_id)
+            viewer.close(CLOSE_ABUSE, "too many bad messages")
+            break
+    return session
+
+
+async def _open(hub: Hub, viewer: Viewer, session_id: str, minted: bool,
+                client: str) -> Session | None:
+    """Open (or create) the session and bind the socket to it; None: closed instead."""
+    try:
+        session = await hub.open(session_id, client, minted)
+    except Refused as exc:
+        log.warning("refused session %s for %s: %s", session_id, client, exc.reason)
+        viewer.close(exc.code, exc.reason)
+        return None
     except StoreError as exc:
         log.warning("session %s: refused: %s", session_id, exc)
-        await websocket.close(CLOSE_TRY_AGAIN, "session store unavailable")
-        return
-    viewer = Viewer(
-        websocket,
-        config.delivery,
-        config.outbound_limit_bytes,
-        on_send=getattr(websocket.app.state, "on_send", None),
-        send_timeout_s=config.send_timeout_s,
-    )
-    hub.viewers.add(viewer)
-    session.connect(viewer)
-    abuse = _AbuseMeter(config.abuse_errors, config.abuse_window_s)
+        viewer.close(CLOSE_TRY_AGAIN, "session store unavailable")
+        return None
     try:
-        while not viewer.closing:
-            message = await websocket.receive()
-            if message["type"] == "websocket.disconnect":
-                break
-            text = message.get("text")
-            try:
-                if text is None:
-                    if len(message.get("bytes") or b"") > config.max_message_bytes:
-                        viewer.close(CLOSE_TOO_BIG, "message too big")
-                        break
-                    raise ClientError("bad_json", "binary frames are not supported; send JSON text")
-                if len(text) > config.max_message_bytes or (
-                    len(text.encode("utf-8", "surrogatepass")) > config.max_message_bytes
-                ):
-                    # uvicorn enforces this at the frame level already; this guards other servers.
-                    viewer.close(CLOSE_TOO_BIG, "message too big")
-                    break
-                refused = session.receive(viewer, parse_client_message(text,
-                                                                       config.max_prompt_chars))
-            except ClientError as exc:
-                session.refuse(viewer, exc)
-                refused = True
-            if refused and abuse.strike():
-                log.warning("session %s: closing an abusive viewer", session_id)
-                viewer.close(CLOSE_ABUSE, "too many bad messages")
-                break
-    except Exception as exc:  # the peer vanished or sent garbage at the protocol level
-        log.debug("session %s: socket ended: %r", session_id, exc)
-    finally:
-        session.detach(viewer)
-        hub.viewers.discard(viewer)
-        with contextlib.suppress(Exception):
-            await viewer.stop()
+        await session.ready()
+    except StoreFull as exc:
+        log.warning("session %s: refused: %s", session_id, exc)
+        hub.forget(session)
+        viewer.close(CLOSE_TRY_AGAIN, "too many sessions in use")
+        return None
+    except StoreError as exc:
+        log.warning("session %s: refused: %s", session_id, exc)
+        viewer.close(CLOSE_TRY_AGAIN, "session store unavailable")
+        return None
+    session.connect(viewer)
+    return session
 
+
+async def _receive(websocket: WebSocket, viewer: Viewer) -> Mapping[str, Any] | None:
+    """The next message, or None once the viewer is closed: a peer that stopped
+    reading may never send again, and the socket's resources go only when this
+    handler returns."""
+    receiving = asyncio.ensure_future(websocket.receive())
+    closed = asyncio.ensure_future(viewer.closed.wait())
+    try:
+        await asyncio.wait((receiving, closed), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        closed.cancel()
+        if not receiving.done():
+            receiving.cancel()
+    if receiving.done() and not receiving.cancelled():
+        return receiving.result()
+    return None
+
+
+async def _exists(hub: Hub, session_id: str) -> bool:
+    try:
+        return await hub.store.exists(session_id)
+    except StoreError:
+        return True  # let opening it say what is wrong
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _decode(message: Mapping[str, Any], max_bytes: int, max_prompt: int) -> ClientMessage:
+    """One frame's client message; _TooBig or ClientError."""
+    text = message.get("text")
+    if text is None:
+        if len(message.get("bytes") or b"") > max_bytes:
+            raise _TooBig
+        raise ClientError("bad_json", "binary frames are not supported; send JSON text")
+    if len(text) > max_bytes or len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+        # uvicorn enforces this at the frame level already; this guards other servers.
+        raise _TooBig
+    return parse_client_message(text, max_prompt)

@@ -43,7 +43,7 @@ from streampace.lifecycle import Machine, Rule, Table
 
 from .backoff import backoff_delay_ms
 from .connection_problems import Problem, close_problem, parse_probe, probe_problem
-from .protocol import Attached, Batch, CloseCode, ServerMessage
+from .protocol import Attached, Batch, CloseCode, ServerMessage, minted_url
 
 __all__ = ["ConnState", "ConnEvent", "TABLE", "Transport", "Consumer", "SessionConnection",
            "MAX_QUEUED_SENDS"]
@@ -109,6 +109,9 @@ class Transport(Protocol):
 
     def probe(self) -> None: ...
 
+    def retarget(self, url: str) -> None:
+        """Open the next socket at ``url`` (a session the server minted for us)."""
+
 
 class Consumer(Protocol):
     """The session client behind the connection (browser/client.py `SessionClient`)."""
@@ -139,6 +142,7 @@ class SessionConnection:
         self.host = host
         self.consumer = consumer
         self.url = url
+        self.asked_url = url  # as the page gave it: ``.../new`` asks for a minted session
         self.retry_before_open = retry_before_open
         self.reconnect = reconnect
         self.on_change = on_change
@@ -189,6 +193,8 @@ class SessionConnection:
     def _dispatch(self, kind: str, data: Any) -> None:
         if kind == "message":
             msg = self.consumer.receive(data)
+            if isinstance(msg, Attached):
+                self._follow_minted(msg.session_id)
             if isinstance(msg, (Attached, Batch)):
                 self._step(ConnEvent.DELIVERED)
         elif kind == "open":
@@ -210,6 +216,12 @@ class SessionConnection:
         self.last_close = (code, reason[:123])
         opened = self.state in (ConnState.OPEN, ConnState.ATTACHED)
         problem = close_problem(code, reason, opened)
+        if (problem is not None and code == CloseCode.UNKNOWN_SESSION
+                and self.url != self.asked_url):
+            # The session the server minted for us is gone (a restarted server):
+            # ask for a new one; the resume's epoch tells the client what it lost.
+            self._retarget(self.asked_url)
+            problem = replace(problem, final=False)
         if problem is None:
             if self._diagnosis is None:
                 self._step(ConnEvent.HANDSHAKE_FAILED)
@@ -251,6 +263,16 @@ class SessionConnection:
 
     def close(self) -> None:
         self._run(lambda: self._step(ConnEvent.CLOSE))
+
+    def _follow_minted(self, session_id: str) -> None:
+        """Asked for a new session: reconnect to the one the server minted."""
+        target = minted_url(self.asked_url, session_id)
+        if target is not None and target != self.url:
+            self._retarget(target)
+
+    def _retarget(self, url: str) -> None:
+        self.url = url
+        self.transport.retarget(url)
 
     def _retry_due(self) -> None:
         self._run(lambda: self._step(ConnEvent.RETRY_DUE))

@@ -65,6 +65,14 @@ _CLOSES: dict[int, tuple[str, str]] = {
                             "id, or too many refused messages)"),
     CloseCode.BAD_ORIGIN: ("origin_refused", "The server does not allow this page's origin "
                            "(streampace serve --allow-origin)"),
+    CloseCode.POLICY: ("attach_timeout", "The server closed a connection that did not "
+                       "attach in time"),
+    CloseCode.UNAUTHORIZED: ("unauthorized", "The application did not let this page into "
+                             "the session"),
+    CloseCode.UNKNOWN_SESSION: ("unknown_session", "The server does not know this session "
+                                "(it only serves sessions it made: ask for /ws/sessions/new)"),
+    CloseCode.TOO_MANY: ("too_many", "The server refused: too many connections or sessions "
+                         "from this address"),
     CloseCode.SLOW_CONSUMER: ("slow_consumer",
                               "The server disconnected this view: it fell too far behind"),
 }

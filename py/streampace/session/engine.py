@@ -14,11 +14,12 @@ or Redis store) and the page's simulation (``streampace.sim.page_session``:
 FrameHost timers, one in-page socket).  Both therefore log the same events for
 the same messages and send the same bytes (tests/server/test_page_session_parity.py).
 
-Where the next rules belong (issue 18): admission of a viewer is ``attach`` (the
-one place a viewer becomes attached); per-session bytes are ``bytes_held`` (every
-event enters through ``append``); eviction asks ``idle`` and ``last_active``;
-a snapshot's size is decided in ``attach`` (``Attach.snapshot``); a store that
-finds its data gone calls ``load`` (and ``store_unavailable`` to tell viewers).
+Issue 18's session rules live here: a viewer becomes attached only in ``attach``;
+what a session holds is ``bytes_held`` (the server's byte budget adds these up);
+whether it may be forgotten is ``evictable`` (never with a viewer, a socket bound
+to it, a run, or activity within the quiet period); a store that finds its data
+gone calls ``load`` and ``store_unavailable``.  Sockets, addresses, pings and
+Redis are the server's (``streampace.server``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Callable, Collection, Hashable
 from typing import Any
 
 from streampace.conversation import events as ev
-from streampace.conversation.transcript import Transcript
+from streampace.conversation.transcript import ToolCallItem, Transcript
 
 from . import client_messages as cm
 from .active_run import ActiveRun, TimedPlayback
@@ -51,6 +52,7 @@ from .outputs import (
 )
 from .protocol import ATTACH_LOG, ATTACH_SNAPSHOT, attach_mode, attached_message, error_message
 from .run_lifecycle import Outcome, RunLifecycle, RunState
+from .snapshot import snapshot_events
 from .source import RunRequest, TimedSource, check_source_end, new_run_id
 
 __all__ = ["SessionEngine", "SHUTDOWN_REFUSAL", "EVICTED"]
@@ -105,7 +107,11 @@ class SessionEngine:
         self._queued: ActiveRun | None = None  # accepted while the last one hands over
         self.run_count = 0
         self.accepting_runs = True
-        self.last_active = clock()
+        self.last_active = clock()  # creation, a viewer leaving, a run settling
+        # What the transcript held when last measured (a run's end), and the log's
+        # running total of appended bytes then: ``bytes_held`` adds what came since.
+        self._transcript_bytes = 0
+        self._appended_at_measure = log.appended_bytes
 
     # -- what the drivers ask --------------------------------------------------
 
@@ -132,8 +138,18 @@ class SessionEngine:
 
     @property
     def bytes_held(self) -> int:
-        """What the log holds, in its own unit (compact JSON bytes)."""
-        return self.log.size_bytes
+        """About what this session keeps in memory: the log's events (compact JSON
+        bytes) plus the transcript's text (UTF-8 bytes), measured at each run's end
+        and grown since by every byte logged — an upper bound while a run streams."""
+        since = self.log.appended_bytes - self._appended_at_measure
+        return self.log.size_bytes + self._transcript_bytes + since
+
+    def evictable(self, now: float, quiet_ms: float) -> bool:
+        """The session may be forgotten: nobody attached or bound to it, no run here,
+        and nothing happened for ``quiet_ms`` (a run that just ended, a viewer that
+        just left may come back for it)."""
+        return (self.idle and not self.connected
+                and now - self.last_active >= quiet_ms)
 
     @property
     def run_outcome(self) -> Outcome | None:
@@ -193,7 +209,7 @@ class SessionEngine:
         head = self.log.head
         mode = attach_mode(self.log, after, epoch, self.epoch)
         start = after if mode == ATTACH_LOG and after is not None else head
-        snapshot = self.transcript.snapshot_events() if mode == ATTACH_SNAPSHOT else None
+        snapshot = snapshot_events(self.transcript) if mode == ATTACH_SNAPSHOT else None
         self.viewers.add(viewer)
         self.connected.add(viewer)
         return [Attach(viewer, attached_message(self.id, self.epoch, mode, start), mode, start,
@@ -221,6 +237,18 @@ class SessionEngine:
         text = error_message("store_unavailable", message)
         return [Reply(viewer, text) for viewer in self.viewers]
 
+    def store_lost(self, message: str) -> list[Output]:
+        """The store lost the data this engine's log continues (a Redis restarted
+        empty): every viewer is told, then disconnected to resume into the store's
+        session under its new epoch (so no two viewers hold different texts under
+        one epoch); a run here stops (its lease went with the data)."""
+        text = error_message("store_unavailable", message)
+        out: list[Output] = [Reply(viewer, text) for viewer in self.viewers]
+        out += self.stop("store_unavailable", "the session store lost its data")
+        gone, self.connected = self.connected, set()
+        self.viewers = set()
+        return out + [Disconnect(viewer, message, drain=True) for viewer in gone]
+
     # -- the log ---------------------------------------------------------------
 
     def append(self, events: list[dict[str, Any]]) -> list[Output]:
@@ -239,6 +267,7 @@ class SessionEngine:
         """The store's view of the session (loaded before the first attach, or
         reloaded after a gap: then viewers must not follow the old log)."""
         self.epoch, self.log, self.transcript = epoch, log, transcript
+        self._measure()
         return [LogReplaced()] if replacing else []
 
     def lost_run_events(self, code: str, message: str) -> list[dict[str, Any]]:
@@ -322,6 +351,8 @@ class SessionEngine:
         self._current(run_id)
         nxt = self.runs.settle()
         self._run, self._queued = self._queued, None
+        self.last_active = self._clock()
+        self._measure()
         return [] if nxt is None else [StartRun(nxt)]
 
     def stop(self, code: str, message: str, run_id: str | None = None) -> list[Output]:
@@ -381,8 +412,25 @@ class SessionEngine:
 
     # -- internals ------------------------------------------------------------------
 
+    def _measure(self) -> None:
+        """Measure the transcript's text now (a run's end, a load): O(items), once."""
+        total = 0
+        for item in self.transcript.items():
+            for text in _item_texts(item):
+                total += len(text) if text.isascii() else len(text.encode("utf-8", "replace"))
+        self._transcript_bytes = total
+        self._appended_at_measure = self.log.appended_bytes
+
     def _current(self, run_id: str) -> ActiveRun:
         run = self._run
         if run is None or run.run_id != run_id:
             raise RuntimeError(f"session {self.id}: {run_id} is not its current run")
         return run
+
+
+def _item_texts(item: Any) -> list[str]:
+    """The strings a transcript item keeps (message text, tool arguments and result)."""
+    if isinstance(item, ToolCallItem):
+        result = item.result
+        return [item.args, result] if isinstance(result, str) else [item.args]
+    return [item.text]

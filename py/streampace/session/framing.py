@@ -84,6 +84,12 @@ MAX_EVENT_DELTA = 16_384
 _SPLITTABLE = frozenset({ev.TEXT_MESSAGE_CONTENT, ev.REASONING_MESSAGE_CONTENT,
                          ev.TOOL_CALL_ARGS})
 
+# Longest argument text of one tool call.  Its parts are kept until the call
+# ends so the END can be checked (the arguments must parse), and that parse
+# builds the whole value: bounding the text bounds both (a 4 MiB argument text
+# is far past any tool's; it ends the run with a clear error instead).
+MAX_TOOL_ARGS_CHARS = 4 * 1024 * 1024
+
 _ONCE = frozenset({ev.MESSAGE, ev.REASONING, ev.TOOL_CALL})  # ids that name one item of a run
 _END_TYPE = {kind: (field, end) for kind, field, end in _OPENERS.values()}
 
@@ -106,6 +112,7 @@ class RunFramer:
         # Argument text of open tool calls: a TOOL_CALL_END is only ever sent for
         # arguments that parse as JSON (ag-ui-validate AGUI204).
         self._args: dict[str, list[str]] = {}
+        self._args_chars: dict[str, int] = {}
         self._ended: set[tuple[str, str]] = set()  # ids may not be reused in a run (AGUI104)
         self.state = SharedState(None, state_limits)
         self.use_state(state)
@@ -136,8 +143,9 @@ class RunFramer:
         if not parts:
             return True  # a tool without arguments
         try:
-            # Any length (the arguments arrived in bounded events), but a bounded depth.
-            bounded_loads("".join(parts), max_bytes=1 << 62, max_depth=ev.MAX_EVENT_DEPTH)
+            # Length bounded as the parts arrive (MAX_TOOL_ARGS_CHARS), depth here.
+            bounded_loads("".join(parts), max_bytes=4 * MAX_TOOL_ARGS_CHARS,
+                          max_depth=ev.MAX_EVENT_DEPTH)
         except JsonLimitError:
             return False
         return True
@@ -158,6 +166,7 @@ class RunFramer:
             out.append({"type": end, field: ident})
         self._open.clear()
         self._args.clear()
+        self._args_chars.clear()
         return out
 
     def _own_ids(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -265,6 +274,7 @@ class RunFramer:
                 self._ended.add(key)
             if kind == ev.TOOL_CALL:
                 self._args.pop(event[field], None)
+                self._args_chars.pop(event[field], None)
         elif t in _CONTENT:
             kind, field = _CONTENT[t]
             if (kind, event[field]) not in self._open:
@@ -272,9 +282,19 @@ class RunFramer:
                     "upstream_protocol_error", f"{t} for {event[field]!r} that is not open"
                 )
             if kind == ev.TOOL_CALL and isinstance(event.get("delta"), str):
-                self._args.setdefault(event[field], []).append(event["delta"])
+                self._keep_args(event[field], event["delta"])
         out.append(event)
         return out
+
+    def _keep_args(self, tool_call_id: str, delta: str) -> None:
+        total = self._args_chars.get(tool_call_id, 0) + len(delta)
+        if total > MAX_TOOL_ARGS_CHARS:
+            raise UpstreamError(
+                "upstream_protocol_error",
+                f"tool call {tool_call_id!r}: arguments over {MAX_TOOL_ARGS_CHARS} characters",
+            )
+        self._args_chars[tool_call_id] = total
+        self._args.setdefault(tool_call_id, []).append(delta)
 
     def finish(self, code: str, message: str) -> list[dict[str, Any]]:
         """End the run with RUN_ERROR (if not ended yet), closing what is open."""

@@ -41,6 +41,7 @@ class SessionLog:
         self.max_bytes = max_bytes
         self._entries: deque[tuple[int, dict[str, Any], int]] = deque()
         self._bytes = 0
+        self.appended_bytes = 0  # every byte ever appended (the engine's byte measure)
         self.head = 0  # sequence number of the newest event (0: none yet)
 
     @property
@@ -58,6 +59,7 @@ class SessionLog:
     def append(self, events: Iterable[dict[str, Any]]) -> int:
         """Log events in order; returns the sequence number of the last one."""
         large = 0
+        before = self._bytes
         for event in events:
             self.head += 1
             size = event_size(event)
@@ -65,6 +67,7 @@ class SessionLog:
             self._bytes += size
             if size >= LARGE_EVENT_BYTES:
                 large += size
+        self.appended_bytes += self._bytes - before
         if large and self.on_large_events is not None:
             self.on_large_events(large)
         # Always keep the newest event, even when it alone exceeds the byte budget,

@@ -26,7 +26,8 @@ Viewer = Hashable
 class Attach:
     """``viewer`` is attached: send ``text`` (the ``attached`` message) first, then
     deliver from seq ``after`` on — by replaying the log from there, or, when
-    ``snapshot`` is set, by one batch of it (``through = after``) and live events."""
+    ``snapshot`` is set, by sending it (in bounded parts, session/snapshot.py, all with
+    ``through = after``) and then the log from ``after`` on."""
 
     viewer: Viewer
     text: str
@@ -119,6 +120,7 @@ class Disconnect:
 
     viewer: Viewer
     reason: str
+    drain: bool = False  # send what was queued for it first (a notice it must read)
 
 
 @dataclass(frozen=True, slots=True)

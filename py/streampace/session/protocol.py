@@ -13,13 +13,17 @@ text of every message in both directions, and how an attaching viewer is served.
 Every decode of outside text goes through `streampace.bounded_json.loads`.
 
 2: the `attached` message (session epoch) and `resume.epoch`.
+3: snapshots in parts (a batch's `more`), sessions the server mints
+   (`/ws/sessions/new`), close codes 1008, 4401, 4404, 4429.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, TypeGuard
+from urllib.parse import urlsplit, urlunsplit
 
 from streampace.bounded_json import DEFAULT_MAX_DEPTH, JsonLimitError
 from streampace.bounded_json import loads as bounded_loads
@@ -37,7 +41,8 @@ from .log import SessionLog
 
 __all__ = [
     "PROTOCOL_VERSION", "PROTOCOL_HEADER", "ATTACH_LIVE", "ATTACH_LOG", "ATTACH_SNAPSHOT",
-    "ATTACH_MODES", "CloseCode", "FINAL_CLOSE_CODES", "MAX_EPOCH_CHARS",
+    "ATTACH_MODES", "CloseCode", "FINAL_CLOSE_CODES", "NEW_SESSION", "minted_url",
+    "MAX_EPOCH_CHARS",
     "MAX_SERVER_MESSAGE_BYTES", "MAX_SERVER_MESSAGE_DEPTH", "HELLO", "JS_CONSTANTS",
     "Attached", "Batch", "ServerError", "ServerMessage", "ProtocolError",
     "attach_mode", "attached_message", "batch_message", "error_message",
@@ -46,7 +51,7 @@ __all__ = [
     "CancelMessage",
 ]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 # On every HTTP response of a streampace server: a plain request finds out
 # whether one is there (the demo's probe, the client's handshake diagnosis).
 PROTOCOL_HEADER = "X-Streampace-Protocol"
@@ -76,16 +81,27 @@ class CloseCode(IntEnum):
     TOO_BIG = 1009  # a client message over the server's limit
     INTERNAL_ERROR = 1011
     SERVICE_RESTART = 1012
-    TRY_AGAIN_LATER = 1013  # too many sessions, or the session store is unreachable
+    POLICY = 1008  # the socket sent no resume or run within the server's attach timeout
+    TRY_AGAIN_LATER = 1013  # too many sessions, the memory budget, or the store is unreachable
     FORCED_RECONNECT = 4000  # the page's own drop() (the demo's "forced reconnect")
     BAD_REQUEST = 4400  # bad session id, or repeated refused messages
+    UNAUTHORIZED = 4401  # the host application's authorize hook refused the socket
     BAD_ORIGIN = 4403  # the page's Origin is not allowed
+    UNKNOWN_SESSION = 4404  # an id the server does not know (it mints ids: ask for a new one)
     SLOW_CONSUMER = 4408  # the viewer fell too far behind; it may resume
+    TOO_MANY = 4429  # this address holds too many sockets or sessions
 
 
 # After these, reconnecting is useless: the same request gets the same answer
-# (an origin not on the allowlist, a malformed session id).
-FINAL_CLOSE_CODES = frozenset({CloseCode.BAD_REQUEST, CloseCode.BAD_ORIGIN})
+# (an origin not on the allowlist, a malformed or unknown session id, a refusal
+# by the application).  A connection that asked for a minted id goes back to
+# asking for a new one on UNKNOWN_SESSION instead (session/connection.py).
+FINAL_CLOSE_CODES = frozenset({CloseCode.BAD_REQUEST, CloseCode.BAD_ORIGIN,
+                               CloseCode.UNAUTHORIZED, CloseCode.UNKNOWN_SESSION})
+
+# The last path segment of a stream URL that asks the server for a new session
+# with an id it mints (`/ws/sessions/new`); the `attached` message names the id.
+NEW_SESSION = "new"
 
 
 # -- server -> client -----------------------------------------------------------
@@ -103,6 +119,7 @@ class Attached:
 class Batch:
     through: int
     events: list[Any]  # raw: the client validates each event (conversation.events)
+    more: bool = False  # a snapshot part: the snapshot continues in the next batch
 
 
 @dataclass(frozen=True)
@@ -146,7 +163,11 @@ def attached_message(session_id: str, epoch: str, mode: str, after: int) -> str:
                           "after": after})
 
 
-def batch_message(through: int, events: list[dict[str, Any]]) -> str:
+def batch_message(through: int, events: list[dict[str, Any]], more: bool = False) -> str:
+    """A batch; ``more``: a part of a snapshot that continues in the next batch (same
+    ``through``; session/snapshot.py)."""
+    if more:
+        return dumps_compact({"through": through, "events": events, "more": True})
     return dumps_compact({"through": through, "events": events})
 
 
@@ -178,7 +199,7 @@ def decode_server_message(text: str) -> ServerMessage:
         if not _is_count(through) or not isinstance(events, list):
             raise ProtocolError("bad_message",
                                 "a batch needs an integer 'through' >= 0 and an 'events' array")
-        return Batch(through, events)
+        return Batch(through, events, msg.get("more") is True)
     if kind == "attached":
         epoch, mode, after = msg.get("epoch"), msg.get("mode"), msg.get("after")
         if not (isinstance(epoch, str) and 0 < len(epoch) <= MAX_EPOCH_CHARS):
@@ -217,6 +238,21 @@ def run_message(prompt: str, scenario: str | None = None) -> str:
 
 def cancel_message() -> str:
     return dumps_compact({"type": "cancel"})
+
+
+def minted_url(asked: str, session_id: str) -> str | None:
+    """The stream URL of a session the server minted for a socket that asked for a
+    new one at ``asked`` (its path ends in ``/new``): the same URL with the id in
+    place of ``new``.  None when ``asked`` named its own session, or the id is
+    not one the server could have minted."""
+    parts = urlsplit(asked)
+    base, _, last = parts.path.rpartition("/")
+    if last != NEW_SESSION or not _SESSION_ID.fullmatch(session_id):
+        return None
+    return urlunsplit(parts._replace(path=f"{base}/{session_id}"))
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 # What a socket sends by itself on an open that happens before the page's

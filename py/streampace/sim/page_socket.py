@@ -82,6 +82,9 @@ class SimulatedSession:
         self._disconnect()
         self._push("close", {"code": _FORCED["code"], "reason": _FORCED["reason"]})
 
+    def retarget(self, url: str) -> None:
+        pass  # one simulated session, whatever the URL says
+
     def probe(self) -> None:
         # The simulated server is always there (a handshake never fails).
         self._push("probe", {"reachable": True, "status": 200, "protocol": True})

@@ -1,0 +1,126 @@
+"""Who may open a session socket, and on which session (docs/security.md).
+
+A session id is a capability: whoever knows it reads the conversation and may
+run and cancel in it.  So the server mints ids (128 random bits, URL-safe) for a
+client that asks for a new session (``/ws/sessions/new``), and ids a client made
+up are refused unless the operator allows them (``client_session_ids``).  The
+host application decides who gets in with its ``authorize`` hook, called at the
+handshake with the request and the session id.
+
+Everything here is decided before the socket is accepted, from the request
+alone: the Origin (and, for a mounted app, the Host), the id, the address's
+number of open sockets, the hook.  Nothing here creates or touches a session —
+that happens when the socket first attaches (``Hub.open``).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from starlette.requests import HTTPConnection
+
+from streampace.session.protocol import NEW_SESSION, CloseCode
+
+__all__ = [
+    "Authorize", "NEW_SESSION", "SESSION_ID_RE", "MINTED_ID_CHARS", "Refused", "ClientCounts",
+    "OriginPolicy", "client_key", "mint_session_id", "CLOSE_POLICY", "CLOSE_UNAUTHORIZED",
+    "CLOSE_UNKNOWN_SESSION", "CLOSE_TOO_MANY",
+]
+
+SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MINTED_ID_BYTES = 16  # 128 bits
+MINTED_ID_CHARS = 22  # their URL-safe base64, unpadded
+
+CLOSE_POLICY = int(CloseCode.POLICY)  # no resume/run within the attach timeout
+CLOSE_UNAUTHORIZED = int(CloseCode.UNAUTHORIZED)  # the authorize hook said no
+CLOSE_UNKNOWN_SESSION = int(CloseCode.UNKNOWN_SESSION)  # unknown id, client ids are off
+CLOSE_TOO_MANY = int(CloseCode.TOO_MANY)  # this address holds too many sockets or sessions
+
+# ``await authorize(websocket, session_id, new)``: True lets the socket in.  ``new``:
+# the id was minted for this socket (the session does not exist yet).
+Authorize = Callable[[HTTPConnection, str, bool], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class Refused(Exception):
+    """A socket refused before it reaches a session: close with ``code``."""
+
+    code: int
+    reason: str
+
+
+def mint_session_id() -> str:
+    return secrets.token_urlsafe(MINTED_ID_BYTES)
+
+
+def client_key(scope: Mapping[str, object]) -> str:
+    """The address a connection counts against (the ASGI server's ``client``; behind a
+    proxy, the server must be told to trust its forwarding headers)."""
+    client = scope.get("client")
+    if isinstance(client, list | tuple) and client:
+        return str(client[0])
+    return "unknown"
+
+
+class ClientCounts:
+    """Open things per address, with a limit (0: none)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._counts: Counter[str] = Counter()
+
+    def take(self, key: str) -> bool:
+        """Count one more for ``key``; False (nothing counted) when at the limit."""
+        if self.limit and self._counts[key] >= self.limit:
+            return False
+        self._counts[key] += 1
+        return True
+
+    def release(self, key: str) -> None:
+        left = self._counts[key] - 1
+        if left > 0:
+            self._counts[key] = left
+        else:
+            del self._counts[key]
+
+    def __getitem__(self, key: str) -> int:
+        return self._counts.get(key, 0)
+
+    def total(self) -> int:
+        return sum(self._counts.values())
+
+
+class OriginPolicy:
+    """Which browser pages may open the socket.
+
+    ``allow_origins``: origins allowed whatever the Host (``*``: any).  An Origin
+    naming the request's own Host is allowed only when that Host is one of
+    ``allowed_hosts`` (``*``: any): otherwise a DNS-rebinding page — whose Origin
+    and Host are both the attacker's name, resolving to this server — would pass
+    as same-origin.  A request without Origin is not from a browser page and is
+    not refused here (the authorize hook still applies).
+    """
+
+    def __init__(self, allow_origins: Iterable[str], allowed_hosts: Iterable[str]) -> None:
+        self.allow_origins = {o.rstrip("/").lower() for o in allow_origins}
+        self.allowed_hosts = {h.lower().strip("[]") for h in allowed_hosts}
+
+    def refusal(self, origin: str | None, host: str | None) -> str | None:
+        """None when allowed, else why not (for the log)."""
+        if origin is None:
+            return None
+        origin = origin.rstrip("/").lower()
+        if "*" in self.allow_origins or origin in self.allow_origins:
+            return None
+        host = (host or "").lower()
+        if not host or urlsplit(origin).netloc != host:
+            return f"origin {origin[:100]!r} is not allowed"
+        name = urlsplit(f"//{host}").hostname or ""
+        if "*" in self.allowed_hosts or name in self.allowed_hosts:
+            return None
+        return f"host {host[:100]!r} is not an allowed host"
