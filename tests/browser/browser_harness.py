@@ -12,6 +12,7 @@ import contextlib
 import gzip
 import json
 import os
+import secrets
 import socket
 import subprocess
 import threading
@@ -53,7 +54,8 @@ def free_port() -> int:
 
 # ---------------------------------------------------------------- scripted stream
 class ScriptedSessions:
-    """Protocol-v1 sessions whose batches the test pushes; can drop connections."""
+    """Sessions whose batches the test pushes (v1 batches; ids minted for
+    /ws/sessions/new as in v3, with an `attached` message); can drop connections."""
 
     def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -64,6 +66,8 @@ class ScriptedSessions:
         self.connects: dict[str, int] = {}
         # A misbehaving server: ignore `after` and replay everything on resume.
         self.replay_all: set[str] = set()
+        # Ids minted for sockets to /ws/sessions/new (protocol v3), in order.
+        self.minted: list[str] = []
         self._lock = threading.Lock()
 
     def _run(self, coro: Any) -> Any:
@@ -125,6 +129,13 @@ class ScriptedSessions:
 
         self.loop = asyncio.get_running_loop()
         sid = websocket.path_params["sid"]
+        attached: dict | None = None
+        if sid == "new":  # mint an id as the real server does; the page follows it
+            sid = secrets.token_urlsafe(16)
+            with self._lock:
+                self.minted.append(sid)
+            attached = {"type": "attached", "protocol": 3, "sessionId": sid,
+                        "epoch": "scripted", "after": 0}
         await websocket.accept()
         self.connects[sid] = self.connects.get(sid, 0) + 1
         try:
@@ -132,6 +143,10 @@ class ScriptedSessions:
                 msg = json.loads(await websocket.receive_text())
                 with self._lock:
                     self.received.append((sid, msg))
+                if attached is not None and msg.get("type") in ("resume", "run"):
+                    mode = "log" if msg["type"] == "resume" else "live"
+                    await websocket.send_text(json.dumps({**attached, "mode": mode}))
+                    attached = None
                 if msg.get("type") == "resume":
                     after = 0 if sid in self.replay_all else int(msg.get("after", 0))
                     for through, numbered in self.batches.get(sid, []):

@@ -635,9 +635,13 @@ def test_example_embed_page_works_next_to_its_host_content(driver: Any,
     sessions = page_server.sessions
     requested_urls(driver)
     driver.get(page_server.url("/examples/embed.html"))
-    # Each visitor has a conversation of their own: a random session id per tab.
-    sid = wait_for(driver, "return sessionStorage.getItem('acme-session')")
-    assert len(sid) == 36 and sid.count("-") == 4
+    # Each visitor has a conversation of their own: the page asks for a new session
+    # (/ws/sessions/new) and follows the id the server mints for it.
+    deadline = time.monotonic() + BOOT_TIMEOUT_S
+    while not sessions.minted:
+        assert time.monotonic() < deadline, "the embed never asked for a new session"
+        time.sleep(0.05)
+    sid = sessions.minted[0]
     host_before = driver.execute_script(
         "return [document.getElementById('host-note').textContent,"
         " getComputedStyle(document.body).fontFamily, document.styleSheets.length]")
@@ -648,6 +652,7 @@ def test_example_embed_page_works_next_to_its_host_content(driver: Any,
         assert time.monotonic() < deadline, "the embed never sent the run message"
         time.sleep(0.05)
     prompt = sessions.client_messages(sid, "run")[0]["prompt"]
+    assert sessions.minted == [sid]  # one session, however often the socket opened
     answer = "Assam or a strong breakfast blend. \U0001F375"
     sessions.push(sid, [*run_start(sid), msg_start("u1", "user"), delta("u1", prompt),
                         msg_end("u1"), msg_start("a1"), delta("a1", answer)])

@@ -8,6 +8,7 @@ later run refused with run_active, and the session never idle (never evicted).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,7 +21,15 @@ from streampace.server.sources import RunRequest
 from streampace.session.framing import UpstreamError
 from streampace.session.run_lifecycle import RunState
 
-from .conftest import Received, assert_conformant, recv_until, runs_ended, send, split_runs
+from .conftest import (
+    WAIT_S,
+    Received,
+    assert_conformant,
+    recv_until,
+    runs_ended,
+    send,
+    split_runs,
+)
 
 
 class _Sink:
@@ -107,7 +116,12 @@ def test_run_then_cancel_back_to_back_on_one_socket(serve):
     first, second = split_runs(got.events)
     assert_conformant(first, prompt="x")
     assert_conformant(second, prompt="y")
-    assert server.hub.sessions["rc"].idle
+    # The socket closed as the scenario returned; its handler detaches the viewer
+    # just after, on the server's loop.
+    deadline = time.monotonic() + WAIT_S
+    while not server.hub.sessions["rc"].idle:
+        assert time.monotonic() < deadline, "the session never went idle"
+        time.sleep(0.01)
 
 
 _ACTIONS = st.lists(
