@@ -274,14 +274,27 @@ def test_a_long_code_line_never_widens_the_page(driver: Any, page_server: Any, c
         page_server.sessions.push(sid, run(sid, "r1", [("a", "assistant", WIDE)]))
         wait_runs(driver, 1)
         widths = driver.execute_script(
-            "const d = document.documentElement; const pre = document.querySelector('#answer pre');"
+            "const d = document.documentElement;"
+            " const pre = document.querySelector('#answer pre'), code = pre.querySelector('code');"
+            " const inside = (el) => el.scrollWidth > el.clientWidth;"
             "return {page: d.scrollWidth, window: d.clientWidth,"
-            " pre: [pre.scrollWidth, pre.clientWidth]}")
+            " scrolls: [inside(pre), inside(code)]}")
         record_figure(f"page width with a 140-character code line, css={css} (px)",
                       f"{widths['page']} in a {widths['window']} px window")
         assert widths["page"] <= widths["window"], widths
-        # The code block scrolls inside itself rather than being cut or widening.
-        assert widths["pre"][0] > widths["pre"][1]
+        # The code block scrolls inside itself rather than being cut or widening: the
+        # code element with our stylesheet, the pre itself (its inline style) without it.
+        assert widths["scrolls"] == ([False, True] if css == "1" else [True, False]), widths
+        if css == "1":
+            # The copy button stays in the block's corner when the code is scrolled.
+            corner = driver.execute_script(
+                "const pre = document.querySelector('#answer pre');"
+                " const code = pre.querySelector('code'), b = pre.querySelector('.sp-copy');"
+                " const before = b.getBoundingClientRect().right;"
+                " code.scrollLeft = code.scrollWidth;"
+                " return [before, b.getBoundingClientRect().right,"
+                " pre.getBoundingClientRect().right, code.scrollLeft]")
+            assert corner[3] > 0 and corner[0] == corner[1] and corner[1] <= corner[2], corner
         if css == "1":
             table = driver.execute_script(
                 "const t = document.querySelector('#answer table');"
