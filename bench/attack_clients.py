@@ -7,8 +7,11 @@
 A real ``streampace serve`` runs in a child process with the usual 1 024 file
 descriptors (soft = hard limit, as the issue measured); the bystander (a session
 streaming a delta every 20 ms) and the pinger (an idle session's socket, a ping
-every 10 ms) connect from 127.0.0.2, the attacker from 127.0.0.1.  Each attack
-is measured side by side with an idle window of the same length just before it:
+every 10 ms) connect from 127.0.0.2; each attack comes from an address of its own
+(the flood from 127.0.0.1, the stalled readers from 127.0.0.3, the big answers from
+127.0.0.4, the sessions from 127.0.1.x), so one attack's sessions, still recent, do
+not meet the next one's per-address limit.  Each attack is measured side by side
+with an idle window of the same length just before it:
 
 - **flood**: 1 100 connections at once — bare TCP, half an HTTP request, WebSocket
   handshakes that never attach, attached idle sockets; time until the server has
@@ -42,8 +45,12 @@ from typing import Any
 from bench.attack import PY, SERVE, Upstream, _sse, _stats, _window, cpu_ms, rss_mib, serve_has
 
 BYSTANDER = "127.0.0.2"  # another client, as far as the server can tell
+STALLED_FROM = "127.0.0.3"
+BIG_FROM = "127.0.0.4"
 FD_LIMIT = 1024
-CLIENT_ATTACKS = ("flood", "stalled", "sessions", "big")
+# The sessions attack fills the byte budget, refusing every new session after it
+# (as it should): it runs last.
+CLIENT_ATTACKS = ("flood", "stalled", "big", "sessions")
 
 
 def _fd_limit() -> None:
@@ -119,6 +126,7 @@ async def flood(base: str, pid: int, n: int = 1100) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     raw: list[socket.socket] = []
     sockets: list[Any] = []
+    attached: list[bool] = []  # per socket: it sent resume (a viewer, idle but alive)
     t0 = time.monotonic()
 
     async def one(i: int) -> None:
@@ -127,6 +135,7 @@ async def flood(base: str, pid: int, n: int = 1100) -> dict[str, Any]:
             with contextlib.suppress(OSError, websockets.InvalidHandshake, TimeoutError):
                 ws = await websockets.connect(f"{base}ws/sessions/idle-{i}", open_timeout=10)
                 sockets.append(ws)
+                attached.append(kind == 3)
                 if kind == 3:
                     await ws.send(json.dumps({"type": "resume", "after": 0}))
             return
@@ -169,10 +178,14 @@ async def flood(base: str, pid: int, n: int = 1100) -> dict[str, Any]:
             return time.monotonic() - t0
 
     done = await asyncio.gather(*(closed_raw(s) for s in raw), *(closed_ws(w) for w in sockets))
-    left = done.count(None)
+    kinds = [False] * len(raw) + attached
+    viewers = sum(1 for d, a in zip(done, kinds, strict=True) if d is None and a)
+    others = sum(1 for d, a in zip(done, kinds, strict=True) if d is None and not a)
     reaped = [d for d in done if d is not None]
-    return {"detail": f"{n} opened ({len(sockets)} WebSocket handshakes completed), server "
-                      f"held {held} fds; {left} still open after 60 s",
+    return {"detail": f"{n} opened ({len(sockets)} WebSocket handshakes completed, "
+                      f"{sum(attached)} of them attached), server held {held} fds; still open "
+                      f"after 60 s: {viewers} attached viewers (they answer pings: "
+                      f"kept, as viewers are), {others} others",
             "reap_s": max(reaped) if reaped else float("nan")}
 
 
@@ -194,7 +207,7 @@ async def _fill(base: str, sid: str, runs: int, address: str = "127.0.0.1") -> N
 
 
 async def stalled(base: str, pid: int, sockets: int = 150) -> dict[str, Any]:
-    await _fill(base, "full", 140)  # ~4.4 MB of prompts: the history bound (4 MiB)
+    await _fill(base, "full", 140, STALLED_FROM)  # ~4.4 MB of prompts: the history bound
     await asyncio.sleep(2.0)
     baseline = rss_mib(pid)  # the session itself is kept: the sockets' cost is what counts
     raw = []
@@ -203,6 +216,7 @@ async def stalled(base: str, pid: int, sockets: int = 150) -> dict[str, Any]:
     for _ in range(sockets):
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # takes almost nothing
+        s.bind((STALLED_FROM, 0))
         s.setblocking(False)
         await loop.sock_connect(s, (host, int(port)))
         await loop.sock_sendall(s, _handshake(host, port, "full"))
@@ -274,7 +288,7 @@ async def _big_answer(base: str, mb: int, delay: float) -> tuple[bool, list[Any]
         if done:
             break
         try:
-            ws = await _connect(f"{base}ws/sessions/{sid}")
+            ws = await _connect(f"{base}ws/sessions/{sid}", local_addr=(BIG_FROM, 0))
             async with ws:
                 resume: dict[str, Any] = {"type": "resume", "after": through}
                 if epoch:
@@ -382,8 +396,8 @@ HEADER = ("| attack | what happened | took s | server CPU ms beyond idle "
 
 
 def _row(r: dict[str, Any]) -> str:
-    detail = r["detail"] + (f"; all closed {r['reap_s']:.1f} s after the flood began"
-                            if "reap_s" in r else "")
+    detail = r["detail"] + (f"; the rest closed by the server within {r['reap_s']:.1f} s "
+                            "of the flood's start" if "reap_s" in r else "")
     return (f"| {r['attack']} | {detail} | {r['took_s']:.1f} | {r['cpu_extra_ms']:.0f} "
             f"| {r['rtt_idle'][0]:.1f} / {r['rtt_idle'][1]:.1f} "
             f"| {r['rtt_attack'][0]:.1f} / {r['rtt_attack'][1]:.1f} "
