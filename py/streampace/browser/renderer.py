@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import traceback
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import js
@@ -112,18 +113,16 @@ class _Node:
         self.block_size += len(piece)
 
 
+@dataclass(slots=True, eq=False)
 class _MarkdownNode:
     """An assistant message body shown as Markdown (`markdown_dom.MarkdownView`)."""
 
-    __slots__ = ("el", "box", "view", "closed", "name", "result")
-
-    def __init__(self, el: Any, box: Any, view: Any, closed: bool) -> None:
-        self.el = el
-        self.box = box
-        self.view = view
-        self.closed = closed
-        self.name = None
-        self.result = None
+    el: Any
+    box: Any
+    view: Any
+    closed: bool
+    name: None = None  # _Node has these for a tool call's name and result; a Markdown body none
+    result: None = None
 
     def append(self, doc: Any, piece: str) -> None:
         self.view.feed(piece)

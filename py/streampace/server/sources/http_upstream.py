@@ -100,34 +100,31 @@ async def sse_data(
         raise UpstreamError("upstream_protocol_error", f"upstream sent {exc}"
                             if exc.reason == "bad_utf8" else f"upstream stream refused: {exc}"
                             ) from None
-    except httpx.ConnectTimeout:
-        log.warning("upstream %s: no connection within %g s", url, options.connect_timeout_s)
-        raise UpstreamError(
-            "upstream_timeout",
-            f"could not connect to the upstream within {options.connect_timeout_s:g} s",
-        ) from None
-    except httpx.ReadTimeout:
-        raise UpstreamError(
-            "upstream_timeout",
-            f"upstream sent nothing for {options.stall_timeout_s:g} s (stalled)",
-        ) from None
-    except httpx.TimeoutException as exc:
-        log.warning("upstream %s: %r", url, exc)
-        raise UpstreamError("upstream_timeout", "upstream timed out") from None
-    except httpx.ConnectError as exc:
-        log.warning("upstream %s: cannot connect: %s", url, exc)
-        raise UpstreamError("upstream_unreachable", "cannot connect to the upstream") from None
-    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-        log.warning("upstream %s: connection broke: %r", url, exc)
-        raise UpstreamError(
-            "upstream_protocol_error",
-            f"upstream connection broke ({type(exc).__name__})",
-        ) from None
     except httpx.HTTPError as exc:
-        log.warning("upstream %s: request failed: %r", url, exc)
-        raise UpstreamError(
-            "upstream_unreachable", f"upstream request failed ({type(exc).__name__})"
-        ) from None
+        raise _transport_error(exc, url, options) from None
+
+
+def _transport_error(exc: httpx.HTTPError, url: str, options: SourceOptions) -> UpstreamError:
+    """What the viewers are told of a failed exchange with the upstream.  The URL
+    and the exception's own text go to the server's log only: they may name hosts
+    and ports every viewer of the session would otherwise see."""
+    name = type(exc).__name__
+    if isinstance(exc, httpx.ConnectTimeout):
+        code = "upstream_timeout"
+        shown = f"could not connect to the upstream within {options.connect_timeout_s:g} s"
+    elif isinstance(exc, httpx.ReadTimeout):
+        code = "upstream_timeout"
+        shown = f"upstream sent nothing for {options.stall_timeout_s:g} s (stalled)"
+    elif isinstance(exc, httpx.TimeoutException):
+        code, shown = "upstream_timeout", "upstream timed out"
+    elif isinstance(exc, httpx.ConnectError):
+        code, shown = "upstream_unreachable", "cannot connect to the upstream"
+    elif isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+        code, shown = "upstream_protocol_error", f"upstream connection broke ({name})"
+    else:
+        code, shown = "upstream_unreachable", f"upstream request failed ({name})"
+    log.warning("upstream %s: %s: %r", url, shown, exc)
+    return UpstreamError(code, shown)
 
 
 async def _error_message(response: httpx.Response, url: str) -> str:
