@@ -37,7 +37,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -278,10 +278,13 @@ async def _attach(ws: Any) -> None:
     await ws.send(json.dumps({"type": "resume", "after": 0}))
 
 
-async def bystander(base: str, lateness: list[tuple[float, float]], done: asyncio.Event) -> None:
+async def bystander(base: str, lateness: list[tuple[float, float]], done: asyncio.Event,
+                    **connect: Any) -> None:
+    """A session streaming deltas stamped with their send time: their lateness."""
     import websockets
 
-    async with websockets.connect(f"{base}ws/sessions/bystander", max_size=None) as ws:
+    async with websockets.connect(f"{base}ws/sessions/bystander", max_size=None,
+                                  **connect) as ws:
         await _attach(ws)
         await ws.send(json.dumps({"type": "run", "prompt": "bystander"}))
         while not done.is_set():
@@ -295,10 +298,13 @@ async def bystander(base: str, lateness: list[tuple[float, float]], done: asynci
                     return
 
 
-async def pinger(base: str, rtts: list[tuple[float, float]], done: asyncio.Event) -> None:
+async def pinger(base: str, rtts: list[tuple[float, float]], done: asyncio.Event,
+                 **connect: Any) -> None:
+    """An idle session's socket pinged every 10 ms: how long the loop was busy."""
     import websockets
 
-    async with websockets.connect(f"{base}ws/sessions/idle-pinger", max_size=None) as ws:
+    async with websockets.connect(f"{base}ws/sessions/idle-pinger", max_size=None,
+                                  **connect) as ws:
         await _attach(ws)
         while not done.is_set():
             t = time.monotonic()
@@ -306,6 +312,35 @@ async def pinger(base: str, rtts: list[tuple[float, float]], done: asyncio.Event
             await pong
             rtts.append((t, time.monotonic() - t))
             await asyncio.sleep(0.01)
+
+
+@contextlib.asynccontextmanager
+async def watched(base: str, **connect: Any
+                  ) -> AsyncIterator[tuple[list[tuple[float, float]], list[tuple[float, float]]]]:
+    """The bystander and the pinger running (after 1 s of warm-up): their samples,
+    (lateness, ping round trips), as (monotonic time, seconds) pairs."""
+    done = asyncio.Event()
+    lateness: list[tuple[float, float]] = []
+    rtts: list[tuple[float, float]] = []
+    tasks = [asyncio.create_task(bystander(base, lateness, done, **connect)),
+             asyncio.create_task(pinger(base, rtts, done, **connect))]
+    await asyncio.sleep(1.0)
+    try:
+        yield lateness, rtts
+    finally:
+        done.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def cpu_beyond_idle(cpu: tuple[float, float, float], t: tuple[float, float, float]) -> float:
+    """The server's CPU ms in the attack window beyond what the idle window cost (per
+    second of window, scaled to the attack window's length).  ``cpu`` and ``t``: the
+    CPU ms and the time at the idle window's start, the attack's start, its end."""
+    (cpu_idle, cpu_attack, cpu_end), (t_idle, t_attack, t_end) = cpu, t
+    idle_rate = (cpu_attack - cpu_idle) / (t_attack - t_idle)
+    return (cpu_end - cpu_attack) - idle_rate * (t_end - t_attack)
 
 
 async def attack(base: str, name: str, n: int) -> tuple[str, float]:
@@ -336,12 +371,13 @@ def _stats(values: list[float]) -> tuple[float, float]:
 
 
 async def run(base: str, pid: int, names: list[str], window_s: float) -> list[dict[str, Any]]:
-    done = asyncio.Event()
-    lateness: list[tuple[float, float]] = []
-    rtts: list[tuple[float, float]] = []
-    tasks = [asyncio.create_task(bystander(base, lateness, done)),
-             asyncio.create_task(pinger(base, rtts, done))]
-    await asyncio.sleep(1.0)  # warm up
+    async with watched(base) as (lateness, rtts):
+        return await _attacks(pid, base, names, window_s, lateness, rtts)
+
+
+async def _attacks(pid: int, base: str, names: list[str], window_s: float,
+                   lateness: list[tuple[float, float]], rtts: list[tuple[float, float]]
+                   ) -> list[dict[str, Any]]:
     rows = []
     for n, name in enumerate(names):
         t_idle = time.monotonic()
@@ -366,10 +402,8 @@ async def run(base: str, pid: int, names: list[str], window_s: float) -> list[di
         hit_late = _stats(_window(lateness, t_attack, t_end))
         rows.append({
             "attack": name, "code": code, "took_ms": took * 1000,
-            # The server's CPU in the attack window beyond what the idle window cost
-            # (per second of window, scaled to the attack window's length).
-            "cpu_extra_ms": (cpu_end - cpu_attack)
-            - (cpu_attack - cpu_idle) * (t_end - t_attack) / (t_attack - t_idle),
+            "cpu_extra_ms": cpu_beyond_idle((cpu_idle, cpu_attack, cpu_end),
+                                            (t_idle, t_attack, t_end)),
             "rtt_idle_p50": idle_rtt[0], "rtt_idle_max": idle_rtt[1],
             "rtt_attack_p50": hit_rtt[0], "rtt_attack_max": hit_rtt[1],
             "added_delay_ms": hit_rtt[1] - idle_rtt[1],
@@ -378,10 +412,6 @@ async def run(base: str, pid: int, names: list[str], window_s: float) -> list[di
             "rss_before": rss_before, "rss_peak": peak, "rss_after": rss_after,
         })
         print(_row(rows[-1]), flush=True)
-    done.set()
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
     return rows
 
 

@@ -42,7 +42,19 @@ import sys
 import time
 from typing import Any
 
-from bench.attack import PY, SERVE, Upstream, _sse, _stats, _window, cpu_ms, rss_mib, serve_has
+from bench.attack import (
+    PY,
+    SERVE,
+    Upstream,
+    _sse,
+    _stats,
+    _window,
+    cpu_beyond_idle,
+    cpu_ms,
+    rss_mib,
+    serve_has,
+    watched,
+)
 
 BYSTANDER = "127.0.0.2"  # another client, as far as the server can tell
 STALLED_FROM = "127.0.0.3"
@@ -80,39 +92,13 @@ def fds(pid: int) -> int:
         return -1
 
 
-# -- the bystanders (from another address) --------------------------------------------
+# -- connections -----------------------------------------------------------------------
 
 
 async def _connect(url: str, **kw: Any) -> Any:
     import websockets
 
     return await websockets.connect(url, max_size=None, open_timeout=30, **kw)
-
-
-async def pinger(base: str, rtts: list[tuple[float, float]], done: asyncio.Event) -> None:
-    ws = await _connect(f"{base}ws/sessions/idle-pinger", local_addr=(BYSTANDER, 0))
-    async with ws:
-        await ws.send(json.dumps({"type": "resume", "after": 0}))
-        while not done.is_set():
-            t = time.monotonic()
-            await (await ws.ping())
-            rtts.append((t, time.monotonic() - t))
-            await asyncio.sleep(0.01)
-
-
-async def bystander(base: str, lateness: list[tuple[float, float]],
-                    done: asyncio.Event) -> None:
-    ws = await _connect(f"{base}ws/sessions/bystander", local_addr=(BYSTANDER, 0))
-    async with ws:
-        await ws.send(json.dumps({"type": "resume", "after": 0}))
-        await ws.send(json.dumps({"type": "run", "prompt": "bystander"}))
-        while not done.is_set():
-            msg = json.loads(await ws.recv())
-            now = time.monotonic()
-            for e in msg.get("events", ()):
-                if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] == "m":
-                    for stamp in e["delta"].split():
-                        lateness.append((now, now - float(stamp)))
 
 
 # -- the attacks ------------------------------------------------------------------------
@@ -341,12 +327,13 @@ def big_payload(mb: int) -> list[bytes]:
 
 
 async def run(base: str, pid: int, names: list[str], window_s: float) -> list[dict[str, Any]]:
-    done = asyncio.Event()
-    lateness: list[tuple[float, float]] = []
-    rtts: list[tuple[float, float]] = []
-    tasks = [asyncio.create_task(bystander(base, lateness, done)),
-             asyncio.create_task(pinger(base, rtts, done))]
-    await asyncio.sleep(1.0)
+    async with watched(base, local_addr=(BYSTANDER, 0), open_timeout=30) as (lateness, rtts):
+        return await _attacks(base, pid, names, window_s, lateness, rtts)
+
+
+async def _attacks(base: str, pid: int, names: list[str], window_s: float,
+                   lateness: list[tuple[float, float]], rtts: list[tuple[float, float]]
+                   ) -> list[dict[str, Any]]:
     rows = []
     attacks = {"flood": flood, "stalled": stalled, "sessions": sessions, "big": big}
     for name in names:
@@ -376,16 +363,12 @@ async def run(base: str, pid: int, names: list[str], window_s: float) -> list[di
         late = _stats(_window(lateness, t_attack, t_end))
         rows.append({
             "attack": name, **result, "took_s": t_end - t_attack,
-            "cpu_extra_ms": (cpu_end - cpu_attack)
-            - (cpu_attack - cpu_idle) * (t_end - t_attack) / (t_attack - t_idle),
+            "cpu_extra_ms": cpu_beyond_idle((cpu_idle, cpu_attack, cpu_end),
+                                            (t_idle, t_attack, t_end)),
             "rtt_idle": idle_rtt, "rtt_attack": hit_rtt, "late_attack": late,
             "rss": (rss_before, peak, rss_mib(pid)), "rss_back_s": back_s,
         })
         print(_row(rows[-1]), flush=True)
-    done.set()
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
     return rows
 
 

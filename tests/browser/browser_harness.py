@@ -368,3 +368,23 @@ class SnapshotSwitch:
             return Response(gzip.compress(os.urandom(1 << 16)), media_type="application/gzip",
                             headers=headers)
         return FileResponse(path, media_type="application/gzip", headers=headers)
+
+
+# What the page logs once when it boots Python the ordinary way (no usable snapshot).
+FALLBACK_NOTE = "booting Python without the memory snapshot"
+
+
+@contextlib.contextmanager
+def switchable_snapshot_server(csp: str) -> Iterator[tuple[PageServer, SnapshotSwitch]]:
+    """A scripted page server whose vendor/snapshot/* a test can break (the switch)."""
+    import pytest
+    from starlette.routing import Route
+
+    if not (SNAPSHOT_DIR / "manifest.json").is_file():
+        pytest.fail("vendor/snapshot/manifest.json missing: scripts/setup_runtime made no snapshot")
+    switch = SnapshotSwitch()
+    sessions = ScriptedSessions()
+    app = build_app(sessions, csp)
+    app.router.routes.insert(0, Route("/vendor/snapshot/{name}", switch.handle))
+    with serve_app(app) as port:
+        yield PageServer(port, sessions), switch

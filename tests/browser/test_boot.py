@@ -14,12 +14,10 @@ from typing import Any
 import pytest
 from browser_harness import (
     CSP,
-    SNAPSHOT_DIR,
+    FALLBACK_NOTE,
     PageServer,
-    ScriptedSessions,
     SnapshotSwitch,
-    build_app,
-    serve_app,
+    switchable_snapshot_server,
     wait_for,
 )
 
@@ -28,21 +26,12 @@ pytestmark = pytest.mark.browser
 # Ready, or failed to boot (then the test says why instead of timing out).
 SETTLED = ("return !!(window.__rec && (window.__rec.ready ||"
            " window.__rec.events.some(e => e.name === 'streampace:error')))")
-FALLBACK_NOTE = "booting Python without the memory snapshot"
 
 
 @pytest.fixture(scope="module")
 def boot_server(runtime_ready: None) -> Iterator[tuple[PageServer, SnapshotSwitch]]:
-    from starlette.routing import Route
-
-    if not (SNAPSHOT_DIR / "manifest.json").is_file():
-        pytest.fail("vendor/snapshot/manifest.json missing: scripts/setup_runtime made no snapshot")
-    sessions = ScriptedSessions()
-    switch = SnapshotSwitch()
-    app = build_app(sessions, CSP)
-    app.router.routes.insert(0, Route("/vendor/snapshot/{name}", switch.handle))
-    with serve_app(app) as port:
-        yield PageServer(port, sessions), switch
+    with switchable_snapshot_server(CSP) as served:
+        yield served
 
 
 def boot_page(driver: Any, server: PageServer, sid: str | None,

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -23,13 +21,13 @@ import pytest
 from browser_harness import (
     BOOT_TIMEOUT_S,
     CSP,
-    ROOT,
     PageServer,
     ScriptedSessions,
     build_app,
     free_port,
     record_figure,
     serve_app,
+    serving,
     wait_for,
 )
 
@@ -52,25 +50,9 @@ def conn_server(runtime_ready: None) -> Iterator[PageServer]:
 def streampace_serve(*args: str) -> Iterator[int]:
     """A real `streampace serve` on a free loopback port."""
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streampace", "serve", "--host", "127.0.0.1",
-         "--port", str(port), "--speed", "5", *args],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            assert time.monotonic() < deadline, "streampace serve did not start"
-            time.sleep(0.05)
+    with serving([sys.executable, "-m", "streampace", "serve", "--host", "127.0.0.1",
+                  "--port", str(port), "--speed", "5", *args], port):
         yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture()

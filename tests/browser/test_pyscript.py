@@ -23,17 +23,15 @@ import pytest
 from browser_harness import (
     BOOT_TIMEOUT_S,
     CSP,
-    SNAPSHOT_DIR,
+    FALLBACK_NOTE,
     PageServer,
-    ScriptedSessions,
     SnapshotSwitch,
-    build_app,
     console_errors,
     free_port,
     make_driver,
     requested_urls,
-    serve_app,
     serving,
+    switchable_snapshot_server,
     wait_for,
 )
 
@@ -42,7 +40,6 @@ pytestmark = pytest.mark.browser
 # What `streampace serve` sends with a PyScript page (server/headers.py): the
 # strict policy plus 'unsafe-eval', which PyScript's core needs to boot.
 CSP_PYSCRIPT = CSP.replace("'wasm-unsafe-eval'", "'wasm-unsafe-eval' 'unsafe-eval'")
-FALLBACK_NOTE = "booting Python without the memory snapshot"
 HEARD = "return window.pyHeard ? JSON.parse(window.pyHeard()) : null"
 # How this page's Python booted, from our interpreter module (one instance per page).
 RUNTIME_INFO = ("const done = arguments[arguments.length - 1];"
@@ -51,16 +48,8 @@ RUNTIME_INFO = ("const done = arguments[arguments.length - 1];"
 
 @pytest.fixture(scope="module")
 def pyscript_server(runtime_ready: None) -> Iterator[tuple[PageServer, SnapshotSwitch]]:
-    from starlette.routing import Route
-
-    if not (SNAPSHOT_DIR / "manifest.json").is_file():
-        pytest.fail("vendor/snapshot/manifest.json missing: scripts/setup_runtime made no snapshot")
-    sessions = ScriptedSessions()
-    switch = SnapshotSwitch()
-    app = build_app(sessions, CSP_PYSCRIPT)
-    app.router.routes.insert(0, Route("/vendor/snapshot/{name}", switch.handle))
-    with serve_app(app) as port:
-        yield PageServer(port, sessions), switch
+    with switchable_snapshot_server(CSP_PYSCRIPT) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

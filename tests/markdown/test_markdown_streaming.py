@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from commonmark_spec import load_examples, normalise
@@ -266,6 +267,17 @@ class _NoOpenBlock(MarkdownStream):
         return False
 
 
+def _same_at_every_cut(fast: Any, full: Any, text: str, cuts: list[int]) -> None:
+    """Feed ``text`` to both streams in the pieces ``cuts`` make; after each piece
+    both show the same nodes."""
+    pos = 0
+    for cut in [*cuts, len(text)]:
+        fast.feed(text[pos:cut])
+        full.feed(text[pos:cut])
+        pos = cut
+        assert fast.nodes() == full.nodes(), repr(text[:cut])
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS + WELL_FORMED + [
     "plain words, more words; and? 'quoted' \"too\" ", "Ünïcödé wörds 123 ", "  ",
@@ -278,12 +290,7 @@ def test_plain_append_path_shows_what_a_full_render_shows(parts: list[str],
     text = "".join(parts)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=30)))
     fast, full = _NoOpenBlock(parser=PARSER), _FullEveryTime(parser=PARSER)
-    pos = 0
-    for cut in [*cuts, len(text)]:
-        fast.feed(text[pos:cut])
-        full.feed(text[pos:cut])
-        pos = cut
-        assert fast.nodes() == full.nodes(), repr(text[:cut])
+    _same_at_every_cut(fast, full, text, cuts)
 
 
 def test_rebuild_baseline_ends_with_the_one_shot_render() -> None:
@@ -342,12 +349,7 @@ def test_open_paragraph_and_table_show_what_a_full_render_shows(
             + "\nafter the list\n\n" + quote + "\n\nafter the quote\n")
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=40)))
     fast, full = _EagerOpen(parser=PARSER), _FullEveryTime(parser=PARSER)
-    pos = 0
-    for cut in [*cuts, len(text)]:
-        fast.feed(text[pos:cut])
-        full.feed(text[pos:cut])
-        pos = cut
-        assert fast.nodes() == full.nodes(), repr(text[:cut])
+    _same_at_every_cut(fast, full, text, cuts)
     fast.close()
     assert fast.to_html() == render_html(text)
 
