@@ -106,8 +106,6 @@ def _deepest(steps: bytes, limit: int) -> int:
     """The highest prefix sum of ``steps`` (+1 / -1 bytes): exact up to ``limit``,
     past it some value above ``limit``.  Exact for balanced brackets (valid
     JSON); for others never lower than the truth, so never too lenient."""
-    if steps.count(_OPEN) <= limit:
-        limit = steps.count(_OPEN)  # cannot be exceeded: only the exact value is wanted
     # Each round removes every innermost pair ("[]" once strings are gone), which
     # lowers the highest point by exactly one for balanced brackets (at most one
     # otherwise).  Wide, shallow JSON — the usual kind — vanishes in a few rounds
@@ -190,7 +188,10 @@ def loads(text: str | bytes, *, max_bytes: int, max_depth: int = DEFAULT_MAX_DEP
                       - structure.count(b"[]") - structure.count(b"{}"))
             if values > max_values:
                 raise JsonLimitError("too_big", f"JSON text with more than {max_values} values")
-        if _deepest(structure.translate(_STEPS, _NOT_BRACKETS), max_depth) > max_depth:
+        # Within the depth bound by the raw count alone when only the values were in
+        # doubt: the depth is never more than the opening brackets.
+        if over_depth and (_deepest(structure.translate(_STEPS, _NOT_BRACKETS), max_depth)
+                           > max_depth):
             raise JsonLimitError("too_deep", f"JSON nested deeper than {max_depth} levels")
     try:
         return json.loads(text)

@@ -135,11 +135,6 @@ class ToolCallItem(_Item):
 Item = MessageItem | ToolCallItem  # ReasoningItem is a MessageItem
 
 
-def item_text(item: Item) -> str:
-    """An item's text: a message's or reasoning's text, a tool call's arguments."""
-    return item.body.get()
-
-
 @dataclass
 class RunInfo:
     status: RunStatus = "idle"

@@ -113,8 +113,7 @@ class Transcript:
         self.all_items: dict[ItemRef, Item] = {}  # every item on the timeline
         self.run = RunInfo()
         self.runs = 0  # RUN_STARTED events applied: what "an earlier run" means
-        self.state: Any = {}  # = self.shared_state.value
-        self.shared_state = SharedState(self.state, state_limits)
+        self.shared_state = SharedState({}, state_limits)
         self.anomalies = 0
         self.anomaly_log: deque[str] = deque(maxlen=anomaly_log_size)
         self.trimmed = 0  # messages dropped to stay within the bounds
@@ -176,6 +175,11 @@ class Transcript:
         return transcript_views.closing_events(self)
 
     # -- applying ---------------------------------------------------------------
+
+    @property
+    def state(self) -> Any:
+        """The shared state as the events so far leave it."""
+        return self.shared_state.value
 
     def apply(self, events: Iterable[Mapping[str, Any]]) -> None:
         """Fold events in order."""
@@ -455,12 +459,6 @@ class Transcript:
         self._obs.run_status = True
         self._trim()
 
-    def _state_snapshot(self, event: Mapping[str, Any]) -> None:
-        self._apply_state(event)
-
-    def _state_delta(self, event: Mapping[str, Any]) -> None:
-        self._apply_state(event)
-
     def _apply_state(self, event: Mapping[str, Any]) -> None:
         # Shared, not copied: nothing mutates the state (json_patch is copy-on-write).
         try:
@@ -468,7 +466,6 @@ class Transcript:
         except JsonPatchError as exc:
             self._anomaly(f"{event['type']}: refused, state unchanged: {exc}")
             return
-        self.state = self.shared_state.value
         self._obs.state = True
 
     def _messages_snapshot(self, event: Mapping[str, Any]) -> None:
@@ -503,8 +500,8 @@ _HANDLERS: dict[str, Callable[[Transcript, Mapping[str, Any]], None]] = {
     ev.RUN_STARTED: Transcript._run_started,
     ev.RUN_FINISHED: Transcript._run_ended,
     ev.RUN_ERROR: Transcript._run_ended,
-    ev.STATE_SNAPSHOT: Transcript._state_snapshot,
-    ev.STATE_DELTA: Transcript._state_delta,
+    ev.STATE_SNAPSHOT: Transcript._apply_state,
+    ev.STATE_DELTA: Transcript._apply_state,
     ev.MESSAGES_SNAPSHOT: Transcript._messages_snapshot,
 }
 

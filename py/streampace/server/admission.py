@@ -15,7 +15,6 @@ that happens when the socket first attaches (``Hub.open``).
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -24,17 +23,15 @@ from urllib.parse import urlsplit
 
 from starlette.requests import HTTPConnection
 
-from streampace.session.protocol import NEW_SESSION, CloseCode
+from streampace.session.protocol import NEW_SESSION, SESSION_ID_RE, CloseCode
 
 __all__ = [
-    "Authorize", "NEW_SESSION", "SESSION_ID_RE", "MINTED_ID_CHARS", "Refused", "ClientCounts",
+    "Authorize", "NEW_SESSION", "SESSION_ID_RE", "Refused", "ClientCounts",
     "OriginPolicy", "client_key", "mint_session_id", "CLOSE_POLICY", "CLOSE_UNAUTHORIZED",
     "CLOSE_UNKNOWN_SESSION", "CLOSE_TOO_MANY",
 ]
 
-SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
-MINTED_ID_BYTES = 16  # 128 bits
-MINTED_ID_CHARS = 22  # their URL-safe base64, unpadded
+MINTED_ID_BYTES = 16  # 128 bits: 22 characters of URL-safe base64, unpadded
 
 CLOSE_POLICY = int(CloseCode.POLICY)  # no resume/run within the attach timeout
 CLOSE_UNAUTHORIZED = int(CloseCode.UNAUTHORIZED)  # the authorize hook said no

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections import Counter
 
 from .admission import (
@@ -25,7 +24,7 @@ from .admission import (
     Refused,
 )
 from .config import ServerConfig
-from .session import Session
+from .session import Session, monotonic_ms
 from .sources import Source
 from .store import MemoryStore, SessionStore
 from .viewer import CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN, Viewer
@@ -38,10 +37,6 @@ SHUTDOWN_CODE = "server_shutdown"
 SHUTDOWN_MESSAGE = "the server is shutting down"
 FULL_REASON = "too many sessions in use"
 BUDGET_REASON = "the server's memory budget for sessions is used up"
-
-
-def _monotonic_ms() -> float:
-    return time.monotonic() * 1000.0
 
 
 class Hub:
@@ -65,7 +60,7 @@ class Hub:
         self.shutting_down = False
         self._closing: set[asyncio.Future[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
-        self.clock = _monotonic_ms
+        self.clock = monotonic_ms
 
     def _own_origins(self, port: int) -> OriginPolicy:
         return OriginPolicy(set(self.config.allow_origins) | self.config.own_origins(port), ())
@@ -74,9 +69,6 @@ class Hub:
         """The actual port once bound (it may have been 0)."""
         if self._fixed_origins is None:
             self.origins = self._own_origins(port)
-
-    def origin_allowed(self, origin: str | None, host: str | None = None) -> bool:
-        return self.origins.refusal(origin, host) is None
 
     # -- viewers ------------------------------------------------------------------
 

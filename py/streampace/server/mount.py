@@ -34,7 +34,7 @@ from .config import ServerConfig
 from .hub import Hub
 from .sources.agui import run_agent_input
 from .sources.base import RunRequest, Source
-from .transport import ConnectionGuard, protocols, raise_fd_limit
+from .transport import ConnectionGuard, raise_fd_limit, uvicorn_options
 
 __all__ = ["StreampaceApp", "RunRequest", "run_agent_input", "LOOPBACK_NAMES"]
 
@@ -92,12 +92,7 @@ class StreampaceApp:
         handshake timeout for incomplete requests, an answer to over-long handshakes,
         WebSocket pings, the message size limit.  The caps count every connection
         of that server, the host application's own pages too."""
-        guard = ConnectionGuard(self.config, raise_fd_limit())
-        http, ws = protocols(guard)
-        return {"http": http, "ws": ws, "ws_max_size": self.config.max_message_bytes,
-                "ws_ping_interval": self.config.ws_ping_interval_s,
-                "ws_ping_timeout": self.config.ws_ping_timeout_s,
-                "ws_per_message_deflate": False}
+        return uvicorn_options(self.config, ConnectionGuard(self.config, raise_fd_limit()))
 
     async def shutdown(self) -> None:
         """End runs (RUN_ERROR server_shutdown), flush and close viewers (1001)."""

@@ -16,7 +16,7 @@ from .config import ServerConfig
 from .hub import Hub
 from .sources import Source
 from .store import make_store
-from .transport import ConnectionGuard, protocols, quiet_accept_errors, raise_fd_limit
+from .transport import ConnectionGuard, quiet_accept_errors, raise_fd_limit, uvicorn_options
 
 __all__ = ["StreampaceServer", "build_server"]
 
@@ -72,22 +72,11 @@ def build_server(
     hub = Hub(source, config, make_store(config))
     app = create_app(config, source, hub, on_send=on_send)
     guard = ConnectionGuard(config, raise_fd_limit())
-    # Our HTTP protocol caps connections and times out incomplete requests; the
-    # WebSocket one answers an over-long handshake (414) instead of hanging.
-    http_protocol, ws_protocol = protocols(guard)
     uv_config = uvicorn.Config(
         app,
         host=config.host,
         port=config.port,
-        http=http_protocol,
-        ws=ws_protocol,
-        ws_max_size=config.max_message_bytes,  # bigger frames: close 1009 at the protocol level
-        # Batches are small and mostly loopback/LAN; per-connection deflate cost ~10 % of
-        # the server's CPU under load (bench/server_load.py) and a zlib context per viewer.
-        ws_per_message_deflate=False,
-        # A peer that answers no ping within the timeout is gone (half-open): 1011.
-        ws_ping_interval=config.ws_ping_interval_s,
-        ws_ping_timeout=config.ws_ping_timeout_s,
+        **uvicorn_options(config, guard),
         lifespan="off",
         log_level=log_level,
         access_log=False,

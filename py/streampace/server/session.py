@@ -22,7 +22,7 @@ from typing import Any
 
 from streampace.conversation.transcript import Transcript
 from streampace.session import outputs as output
-from streampace.session.client_messages import ClientError, ClientMessage
+from streampace.session.client_messages import ClientMessage
 from streampace.session.engine import SessionEngine
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
@@ -44,7 +44,8 @@ log = logging.getLogger("streampace.server")
 DRAIN_BEFORE_CLOSE_S = 2.0  # a viewer told to resume gets this long to take the notice
 
 
-def _monotonic_ms() -> float:
+def monotonic_ms() -> float:
+    """The clock of sessions' engines; the hub compares their activity with it."""
     return time.monotonic() * 1000.0
 
 
@@ -62,7 +63,7 @@ class Session:
             epoch=uuid.uuid4().hex[:16],
             log=SessionLog(config.log_events, config.log_bytes, note_large_events),
             transcript=Transcript(config.history_messages, config.history_bytes),
-            clock=_monotonic_ms,
+            clock=monotonic_ms,
             run_ids=lambda: new_run_id(run_ids),  # seeded only in tests (parity with the page)
             scenarios=(scenarios() if getattr(source, "supports_scenarios", False)
                        and scenarios is not None else None),
@@ -133,10 +134,6 @@ class Session:
     def receive(self, viewer: Viewer, msg: ClientMessage) -> bool:
         """A decoded client message; True if it was refused (an error reply)."""
         return self.perform(self.engine.receive(viewer, msg))
-
-    def refuse(self, viewer: Viewer, error: ClientError) -> None:
-        """A message the socket could not decode."""
-        self.perform(self.engine.refuse(viewer, error))
 
     def attach(self, viewer: Any, after: int | None, epoch: str | None = None) -> str:
         """Attach after seq ``after`` of ``epoch`` (None: from now); the attach mode."""

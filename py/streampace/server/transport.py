@@ -74,11 +74,15 @@ class ConnectionGuard:
         per_client = config.max_connections_per_client
         self.per_client = ClientCounts(per_client + CLIENT_SLACK if per_client else 0)
         self.handshake_timeout_s = config.handshake_timeout_s
-        self.open = 0
         self.refused = 0  # connections cut at once (over a cap)
         self.timed_out = 0  # connections cut for sending no complete request in time
         self.cut = 0  # finished WebSockets cut because the peer did not take the close
-        self._keys: dict[int, str] = {}
+        self._keys: dict[int, str] = {}  # id(transport) -> its address, while open
+
+    @property
+    def open(self) -> int:
+        """Connections open now."""
+        return len(self._keys)
 
     def admit(self, transport: asyncio.BaseTransport) -> bool:
         """Count a new connection; False: it must be closed at once."""
@@ -87,14 +91,12 @@ class ConnectionGuard:
         if self.open >= self.max_connections or not self.per_client.take(key):
             self.refused += 1
             return False
-        self.open += 1
         self._keys[id(transport)] = key
         return True
 
     def release(self, transport: asyncio.BaseTransport) -> None:
         key = self._keys.pop(id(transport), None)
         if key is not None:
-            self.open -= 1
             self.per_client.release(key)
 
 
@@ -172,6 +174,25 @@ class GuardedWebSocketProtocol(AnsweringWebSocketProtocol):
             self.guard.cut += 1
             note_freed(self.transport.get_write_buffer_size())
             self.transport.abort()
+
+
+def uvicorn_options(config: ServerConfig, guard: ConnectionGuard) -> dict[str, Any]:
+    """The ``uvicorn.Config`` settings below ASGI that ``streampace serve`` and a
+    mounted app (``StreampaceApp.uvicorn_options``) share."""
+    http, ws = protocols(guard)
+    return {
+        # Our HTTP protocol caps connections and times out incomplete requests; the
+        # WebSocket one answers an over-long handshake (414) instead of hanging.
+        "http": http, "ws": ws,
+        "ws_max_size": config.max_message_bytes,  # bigger frames: close 1009
+        # Batches are small and mostly loopback/LAN; per-connection deflate cost ~10 %
+        # of the server's CPU under load (bench/server_load.py) and a zlib context per
+        # viewer.
+        "ws_per_message_deflate": False,
+        # A peer that answers no ping within the timeout is gone (half-open): 1011.
+        "ws_ping_interval": config.ws_ping_interval_s,
+        "ws_ping_timeout": config.ws_ping_timeout_s,
+    }
 
 
 def protocols(guard: ConnectionGuard) -> tuple[type[GuardedH11Protocol],

@@ -24,7 +24,7 @@ Redis are the server's (``streampace.server``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from streampace.conversation import events as ev
@@ -49,6 +49,7 @@ from .outputs import (
     RunEnded,
     StartRun,
     StopRun,
+    Viewer,
 )
 from .protocol import ATTACH_LOG, ATTACH_SNAPSHOT, attach_mode, attached_message, error_message
 from .run_lifecycle import Outcome, RunLifecycle, RunState
@@ -57,7 +58,6 @@ from .source import RunRequest, TimedSource, check_source_end, new_run_id
 
 __all__ = ["SessionEngine", "SHUTDOWN_REFUSAL", "EVICTED"]
 
-Viewer = Hashable
 SHUTDOWN_REFUSAL = "the server is shutting down"
 EVICTED = "the session was forgotten; reconnect"
 
@@ -242,8 +242,7 @@ class SessionEngine:
         empty): every viewer is told, then disconnected to resume into the store's
         session under its new epoch (so no two viewers hold different texts under
         one epoch); a run here stops (its lease went with the data)."""
-        text = error_message("store_unavailable", message)
-        out: list[Output] = [Reply(viewer, text) for viewer in self.viewers]
+        out = self.store_unavailable(message)
         out += self.stop("store_unavailable", "the session store lost its data")
         gone, self.connected = self.connected, set()
         self.viewers = set()
@@ -257,9 +256,7 @@ class SessionEngine:
             return []
         first = self.log.head + 1
         through = self.log.append(events)
-        apply = self.transcript.apply_event
-        for event in events:
-            apply(event)
+        self.transcript.apply(events)
         return [Deliver(events, first, through)]
 
     def load(self, epoch: str, log: SessionLog, transcript: Transcript,

@@ -94,6 +94,16 @@ _ONCE = frozenset({ev.MESSAGE, ev.REASONING, ev.TOOL_CALL})  # ids that name one
 _END_TYPE = {kind: (field, end) for kind, field, end in _OPENERS.values()}
 
 
+class _ToolArgs:
+    """An open tool call's argument text so far."""
+
+    __slots__ = ("chars", "parts")
+
+    def __init__(self) -> None:
+        self.chars = 0
+        self.parts: list[str] = []
+
+
 class RunFramer:
     def __init__(self, thread_id: str, run_id: str, prompt: str, validate: bool = True, *,
                  state: SharedState | Any = None,
@@ -111,8 +121,7 @@ class RunFramer:
         self._open: dict[tuple[str, str], None] = {}  # insertion-ordered set
         # Argument text of open tool calls: a TOOL_CALL_END is only ever sent for
         # arguments that parse as JSON (ag-ui-validate AGUI204).
-        self._args: dict[str, list[str]] = {}
-        self._args_chars: dict[str, int] = {}
+        self._args: dict[str, _ToolArgs] = {}
         self._ended: set[tuple[str, str]] = set()  # ids may not be reused in a run (AGUI104)
         self.state = SharedState(None, state_limits)
         self.use_state(state)
@@ -139,12 +148,12 @@ class RunFramer:
         ]
 
     def _args_parse(self, tool_call_id: str) -> bool:
-        parts = self._args.get(tool_call_id)
-        if not parts:
+        args = self._args.get(tool_call_id)
+        if args is None or not args.parts:
             return True  # a tool without arguments
         try:
             # Length bounded as the parts arrive (MAX_TOOL_ARGS_CHARS), depth here.
-            bounded_loads("".join(parts), max_bytes=4 * MAX_TOOL_ARGS_CHARS,
+            bounded_loads("".join(args.parts), max_bytes=4 * MAX_TOOL_ARGS_CHARS,
                           max_depth=ev.MAX_EVENT_DEPTH)
         except JsonLimitError:
             return False
@@ -166,7 +175,6 @@ class RunFramer:
             out.append({"type": end, field: ident})
         self._open.clear()
         self._args.clear()
-        self._args_chars.clear()
         return out
 
     def _own_ids(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -274,7 +282,6 @@ class RunFramer:
                 self._ended.add(key)
             if kind == ev.TOOL_CALL:
                 self._args.pop(event[field], None)
-                self._args_chars.pop(event[field], None)
         elif t in _CONTENT:
             kind, field = _CONTENT[t]
             if (kind, event[field]) not in self._open:
@@ -287,14 +294,14 @@ class RunFramer:
         return out
 
     def _keep_args(self, tool_call_id: str, delta: str) -> None:
-        total = self._args_chars.get(tool_call_id, 0) + len(delta)
-        if total > MAX_TOOL_ARGS_CHARS:
+        args = self._args.setdefault(tool_call_id, _ToolArgs())
+        if args.chars + len(delta) > MAX_TOOL_ARGS_CHARS:
             raise UpstreamError(
                 "upstream_protocol_error",
                 f"tool call {tool_call_id!r}: arguments over {MAX_TOOL_ARGS_CHARS} characters",
             )
-        self._args_chars[tool_call_id] = total
-        self._args.setdefault(tool_call_id, []).append(delta)
+        args.chars += len(delta)
+        args.parts.append(delta)
 
     def finish(self, code: str, message: str) -> list[dict[str, Any]]:
         """End the run with RUN_ERROR (if not ended yet), closing what is open."""

@@ -247,12 +247,13 @@ def minted_url(asked: str, session_id: str) -> str | None:
     not one the server could have minted."""
     parts = urlsplit(asked)
     base, _, last = parts.path.rpartition("/")
-    if last != NEW_SESSION or not _SESSION_ID.fullmatch(session_id):
+    if last != NEW_SESSION or not SESSION_ID_RE.fullmatch(session_id):
         return None
     return urlunsplit(parts._replace(path=f"{base}/{session_id}"))
 
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# A session id on the wire: what the server accepts in a URL and mints.
+SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 # What a socket sends by itself on an open that happens before the page's

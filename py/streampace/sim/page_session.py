@@ -109,10 +109,6 @@ class PageSession:
     def conversation(self) -> Transcript:
         return self.engine.transcript
 
-    @property
-    def epoch(self) -> str:
-        return self.engine.epoch
-
     # -- the socket's side ------------------------------------------------------
 
     def connect(self, sink: Callable[[str], None]) -> _Viewer:
