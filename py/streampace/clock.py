@@ -15,9 +15,9 @@ fire, so callers need not.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-__all__ = ["FrameHost", "TimerHost", "Timeout"]
+__all__ = ["FrameHost", "FrameRequest", "TimerHost", "Timeout"]
 
 
 class TimerHost(Protocol):
@@ -60,14 +60,20 @@ class Timeout:
         self._gen += 1
         gen = self._gen
         self.armed = True
-        self._handle = self._host.request_timeout(lambda: self._fire(gen), delay_ms)
+        self._handle = self._request(lambda: self._fire(gen), delay_ms)
 
     def cancel(self) -> None:
         if self.armed:
             self.armed = False
             self._gen += 1
             handle, self._handle = self._handle, None
-            self._host.cancel_timeout(handle)
+            self._cancel(handle)
+
+    def _request(self, callback: Callable[[], None], delay_ms: float) -> Any:
+        return self._host.request_timeout(callback, delay_ms)
+
+    def _cancel(self, handle: Any) -> None:
+        self._host.cancel_timeout(handle)
 
     def _fire(self, gen: int) -> None:
         if gen != self._gen:
@@ -75,3 +81,23 @@ class Timeout:
         self.armed = False
         self._handle = None
         self._callback()
+
+
+class FrameRequest(Timeout):
+    """One re-armable animation-frame request that ignores stale callbacks: a
+    :class:`Timeout` whose deadline is the host's next frame."""
+
+    __slots__ = ()
+
+    def __init__(self, host: FrameHost, callback: Callable[[], None]) -> None:
+        super().__init__(host, callback)
+
+    def arm(self, delay_ms: float = 0.0) -> None:
+        """Run ``callback`` in the next animation frame (``delay_ms`` is not used)."""
+        super().arm(delay_ms)
+
+    def _request(self, callback: Callable[[], None], delay_ms: float) -> Any:
+        return cast(FrameHost, self._host).request_frame(callback)
+
+    def _cancel(self, handle: Any) -> None:
+        cast(FrameHost, self._host).cancel_frame(handle)

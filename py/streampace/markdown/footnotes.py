@@ -26,12 +26,26 @@ class Footnotes:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
         self.notes: dict[str, tuple[str, list[Node]]] = {}   # key -> (label, content)
-        self.open: list[tuple[str, list[Node]]] = []           # definitions still streaming
+        self._open: list[tuple[str, list[Node]]] = []          # definitions still streaming
         self.first_ref: dict[str, tuple[int, str]] = {}        # key -> (block, element id)
         self.node: Node | None = None
+        # Whether what `section()` is made of may have changed since `node` was
+        # made: most deltas touch no footnote, and building the section to compare
+        # it costs per note on every delta.
+        self.changed = False
+
+    @property
+    def open(self) -> list[tuple[str, list[Node]]]:
+        return self._open
+
+    @open.setter
+    def open(self, notes: list[tuple[str, list[Node]]]) -> None:
+        self._open = notes
+        self.changed = True
 
     def final(self, notes: list[tuple[str, list[Node]]], used: list[tuple[str, str]],
               block: int) -> None:
+        self.changed = True
         for label, content in notes:
             self.notes.setdefault(footnote_key(label), (label, content))
         for key, ref_id in used:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from streampace.markdown.tree import Node
+from streampace.markdown.tree import Node, append_nodes
 
 __all__ = ["LANGUAGES", "Highlighter", "highlight", "language_of"]
 
@@ -434,23 +434,15 @@ class Highlighter:
         body = text[:-1] if text.endswith("\n") else text
         nodes, self.state = self._tokens(body, self.state)
         self.lines += 1
-        _extend(self.nodes, nodes)
-        _extend(self.nodes, ["\n"] if text.endswith("\n") else [])
+        append_nodes(self.nodes, nodes)
+        append_nodes(self.nodes, ["\n"] if text.endswith("\n") else [])
 
     def partial(self, text: str) -> list[Node]:
         """Nodes of the complete lines plus the unfinished line `text` (not kept)."""
         nodes = list(self.nodes)
         if text:
-            _extend(nodes, self._tokens(text, self.state, partial=True)[0])
+            append_nodes(nodes, self._tokens(text, self.state, partial=True)[0])
         return nodes
-
-
-def _extend(nodes: list[Node], more: list[Node]) -> None:
-    for i, node in enumerate(more):
-        if i == 0 and isinstance(node, str) and nodes and isinstance(nodes[-1], str):
-            nodes[-1] = nodes[-1] + node
-        else:
-            nodes.append(node)
 
 
 def highlight(language: str, code: str) -> list[Node]:

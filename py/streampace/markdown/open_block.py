@@ -40,7 +40,7 @@ from streampace.markdown.tail import (
     _marker_only,
     display_source,
 )
-from streampace.markdown.tree import Node
+from streampace.markdown.tree import Node, append_nodes
 
 __all__ = ["OpenList", "OpenParagraph", "OpenQuote", "OpenTable", "final_from_open",
            "is_math_fence"]
@@ -55,15 +55,6 @@ def is_math_fence(line: str) -> bool:
     can turn the lines before it into a block once its partner arrives, which a
     window of two lines cannot see, so the general path handles it."""
     return line.strip() in ("$$", "\\[", "\\]")
-
-
-def _merge(kids: list[Node], more: list[Node] | tuple[Node, ...]) -> None:
-    """Append `more` to `kids`, joining adjacent text as one parse would."""
-    for i, node in enumerate(more):
-        if i == 0 and isinstance(node, str) and kids and isinstance(kids[-1], str):
-            kids[-1] = kids[-1] + node
-        else:
-            kids.append(node)
 
 
 def _split_point(text: str) -> int:
@@ -164,7 +155,7 @@ class OpenParagraph:
         nodes, closed = self.parser.inline_split(head, self.refs, self.ctx)
         if not closed and len(live) < _WINDOW:
             return  # something in it is still open: a later closer may change it
-        _merge(self.settled, nodes)
+        append_nodes(self.settled, nodes)
         # Only closed prefixes are exact (see Parser.inline_split): then the
         # final render may reuse them instead of parsing the paragraph again.
         self.exact = self.exact and closed
@@ -184,7 +175,7 @@ class OpenParagraph:
         kids = list(self.settled)
         rest = content[len(heads):]
         if rest:
-            _merge(kids, self.parser.inline(rest, self.refs, self.ctx))
+            append_nodes(kids, self.parser.inline(rest, self.refs, self.ctx))
         return ("p", (), tuple(kids))
 
     # -- display -------------------------------------------------------------
@@ -223,7 +214,7 @@ class OpenParagraph:
             dels, suffix = _complete_inline(text)
             shown = _apply(text, dels, suffix) if dels or suffix else text
             # A paragraph's content ends without blanks (its block parse strips them).
-            _merge(kids, self.parser.inline(shown.rstrip(" \t\n"), self.refs, self.ctx))
+            append_nodes(kids, self.parser.inline(shown.rstrip(" \t\n"), self.refs, self.ctx))
         # A paragraph ends without blanks, even when the live rest shows nothing.
         while kids and isinstance(kids[-1], str) and kids[-1] != kids[-1].rstrip(" \t\n"):
             kids[-1] = kids[-1].rstrip(" \t\n")

@@ -181,6 +181,9 @@ class MarkdownStream:
         return self._notes_op(ops)
 
     def _notes_op(self, ops: list[Op]) -> list[Op]:
+        if not self.footnotes.changed:
+            return ops
+        self.footnotes.changed = False
         node = self.footnotes.section()
         if node != self.footnotes.node:
             self.footnotes.node = node

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Union
 
-__all__ = ["BLOCK_TAGS", "MATHML_TAGS", "VOID_TAGS", "Attrs", "Element", "Node", "element",
-           "text_of", "to_html"]
+__all__ = ["BLOCK_TAGS", "MATHML_TAGS", "VOID_TAGS", "Attrs", "Element", "Node", "append_nodes",
+           "element", "text_of", "to_html"]
 
 Node = Union[str, "Element"]
 Element = tuple  # (tag: str, attrs: tuple[tuple[str, str], ...], children: tuple[Node, ...])
@@ -82,3 +82,12 @@ def to_html(nodes: list[Node] | tuple[Node, ...]) -> str:
     for node in nodes:
         _write(node, out)
     return "".join(out)
+
+
+def append_nodes(kids: list[Node], more: list[Node] | tuple[Node, ...]) -> None:
+    """Append `more` to `kids`, joining adjacent text as one parse would."""
+    for i, node in enumerate(more):
+        if i == 0 and isinstance(node, str) and kids and isinstance(kids[-1], str):
+            kids[-1] = kids[-1] + node
+        else:
+            kids.append(node)

@@ -51,10 +51,6 @@ class PacingConfig:
         """No animation (reduced motion): each frame shows all that is queued."""
         return cls(**{"law": "off", **overrides})
 
-    @property
-    def paced(self) -> bool:
-        return self.law != "off"
-
     def make_law(self) -> Law:
         if self.law == "seed":
             return SeedLaw(self.tau_ms, self.min_rate, self.max_rate)

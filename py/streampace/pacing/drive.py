@@ -17,7 +17,7 @@ scheduler is; every move is a row of :data:`DRIVE_TABLE`:
   next state.
 
 Timers go through :class:`streampace.clock.Timeout` and frames through
-:class:`FrameRequest`, both of which ignore a callback the host fires after it
+:class:`streampace.clock.FrameRequest`, both of which ignore a callback the host fires after it
 was cancelled, so a drain runs only from the one frame or timeout the machine
 armed: at most one commit per frame, whatever the host.
 """
@@ -26,9 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import Any
 
-from streampace.clock import FrameHost, Timeout
+from streampace.clock import FrameHost, FrameRequest, Timeout
 from streampace.lifecycle import Machine, table
 
 __all__ = ["DRIVE_TABLE", "Drive", "DriveEvent", "DriveState", "FrameRequest"]
@@ -84,41 +83,6 @@ SETTLING  EMPTY    IDLE      all delivered
 """)
 S, E = DriveState, DriveEvent
 BUSY = frozenset({S.DRAINING, S.FLUSHING})
-
-
-class FrameRequest:
-    """One re-armable animation-frame request that ignores stale callbacks
-    (the frame counterpart of :class:`streampace.clock.Timeout`)."""
-
-    __slots__ = ("_host", "_callback", "_handle", "_gen", "armed")
-
-    def __init__(self, host: FrameHost, callback: Callable[[], None]) -> None:
-        self._host = host
-        self._callback = callback
-        self._handle: Any = None
-        self._gen = 0
-        self.armed = False
-
-    def arm(self) -> None:
-        self.cancel()
-        self._gen += 1
-        gen = self._gen
-        self.armed = True
-        self._handle = self._host.request_frame(lambda: self._fire(gen))
-
-    def cancel(self) -> None:
-        if self.armed:
-            self.armed = False
-            self._gen += 1
-            handle, self._handle = self._handle, None
-            self._host.cancel_frame(handle)
-
-    def _fire(self, gen: int) -> None:
-        if gen != self._gen:
-            return
-        self.armed = False
-        self._handle = None
-        self._callback()
 
 
 class Drive:

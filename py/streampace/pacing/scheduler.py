@@ -206,10 +206,9 @@ class PacingScheduler:
         elapsed_s = max(0.0, now - self._baseline) / 1000.0 if self._baseline is not None else 0.0
         pending = q.pending
         rate: float | None
-        unlimited = self._law.unlimited
-        if not unlimited and pending > cfg.overload_graphemes:
+        unlimited = self._exit_all()
+        if unlimited and not self._law.unlimited:
             stats["overloads"] += 1
-            unlimited = True
         if unlimited:
             emit, carry, rate = 0, 0.0, None  # None keeps stats JSON-safe
         elif pending == 0:
