@@ -1,7 +1,7 @@
 // Make the Pyodide memory snapshot the pages restore instead of booting Python
 // (called by scripts/setup_runtime; Node >= 18).
 //
-//   node scripts/make_snapshot.mjs <site root> <key>
+//   node scripts/make_snapshot.mjs <site root> <key> <pyscript stdlib module>
 //
 // Where everything is comes from vendor/runtime-config.mjs (written by
 // setup_runtime from pyscript.toml), the module the pages' boot reads too.
@@ -41,9 +41,10 @@ function nonZeroRuns(bytes, page) {
   return runs;
 }
 
-const [siteRoot, key] = process.argv.slice(2);
-if (!siteRoot || !key) {
-  console.error("usage: make_snapshot.mjs <site root> <key>");
+// The stdlib module is named by setup_runtime, which also hashes it into the key.
+const [siteRoot, key, pyscriptStdlib] = process.argv.slice(2);
+if (!siteRoot || !key || !pyscriptStdlib) {
+  console.error("usage: make_snapshot.mjs <site root> <key> <pyscript stdlib module>");
   process.exit(2);
 }
 const root = path.resolve(siteRoot);
@@ -73,8 +74,7 @@ const report = JSON.parse(runtime.prepare_snapshot(key));
 // PyScript's own Python package, as the pinned @pyscript/core writes it before
 // a page's first script: compiled here, so PyScript pages import it without
 // compiling (runtime.install_pyscript_bytecode, called by js_shim/pyscript.js).
-const { default: pyscriptTree } = await import(pathToFileURL(
-  path.join(root, "node_modules", "@pyscript", "core", "src", "stdlib", "pyscript.js")).href);
+const { default: pyscriptTree } = await import(pathToFileURL(path.resolve(pyscriptStdlib)).href);
 const pyscriptFiles = {};
 const flatten = (tree, prefix) => {
   for (const [name, value] of Object.entries(tree)) {

@@ -255,7 +255,7 @@ class DomRenderer:
     def reset(self) -> None:
         """Forget everything shown (session switch)."""
         self.state = LiveState()
-        self._nodes.clear()
+        self._discard_nodes()
         self._plain.clear()
         self.timeline.replaceChildren()
         self.status.textContent = ""
@@ -345,9 +345,8 @@ class DomRenderer:
         if failed is not None:
             self._plain.add(failed)  # its Markdown failed: plain text from now on
         js.console.error("streampace: " + "".join(traceback.format_exception(exc)))
-        self._bridge.emit(self.mount, "streampace:error", json.dumps(
-            {"where": where, "code": f"{where}_failed",
-             "message": f"{type(exc).__name__}: {exc}"}))
+        self._emit("streampace:error", {"where": where, "code": f"{where}_failed",
+                                        "message": f"{type(exc).__name__}: {exc}"})
         try:
             self._rebuild()
         except Exception as again:  # noqa: BLE001 - leave the view as it is, said once
@@ -428,15 +427,14 @@ class DomRenderer:
             el.open = True
             summary = self._el("summary", "sp-reasoning-label")
             summary.textContent = "Reasoning"
-            body, node = self._body(el, item, self.reasoning_format)
+            body, node = self._body(el, item)
             el.append(summary, body)
         else:
             el = self._el("div", "sp-item sp-message")
             el.setAttribute("data-role", item.role)
             role = self._el("div", "sp-role")
             role.textContent = item.role
-            fmt = self.text_format if item.role == "assistant" else "text"
-            body, node = self._body(el, item, fmt)
+            body, node = self._body(el, item)
             el.append(role, body)
         el.setAttribute("data-id", ref.id)
         el.setAttribute("data-state", "done" if item.ended else "streaming")
@@ -446,8 +444,12 @@ class DomRenderer:
         if ref.kind == items.TOOL_CALL:
             self._refresh(ref)
 
-    def _body(self, el: Any, item: items.MessageItem,
-              fmt: str) -> tuple[Any, _Node | _MarkdownNode]:
+    def _body(self, el: Any, item: items.MessageItem) -> tuple[Any, _Node | _MarkdownNode]:
+        """A body for a message's or a reasoning's text, in its format."""
+        if item.ref.kind == items.REASONING:
+            fmt = self.reasoning_format
+        else:
+            fmt = self.text_format if item.role == "assistant" else "text"
         if fmt == "markdown" and item.ref not in self._plain:
             return self._markdown_body(el, item.text, item.ended)
         return self._prose("sp-text", item.text)
@@ -472,9 +474,7 @@ class DomRenderer:
         item = self.state.item(ref)
         if node is None or not isinstance(item, items.MessageItem):
             return
-        fmt = self.reasoning_format if ref.kind == items.REASONING else (
-            self.text_format if item.role == "assistant" else "text")
-        body, fresh = self._body(node.el, item, fmt)
+        body, fresh = self._body(node.el, item)
         if isinstance(node, _MarkdownNode):
             node.discard()
         node.box.replaceWith(body)

@@ -48,7 +48,6 @@ class ScrollFollower:
         self.view = view
         self.threshold_px = threshold_px
         self.pinned = True
-        self.scrolls = 0  # programmatic scrolls made (stats, tests)
         self._doc = js.document
         self._win = js.window
         self._perf = js.performance
@@ -102,10 +101,7 @@ class ScrollFollower:
             self._observed = scroller
         self._scroller = scroller
         if self.pinned:
-            self._show_button(False)  # first: the bar is part of the view's height
-            distance = self._distance()
-            if distance > 0.5:
-                self._scroll_by(distance)
+            self._follow()
         else:
             self._show_button(self._distance() > self.threshold_px)
         self.resize_ms += self._perf.now() - t0
@@ -119,8 +115,12 @@ class ScrollFollower:
     def jump(self) -> None:
         """Scroll to the newest text and follow it again."""
         self.pinned = True
-        self._show_button(False)
         self._scroller = self._find_scroller()
+        self._follow()
+
+    def _follow(self) -> None:
+        """Scroll the view's bottom into sight (pinned: the button is hidden)."""
+        self._show_button(False)  # first: the bar is part of the view's height
         distance = self._distance()
         if distance > 0.5:
             self._scroll_by(distance)
@@ -174,7 +174,6 @@ class ScrollFollower:
         else:
             el.scrollTo(self._options)
         self._last_top = self._top()
-        self.scrolls += 1
 
     def _show_button(self, show: bool) -> None:
         if bool(self.bar.hidden) == show:
@@ -193,6 +192,11 @@ class ScrollFollower:
         elif target != el:
             return
         top = self._top()
+        if self.pinned and top >= self._last_top - 0.5:
+            # Following, and not moved up: it stays pinned, the button hidden (our
+            # own scroll's event, every frame while text streams in). No layout reads.
+            self._last_top = top
+            return
         distance = self._distance()
         if distance <= 1.0:
             self.pinned = True  # at the very bottom (also where a clamp leaves it)
