@@ -14,15 +14,13 @@ const $ = (id) => document.getElementById(id);
 // as a console error) and the page falls back to the in-page simulation.
 // The in-page simulation's session id (no server: static files).
 export const sessionId = `demo-${Math.random().toString(36).slice(2, 10)}`;
-const wsUrl = new URL("ws/sessions/new", location.href);
-wsUrl.protocol = location.protocol === "https:" ? "wss:" : "ws:";
 const params = new URLSearchParams(location.search);
 const speed = Number(params.get("speed") || "1");
 export const simSpeed = Number.isFinite(speed) && speed > 0 ? speed : 1;
 // ?max_lag=120: the pacing law's one knob (ms a grapheme may trail its arrival);
 // absent or "auto": automatic.
 export const maxLag = params.get("max_lag") || "auto";
-export const earlySocket = bridge.openSession(wsUrl.href, {
+export const earlySocket = bridge.openSession("ws/sessions/new", {
   retryBeforeOpen: false,
   probeUrl: location.href,
 });

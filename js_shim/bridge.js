@@ -69,6 +69,14 @@ export const PROTOCOL = Object.freeze({
 });
 // </protocol>
 
+// A stream URL as the WebSocket wants it: relative to the page, http(s) as ws(s).
+function wsURL(stream) {
+  const url = new URL(stream, location.href);
+  if (url.protocol === "http:") url.protocol = "ws:";
+  else if (url.protocol === "https:") url.protocol = "wss:";
+  return url.href;
+}
+
 // The stream's URL as a plain HTTP(S) URL (for a probe).
 function httpURL(wsUrl) {
   const url = new URL(wsUrl, location.href);
@@ -230,5 +238,5 @@ export class SessionSocket {
 }
 
 export function openSession(url, options) {
-  return new SessionSocket(url, options);
+  return new SessionSocket(wsURL(url), options);
 }

@@ -35,13 +35,6 @@ function loadRuntime(base, onProgress, useSnapshot) {
   return runtimePromise;
 }
 
-function wsURL(stream) {
-  const url = new URL(stream, location.href);
-  if (url.protocol === "http:") url.protocol = "ws:";
-  else if (url.protocol === "https:") url.protocol = "wss:";
-  return url.href;
-}
-
 function resolveTarget(target, fallbackAfter) {
   if (target instanceof Element) return target;
   if (typeof target === "string" && target) {
@@ -66,7 +59,7 @@ class Instance {
     this.startedAt = performance.now();
     this.bootMs = null;
     // Open the socket before anything else so no message waits for the boot.
-    if (stream) this.socket = bridge.openSession(wsURL(stream));
+    if (stream) this.socket = bridge.openSession(stream);
     this.progress = document.createElement("p");
     this.progress.setAttribute("role", "status");
     this.progress.className = "streampace-boot";
@@ -102,7 +95,7 @@ class Instance {
   // Before boot the new socket simply replaces the one Python will attach.
   connect(stream) {
     if (this.controller === null && this.socket !== null) this.socket.close();
-    const socket = bridge.openSession(wsURL(stream));
+    const socket = bridge.openSession(stream);
     this.socket = socket;
     if (this.controller !== null) this.controller.connect(socket);
     return this;
@@ -118,7 +111,7 @@ class Instance {
   // Show another session: the old session's queue is cleared, its view emptied.
   switchSession(stream) {
     if (this.controller === null) return this.connect(stream);
-    const socket = bridge.openSession(wsURL(stream));
+    const socket = bridge.openSession(stream);
     this.socket = socket;
     this.controller.switch_session(socket);
     return this;

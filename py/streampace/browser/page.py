@@ -79,15 +79,6 @@ def _element(target: Any) -> Any:
     return target
 
 
-def _ws_url(stream: str) -> str:
-    url = js.URL.new(stream, js.location.href)
-    if url.protocol == "http:":
-        url.protocol = "ws:"
-    elif url.protocol == "https:":
-        url.protocol = "wss:"
-    return str(url.href)
-
-
 class _EventBridge:
     """The JS bridge, with the view's DOM events also told to Python subscribers."""
 
@@ -170,7 +161,7 @@ class PageView:
         self._probing = simulate == "fallback"
         self.simulated = False
         socket = self._js_bridge.openSession(
-            _ws_url(stream), to_js(options, dict_converter=js.Object.fromEntries))
+            stream, to_js(options, dict_converter=js.Object.fromEntries))
         self.view.connect(socket)
         return self
 

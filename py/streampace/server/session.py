@@ -27,7 +27,7 @@ from streampace.session.engine import SessionEngine
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
 from streampace.session.run_lifecycle import Outcome, RunState
-from streampace.session.source import RunRequest, new_run_id
+from streampace.session.source import RunRequest, new_run_id, source_scenarios
 
 from .config import ServerConfig
 from .fanout import SharedFeed
@@ -57,7 +57,6 @@ class Session:
         self.source = source
         self.config = config
         store = store if store is not None else MemoryStore()
-        scenarios = getattr(source, "scenarios", None)
         self.engine = SessionEngine(
             session_id,
             epoch=uuid.uuid4().hex[:16],
@@ -65,8 +64,7 @@ class Session:
             transcript=Transcript(config.history_messages, config.history_bytes),
             clock=monotonic_ms,
             run_ids=lambda: new_run_id(run_ids),  # seeded only in tests (parity with the page)
-            scenarios=(scenarios() if getattr(source, "supports_scenarios", False)
-                       and scenarios is not None else None),
+            scenarios=source_scenarios(source),
             trusted=getattr(source, "trusted", False),
             shared_log=store.shared,
         )

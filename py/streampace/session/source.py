@@ -11,14 +11,14 @@ group through the same RunFramer into the same session log.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .framing import RunFramer, UpstreamError
 
 __all__ = ["RunRequest", "TimedGroup", "TimedSource", "group_by_due", "new_run_id",
-           "check_source_end"]
+           "check_source_end", "source_scenarios"]
 
 _ids = random.SystemRandom()
 
@@ -45,6 +45,15 @@ class TimedSource(Protocol):
     def timed_groups(self, request: RunRequest) -> Iterator[TimedGroup]:
         """The run's events grouped by due time, in order (due times never decrease)."""
         ...
+
+
+def source_scenarios(source: Any) -> Collection[str] | None:
+    """The scenario names a run may ask ``source`` for; None: it has none (the
+    engine then ignores a run message's ``scenario`` field)."""
+    scenarios = getattr(source, "scenarios", None)
+    if getattr(source, "supports_scenarios", False) and scenarios is not None:
+        return scenarios()
+    return None
 
 
 def group_by_due(timed: Iterable[tuple[float, dict[str, Any]]]) -> Iterator[TimedGroup]:

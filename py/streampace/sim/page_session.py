@@ -42,7 +42,7 @@ from streampace.session.outputs import (
     StartRun,
 )
 from streampace.session.protocol import batch_message
-from streampace.session.source import TimedSource, new_run_id
+from streampace.session.source import TimedSource, new_run_id, source_scenarios
 
 __all__ = ["PageSession"]
 
@@ -86,7 +86,7 @@ class PageSession:
             transcript=Transcript(limits.HISTORY_MESSAGES, limits.HISTORY_BYTES),
             clock=host.now,
             run_ids=lambda: new_run_id(ids),
-            scenarios=source.scenarios() if source.supports_scenarios else None,  # type: ignore[attr-defined]
+            scenarios=source_scenarios(source),
             trusted=getattr(source, "trusted", False),
             timed=source,
         )
