@@ -198,8 +198,8 @@ class MarkdownStream:
         notes = self.footnotes.node
         return self.blocks + list(self.tail_nodes) + ([notes] if notes is not None else [])
 
-    def _ctx(self, offset: int = 0) -> tuple[str, int]:
-        return self.id_prefix, len(self.blocks) + offset
+    def _ctx(self) -> tuple[str, int]:
+        return self.id_prefix, len(self.blocks)
 
     def to_html(self) -> str:
         return to_html(self.nodes())

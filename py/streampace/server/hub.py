@@ -55,7 +55,6 @@ class Hub:
         self.origins = origins or self._own_origins(config.port)
         self.authorize = authorize
         self.sockets = ClientCounts(config.max_connections_per_client)
-        self.created_by: dict[str, str] = {}  # session id -> the address that created it
         self.closes: Counter[int] = Counter()  # sockets the server closed, by close code
         self.shutting_down = False
         self._closing: set[asyncio.Future[None]] = set()
@@ -119,7 +118,7 @@ class Hub:
                             self.bytes_held(), config.memory_budget_bytes)
                 raise Refused(CLOSE_TRY_AGAIN, BUDGET_REASON)
         s = self.sessions[session_id] = Session(session_id, self.source, config, self.store)
-        self.created_by[session_id] = client
+        s.created_by = client
         return s
 
     def forget(self, session: Session) -> None:
@@ -133,8 +132,8 @@ class Hub:
     def _in_use_by(self, client: str) -> int:
         """Sessions ``client`` created that still count: in use or recently active."""
         now, quiet_ms = self.clock(), self.config.quiet_s * 1000.0
-        return sum(1 for sid, who in self.created_by.items()
-                   if who == client and not self.sessions[sid].engine.evictable(now, quiet_ms))
+        return sum(1 for s in self.sessions.values()
+                   if s.created_by == client and not s.engine.evictable(now, quiet_ms))
 
     def _evict_one(self, now: float, why: str) -> bool:
         """Forget the longest-quiet evictable session; False if there is none."""
@@ -149,7 +148,6 @@ class Hub:
 
     def _drop(self, session: Session) -> None:
         del self.sessions[session.id]
-        self.created_by.pop(session.id, None)
         session.evict()  # a socket bound to it but not attached yet is closed (1013)
         self._closing.add(t := asyncio.ensure_future(session.close()))
         t.add_done_callback(self._closing.discard)

@@ -59,7 +59,6 @@ def _now_ms() -> int:
 class RedisConnection:
     def __init__(self, url: str, config: ServerConfig) -> None:
         self.display_url = redact_url(url)
-        self.config = config
         self.lease_ms = config.lease_ms
         # XREAD blocks at most this long, which bounds how late a lost run is noticed.
         self.block_ms = max(50, min(1000, self.lease_ms // 3))
@@ -95,7 +94,6 @@ class RedisConnection:
         self.quiet_ms = int(config.quiet_s * 1000)
         self.instance: str | None = None  # the marker of the data set this process holds
         self.on_lost: Callable[[], None] | None = None  # the store's: Redis lost its data
-        self.losses = 0
 
     # -- reads, checked against the data set's marker ---------------------------
 
@@ -129,7 +127,6 @@ class RedisConnection:
         self.instance = seen
         if first:
             return
-        self.losses += 1
         if self.on_lost is not None:
             self.on_lost()
         raise StoreLost("the session store lost its data (restarted or flushed)")
@@ -148,7 +145,7 @@ class RedisConnection:
 
     # -- the session index (--max-sessions across processes) ----------------------
 
-    async def make_room(self, keys: SessionKeys, session_id: str) -> None:
+    async def make_room(self) -> None:
         """Before creating a session: forget the longest-quiet ones past the limit;
         StoreFull when every session counted was active within the quiet period."""
         now = _now_ms()

@@ -257,7 +257,7 @@ class RedisMirror:
                 # A new session (or one Redis lost): room for it, then a new epoch —
                 # never an epoch this process held before, so a viewer of the old
                 # data is never taken for one of the new.
-                await conn.make_room(keys, self._session.id)
+                await conn.make_room()
                 pipe = client.pipeline(transaction=True)
                 pipe.set(keys.epoch, uuid.uuid4().hex[:16], nx=True, px=conn.ttl_ms)
                 pipe.get(keys.epoch)

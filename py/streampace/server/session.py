@@ -55,7 +55,7 @@ class Session:
                  ) -> None:
         self.id = session_id
         self.source = source
-        self.config = config
+        self.created_by: str | None = None  # the address that made it (per-address limit)
         store = store if store is not None else MemoryStore()
         self.engine = SessionEngine(
             session_id,
