@@ -187,3 +187,34 @@ def test_the_element_shows_an_answer_and_cleans_up_when_removed(driver: Any,
                                           " page_host.shared_host() is None])"))
     assert state == [0, True]
     assert driver.execute_script("return window.__el.childElementCount") == 0
+
+
+def test_the_preact_example_streams_a_paced_answer(driver: Any, page_server: Any) -> None:
+    # Last in this module: it leaves the store page.
+    from browser_harness import requested_urls
+
+    sid, mid = "preact-example", "a"
+    requested_urls(driver)
+    driver.get(page_server.url(f"/examples/preact.html?stream=/ws/sessions/{sid}"))
+    wait_for(driver, "return !!window.exampleStore", BOOT_TIMEOUT_S)
+    wait_viewers(page_server, sid, 1)
+    # Sample what Preact shows every animation frame.
+    driver.execute_script(
+        "window.__shown = [];"
+        "const tick = () => { const t = document.querySelector('.turn[data-id=a] .text');"
+        " window.__shown.push(t ? t.textContent.length : -1); requestAnimationFrame(tick); };"
+        "requestAnimationFrame(tick);")
+    page_server.sessions.push_spaced(sid, answer(sid, mid, BURSTY, 3), 250)
+    wait_for(driver, "return document.querySelector('.run').dataset.run === 'finished'", 30)
+    shown = driver.execute_script("return document.querySelector('.turn[data-id=a] .text')"
+                                  ".textContent")
+    assert shown == BURSTY
+    lengths = {n for n in driver.execute_script("return window.__shown") if n > 0}
+    record_figure("preact example: distinct answer lengths shown (3 batches)", len(lengths))
+    assert len(lengths) >= 20  # Preact re-rendered per paced frame, not per batch
+    assert driver.execute_script("return document.querySelector('.turn[data-id=u] .text')"
+                                 ".textContent") == "Why pace?"
+    urls = requested_urls(driver)
+    assert any(u.endswith("/node_modules/htm/preact/standalone.module.js") for u in urls)
+    assert all(u.startswith((page_server.origin, page_server.ws_origin, "data:")) for u in urls)
+    assert not [e for e in console_errors(driver) if "favicon" not in e]

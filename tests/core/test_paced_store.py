@@ -77,6 +77,7 @@ def test_reasoning_and_tool_calls_belong_to_the_answer() -> None:
     model.apply([RUN, start("u", "user"), text("u", "q"), end("u"), *think("r1", "hmm")])
     holder = model.snapshot.messages[1]
     assert (holder.id, holder.role, holder.text, holder.reasoning) == ("r1", "assistant", "", "hmm")
+    key = holder.key
     model.apply([start("a"), text("a", "The answer"),
                  {"type": "TOOL_CALL_START", "toolCallId": "t1", "toolCallName": "search",
                   "parentMessageId": "a"},
@@ -90,6 +91,7 @@ def test_reasoning_and_tool_calls_belong_to_the_answer() -> None:
     answer = snap.messages[1]
     assert (answer.id, answer.text, answer.reasoning, answer.done) == ("a", "The answer", "hmm",
                                                                          True)
+    assert answer.key == key  # the answer took its reasoning's place over
     assert answer.tool_calls is not None
     (call,) = answer.tool_calls
     assert (call.id, call.name, call.args, call.result, call.done) == (
@@ -145,6 +147,7 @@ def test_a_snapshot_event_rebuilds_and_ids_reused_by_a_later_run_are_new_message
     model.apply([{**RUN, "runId": "r2"}, start("a"), text("a", "two"), end("a"),
                  {**DONE, "runId": "r2"}])
     assert [(m.id, m.text) for m in model.snapshot.messages] == [("a", "one"), ("a", "two")]
+    assert len({m.key for m in model.snapshot.messages}) == 2  # a list key for each
     model.apply([{"type": "MESSAGES_SNAPSHOT", "messages": [
         {"id": "u", "role": "user", "content": "restored"}]}])
     assert [(m.id, m.text) for m in model.snapshot.messages] == [("u", "restored")]

@@ -69,6 +69,11 @@ class ToolCallView:
 
 @dataclass(frozen=True, slots=True)
 class MessageView:
+    """``key``: unique in the snapshot and stable (a framework's list key): an
+    agent may reuse ``id`` every run, and a message that takes over its
+    reasoning's place changes ``id`` but keeps ``key``."""
+
+    key: str
     id: str
     role: str
     text: str
@@ -78,8 +83,8 @@ class MessageView:
 
     def record(self) -> dict[str, Any]:
         """The JS shape: ``reasoning`` and ``toolCalls`` only when present."""
-        out: dict[str, Any] = {"id": self.id, "role": self.role, "text": self.text,
-                               "done": self.done}
+        out: dict[str, Any] = {"key": self.key, "id": self.id, "role": self.role,
+                               "text": self.text, "done": self.done}
         if self.reasoning is not None:
             out["reasoning"] = self.reasoning
         if self.tool_calls is not None:
@@ -122,9 +127,10 @@ class StoreSnapshot:
 class _Entry:
     """One snapshot message and the timeline items it is made of."""
 
-    __slots__ = ("id", "role", "message", "reasoning", "calls", "run")
+    __slots__ = ("key", "id", "role", "message", "reasoning", "calls", "run")
 
-    def __init__(self, ident: str, role: str, run: int) -> None:
+    def __init__(self, key: str, ident: str, role: str, run: int) -> None:
+        self.key = key
         self.id = ident
         self.role = role
         self.message: ItemRef | None = None
@@ -263,7 +269,8 @@ class StoreModel:
             index = self._call_holder(item)
             self._entries[index].calls.append(ref)
         elif ref.kind == REASONING:
-            index = self._open_holder(item.run, ref.id)
+            assert isinstance(item, MessageItem)
+            index = self._open_holder(item)
             self._entries[index].reasoning.append(ref)
         elif ref.kind == MESSAGE:
             assert isinstance(item, MessageItem)
@@ -281,16 +288,16 @@ class StoreModel:
             entry = self._entries[holder]
             entry.id = item.id  # the answer takes its reasoning's message over
         else:
-            holder = self._new_entry(item.id, item.role, item.run)
+            holder = self._new_entry(item.ref, item.id, item.role)
             entry = self._entries[holder]
         entry.message = item.ref
         return holder
 
-    def _open_holder(self, run: int, ident: str) -> int:
+    def _open_holder(self, item: MessageItem) -> int:
         holder = self._holder
-        if holder is not None and self._entries[holder].run == run:
+        if holder is not None and self._entries[holder].run == item.run:
             return holder
-        self._holder = self._new_entry(ident, _ASSISTANT, run)
+        self._holder = self._new_entry(item.ref, item.id, _ASSISTANT)
         return self._holder
 
     def _call_holder(self, item: ToolCallItem) -> int:
@@ -305,11 +312,13 @@ class StoreModel:
         holder = self._holder
         if parent is None and holder is not None and self._entries[holder].run == item.run:
             return holder
-        return self._new_entry(parent or item.id, _ASSISTANT, item.run)
+        return self._new_entry(item.ref, parent or item.id, _ASSISTANT)
 
-    def _new_entry(self, ident: str, role: str, run: int) -> int:
-        self._entries.append(_Entry(ident, role, run))
-        self._views.append(MessageView(ident, role, "", False))
+    def _new_entry(self, first: ItemRef, ident: str, role: str) -> int:
+        item = self.state.all_items[first]
+        key = f"{first.kind}:{first.id}:{first.use}"
+        self._entries.append(_Entry(key, ident, role, item.run))
+        self._views.append(MessageView(key, ident, role, "", False))
         index = len(self._entries) - 1
         self._dirty_views.add(index)  # new, even if _refresh finds it as it was made
         self._stale = True
@@ -340,7 +349,7 @@ class StoreModel:
             calls = tuple(_call_view(items[ref]) for ref in entry.calls)
             if entry.message is None:
                 done = done and all(c.done for c in calls)
-        return MessageView(entry.id, entry.role, text, done, reasoning, calls)
+        return MessageView(entry.key, entry.id, entry.role, text, done, reasoning, calls)
 
     def _set_run(self, view: RunView) -> None:
         if view != self._run:
@@ -360,7 +369,7 @@ def _call_view(item: Any) -> ToolCallView:
 
 def _delta_record(old: MessageView | None, new: MessageView) -> dict[str, Any]:
     """`new` as a record, or only its appended text when that is all that changed."""
-    if (old is not None and old.id == new.id and old.role == new.role
+    if (old is not None and old.key == new.key and old.id == new.id and old.role == new.role
             and old.reasoning == new.reasoning and old.tool_calls == new.tool_calls
             and len(new.text) > len(old.text) and new.text.startswith(old.text)):
         return {"more": new.text[len(old.text):], "done": new.done}
