@@ -189,6 +189,31 @@ def test_the_element_shows_an_answer_and_cleans_up_when_removed(driver: Any,
     assert driver.execute_script("return window.__el.childElementCount") == 0
 
 
+def test_the_python_page_api_tears_down_cleanly(driver: Any, store_page: Any) -> None:
+    sid = "python-api"
+    run_python(driver, f"""
+import js
+from streampace.browser.page import mount
+_sp_el = js.document.createElement("div")
+js.document.body.append(_sp_el)
+_sp_view = mount(_sp_el, "/ws/sessions/{sid}", text_format="text")
+_sp_seen = []
+_sp_view.on_text(lambda mid, delta: _sp_seen.append(delta))
+""")
+    wait_viewers(store_page, sid, 1)
+    store_page.sessions.push_spaced(sid, answer(sid, "p", "From Python's page API.", 2), 50)
+    wait_for(driver, "return document.body.lastElementChild.textContent"
+                     ".includes('From Python')", 30)
+    assert run_python(driver, "page_host.page_host_users()") == 1
+    state = json.loads(run_python(driver, """
+_sp_view.destroy()
+json.dumps([page_host.page_host_users(), page_host.shared_host() is None,
+            _sp_el.childElementCount, _sp_view.view.host.pending(), len(_sp_view._text)])
+"""))
+    assert state == [0, True, 0, {"frames": 0, "timeouts": 0}, 0]
+    wait_viewers(store_page, sid, 0)  # its socket is closed
+
+
 def test_the_preact_example_streams_a_paced_answer(driver: Any, page_server: Any) -> None:
     # Last in this module: it leaves the store page.
     from browser_harness import requested_urls
