@@ -59,6 +59,10 @@ class ServerConfig:
     quiet_s: float = 300.0  # a session active this recently is never forgotten
     ws_ping_interval_s: float = 20.0  # serve: WebSocket pings; no pong within ...
     ws_ping_timeout_s: float = 20.0  # ... this long closes the socket (1011)
+    # Control frames (pings, pongs) a peer may send: a token bucket per connection in
+    # bytes, each frame costing 64 + its payload; past it the socket is closed (1008).
+    control_burst_bytes: int = 16 * 1024
+    control_bytes_per_s: int = 2 * 1024
     store: str = "memory"  # or redis://HOST:PORT/DB, rediss://... (server/store.py)
     lease_ms: int = 5_000  # Redis store: a run's lease; a dead owner's run ends this late
     session_ttl_s: float = 7 * 24 * 3600.0  # Redis store: keys of an untouched session expire
