@@ -444,12 +444,15 @@ def test_with_redis_max_sessions_bounds_the_store_and_quiet_sessions_make_room(
 
     async def scenario() -> tuple[int | None, int | None]:
         held = [(await _attach(first.ws_url(f"s{i}")))[0] for i in range(2)]
+        for ws in held:  # used for a run: kept for the quiet period (empty ones are not)
+            await send(ws, type="run", prompt="keep", scenario="very_fast")
+            await recv_until(ws, Received(), runs_ended(1))
         async with websockets.connect(second.ws_url("s2")) as third:  # another process
             await send(third, type="resume", after=0)
             full = await close_code(third)
         for ws in held:
             await ws.close()
-        # Nobody uses s0 and s1 now, but they were used a moment ago: still no room.
+        # Nobody uses s0 and s1 now, but they ran a moment ago: still no room.
         async with websockets.connect(second.ws_url("s2")) as again:
             await send(again, type="resume", after=0)
             recent = await close_code(again)

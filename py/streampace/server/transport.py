@@ -34,7 +34,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .admission import ClientCounts
+from .admission import ClientCounts, address_key
 from .config import ServerConfig
 from .ws_protocol import LINGER_S, AnsweringWebSocketProtocol
 
@@ -86,7 +86,8 @@ class ConnectionGuard:
     def admit(self, transport: asyncio.BaseTransport) -> bool:
         """Count a new connection; False: it must be closed at once."""
         peer = transport.get_extra_info("peername")
-        key = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
+        key = (address_key(str(peer[0]), self.config.ipv6_prefix)
+               if isinstance(peer, tuple) and peer else "unknown")
         if self.open >= self.max_connections or not self.per_client.take(key):
             self.refused += 1
             return False
@@ -188,6 +189,11 @@ def uvicorn_options(config: ServerConfig, guard: ConnectionGuard) -> dict[str, A
         # A peer that answers no ping within the timeout is gone (half-open): 1011.
         "ws_ping_interval": config.ws_ping_interval_s,
         "ws_ping_timeout": config.ws_ping_timeout_s,
+        # The client's address comes from X-Forwarded-For / Forwarded only when the
+        # peer is a proxy the operator named (uvicorn's default trusts loopback, so
+        # any local process could pick a new address per connection).
+        "proxy_headers": bool(config.forwarded_allow_ips),
+        "forwarded_allow_ips": list(config.forwarded_allow_ips) or None,
     }
 
 

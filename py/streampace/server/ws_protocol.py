@@ -28,33 +28,15 @@ import asyncio
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Frame, Opcode
 
+from .admission import TokenBucket
 from .memory import note_freed
 
-__all__ = ["AnsweringWebSocketProtocol", "ControlBudget", "CONTROL_FRAME_COST", "LINGER_S",
+__all__ = ["AnsweringWebSocketProtocol", "CONTROL_FRAME_COST", "LINGER_S",
            "CLOSE_CONTROL_FLOOD"]
 
 CONTROL_FRAME_COST = 64  # bytes charged per control frame on top of its payload
 CLOSE_CONTROL_FLOOD = 1008
 LINGER_S = 5.0  # a connection we closed (or finished with) still open this long is cut
-
-
-class ControlBudget:
-    """A token bucket in bytes: ``burst`` at most, refilled at ``rate`` per second."""
-
-    def __init__(self, burst: float, rate: float, now: float) -> None:
-        self.burst = burst
-        self.rate = rate
-        self._tokens = burst
-        self._at = now
-
-    def charge(self, cost: float, now: float) -> bool:
-        """Take ``cost``; False when the bucket cannot pay it (nothing taken)."""
-        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
-        self._at = now
-        if cost > self._tokens:
-            return False
-        self._tokens -= cost
-        return True
 
 
 class AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
@@ -63,7 +45,7 @@ class AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
     control_bytes_per_s: float = 2 * 1024
     stall_s: float = 35.0
 
-    _budget: ControlBudget | None = None
+    _budget: TokenBucket | None = None
     _stall_timer: asyncio.TimerHandle | None = None
     _cut_timer: asyncio.TimerHandle | None = None
     _lost = False
@@ -111,8 +93,8 @@ class AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
     def _charge(self, payload: int) -> bool:
         now = self.loop.time()
         if self._budget is None:
-            self._budget = ControlBudget(self.control_burst_bytes, self.control_bytes_per_s, now)
-        return self._budget.charge(CONTROL_FRAME_COST + payload, now)
+            self._budget = TokenBucket(self.control_burst_bytes, self.control_bytes_per_s, now)
+        return self._budget.take(CONTROL_FRAME_COST + payload, now)
 
     def handle_ping(self) -> None:
         if self.writable.is_set():
