@@ -233,11 +233,12 @@ class RedisConnection:
         await self.client.delete(*keys.data)
         return True
 
-    async def touch(self, session_ids: list[str]) -> None:
+    async def touch(self, session_ids: list[str], head_start_ms: float = 0.0) -> None:
         """Mark sessions active now (an attach, a run's end, the process's heartbeat
-        for sessions it serves): the quiet period starts over."""
+        for sessions it serves): the quiet period starts over.  ``head_start_ms``:
+        count them as active that much earlier (session/eviction.py)."""
         if session_ids:
-            now = _now_ms()
+            now = _now_ms() - head_start_ms
             with contextlib.suppress(RedisError, OSError):
                 await self.client.zadd(INDEX_KEY, dict.fromkeys(session_ids, now))
 

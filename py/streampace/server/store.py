@@ -37,6 +37,9 @@ class SessionBackend(Protocol):
     def viewer_attached(self) -> None:
         """A viewer attached (the store may need to follow the log for it)."""
 
+    def viewer_left(self) -> None:
+        """A viewer's connection is gone (the store may rank the session for eviction)."""
+
     async def acquire_run(self, run_id: str) -> tuple[bool, int | None]:
         """Take the right to run the session (one process at a time): whether it was
         granted, and the run's number when the store keeps the count."""
@@ -81,6 +84,9 @@ class MemoryBackend:
 
     def viewer_attached(self) -> None:
         pass
+
+    def viewer_left(self) -> None:
+        pass  # the hub ranks this process's sessions itself
 
     async def acquire_run(self, run_id: str) -> tuple[bool, int | None]:
         return True, None
