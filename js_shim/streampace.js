@@ -51,7 +51,8 @@ function resolveTarget(target, fallbackAfter) {
 // One mounted view: a target element, a session stream, a Python controller.
 class Instance {
   constructor({ target, stream = null, base = BASE, pace = true, snapshot = true, maxLag = "auto",
-                format = "markdown", scroll = true, scriptEl = null }) {
+                format = "markdown", scroll = true, announce = true, headingBase = "auto",
+                scriptEl = null }) {
     this.target = resolveTarget(target, scriptEl);
     this.base = base;
     this.controller = null;
@@ -65,21 +66,22 @@ class Instance {
     this.progress.className = "streampace-boot";
     this.progress.textContent = "Loading streampace…";
     this.target.append(this.progress);
-    this.ready = this.boot(pace, snapshot, maxLag, format, scroll).catch((err) => {
+    this.ready = this.boot(pace, snapshot, maxLag, format, scroll, announce,
+                           String(headingBase)).catch((err) => {
       this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
       bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", code: "boot_failed", message: String(err) }));
       throw err;
     });
   }
 
-  async boot(pace, snapshot, maxLag, format, scroll) {
+  async boot(pace, snapshot, maxLag, format, scroll, announce, headingBase) {
     const pyodide = await loadRuntime(this.base, (text) => {
       this.progress.textContent = text;
     }, snapshot);
     const embed = pyodide.pyimport("streampace.browser.embed");
     // `undefined`, not null: a JS null reaches Python as JsNull, not None.
     this.controller = embed.start(bridge, this.target, this.socket ?? undefined, pace, maxLag, format,
-                                  scroll);
+                                  scroll, announce, headingBase);
     embed.destroy();
     mark("package-ready");
     this.progress.remove();
@@ -204,6 +206,8 @@ if (own !== null && (own.dataset.target || own.dataset.stream)) {
     maxLag: own.dataset.maxLag || "auto", // data-max-lag="120" (ms) or "auto"
     format: own.dataset.format || "markdown",
     scroll: own.dataset.scroll !== "off", // data-scroll="off": no following
+    announce: own.dataset.announce !== "off", // data-announce="off": no live region
+    headingBase: own.dataset.headingBase || "auto", // data-heading-base="3", "auto" or "off"
     scriptEl: own,
   });
 }

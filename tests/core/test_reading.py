@@ -186,16 +186,27 @@ def test_a_changed_summary_is_not_said_again() -> None:
 
 def test_the_run_end_says_the_rest_then_the_end_once() -> None:
     a, clock = announcer(min_gap_ms=400, pause_ms=10_000)
-    a.run_started("r1", "Generating…")
+    a.run_started("Generating…")
     assert a.take() == ["Generating…"]
+    a.run_started("Generating…")
     a.update("m", [], "Half a sent", ended=False)
     clock.now = 10
-    a.run_ended("r1", "Done")
+    a.run_ended("Done")
     assert a.take() == ["Half a sent. Done."]  # at once, gap or not
-    a.run_ended("r1", "Done")
-    a.run_started("r1", "Generating…")
+    a.run_ended("Done")
     assert a.take() == []
     assert a.count == 2
+    clock.now = 1000
+    a.run_started("Generating…")  # the next run (agents reuse run ids: none needed)
+    a.run_ended("Stopped")
+    assert a.take() == ["Generating… Stopped."]
+
+
+def test_a_run_over_before_it_was_shown_is_not_said() -> None:
+    a, _ = announcer()
+    a.run_ended("Done", quiet=True)
+    a.run_ended("Done")
+    assert a.take() == []
 
 
 def test_skipped_text_is_never_said() -> None:

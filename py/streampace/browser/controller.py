@@ -21,6 +21,7 @@ from typing import Any
 import js
 from pyodide.ffi import JsProxy, create_proxy
 
+from streampace.browser.announce import heading_base as heading_base_option
 from streampace.browser.client import SessionClient, StreamError
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
@@ -77,14 +78,19 @@ class StreamView:
         text_format: str = "markdown",
         on_paced: Callable[[list[dict]], None] | None = None,
         scroll: bool = True,
+        announce: bool = True,
+        heading_base: Any = "auto",
     ) -> None:
         self.bridge = bridge
         self.mount = mount
         self.host = host if host is not None else BrowserHost(on_error=self._report_exception)
         self._own_host = host is None
         self.segmenter = IntlSegmenter(bridge)
+        # The answer is said in a live region (`announce`); its headings sit
+        # under the page's outline (`heading_base`: "auto", "off" or 1-6).
         self.renderer = DomRenderer(mount, bridge, label=label, text_format=text_format,
-                                    scroll=scroll)
+                                    scroll=scroll, announce=announce, timers=self.host,
+                                    heading_base=heading_base_option(heading_base, mount))
         self.reduced_motion = bool(bridge.prefersReducedMotion())
         self.pace = pace and not self.reduced_motion
         self.scheduler = PacingScheduler(self.host, self._apply,

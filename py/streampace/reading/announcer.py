@@ -67,8 +67,8 @@ class Announcer:
         self._queue: list[str] = []   # due, waiting for the gap
         self._final: list[str] = []   # the run's end: said after the queue, without waiting
         self._last_said = float("-inf")
-        self._run_started: Hashable = None
-        self._run_ended: Hashable = None
+        self._running = False  # a run's start was said and its end not yet
+        self._ended = False    # the current run's end was said
         self.count = 0  # announcements made
 
     # -- input -------------------------------------------------------------
@@ -108,18 +108,22 @@ class Announcer:
     def forget(self, key: Hashable) -> None:
         self._cursors.pop(key, None)
 
-    def run_started(self, run: Hashable, text: str) -> None:
-        """Say `text` once for run `run` (a repeat of the same run says nothing)."""
-        if run != self._run_started:
-            self._run_started = run
-            self._run_ended = None
+    def run_started(self, text: str) -> None:
+        """Say `text` as a run starts (once: a repeated start while it runs says nothing)."""
+        if not self._running:
+            self._running = True
+            self._ended = False
             self._say([text])
 
-    def run_ended(self, run: Hashable, text: str) -> None:
-        """Every item's unsaid rest, then `text`, at once; once per run."""
-        if run == self._run_ended:
+    def run_ended(self, text: str, *, quiet: bool = False) -> None:
+        """Every item's unsaid rest, then `text`, at once; once per run. `quiet`:
+        the run is over but was never shown running (history): nothing is said."""
+        self._running = False
+        if self._ended:
             return
-        self._run_ended = run
+        self._ended = True
+        if quiet:
+            return
         rest = [c.open[_said_upto(c.open, c.said):] for c in self._cursors.values()]
         self._cursors.clear()
         self._say(rest)
@@ -131,7 +135,7 @@ class Announcer:
         self._cursors.clear()
         self._queue.clear()
         self._final.clear()
-        self._run_started = self._run_ended = None
+        self._running = self._ended = False
 
     # -- output ------------------------------------------------------------
     def take(self) -> list[str]:
