@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 import websockets
+from streampace.server import StreampaceApp
 
-from .conftest import WAIT_S, Received, recv_until, runs_ended, send
-from .test_admission import _frames, _raw_handshake
+from .conftest import WAIT_S, Received, close_code, recv_until, runs_ended, send
+from .test_admission import _echo, _frames, _Mounted, _raw_handshake
+from .test_admission import mounted  # noqa: F401 (a fixture)
 
 PING = b"\x89\xfd" + b"\x00\x00\x00\x00" + b"p" * 125  # a masked 125-byte ping (mask 0)
 PINGS = 40_000  # ~5.2 MB of pings: what the issue's attacker sends in well under a second
@@ -195,3 +197,36 @@ def test_a_named_proxy_is_trusted_and_ipv6_clients_count_by_prefix(serve):
         return codes
 
     assert asyncio.run(scenario()) == [None, None, 4429, None, None]
+
+
+# -- defect 3: a compression bomb on a mount ---------------------------------------------
+
+
+def test_a_mount_without_the_guards_says_so_once_and_refuses_what_it_can_see(
+        mounted, caplog):
+    """Under uvicorn's defaults the mount negotiated permessage-deflate and took
+    16 MiB messages; it now says once in its log that the guards are missing, and
+    refuses a message over its own bound as soon as it sees one."""
+    plain = _Mounted(StreampaceApp(_echo), ws_per_message_deflate=True)  # uvicorn's defaults
+    guarded = mounted(guarded=True)
+    bomb = json.dumps({"type": "run", "prompt": "a" * (1 << 20)})  # ~1 KB deflated
+
+    async def send_bomb(url: str) -> tuple[bool, int | None]:
+        async with websockets.connect(url, max_size=None) as ws:
+            compressed = bool(ws.protocol.extensions)
+            await ws.send(bomb)
+            return compressed, await close_code(ws)
+
+    async def scenario() -> list[tuple[bool, int | None]]:
+        return [await send_bomb(plain.ws("new")), await send_bomb(plain.ws("new")),
+                await send_bomb(guarded.ws("new"))]
+
+    try:
+        with caplog.at_level("WARNING", logger="streampace.server"):
+            results = asyncio.run(scenario())
+    finally:
+        plain.stop()
+    assert results == [(True, 1009), (True, 1009), (False, 1009)]
+    said = [r for r in caplog.records if "without its guards" in r.getMessage()]
+    assert len(said) == 1 and "uvicorn_options()" in said[0].getMessage()
+    assert guarded.app.hub.warned_unguarded is False
