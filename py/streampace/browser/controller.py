@@ -25,6 +25,7 @@ from streampace.browser.client import SessionClient, StreamError
 from streampace.browser.host import BrowserHost
 from streampace.browser.labels import labels_for
 from streampace.browser.outbox import Outbox, refused
+from streampace.browser.page_host import HostLease
 from streampace.browser.renderer import DomRenderer
 from streampace.browser.segmenter import IntlSegmenter
 from streampace.browser.telemetry import Telemetry
@@ -88,15 +89,15 @@ class StreamView:
     ) -> None:
         self.bridge = bridge
         self.mount = mount
-        self.host = host if host is not None else BrowserHost(on_error=self._report_exception)
+        # Without a host of the caller's: a lease on the page's one frame loop.
+        self.host: Any = host if host is not None else HostLease(on_error=self._report_exception)
         self._own_host = host is None
         self.segmenter = IntlSegmenter(bridge)
         self.labels = labels if labels is not None else labels_for(_page_lang())
-        self.renderer = DomRenderer(mount, bridge, label=label, text_format=text_format,
-                                    scroll=scroll, labels=self.labels)
+        self.renderer: Any = self._make_renderer(label=label, text_format=text_format,
+                                                 scroll=scroll)
         # The person's questions: sent, queued behind the current run, or refused.
         self.outbox = Outbox(self._send_now, on_change=self._queue_changed)
-        self.renderer.on_withdraw = self.withdraw
         self.reduced_motion = bool(bridge.prefersReducedMotion())
         self.pace = pace and not self.reduced_motion
         self.scheduler = PacingScheduler(self.host, self._apply,
@@ -117,6 +118,13 @@ class StreamView:
         self._last_activity = 0.0
         self.errors: list[str] = []
         self.closed = False
+
+    def _make_renderer(self, *, label: str, text_format: str, scroll: bool) -> Any:
+        """What shows the paced batches (a headless store overrides it: store.py)."""
+        renderer = DomRenderer(self.mount, self.bridge, label=label, text_format=text_format,
+                               scroll=scroll, labels=self.labels)
+        renderer.on_withdraw = self.withdraw
+        return renderer
 
     # -- transport ---------------------------------------------------------
     def connect(self, socket: Any) -> None:
@@ -211,10 +219,14 @@ class StreamView:
         return False
 
     def _queue_changed(self) -> None:
+        """The waiting questions changed: shown below the conversation (a view
+        without a DOM, the store, has no `show_queue` and reads `queued()`)."""
         if self.closed:
             return
         queued = self.outbox.items()
-        self.renderer.show_queue(queued)
+        show = getattr(self.renderer, "show_queue", None)
+        if show is not None:
+            show(queued)
         self.bridge.emit(self.mount, "streampace:queue", json.dumps({"queued": queued}))
 
     def flush(self) -> None:
