@@ -129,8 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
                            help="seconds to wait for a pong before closing (default 20)")
     serve.add_argument("--store", default="memory", metavar="STORE",
                        help="session store: memory (default) | redis://HOST:PORT/DB | "
-                            "rediss://... (docs/scaling.md); a password in the URL is never "
-                            "printed")
+                            "rediss://... | redis+cluster://HOST:PORT[,HOST:PORT...] "
+                            "(docs/scaling.md); a password in the URL is never printed")
     serve.add_argument("--workers", type=_positive_int, default=1,
                        help="server processes sharing the port (needs a redis store when > 1)")
     serve.add_argument("--lease-ms", type=_positive_int, default=5_000,
