@@ -16,7 +16,6 @@ from streampace.server import StreampaceApp
 
 from .conftest import WAIT_S, Received, close_code, recv_until, runs_ended, send
 from .test_admission import _echo, _frames, _Mounted, _raw_handshake
-from .test_admission import mounted  # noqa: F401 (a fixture)
 
 PING = b"\x89\xfd" + b"\x00\x00\x00\x00" + b"p" * 125  # a masked 125-byte ping (mask 0)
 PINGS = 40_000  # ~5.2 MB of pings: what the issue's attacker sends in well under a second
@@ -202,13 +201,13 @@ def test_a_named_proxy_is_trusted_and_ipv6_clients_count_by_prefix(serve):
 # -- defect 3: a compression bomb on a mount ---------------------------------------------
 
 
-def test_a_mount_without_the_guards_says_so_once_and_refuses_what_it_can_see(
-        mounted, caplog):
+def test_a_mount_without_the_guards_says_so_once_and_refuses_what_it_can_see(caplog):
     """Under uvicorn's defaults the mount negotiated permessage-deflate and took
     16 MiB messages; it now says once in its log that the guards are missing, and
     refuses a message over its own bound as soon as it sees one."""
     plain = _Mounted(StreampaceApp(_echo), ws_per_message_deflate=True)  # uvicorn's defaults
-    guarded = mounted(guarded=True)
+    guarded_app = StreampaceApp(_echo)
+    guarded = _Mounted(guarded_app, **guarded_app.uvicorn_options())
     bomb = json.dumps({"type": "run", "prompt": "a" * (1 << 20)})  # ~1 KB deflated
 
     async def send_bomb(url: str) -> tuple[bool, int | None]:
@@ -226,7 +225,8 @@ def test_a_mount_without_the_guards_says_so_once_and_refuses_what_it_can_see(
             results = asyncio.run(scenario())
     finally:
         plain.stop()
+        guarded.stop()
     assert results == [(True, 1009), (True, 1009), (False, 1009)]
     said = [r for r in caplog.records if "without its guards" in r.getMessage()]
     assert len(said) == 1 and "uvicorn_options()" in said[0].getMessage()
-    assert guarded.app.hub.warned_unguarded is False
+    assert guarded_app.hub.warned_unguarded is False
