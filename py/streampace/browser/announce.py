@@ -230,9 +230,9 @@ class LiveRegion:
         from streampace.browser.renderer import status_text
 
         if run.status == "running":
-            self.announcer.run_started(status_text(run))
+            self.announcer.run_started(status_text(run, self._renderer.labels))
         elif run.status != "idle":
-            self.announcer.run_ended(status_text(run))
+            self.announcer.run_ended(status_text(run, self._renderer.labels))
 
     # -- the region ---------------------------------------------------------
     def _flush(self) -> None:
