@@ -19,6 +19,7 @@ const EVENTS = {
   messageEnd: "streampace:message-end",
   runEnd: "streampace:run-end",
   error: "streampace:error",
+  queue: "streampace:queue",
 };
 
 let runtimePromise = null;
@@ -134,15 +135,32 @@ class Instance {
     return this;
   }
 
-  // A client message ({type: "run" | "cancel", ...}). During boot the socket
-  // queues it until its open; after, Python's connection sends it, or holds it
-  // until the next resume while reconnecting.
+  // A client message ({type: "run" | "cancel", ...}). Resolves with what
+  // happened to it, decided by Python (streampace.browser.outbox):
+  // {status: "accepted" | "queued" | "refused", id, code?, message?}. Sent
+  // during boot, it is decided once Python is up.
   send(message) {
-    if (this.socket === null) throw new Error("streampace: not connected");
-    const text = JSON.stringify(message);
-    if (this.controller !== null) this.controller.send(text);
-    else this.socket.send(text);
-    return this;
+    let text;
+    try {
+      text = JSON.stringify(message);
+    } catch (err) {
+      return Promise.resolve({ status: "refused", id: null, code: "bad_message", message: String(err) });
+    }
+    return this.ready.then(
+      () => JSON.parse(this.controller.send_json(text)),
+      (err) => ({ status: "refused", id: null, code: "boot_failed", message: String(err && err.message ? err.message : err) }),
+    );
+  }
+
+  // Take back a queued question (its id from send()); resolves true if it had not gone yet.
+  withdraw(id) {
+    return this.ready.then(() => this.controller.withdraw(String(id)), () => false);
+  }
+
+  // The questions waiting below the conversation: [{id, prompt, state}].
+  queued() {
+    if (this.controller === null) return [];
+    return JSON.parse(this.controller.queued_json());
   }
 
   flush() {
@@ -238,6 +256,8 @@ const api = {
   disconnect: () => first().disconnect(),
   switchSession: (stream) => first().switchSession(stream),
   send: (message) => first().send(message),
+  withdraw: (id) => first().withdraw(id),
+  queued: () => first().queued(),
   flush: () => first().flush(),
   stats: () => first().stats(),
   // The page's Pyodide (booted once, shared by all instances), for pages that

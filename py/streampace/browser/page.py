@@ -22,7 +22,8 @@ they show, without JavaScript:
 `on_text` hears the text as it is revealed, frame by frame (what the reader
 sees, not what the network delivered); `on_paced` the same frames as AG-UI
 events; `on(name, ...)` the view's events: "message-end", "run-end", "error"
-(the details of the embed's DOM events, which still fire) and "status" (the
+(the details of the embed's DOM events, which still fire), "queue" (the
+questions waiting for the current run: {"queued": [...]}) and "status" (the
 connection's state: "connecting", "diagnosing", "open", "attached", "waiting",
 "closed"; streampace.session.connection). In a frame that ends a message
 or a run, its text is told first, then "message-end" / "run-end". A subscriber
@@ -51,7 +52,7 @@ from streampace.browser.embed import pacing_config
 __all__ = ["EVENTS", "PageView", "bridge", "mount"]
 
 # What `PageView.on` accepts; the first three are the embed's DOM events.
-EVENTS = ("message-end", "run-end", "error", "status")
+EVENTS = ("message-end", "run-end", "error", "status", "queue")
 # Emitted while a frame is rendered: told after that frame's text.
 _FRAME_EVENTS = ("message-end", "run-end")
 _DOM_PREFIX = "streampace:"
@@ -165,9 +166,21 @@ class PageView:
         self.view.connect(socket)
         return self
 
-    def send(self, message: dict) -> None:
-        """A client message, e.g. {"type": "run", "prompt": "…"} or {"type": "cancel"}."""
-        self.view.send(json.dumps(message))
+    def send(self, message: dict) -> dict[str, Any]:
+        """A client message, e.g. {"type": "run", "prompt": "…"} or {"type": "cancel"}.
+        Returns what happened to it, as `streampace.send()`'s promise settles:
+        {"status": "accepted" | "queued" | "refused", "id", ...}; a `run` asked
+        while one is in progress waits below the conversation and goes out when
+        that run ends (streampace.browser.outbox)."""
+        return self.view.send(message)
+
+    def withdraw(self, message_id: str) -> bool:
+        """Take back a queued question that was not sent yet."""
+        return self.view.withdraw(message_id)
+
+    def queued(self) -> list[dict[str, Any]]:
+        """The questions waiting for the current run to end."""
+        return self.view.queued()
 
     def flush(self) -> None:
         """Reveal everything queued now."""

@@ -31,7 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import js
+from pyodide.ffi import create_proxy
 
+from streampace.browser.client import SESSION_LOST
+from streampace.browser.labels import labels_for
 from streampace.browser.scroll import ScrollFollower
 from streampace.conversation import items
 from streampace.conversation.live_state import Changes, LiveState
@@ -47,7 +50,9 @@ _TEXT_NODE_LIMIT = 4096  # characters per Text node before a new one is started
 # rendering and the selected/copied text identical under pre-wrap.
 _BLOCK_LIMIT = 1024
 FORMATS = ("markdown", "text")
-_STATUS = {"idle": "", "running": "Generating…", "finished": "Done", "stopped": "Stopped"}
+_RUN_ENDS = ("RUN_FINISHED", "RUN_ERROR")
+# The run's outcome -> the label shown on the status line.
+_STATUS = {"running": "generating", "finished": "done", "stopped": "stopped"}
 
 
 class _Node:
@@ -193,7 +198,8 @@ class DomRenderer:
 
     def __init__(self, mount: Any, bridge: Any, *, label: str = "Answer",
                  emit_events: bool = True, text_format: str = "markdown",
-                 reasoning_format: str = "text", scroll: bool = False) -> None:
+                 reasoning_format: str = "text", scroll: bool = False,
+                 labels: dict[str, str] | None = None) -> None:
         if text_format not in FORMATS or reasoning_format not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}")
         # Assistant messages (and reasoning, if asked) as Markdown; the parser
@@ -204,6 +210,7 @@ class DomRenderer:
 
             self._md_parser = default_parser()
         self.text_format = text_format
+        self.labels = labels if labels is not None else labels_for()
         self.reasoning_format = reasoning_format
         self._doc = js.document
         self._perf = js.performance
@@ -233,10 +240,38 @@ class DomRenderer:
         self.apply_ms: deque[float] = deque(maxlen=4096)
         self.closed = False
         self._connection_line: Any = None  # made on first use (show_connection)
+        # Conversations the server lost, kept as they were shown (archive()).
+        self._earlier: Any = None
+        # Questions waiting for the current run to end (show_queue), and the one
+        # click listener of its Withdraw buttons.
+        self._queue: Any = None
+        self._queue_click: Any = None
+        self.on_withdraw: Any = None
 
     # -- public ------------------------------------------------------------
     def apply(self, events: list[dict]) -> None:
-        """Fold `events` into the live state and commit the changes to the DOM, whole."""
+        """Fold `events` into the live state and commit the changes to the DOM, whole.
+        Where the stream marks its session as lost, what is shown is kept
+        (`archive`) and the events after it start a new view below."""
+        start = 0
+        last = len(events) - 1
+        for at, event in enumerate(events):
+            kind = event.get("type")
+            if kind == "CUSTOM" and event.get("name") == SESSION_LOST:
+                if at > start:
+                    self._apply(events[start:at])
+                value = event.get("value")
+                self.archive(isinstance(value, dict) and bool(value.get("runCut")))
+                start = at + 1
+            elif kind in _RUN_ENDS and at < last:
+                # A run's end and the next run in one frame (a queued question
+                # goes out as the run ends): each run's end is told.
+                self._apply(events[start:at + 1])
+                start = at + 1
+        if start <= last:
+            self._apply(events[start:] if start else events)
+
+    def _apply(self, events: list[dict]) -> None:
         t0 = self._perf.now()
         try:
             changes = self.state.apply(events)
@@ -254,15 +289,84 @@ class DomRenderer:
 
     def reset(self) -> None:
         """Forget everything shown (session switch)."""
+        self._forget_state()
+        self.timeline.replaceChildren()
+        if self._earlier is not None:
+            self._earlier.remove()
+            self._earlier = None
+        self.show_queue([])
+        if self.follower is not None:
+            self.follower.reset()
+
+    def _forget_state(self) -> None:
         self.state = LiveState()
         self._discard_nodes()
         self._plain.clear()
-        self.timeline.replaceChildren()
         self.status.textContent = ""
         self.timeline.setAttribute("aria-busy", "false")
         self.root.removeAttribute("data-run")
-        if self.follower is not None:
-            self.follower.reset()
+
+    def archive(self, run_cut: bool) -> None:
+        """The server lost this session: keep everything shown, as it is, above
+        the timeline (a cut run marked by one line), and start afresh below."""
+        part = self._el("div", "sp-archived")
+        timeline = self.timeline
+        while timeline.firstChild is not None:
+            part.append(timeline.firstChild)
+        for ref, node in self._nodes.items():
+            if not self.state.item(ref).ended:
+                node.el.setAttribute("data-state", "lost")
+        if run_cut:
+            line = self._el("p", "sp-lost")
+            line.setAttribute("role", "note")
+            line.textContent = self.labels["lost"]
+            part.append(line)
+        if part.firstChild is not None:
+            if self._earlier is None:
+                self._earlier = self._el("div", "sp-earlier")
+                timeline.before(self._earlier)
+            self._earlier.append(part)
+        self._forget_state()
+
+    def show_queue(self, queued: list[dict[str, Any]]) -> None:
+        """The person's questions that wait for the current run (browser/outbox.py),
+        below the conversation: a waiting one with its Withdraw button."""
+        box = self._queue
+        if box is None:
+            if not queued:
+                return
+            box = self._queue = self._el("div", "sp-queue")
+            self._queue_click = create_proxy(self._queue_clicked)
+            box.addEventListener("click", self._queue_click)
+            self.timeline.after(box)
+        box.replaceChildren(*[self._queued(q) for q in queued])
+        box.hidden = not queued
+
+    def _queued(self, queued: dict[str, Any]) -> Any:
+        el = self._el("div", "sp-item sp-message sp-queued")
+        el.setAttribute("data-role", "user")
+        el.setAttribute("data-state", queued["state"])
+        el.setAttribute("data-queue-id", queued["id"])
+        role = self._el("div", "sp-role")
+        role.textContent = self.labels["user"]
+        body, _ = self._prose("sp-text", queued["prompt"])
+        note = self._el("div", "sp-queued-note")
+        waiting = queued["state"] == "waiting"
+        note.textContent = self.labels["waiting" if waiting else "sending"]
+        if waiting:
+            button = self._el("button", "sp-withdraw")
+            button.type = "button"
+            button.textContent = self.labels["withdraw"]
+            button.setAttribute("data-withdraw", queued["id"])
+            note.append(" ", button)
+        el.append(role, body, note)
+        return el
+
+    def _queue_clicked(self, event: Any) -> None:
+        target = event.target
+        button = target.closest("[data-withdraw]") if hasattr(target, "closest") else None
+        if button is not None and self.on_withdraw is not None:
+            self.on_withdraw(str(button.getAttribute("data-withdraw")))
 
     def show_connection(self, state: str, text: str) -> None:
         """Why the view is not connected (session/connection.py status_text), on
@@ -291,6 +395,10 @@ class DomRenderer:
                 self.follower.close()
             self.root.remove()
             self._discard_nodes()
+            if self._queue_click is not None:
+                self._queue.removeEventListener("click", self._queue_click)
+                self._queue_click.destroy()
+                self._queue_click = None
 
     # -- commit ------------------------------------------------------------
     def _commit(self, ch: Changes) -> None:
@@ -377,9 +485,10 @@ class DomRenderer:
         self.timeline.setAttribute("aria-busy", "true" if run.status == "running" else "false")
         outcome = run.outcome
         self.root.setAttribute("data-run", outcome)
-        text = _STATUS.get(outcome, "")
+        label = _STATUS.get(outcome)
+        text = self.labels[label] if label is not None else ""
         if outcome == "error":
-            text = f"Error: {run.error or 'run failed'}"
+            text = f"{self.labels['error']}: {run.error or 'run failed'}"
             if run.error_code:
                 text += f" ({run.error_code})"
         self.status.textContent = text
@@ -416,7 +525,7 @@ class DomRenderer:
         if isinstance(item, items.ToolCallItem):
             el = self._el("div", "sp-item sp-tool")
             name = self._el("div", "sp-tool-name")
-            name.textContent = f"Tool call: {item.name or '…'}"
+            name.textContent = f"{self.labels['toolCall']}: {item.name or '…'}"
             args_el, args = self._text_block("pre", "sp-tool-args", item.args)
             result_el, _ = self._text_block("pre", "sp-tool-result", "")
             result_el.hidden = True
@@ -426,14 +535,15 @@ class DomRenderer:
             el = self._el("details", "sp-item sp-reasoning")
             el.open = True
             summary = self._el("summary", "sp-reasoning-label")
-            summary.textContent = "Reasoning"
+            summary.textContent = self.labels["reasoning"]
             body, node = self._body(el, item)
             el.append(summary, body)
         else:
             el = self._el("div", "sp-item sp-message")
             el.setAttribute("data-role", item.role)
             role = self._el("div", "sp-role")
-            role.textContent = item.role
+            role.textContent = (self.labels[item.role] if item.role in ("user", "assistant")
+                                else item.role)
             body, node = self._body(el, item)
             el.append(role, body)
         el.setAttribute("data-id", ref.id)
@@ -506,7 +616,7 @@ class DomRenderer:
         item: items.Item = self.state.item(ref)
         if isinstance(item, items.ToolCallItem):
             assert isinstance(node, _Node)
-            node.name.textContent = f"Tool call: {item.name or '…'}"
+            node.name.textContent = f"{self.labels['toolCall']}: {item.name or '…'}"
             if item.result is not None:
                 result = item.result
                 if not isinstance(result, str):
