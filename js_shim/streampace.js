@@ -11,6 +11,7 @@ import * as bridge from "./bridge.js";
 // pyproject.toml's version, written there by scripts/setup_runtime.
 import { version } from "../vendor/streampace-version.js";
 import { bootRuntime, mark } from "./boot.js";
+import { Store, defineViewElement } from "./store.js";
 
 const BASE = new URL("../", import.meta.url);
 const EVENTS = {
@@ -49,24 +50,33 @@ function resolveTarget(target, fallbackAfter) {
 }
 
 // One mounted view: a target element, a session stream, a Python controller.
+// `store`: headless (createStore): no element, the snapshots go to the store.
 class Instance {
   constructor({ target, stream = null, base = BASE, pace = true, snapshot = true, maxLag = "auto",
-                format = "markdown", scroll = true, scriptEl = null }) {
-    this.target = resolveTarget(target, scriptEl);
+                format = "markdown", scroll = true, scriptEl = null, store = null }) {
+    this.store = store;
+    this.target = store !== null ? store : resolveTarget(target, scriptEl);
     this.base = base;
     this.controller = null;
     this.socket = null;
+    this.destroyed = false;
     this.startedAt = performance.now();
     this.bootMs = null;
     // Open the socket before anything else so no message waits for the boot.
     if (stream) this.socket = bridge.openSession(stream);
-    this.progress = document.createElement("p");
-    this.progress.setAttribute("role", "status");
-    this.progress.className = "streampace-boot";
-    this.progress.textContent = "Loading streampace…";
-    this.target.append(this.progress);
+    this.progress = null;
+    if (store === null) {
+      this.progress = document.createElement("p");
+      this.progress.setAttribute("role", "status");
+      this.progress.className = "streampace-boot";
+      this.progress.textContent = "Loading streampace…";
+      this.target.append(this.progress);
+    }
     this.ready = this.boot(pace, snapshot, maxLag, format, scroll).catch((err) => {
-      this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
+      if (this.destroyed) throw err; // destroyed while booting: nothing to report
+      if (this.progress !== null) {
+        this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
+      }
       bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", code: "boot_failed", message: String(err) }));
       throw err;
     });
@@ -74,15 +84,22 @@ class Instance {
 
   async boot(pace, snapshot, maxLag, format, scroll) {
     const pyodide = await loadRuntime(this.base, (text) => {
-      this.progress.textContent = text;
+      if (this.progress !== null) this.progress.textContent = text;
     }, snapshot);
-    const embed = pyodide.pyimport("streampace.browser.embed");
+    if (this.destroyed) throw new Error("streampace: destroyed before it started");
     // `undefined`, not null: a JS null reaches Python as JsNull, not None.
-    this.controller = embed.start(bridge, this.target, this.socket ?? undefined, pace, maxLag, format,
-                                  scroll);
-    embed.destroy();
+    const socket = this.socket ?? undefined;
+    if (this.store !== null) {
+      const store = pyodide.pyimport("streampace.browser.store");
+      this.controller = store.start(bridge, this.store, socket, pace, maxLag, format);
+      store.destroy();
+    } else {
+      const embed = pyodide.pyimport("streampace.browser.embed");
+      this.controller = embed.start(bridge, this.target, socket, pace, maxLag, format, scroll);
+      embed.destroy();
+    }
     mark("package-ready");
-    this.progress.remove();
+    if (this.progress !== null) this.progress.remove();
     this.bootMs = performance.now() - this.startedAt;
     mark("ready");
     bridge.emit(this.target, EVENTS.ready, JSON.stringify({
@@ -141,7 +158,11 @@ class Instance {
     return stats;
   }
 
+  // Remove the view (a store: stop it): the socket is closed, every timer,
+  // frame and listener stopped, the Python side freed. Idempotent.
   destroy() {
+    if (this.destroyed) return;
+    this.destroyed = true;
     if (this.controller !== null) {
       this.controller.close();
       this.controller.destroy();
@@ -150,6 +171,12 @@ class Instance {
       this.socket.close();
     }
     this.socket = null;
+    if (this.progress !== null) this.progress.remove();
+    for (const list of [instances, stores]) {
+      const at = list.indexOf(this);
+      if (at >= 0) list.splice(at, 1);
+    }
+    this.ready.catch(() => {}); // destroyed while booting: not an error of the page's
   }
 }
 
@@ -161,11 +188,38 @@ function findOwnScript() {
 }
 
 const instances = [];
+const stores = [];
 
-function mount(options) {
-  const inst = new Instance(options);
+// A view in options.target; returns its handle (ready, send, flush, destroy, ...).
+export function mount(options) {
+  const inst = new Instance({ ...options, store: null });
   instances.push(inst);
   return inst;
+}
+
+// A stream path for `session` (an id of the visitor's own), or `stream` as given.
+function streamOf(stream, session) {
+  if (stream) return stream;
+  if (session) return `/ws/sessions/${encodeURIComponent(session)}`;
+  return null;
+}
+
+// A headless store (docs/browser.md, "Use it from React, Vue, Svelte"):
+// resolves once Python runs; nothing is added to the page.
+export function createStore({ stream = null, session = null, pace = true, format = "markdown",
+                              maxLag = "auto", snapshot = true } = {}) {
+  let inst = null;
+  const store = new Store({
+    send: (message) => inst.send(message),
+    flush: () => inst.flush(),
+    stats: () => inst.stats(),
+    destroy: () => inst.destroy(),
+  });
+  inst = new Instance({ store, stream: streamOf(stream, session), pace: pace !== false && pace !== "off",
+                        maxLag, snapshot, format });
+  store.format = format;
+  stores.push(inst);
+  return inst.ready.then(() => store);
 }
 
 const first = () => {
@@ -178,6 +232,7 @@ const api = {
   events: EVENTS,
   instances,
   mount,
+  createStore,
   get ready() { return first().ready; },
   connect: (stream) => first().connect(stream),
   disconnect: () => first().disconnect(),
@@ -193,6 +248,8 @@ const api = {
 if (!("streampace" in window)) {
   Object.defineProperty(window, "streampace", { value: Object.freeze(api), enumerable: false });
 }
+
+defineViewElement(mount);
 
 const own = findOwnScript();
 if (own !== null && (own.dataset.target || own.dataset.stream)) {

@@ -42,10 +42,12 @@ def test_sockets_that_never_attach_create_nothing_and_are_closed(serve, store_ki
     redis = request.getfixturevalue("redis_server") if store_kind == "redis" else None
 
     async def scenario() -> list[int | None]:
-        sockets = [await websockets.connect(server.ws_url(f"bare-{i}")) for i in range(30)]
-        sockets += [await websockets.connect(_new(server)) for _ in range(10)]
-        # A cancel is not an attach: refused without making the session.
+        # A cancel is not an attach: refused without making the session.  (Sent at
+        # once: opening the other sockets can take longer than the attach timeout.)
+        sockets = [await websockets.connect(server.ws_url("bare-0"))]
         await send(sockets[0], type="cancel")
+        sockets += [await websockets.connect(server.ws_url(f"bare-{i}")) for i in range(1, 30)]
+        sockets += [await websockets.connect(_new(server)) for _ in range(10)]
         return list(await asyncio.gather(*(close_code(ws) for ws in sockets)))
 
     codes = asyncio.run(scenario())
@@ -444,12 +446,15 @@ def test_with_redis_max_sessions_bounds_the_store_and_quiet_sessions_make_room(
 
     async def scenario() -> tuple[int | None, int | None]:
         held = [(await _attach(first.ws_url(f"s{i}")))[0] for i in range(2)]
+        for ws in held:  # used for a run: kept for the quiet period (empty ones are not)
+            await send(ws, type="run", prompt="keep", scenario="very_fast")
+            await recv_until(ws, Received(), runs_ended(1))
         async with websockets.connect(second.ws_url("s2")) as third:  # another process
             await send(third, type="resume", after=0)
             full = await close_code(third)
         for ws in held:
             await ws.close()
-        # Nobody uses s0 and s1 now, but they were used a moment ago: still no room.
+        # Nobody uses s0 and s1 now, but they ran a moment ago: still no room.
         async with websockets.connect(second.ws_url("s2")) as again:
             await send(again, type="resume", after=0)
             recent = await close_code(again)

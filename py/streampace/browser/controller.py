@@ -23,6 +23,7 @@ from pyodide.ffi import JsProxy, create_proxy
 
 from streampace.browser.client import SessionClient, StreamError
 from streampace.browser.host import BrowserHost
+from streampace.browser.page_host import HostLease
 from streampace.browser.renderer import DomRenderer
 from streampace.browser.segmenter import IntlSegmenter
 from streampace.browser.telemetry import Telemetry
@@ -80,11 +81,12 @@ class StreamView:
     ) -> None:
         self.bridge = bridge
         self.mount = mount
-        self.host = host if host is not None else BrowserHost(on_error=self._report_exception)
+        # Without a host of the caller's: a lease on the page's one frame loop.
+        self.host: Any = host if host is not None else HostLease(on_error=self._report_exception)
         self._own_host = host is None
         self.segmenter = IntlSegmenter(bridge)
-        self.renderer = DomRenderer(mount, bridge, label=label, text_format=text_format,
-                                    scroll=scroll)
+        self.renderer: Any = self._make_renderer(label=label, text_format=text_format,
+                                                 scroll=scroll)
         self.reduced_motion = bool(bridge.prefersReducedMotion())
         self.pace = pace and not self.reduced_motion
         self.scheduler = PacingScheduler(self.host, self._apply,
@@ -105,6 +107,11 @@ class StreamView:
         self._last_activity = 0.0
         self.errors: list[str] = []
         self.closed = False
+
+    def _make_renderer(self, *, label: str, text_format: str, scroll: bool) -> Any:
+        """What shows the paced batches (a headless store overrides it: store.py)."""
+        return DomRenderer(self.mount, self.bridge, label=label, text_format=text_format,
+                           scroll=scroll)
 
     # -- transport ---------------------------------------------------------
     def connect(self, socket: Any) -> None:

@@ -180,11 +180,18 @@ class PageView:
         return self.view.stats()
 
     def close(self) -> None:
-        """Remove the view and free its proxies and timers."""
+        """Remove the view: its socket closed, its proxies, listeners, frames and
+        timers freed (the page's frame loop too, when it was the last view)."""
         socket = self.view.socket
         self.view.close()
         if self.simulated and socket is not None:
             socket.close()
+        self._text.clear()
+        self._paced.clear()
+        for handlers in self._handlers.values():
+            handlers.clear()
+
+    destroy = close  # the name the JS handles use
 
     # -- internals ---------------------------------------------------------
     def _use_simulation(self) -> None:

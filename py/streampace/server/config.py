@@ -54,11 +54,21 @@ class ServerConfig:
     handshake_timeout_s: float = 10.0  # serve: a connection without a full request is cut
     max_connections_per_client: int = 256  # per address (0: no limit); over it 4429
     max_sessions_per_client: int = 64  # sessions one address created and still uses
+    ipv6_prefix: int = 64  # per-address limits count IPv6 clients by this prefix
+    new_sessions_per_s: float = 20.0  # sessions created in all, at this rate ...
+    new_sessions_burst: int = 100  # ... with this burst; past it 1013
+    # Proxies whose X-Forwarded-For / Forwarded headers name the client (none: the
+    # peer's own address is the client's, whoever sends such headers).
+    forwarded_allow_ips: tuple[str, ...] = ()
     max_connections: int = 0  # serve: all connections (0: from the file-descriptor limit)
     memory_budget_bytes: int = 1024 * 1024 * 1024  # sessions' logs + kept text; then 1013
     quiet_s: float = 300.0  # a session active this recently is never forgotten
     ws_ping_interval_s: float = 20.0  # serve: WebSocket pings; no pong within ...
     ws_ping_timeout_s: float = 20.0  # ... this long closes the socket (1011)
+    # Control frames (pings, pongs) a peer may send: a token bucket per connection in
+    # bytes, each frame costing 64 + its payload; past it the socket is closed (1008).
+    control_burst_bytes: int = 16 * 1024
+    control_bytes_per_s: int = 2 * 1024
     store: str = "memory"  # or redis://HOST:PORT/DB, rediss://... (server/store.py)
     lease_ms: int = 5_000  # Redis store: a run's lease; a dead owner's run ends this late
     session_ttl_s: float = 7 * 24 * 3600.0  # Redis store: keys of an untouched session expire

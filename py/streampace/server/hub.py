@@ -15,6 +15,8 @@ import contextlib
 import logging
 from collections import Counter
 
+from streampace.session.eviction import ranked_activity
+
 from .admission import (
     CLOSE_TOO_MANY,
     CLOSE_UNKNOWN_SESSION,
@@ -22,6 +24,7 @@ from .admission import (
     ClientCounts,
     OriginPolicy,
     Refused,
+    TokenBucket,
 )
 from .config import ServerConfig
 from .session import Session, monotonic_ms
@@ -29,7 +32,8 @@ from .sources import Source
 from .store import MemoryStore, SessionStore
 from .viewer import CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN, Viewer
 
-__all__ = ["Hub", "SHUTDOWN_CODE", "SHUTDOWN_MESSAGE", "FULL_REASON", "BUDGET_REASON"]
+__all__ = ["Hub", "SHUTDOWN_CODE", "SHUTDOWN_MESSAGE", "FULL_REASON", "BUDGET_REASON",
+           "RATE_REASON"]
 
 log = logging.getLogger("streampace.server")
 
@@ -37,6 +41,7 @@ SHUTDOWN_CODE = "server_shutdown"
 SHUTDOWN_MESSAGE = "the server is shutting down"
 FULL_REASON = "too many sessions in use"
 BUDGET_REASON = "the server's memory budget for sessions is used up"
+RATE_REASON = "too many new sessions: try again shortly"
 
 
 class Hub:
@@ -60,6 +65,9 @@ class Hub:
         self._closing: set[asyncio.Future[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self.clock = monotonic_ms
+        # Sessions this process makes (or loads from its store), in all addresses.
+        self._new_sessions = TokenBucket(config.new_sessions_burst, config.new_sessions_per_s,
+                                         self.clock() / 1000.0)
 
     def _own_origins(self, port: int) -> OriginPolicy:
         return OriginPolicy(set(self.config.allow_origins) | self.config.own_origins(port), ())
@@ -109,6 +117,8 @@ class Hub:
         if self._in_use_by(client) >= config.max_sessions_per_client > 0:
             raise Refused(CLOSE_TOO_MANY, "too many sessions from this address")
         now = self.clock()
+        if not self._new_sessions.take(1, now / 1000.0):
+            raise Refused(CLOSE_TRY_AGAIN, RATE_REASON)
         while len(self.sessions) >= config.max_sessions:
             if not self._evict_one(now, "session limit"):
                 raise Refused(CLOSE_TRY_AGAIN, FULL_REASON)
@@ -141,7 +151,7 @@ class Hub:
         idle = [s for s in self.sessions.values() if s.engine.evictable(now, quiet_ms)]
         if not idle:
             return False
-        oldest = min(idle, key=lambda s: s.last_active)
+        oldest = min(idle, key=lambda s: ranked_activity(s.engine, quiet_ms))
         self._drop(oldest)
         log.info("forgot idle session %s (%s)", oldest.id, why)
         return True

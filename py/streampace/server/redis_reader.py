@@ -25,6 +25,7 @@ __all__ = ["StreamReader", "Follower", "MUX_BLOCK_MS"]
 log = logging.getLogger("streampace.server")
 
 MUX_BLOCK_MS = 50  # the XREAD block: how late a newly followed session joins
+POLL_MS = 25  # cluster: the pause between reads that brought nothing
 TOUCH_EVERY_S = 30.0  # the followed sessions' activity in the session index
 
 
@@ -48,6 +49,7 @@ class StreamReader:
         self._followers: dict[str, Follower] = {}
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._next_touch = 0.0
 
     def follow(self, follower: Follower) -> None:
         self._followers[follower.session_id] = follower
@@ -61,8 +63,6 @@ class StreamReader:
     async def _loop(self) -> None:
         backoff = 0.1
         down = False
-        quiet_s = self._conn.block_ms / 1000
-        next_touch = 0.0
         try:
             while not self._closed:
                 for sid in [i for i, f in self._followers.items() if not f.wants_reads]:
@@ -75,6 +75,15 @@ class StreamReader:
                     for f in following.values():
                         if f.mirror.stale:
                             await f.mirror.load()
+                    if self._conn.cluster:
+                        answered = await self._poll(following)
+                        if down and answered:
+                            down = False
+                            log.warning("redis at %s is reachable again",
+                                        self._conn.display_url)
+                        backoff = 0.1
+                        await self._after_read(following)
+                        continue
                     streams: dict[Any, Any] = {key: f"{f.mirror.head}-0"
                                                for key, f in following.items()}
                     # With the data set's marker: a Redis that lost its data is
@@ -91,14 +100,7 @@ class StreamReader:
                         name = key.decode() if isinstance(key, bytes) else key
                         if name in following:
                             following[name].mirror.apply(entries)
-                    now = asyncio.get_running_loop().time()
-                    for f in following.values():
-                        await f.check_quiet(now, quiet_s)
-                    if now >= next_touch:
-                        # Sessions served here are in use: never forgotten to make room.
-                        next_touch = now + TOUCH_EVERY_S
-                        await self._conn.touch([sid for sid, f in self._followers.items()
-                                                if f.wants_reads])
+                    await self._after_read(following)
                     if not streams:
                         await asyncio.sleep(MUX_BLOCK_MS / 1000)
                 except StoreLost:
@@ -113,6 +115,39 @@ class StreamReader:
             self._task = None
             if self._followers and not self._closed:  # someone asked while we were leaving
                 self._task = asyncio.create_task(self._loop())
+
+    async def _poll(self, following: dict[str, Follower]) -> bool:
+        """Cluster: one read of every followed session (pipelined, one round trip per
+        master); a pause when nothing came.  A session whose master failed is told
+        so, and the others go on.  False if any session's master did not answer."""
+        if not following:
+            await asyncio.sleep(POLL_MS / 1000)
+            return True
+        targets = list(following.values())
+        results = await self._conn.poll([(f.mirror.keys, f.mirror.head) for f in targets])
+        brought = False
+        answered = True
+        for f, result in zip(targets, results, strict=True):
+            if isinstance(result, Exception):
+                answered = False
+                f.mirror.read_failed(result)
+                continue
+            f.mirror.read_ok()
+            brought = brought or bool(result.entries)
+            await f.mirror.polled(result)
+        if not brought:
+            await asyncio.sleep(POLL_MS / 1000)
+        return answered
+
+    async def _after_read(self, following: dict[str, Follower]) -> None:
+        now = asyncio.get_running_loop().time()
+        for f in following.values():
+            await f.check_quiet(now, self._conn.block_ms / 1000)
+        if now >= self._next_touch:
+            # Sessions served here are in use: never forgotten to make room.
+            self._next_touch = now + TOUCH_EVERY_S
+            await self._conn.touch([sid for sid, f in self._followers.items()
+                                    if f.wants_reads])
 
     async def close(self) -> None:
         self._closed = True

@@ -146,6 +146,7 @@ class Session:
         if leave is not None:
             leave()
         self.perform(self.engine.leave(viewer))
+        self.backend.viewer_left()
 
     def append(self, events: list[dict[str, Any]]) -> None:
         """The store logged ``events``: into the engine, out to every viewer."""

@@ -95,7 +95,7 @@ async def _admit(hub: Hub, websocket: WebSocket, requested: str) -> tuple[str, b
 async def session_socket(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
     config = hub.config
-    client = client_key(websocket.scope)
+    client = client_key(websocket.scope, config.ipv6_prefix)
     try:
         session_id, minted = await _admit(hub, websocket,
                                           websocket.path_params.get("session_id", ""))

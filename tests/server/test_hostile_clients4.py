@@ -1,0 +1,197 @@
+"""Issue 33 ("hostile clients, round 4"): one socket, one address range or one
+upstream cannot take the server.  Real servers on loopback; counts, close codes
+and bytes, never wall time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from typing import Any
+
+import pytest
+import websockets
+
+from .conftest import WAIT_S, Received, recv_until, runs_ended, send
+from .test_admission import _frames, _raw_handshake
+
+PING = b"\x89\xfd" + b"\x00\x00\x00\x00" + b"p" * 125  # a masked 125-byte ping (mask 0)
+PINGS = 40_000  # ~5.2 MB of pings: what the issue's attacker sends in well under a second
+
+
+def _flood_pings(sock: socket.socket, count: int) -> int:
+    """Send up to ``count`` pings without reading; how many went out before the
+    server ended the connection."""
+    sock.settimeout(WAIT_S)
+    burst = PING * 100
+    sent = 0
+    try:
+        while sent < count:
+            sock.sendall(burst)
+            sent += 100
+    except OSError:  # reset or broken pipe: the server cut us
+        pass
+    return sent
+
+
+def _read_until_closed(sock: socket.socket) -> bytes:
+    data = b""
+    sock.settimeout(WAIT_S)
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except OSError:
+        pass
+    return data
+
+
+@pytest.mark.parametrize("attach", [False, True])
+def test_a_ping_flood_from_a_socket_that_does_not_read_is_cut(serve, attach):
+    """Defect 1: each ping queued a pong and reading went on (+343 MiB in 15 s)."""
+    server = serve("demo", client_session_ids=True, attach_timeout_s=WAIT_S * 2)
+    sock = _raw_handshake(server.ws_url("pinger"))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    try:
+        if attach:
+            from .test_admission import _masked_text
+            sock.sendall(_masked_text('{"type": "resume", "after": 0}'))
+        sent = _flood_pings(sock, PINGS)
+        data = _read_until_closed(sock)
+    finally:
+        sock.close()
+    assert sent < PINGS, "the server read every ping and queued a pong for each"
+    codes = [code for kind, code in _frames(data) if kind == "CLOSE"]
+    assert codes in ([], [1008]), codes  # told why when it could still write
+    pongs = sum(1 for kind, _ in _frames(data) if kind == "PONG")
+    assert pongs < sent // 10  # pongs for a peer that does not read are not queued
+    deadline = time.monotonic() + WAIT_S
+    while server.server.guard.open:
+        assert time.monotonic() < deadline, "the connection is still held"
+        time.sleep(0.02)
+
+
+# -- defect 2: many addresses, each leaving empty sessions behind ------------------------
+
+
+async def _attach_or_code(url: str, **connect: Any) -> tuple[Any, int | None]:
+    """Open and resume: (the socket, None) once attached, or (None, its close code)."""
+    ws = await websockets.connect(url, **connect)
+    await send(ws, type="resume", after=0)
+    try:
+        async with asyncio.timeout(WAIT_S):
+            while True:
+                msg = json.loads(await ws.recv())
+                if msg.get("type") == "attached":
+                    return ws, None
+    except websockets.ConnectionClosed as exc:
+        return None, exc.rcvd.code if exc.rcvd else None
+
+
+async def _no_viewers(server: Any) -> None:
+    deadline = asyncio.get_running_loop().time() + WAIT_S
+    while server.hub.viewers:
+        assert asyncio.get_running_loop().time() < deadline, "viewers still held"
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "redis"])
+def test_sessions_left_empty_lock_nobody_out(serve, store_kind, request):
+    """Addresses that each attach once and leave used to fill --max-sessions and
+    their own share with "recent" empty sessions: every newcomer got 1013 for
+    the whole quiet period."""
+    server = serve("demo", speed=200.0, client_session_ids=False, max_sessions=6,
+                   max_sessions_per_client=3, quiet_s=600)
+
+    async def scenario() -> list[int | None]:
+        codes = []
+        for address in ("127.0.0.3", "127.0.0.4", "127.0.0.5"):
+            for _ in range(4):  # past the address's share, and all of them past the limit
+                ws, code = await _attach_or_code(server.ws_url("new"),
+                                                 local_addr=(address, 0))
+                codes.append(code)
+                if ws is not None:
+                    await ws.close()
+                    await _no_viewers(server)
+        # A session that was used still counts as in use for the quiet period.
+        ws, code = await _attach_or_code(server.ws_url("new"), local_addr=("127.0.0.6", 0))
+        assert ws is not None, code
+        await send(ws, type="run", prompt="kept", scenario="very_fast")
+        await recv_until(ws, Received(), runs_ended(1))
+        await ws.close()
+        await _no_viewers(server)
+        newcomer, code = await _attach_or_code(server.ws_url("new"),
+                                               local_addr=("127.0.0.7", 0))
+        codes.append(code)
+        assert newcomer is not None
+        await newcomer.close()
+        return codes
+
+    codes = asyncio.run(scenario())
+    assert codes == [None] * 13
+    assert len(server.hub.sessions) <= 6
+    used = [s for s in server.hub.sessions.values() if s.engine.log.head]
+    assert len(used) == 1  # the session with a run was never the one forgotten
+    if store_kind == "redis":
+        redis = request.getfixturevalue("redis_server")
+        assert int(redis.command("ZCARD", "sp:sessions").strip()[1:]) <= 6
+
+
+def test_new_sessions_are_rate_limited_across_addresses(serve):
+    server = serve("demo", client_session_ids=False, new_sessions_per_s=0.01,
+                   new_sessions_burst=3)
+
+    async def scenario() -> list[int | None]:
+        codes = []
+        for i in range(5):
+            ws, code = await _attach_or_code(server.ws_url("new"),
+                                             local_addr=(f"127.0.2.{i + 1}", 0))
+            codes.append(code)
+            if ws is not None:
+                await ws.close()
+        return codes
+
+    assert asyncio.run(scenario()) == [None, None, None, 1013, 1013]
+
+
+# -- defect 5: forwarded headers, and IPv6 clients by prefix --------------------------------
+
+
+def _from(address: str) -> dict[str, Any]:
+    return {"additional_headers": {"X-Forwarded-For": address}}
+
+
+def test_forwarded_headers_from_loopback_are_not_trusted_by_default(serve):
+    """One local peer writing a new X-Forwarded-For per request made 90 sessions
+    past a limit of 64."""
+    server = serve("demo", client_session_ids=False, max_sessions_per_client=2)
+
+    async def scenario() -> list[int | None]:
+        held, codes = [], []
+        for i in range(3):
+            ws, code = await _attach_or_code(server.ws_url("new"), **_from(f"192.0.2.{i + 1}"))
+            codes.append(code)
+            held += [ws] if ws is not None else []
+        for ws in held:
+            await ws.close()
+        return codes
+
+    assert asyncio.run(scenario()) == [None, None, 4429]
+
+
+def test_a_named_proxy_is_trusted_and_ipv6_clients_count_by_prefix(serve):
+    server = serve("demo", client_session_ids=False, max_sessions_per_client=2,
+                   forwarded_allow_ips=("127.0.0.1",))
+
+    async def scenario() -> list[int | None]:
+        held, codes = [], []
+        for address in ("2001:db8::1", "2001:db8::2:1", "2001:db8::ffff:3",  # one /64
+                        "2001:db8:0:1::1", "192.0.2.1"):  # another /64, an IPv4 client
+            ws, code = await _attach_or_code(server.ws_url("new"), **_from(address))
+            codes.append(code)
+            held += [ws] if ws is not None else []
+        for ws in held:
+            await ws.close()
+        return codes
+
+    assert asyncio.run(scenario()) == [None, None, 4429, None, None]
