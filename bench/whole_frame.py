@@ -292,8 +292,11 @@ def frame_figures(probe: dict[str, Any], trace: Trace, lead_ms: float,
         "probe_errors": probe.get("errors") or [],
     }
     if len(early) >= 10 and len(late) >= 10 and total >= 20_000:
+        # Means (what a frame costs on average) and medians (robust to the few
+        # frames a busy shared machine stretches).
         out.update(frame_early_ms=float(np.mean(early)), frame_late_ms=float(np.mean(late)),
                    frame_late_early=float(np.mean(late) / np.mean(early)),
+                   frame_late_early_p50=float(np.median(late) / np.median(early)),
                    frame_early_late_n=[len(early), len(late)])
     return out
 
@@ -311,7 +314,8 @@ FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("frame_p99_ms", "frame ms p99", "x"),
     ("frame_early_ms", "early frame ms", "x"),
     ("frame_late_ms", "late frame ms", "x"),
-    ("frame_late_early", "late / early", "x"),
+    ("frame_late_early", "late / early (means)", "x"),
+    ("frame_late_early_p50", "late / early (p50s)", "x"),
 )
 
 
@@ -325,7 +329,8 @@ def frame_markdown(rows: list[dict[str, Any]], cpu: float) -> str:
         f"Whole frame at {cpu:g}× CPU (`--cpu {cpu:g}`; DevTools CPU throttling while the "
         "trace plays): long animation frames and long tasks while the answer streams; frame "
         "ms = one frame's main-thread cost, script + style + layout + paint (frame start → a "
-        "message posted from a frame callback); early = frames while ≤ 10 % of the answer "
+        "message posted from a frame callback), p50/p99 while streaming; early = frames "
+        "while ≤ 10 % of the answer "
         "has arrived, late = once ≥ 90 % has (answers ≥ 20 000 characters). Pages: `bench` "
         "= the harness page (StreamView alone), `demo` = index.html (both panes, the chart), "
         "`embed` = the script tag on a bare page.", "",
