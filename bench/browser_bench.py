@@ -59,8 +59,9 @@ from bench.whole_frame import (
 
 ROOT = Path(__file__).resolve().parent.parent
 # streampace_text: streampace with assistant messages as plain text (data-format="text"),
-# the side-by-side baseline for the Markdown renderer's cost.
-BROWSER_STRATEGIES = ("streampace", "mosoo_450", "naive", "streampace_text")
+# the side-by-side baseline for the Markdown renderer's cost. store: the headless store
+# (createStore's StoreView, one subscriber reading each snapshot), no DOM view.
+BROWSER_STRATEGIES = ("streampace", "mosoo_450", "naive", "streampace_text", "store")
 DEFAULT_TRACES = ("bursty", "cjk_emoji", "md_32k", "answer_100k")
 BOOT_TIMEOUT_S = 120.0
 LEAD_MS = 300.0  # silence between the socket opening and the trace's first message
@@ -73,7 +74,14 @@ PAGE_HTML = """<!doctype html>
 
 PAGE_JS = r"""
 import * as bridge from "/js_shim/bridge.js";
+import { Store } from "/js_shim/store.js";
 const B = (window.benchState = { phase: "boot", longtasks: [], frames: [], error: null });
+// For the `store` strategy: a host's subscriber, reading each snapshot it is told of.
+window.benchStore = new Store({});
+B.storeReads = 0;
+window.benchStore.subscribe(() => {
+  B.storeReads += window.benchStore.getSnapshot().messages.length;
+});
 try {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) B.longtasks.push([e.startTime, e.duration]);
@@ -134,6 +142,7 @@ CONFIGS = {
                                    max_events_per_frame=512, fallback_ms=50, holdback_ms=0),
     "naive": PacingConfig.unpaced(),  # and each batch flushed as it arrives (below)
     "streampace_text": PacingConfig(),
+    "store": PacingConfig(),
 }
 _perf = js.performance
 
@@ -231,10 +240,16 @@ class Bench:
         self.reported = False
         self.socket = None
         self.breakdown = None
-        self.view = StreamView(bridge, root, pace=strategy != "naive", host=self.host,
-                               config=CONFIGS[strategy], on_delivered=self._arrived,
-                               text_format="text" if strategy == "streampace_text"
-                               else "markdown")
+        if strategy == "store":
+            from streampace.browser.store import StoreView
+
+            self.view = StoreView(bridge, js.benchStore, host=self.host,
+                                  config=CONFIGS[strategy], on_delivered=self._arrived)
+        else:
+            self.view = StreamView(bridge, root, pace=strategy != "naive", host=self.host,
+                                   config=CONFIGS[strategy], on_delivered=self._arrived,
+                                   text_format="text" if strategy == "streampace_text"
+                                   else "markdown")
         if strategy == "naive":
             # Paint each batch as it arrives (the product's pace=False commits it
             # on the next frame instead).
@@ -286,7 +301,8 @@ class Bench:
             # Python time of the scroll follower, which runs after the browser's
             # layout (a ResizeObserver callback), outside the frame callbacks.
             "scroll_ms": (self.view.renderer.follower.resize_ms
-                          if self.view.renderer.follower is not None else 0.0),
+                          if getattr(self.view.renderer, "follower", None) is not None
+                          else 0.0),
         }
         self.view.close()
         self.socket.close()

@@ -159,8 +159,13 @@ class Demo:
     def _on_delivered(self, events: list[dict]) -> None:
         self.delivered.apply(events)
         running = self.delivered.state.run.status == "running"
+        stop_had_focus = self.doc.activeElement == self.stop_button
         self.run_button.disabled = running
         self.stop_button.disabled = not running
+        if stop_had_focus and not running:
+            # A disabled button drops the focus to the page's start: a keyboard
+            # reader who pressed Stop continues from Run instead.
+            self.run_button.focus()
 
     def _on_sample(self, sample: tuple[float, int, int, float]) -> None:
         _now, shown, backlog, lag = sample

@@ -19,6 +19,7 @@ const EVENTS = {
   messageEnd: "streampace:message-end",
   runEnd: "streampace:run-end",
   error: "streampace:error",
+  queue: "streampace:queue",
 };
 
 let runtimePromise = null;
@@ -53,7 +54,8 @@ function resolveTarget(target, fallbackAfter) {
 // `store`: headless (createStore): no element, the snapshots go to the store.
 class Instance {
   constructor({ target, stream = null, base = BASE, pace = true, snapshot = true, maxLag = "auto",
-                format = "markdown", scroll = true, scriptEl = null, store = null }) {
+                format = "markdown", scroll = true, announce = true, headingBase = "auto",
+                scriptEl = null, store = null }) {
     this.store = store;
     this.target = store !== null ? store : resolveTarget(target, scriptEl);
     this.base = base;
@@ -72,7 +74,8 @@ class Instance {
       this.progress.textContent = "Loading streampace…";
       this.target.append(this.progress);
     }
-    this.ready = this.boot(pace, snapshot, maxLag, format, scroll).catch((err) => {
+    this.ready = this.boot(pace, snapshot, maxLag, format, scroll, announce,
+                           String(headingBase)).catch((err) => {
       if (this.destroyed) throw err; // destroyed while booting: nothing to report
       if (this.progress !== null) {
         this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
@@ -82,7 +85,7 @@ class Instance {
     });
   }
 
-  async boot(pace, snapshot, maxLag, format, scroll) {
+  async boot(pace, snapshot, maxLag, format, scroll, announce, headingBase) {
     const pyodide = await loadRuntime(this.base, (text) => {
       if (this.progress !== null) this.progress.textContent = text;
     }, snapshot);
@@ -95,7 +98,8 @@ class Instance {
       store.destroy();
     } else {
       const embed = pyodide.pyimport("streampace.browser.embed");
-      this.controller = embed.start(bridge, this.target, socket, pace, maxLag, format, scroll);
+      this.controller = embed.start(bridge, this.target, socket, pace, maxLag, format, scroll,
+                                    announce, headingBase);
       embed.destroy();
     }
     mark("package-ready");
@@ -134,15 +138,32 @@ class Instance {
     return this;
   }
 
-  // A client message ({type: "run" | "cancel", ...}). During boot the socket
-  // queues it until its open; after, Python's connection sends it, or holds it
-  // until the next resume while reconnecting.
+  // A client message ({type: "run" | "cancel", ...}). Resolves with what
+  // happened to it, decided by Python (streampace.browser.outbox):
+  // {status: "accepted" | "queued" | "refused", id, code?, message?}. Sent
+  // during boot, it is decided once Python is up.
   send(message) {
-    if (this.socket === null) throw new Error("streampace: not connected");
-    const text = JSON.stringify(message);
-    if (this.controller !== null) this.controller.send(text);
-    else this.socket.send(text);
-    return this;
+    let text;
+    try {
+      text = JSON.stringify(message);
+    } catch (err) {
+      return Promise.resolve({ status: "refused", id: null, code: "bad_message", message: String(err) });
+    }
+    return this.ready.then(
+      () => JSON.parse(this.controller.send_json(text)),
+      (err) => ({ status: "refused", id: null, code: "boot_failed", message: String(err && err.message ? err.message : err) }),
+    );
+  }
+
+  // Take back a queued question (its id from send()); resolves true if it had not gone yet.
+  withdraw(id) {
+    return this.ready.then(() => this.controller.withdraw(String(id)), () => false);
+  }
+
+  // The questions waiting below the conversation: [{id, prompt, state}].
+  queued() {
+    if (this.controller === null) return [];
+    return JSON.parse(this.controller.queued_json());
   }
 
   flush() {
@@ -238,6 +259,8 @@ const api = {
   disconnect: () => first().disconnect(),
   switchSession: (stream) => first().switchSession(stream),
   send: (message) => first().send(message),
+  withdraw: (id) => first().withdraw(id),
+  queued: () => first().queued(),
   flush: () => first().flush(),
   stats: () => first().stats(),
   // The page's Pyodide (booted once, shared by all instances), for pages that
@@ -261,6 +284,8 @@ if (own !== null && (own.dataset.target || own.dataset.stream)) {
     maxLag: own.dataset.maxLag || "auto", // data-max-lag="120" (ms) or "auto"
     format: own.dataset.format || "markdown",
     scroll: own.dataset.scroll !== "off", // data-scroll="off": no following
+    announce: own.dataset.announce !== "off", // data-announce="off": no live region
+    headingBase: own.dataset.headingBase || "auto", // data-heading-base="3", "auto" or "off"
     scriptEl: own,
   });
 }

@@ -30,10 +30,10 @@ def test_browser_mode_plays_a_trace_through_the_page(tmp_path: Path) -> None:
         pytest.fail(_missing())
     model = steady_model(150, 1.5, unit="ab🇯🇵 ")
     trace = delivered("tiny", model)
-    data = browser_bench.run_browser([trace], ["streampace", "naive"], cold_runs=0,
+    data = browser_bench.run_browser([trace], ["streampace", "naive", "store"], cold_runs=0,
                                      out=tmp_path)
     runs = {r["strategy"]: r for r in data["runs"]}
-    assert set(runs) == {"streampace", "naive"}
+    assert set(runs) == {"streampace", "naive", "store"}
     for name, r in runs.items():
         assert r["faithful"], name
         assert r["missing"] == 0, name
@@ -48,6 +48,8 @@ def test_browser_mode_plays_a_trace_through_the_page(tmp_path: Path) -> None:
     # naive paints each socket message whole; the pacer spreads each over many frames
     assert runs["naive"]["commits"] == runs["naive"]["client"]["batches"]
     assert runs["streampace"]["scheduler"]["applies"] > 3 * runs["naive"]["client"]["batches"]
+    # The headless store is paced the same way (no DOM view).
+    assert runs["store"]["scheduler"]["applies"] > 3 * runs["naive"]["client"]["batches"]
     assert data["boot"]["warm_ms"], "every page load is a boot sample"
     assert (tmp_path / "browser.md").is_file() and (tmp_path / "browser.json").is_file()
 

@@ -32,7 +32,10 @@ from streampace.session.protocol import (
 )
 from streampace.session.snapshot import join_parts
 
-__all__ = ["SessionClient", "StreamError"]
+__all__ = ["SESSION_LOST", "SessionClient", "StreamError"]
+
+# The CUSTOM event's name that marks where the server lost the session.
+SESSION_LOST = "streampace.session_lost"
 
 
 @dataclass(frozen=True)
@@ -143,13 +146,19 @@ class SessionClient:
             self.stats["epochs"] += 1
             if msg.mode != protocol.ATTACH_SNAPSHOT:
                 self.last_through = 0
+            lost: list[dict] = []
             if self.run_open:
                 self.stats["runs_lost"] += 1
                 self.run_open = False
-                self._deliver([{
+                lost.append({
                     "type": "RUN_ERROR", "code": "server_restarted",
                     "message": "the server restarted and this run was lost",
-                }])
+                })
+            # What the page showed of the old session stays shown (the view
+            # keeps it above what the new one brings; renderer.SESSION_LOST).
+            lost.append({"type": "CUSTOM", "name": SESSION_LOST,
+                         "value": {"runCut": bool(lost)}})
+            self._deliver(lost)
         if msg.mode == protocol.ATTACH_SNAPSHOT:
             self._snapshot = ([], msg.epoch)
         else:

@@ -22,7 +22,8 @@ they show, without JavaScript:
 `on_text` hears the text as it is revealed, frame by frame (what the reader
 sees, not what the network delivered); `on_paced` the same frames as AG-UI
 events; `on(name, ...)` the view's events: "message-end", "run-end", "error"
-(the details of the embed's DOM events, which still fire) and "status" (the
+(the details of the embed's DOM events, which still fire), "queue" (the
+questions waiting for the current run: {"queued": [...]}) and "status" (the
 connection's state: "connecting", "diagnosing", "open", "attached", "waiting",
 "closed"; streampace.session.connection). In a frame that ends a message
 or a run, its text is told first, then "message-end" / "run-end". A subscriber
@@ -51,7 +52,7 @@ from streampace.browser.embed import pacing_config
 __all__ = ["EVENTS", "PageView", "bridge", "mount"]
 
 # What `PageView.on` accepts; the first three are the embed's DOM events.
-EVENTS = ("message-end", "run-end", "error", "status")
+EVENTS = ("message-end", "run-end", "error", "status", "queue")
 # Emitted while a frame is rendered: told after that frame's text.
 _FRAME_EVENTS = ("message-end", "run-end")
 _DOM_PREFIX = "streampace:"
@@ -100,7 +101,8 @@ class PageView:
     """One paced view mounted from Python, and its subscribers."""
 
     def __init__(self, target: Any, *, pace: bool = True, max_lag_ms: Any = None,
-                 text_format: str = "markdown", speed: float = 1.0) -> None:
+                 text_format: str = "markdown", speed: float = 1.0, announce: bool = True,
+                 heading_base: Any = "auto") -> None:
         self._js_bridge = bridge()
         self.element = _element(target)
         self.speed = speed
@@ -116,7 +118,8 @@ class PageView:
         self.view = StreamView(_EventBridge(self._js_bridge, self._dispatch), self.element,
                                pace=pace, config=pacing_config(max_lag_ms),
                                text_format=text_format, on_status=self._on_status,
-                               on_paced=self._on_paced)
+                               on_paced=self._on_paced, announce=announce,
+                               heading_base=heading_base)
 
     # -- subscribing -------------------------------------------------------
     def on_text(self, fn: Callable[[str, str], None]) -> Callable[[str, str], None]:
@@ -165,9 +168,21 @@ class PageView:
         self.view.connect(socket)
         return self
 
-    def send(self, message: dict) -> None:
-        """A client message, e.g. {"type": "run", "prompt": "…"} or {"type": "cancel"}."""
-        self.view.send(json.dumps(message))
+    def send(self, message: dict) -> dict[str, Any]:
+        """A client message, e.g. {"type": "run", "prompt": "…"} or {"type": "cancel"}.
+        Returns what happened to it, as `streampace.send()`'s promise settles:
+        {"status": "accepted" | "queued" | "refused", "id", ...}; a `run` asked
+        while one is in progress waits below the conversation and goes out when
+        that run ends (streampace.browser.outbox)."""
+        return self.view.send(message)
+
+    def withdraw(self, message_id: str) -> bool:
+        """Take back a queued question that was not sent yet."""
+        return self.view.withdraw(message_id)
+
+    def queued(self) -> list[dict[str, Any]]:
+        """The questions waiting for the current run to end."""
+        return self.view.queued()
 
     def flush(self) -> None:
         """Reveal everything queued now."""
@@ -255,13 +270,15 @@ class PageView:
 
 def mount(target: Any, stream: str | None = None, *, simulate: str = "never",
           pace: bool = True, max_lag_ms: Any = None, text_format: str = "markdown",
-          speed: float = 1.0) -> PageView:
+          speed: float = 1.0, announce: bool = True, heading_base: Any = "auto") -> PageView:
     """Mount a paced view in `target` (a CSS selector or an element) and, with
     `stream`, show that session (see `PageView.connect` for `simulate`).
     `max_lag_ms` and `text_format` are the embed's `data-max-lag` and
-    `data-format`; `speed` speeds up the simulated model."""
+    `data-format`; `announce` and `heading_base` its `data-announce` (a live
+    region saying the answer) and `data-heading-base` ("auto", "off", 1-6);
+    `speed` speeds up the simulated model."""
     view = PageView(target, pace=pace, max_lag_ms=max_lag_ms, text_format=text_format,
-                    speed=speed)
+                    speed=speed, announce=announce, heading_base=heading_base)
     if stream is not None or simulate == "always":
         view.connect(stream, simulate=simulate)
     return view

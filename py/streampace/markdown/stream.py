@@ -103,6 +103,19 @@ def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def _title_may_follow(tail: str, gap_start: int, open_start: int) -> bool:
+    """Whether the lines between a final block and the open block at
+    `open_start` may hold a link reference definition whose title the open
+    block's first line starts (`[a]: /u` then `'ti…`, the closing quote still
+    to come). Such a definition is not final: it stays in the tail until the
+    title closes or the block it seemed to start ends."""
+    if open_start <= gap_start:
+        return False
+    lines = tail.split("\n", open_start + 1)
+    return (bool(lines[open_start - 1].strip())
+            and lines[open_start].lstrip(" \t")[:1] in ("'", '"', "("))
+
+
 # Tail states (the only transitions: _step and _fence_step).
 TAIL = "tail"        # re-rendered from display_source on each change
 FENCE = "fence"      # a top-level fenced code block: appended to, not re-parsed
@@ -275,6 +288,8 @@ class MarkdownStream:
             # The tail keeps everything from the first open block (or, when all
             # blocks are final, from the end of the last one: a partial line).
             cut_line = blocks[final][0] if final < len(blocks) else blocks[final - 1][1]
+            if final < len(blocks) and _title_may_follow(tail, blocks[final - 1][1], cut_line):
+                cut_line = blocks[final - 1][1]
             self._finalise(tail, blocks[:final], cut_line, ops)
             tail = self._tail
         if closing:

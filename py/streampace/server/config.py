@@ -45,6 +45,8 @@ class ServerConfig:
     send_timeout_s: float = 30.0  # a viewer that takes no data this long is disconnected
     abuse_errors: int = 10  # refused client messages ...
     abuse_window_s: float = 10.0  # ... within this window close the socket (4400)
+    messages_burst: int = 200  # client messages one socket may send at once ...
+    messages_per_s: float = 50.0  # ... and at this rate after; past it 1008
     shutdown_drain_s: float = 3.0  # how long shutdown waits for viewers to take their data
     # -- admission (docs/security.md) --------------------------------------------
     # Ids the client picks (/ws/sessions/ID for an ID the server never minted) are

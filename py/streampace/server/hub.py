@@ -62,6 +62,7 @@ class Hub:
         self.sockets = ClientCounts(config.max_connections_per_client)
         self.closes: Counter[int] = Counter()  # sockets the server closed, by close code
         self.shutting_down = False
+        self.warned_unguarded = False  # the log said once that the server lacks our guards
         self._closing: set[asyncio.Future[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self.clock = monotonic_ms

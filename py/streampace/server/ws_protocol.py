@@ -32,10 +32,11 @@ from .admission import TokenBucket
 from .memory import note_freed
 
 __all__ = ["AnsweringWebSocketProtocol", "CONTROL_FRAME_COST", "LINGER_S",
-           "CLOSE_CONTROL_FLOOD"]
+           "CLOSE_CONTROL_FLOOD", "GUARDS_EXTENSION"]
 
 CONTROL_FRAME_COST = 64  # bytes charged per control frame on top of its payload
 CLOSE_CONTROL_FLOOD = 1008
+GUARDS_EXTENSION = "streampace.guards"  # in the scope's extensions: this protocol serves it
 LINGER_S = 5.0  # a connection we closed (or finished with) still open this long is cut
 
 
@@ -64,6 +65,12 @@ class AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
             self.close_sent = True
             self.transport.close()
 
+    def handle_connect(self, event: object) -> None:
+        super().handle_connect(event)  # type: ignore[arg-type]
+        scope = getattr(self, "scope", None)
+        if scope is not None:  # the app can tell it runs with these guards
+            scope["extensions"][GUARDS_EXTENSION] = {}
+
     # -- control frames ------------------------------------------------------------------
 
     def handle_events(self) -> None:
@@ -76,7 +83,7 @@ class AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
 
     def _dispatch(self, event: object) -> None:
         if not isinstance(event, Frame):
-            self.handle_connect(event)  # type: ignore[arg-type]
+            self.handle_connect(event)
         elif event.opcode is Opcode.CONT:
             self.handle_cont(event)
         elif event.opcode is Opcode.TEXT:
