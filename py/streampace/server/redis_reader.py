@@ -25,7 +25,7 @@ __all__ = ["StreamReader", "Follower", "MUX_BLOCK_MS"]
 log = logging.getLogger("streampace.server")
 
 MUX_BLOCK_MS = 50  # the XREAD block: how late a newly followed session joins
-POLL_MS = 25  # cluster: the pause between reads that brought nothing
+POLL_MS = 25  # cluster: the pause between reads (well inside the 150 ms batching window)
 TOUCH_EVERY_S = 30.0  # the followed sessions' activity in the session index
 
 
@@ -118,14 +118,15 @@ class StreamReader:
 
     async def _poll(self, following: dict[str, Follower]) -> bool:
         """Cluster: one read of every followed session (pipelined, one round trip per
-        master); a pause when nothing came.  A session whose master failed is told
-        so, and the others go on.  False if any session's master did not answer."""
+        master), then a pause — none when a session has more entries waiting than one
+        read brings.  A session whose master failed is told so, and the others go
+        on.  False if any session's master did not answer."""
         if not following:
             await asyncio.sleep(POLL_MS / 1000)
             return True
         targets = list(following.values())
         results = await self._conn.poll([(f.mirror.keys, f.mirror.head) for f in targets])
-        brought = False
+        backlog = False
         answered = True
         for f, result in zip(targets, results, strict=True):
             if isinstance(result, Exception):
@@ -133,9 +134,9 @@ class StreamReader:
                 f.mirror.read_failed(result)
                 continue
             f.mirror.read_ok()
-            brought = brought or bool(result.entries)
+            backlog = backlog or len(result.entries) >= READ_COUNT
             await f.mirror.polled(result)
-        if not brought:
+        if not backlog:
             await asyncio.sleep(POLL_MS / 1000)
         return answered
 
