@@ -59,6 +59,9 @@ class Demo:
         # (python -m bench --browser, demo page) and made the paced pane stutter.
         self.delivered = DomRenderer(doc.getElementById("delivered"), bridge,
                                      label="As delivered", emit_events=False, scroll=True)
+        # One voice per page: the paced view's live region says the answer and
+        # the run's end; the comparison pane's status line stays silent.
+        self.delivered.status.removeAttribute("role")
         # ?max_lag=120 sets the pacing law's knob (embed: data-max-lag).
         self.view = StreamView(bridge, doc.getElementById("paced"), host=self.host,
                                config=pacing_config(getattr(glue, "maxLag", None)),
