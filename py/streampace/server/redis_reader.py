@@ -5,6 +5,10 @@ serving many sessions makes one Redis call per wakeup, not one per session
 (bench/server_load.py 100 x 10: server CPU per delivered event 39 -> 18 us).  A
 session joining is picked up at the latest when the current XREAD returns
 (MUX_BLOCK_MS); its ``ready()`` has caught it up before that.
+
+On a Redis Cluster one XREAD cannot span slots: the reader polls instead, one small
+script per session pipelined into one round trip per master (``RedisConnection.poll``),
+every POLL_MS for sessions with a run open and every IDLE_POLL_MS for the others.
 """
 
 from __future__ import annotations
