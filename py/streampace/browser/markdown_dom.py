@@ -33,6 +33,7 @@ _TEXT_NODE_LIMIT = 4096  # as in renderer.py: Blink's appendData copies the whol
 _URL_ATTRS = ("href", "src")
 _MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 _view_ids = itertools.count(1)
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 
 # One click handler for every view's copy buttons (event delegation on each
 # view's container): a single proxy per page, owned here, whatever the number
@@ -122,6 +123,9 @@ class MarkdownView:
         self.created = 0   # DOM nodes created (elements and text nodes)
         self.replaced = 0  # shown nodes replaced by a different element (rebuilt)
         self.text_ops = 0  # appendData / data writes
+        # Page levels for the message's headings (reading.outline.HeadingOutline,
+        # set by the renderer); None: the source levels.
+        self.outline: Any = None
 
     # -- public ------------------------------------------------------------
     def feed(self, delta: str) -> None:
@@ -146,6 +150,8 @@ class MarkdownView:
                     else:
                         self._append_flow(mirror.el)
                 self.final.append(mirror)
+                if self.outline is not None and op.node[0] in _HEADINGS:
+                    self.outline.add(_HEADINGS[op.node[0]])
             elif isinstance(op, md.SetFootnotes):
                 self._set_notes(op.node)
             elif isinstance(op, md.UpdateBlock):
@@ -210,8 +216,13 @@ class MarkdownView:
         if isinstance(node, str):
             return _Text(node, self.doc.createTextNode(node))
         tag, attrs, children = node
-        el = (self.doc.createElementNS(_MATHML_NS, tag) if tag in MATHML_TAGS
-              else self.doc.createElement(tag))
+        if tag in _HEADINGS and self.outline is not None:
+            # The tree keeps the source level (patching compares trees); the
+            # element has the page's (a final heading is never rebuilt).
+            el = self.doc.createElement(f"h{self.outline.level(_HEADINGS[tag])}")
+        else:
+            el = (self.doc.createElementNS(_MATHML_NS, tag) if tag in MATHML_TAGS
+                  else self.doc.createElement(tag))
         for name, value in attrs:
             self._set_attr(el, name, value)
         if tag == "pre":
@@ -327,7 +338,8 @@ class MarkdownView:
 class RebuildView(MarkdownView):
     """The baseline other renderers implement: on every update, parse the whole
     message as it stands and rebuild its DOM (no finality, no held-back
-    openers). Used by the demo's "as delivered" pane for comparison.
+    openers). The tests compare the incremental view with it (the demo's "as
+    delivered" pane no longer uses it: see demo/demo.py).
 
     Like such renderers it throttles itself once a rebuild gets expensive: after
     a rebuild that took t, updates within 4 t are folded into the next one
