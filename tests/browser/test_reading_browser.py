@@ -311,3 +311,22 @@ def test_a_reconnect_mid_answer_says_nothing_twice(driver: Any,
     found = [s for s in SENTENCES if s in joined]
     assert len(found) >= 0.8 * len(SENTENCES), joined
     assert all(joined.count(s) == 1 for s in found), joined
+
+
+def test_the_tag_reads_data_announce_and_data_heading_base(
+        driver: Any, page_server: PageServer) -> None:
+    sid = "read-tag"  # the session the page's tag names
+    page_server.sessions.push(sid, [ev for batch in run_events(sid, "t1", OUTLINE, 9)
+                                    for ev in batch])
+    driver.get(page_server.url("/tests/browser/pages/tag-options.html"))
+    try:
+        wait_run_end(driver)
+        found = driver.execute_script(
+            "const v = document.querySelector('#answer .sp-view');"
+            " return [v.querySelectorAll('[aria-live]').length,"
+            " [...v.querySelectorAll('.sp-markdown :is(h1,h2,h3,h4,h5,h6)')]"
+            ".map((h) => h.tagName)]")
+        assert found == [0, ["H5", "H6", "H6", "H6"]]
+    finally:  # back to the page the module's other tests share
+        driver.get(page_server.url("/tests/browser/pages/stream.html?format=markdown"))
+        wait_for(driver, "return !!(window.__rec && window.__rec.ready)", BOOT_TIMEOUT_S)
