@@ -25,7 +25,7 @@ from .conftest import (
     sse_headers,
     write_raw,
 )
-from .test_admission import _echo, _frames, _Mounted, _raw_handshake
+from .test_admission import _attach, _echo, _frames, _Mounted, _raw_handshake
 
 PING = b"\x89\xfd" + b"\x00\x00\x00\x00" + b"p" * 125  # a masked 125-byte ping (mask 0)
 PINGS = 40_000  # ~5.2 MB of pings: what the attacker sends in well under a second
@@ -273,3 +273,48 @@ def test_state_values_json_cannot_carry_end_the_run_before_they_are_logged(
     for received in (live, replay, snap):
         raw.append(json.dumps(received.batches, allow_nan=False))  # strict JSON throughout
     assert all(token not in text for text in raw)
+
+
+# -- defect 7: the upstream gets a thread id, not the session's key ---------------------------
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "redis"])
+def test_an_upstream_gets_a_thread_id_that_is_not_the_session_key(
+        serve, upstream, store_kind):
+    from .test_hostile_state import _good_run
+
+    def script(h: Any, body: Any) -> None:
+        sse_headers(h)
+        for e in _good_run(body):  # echoes the threadId it was given
+            write_raw(h, sse_event(e))
+
+    up = upstream(script)
+    server = serve(f"agui:{up.url}", client_session_ids=False)
+
+    async def one_session(runs: int) -> tuple[str, Received]:
+        ws, hello = await _attach(server.ws_url("new"))
+        got = Received()
+        for n in range(runs):
+            await send(ws, type="run", prompt=f"p{n}")
+            await recv_until(ws, got, runs_ended(n + 1))
+        await ws.close()
+        return hello["sessionId"], got
+
+    async def scenario() -> tuple[str, str, Received, int | None]:
+        first, got = await one_session(2)
+        second, _ = await one_session(1)
+        # The thread id opens nothing.
+        thread = up.requests[0]["body"]["threadId"]
+        async with websockets.connect(server.ws_url(thread)) as ws:
+            await send(ws, type="resume", after=0)
+            code = await close_code(ws)
+        return first, second, got, code
+
+    first, second, got, code = asyncio.run(scenario())
+    threads = [r["body"]["threadId"] for r in up.requests]
+    assert threads[0] == threads[1] != threads[2]  # stable per session, one per session
+    assert first not in threads and second not in threads
+    assert not any(first in json.dumps(r["body"]) for r in up.requests[:2])
+    # Viewers still see their session's own id on its runs.
+    assert {e["threadId"] for e in got.events if e["type"] == "RUN_STARTED"} == {first}
+    assert code in (1008, 4404)

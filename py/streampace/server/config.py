@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
+import secrets
+from base64 import urlsafe_b64encode
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from streampace.session import limits
 from streampace.session.delivery import DeliveryConfig
 
-__all__ = ["ServerConfig", "default_root", "LOOPBACK_HOSTS"]
+__all__ = ["ServerConfig", "default_root", "LOOPBACK_HOSTS", "THREAD_SECRET_ENV"]
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+THREAD_SECRET_ENV = "STREAMPACE_THREAD_SECRET"  # servers sharing a store share this
+
+
+def _thread_secret() -> bytes:
+    """The key of upstream thread ids: from the environment when set (every process
+    and host serving the same sessions must agree), else random per server (the
+    workers of one ``serve --workers`` are forked from it and share it)."""
+    shared = os.environ.get(THREAD_SECRET_ENV)
+    return shared.encode() if shared else secrets.token_bytes(32)
 
 
 def default_root() -> Path:
@@ -75,6 +89,14 @@ class ServerConfig:
     lease_ms: int = 5_000  # Redis store: a run's lease; a dead owner's run ends this late
     session_ttl_s: float = 7 * 24 * 3600.0  # Redis store: keys of an untouched session expire
     delivery: DeliveryConfig = field(default_factory=DeliveryConfig)
+    thread_secret: bytes = field(default_factory=_thread_secret, repr=False)
+
+    def upstream_thread_id(self, session_id: str) -> str:
+        """The AG-UI threadId an upstream gets for a session: derived from the
+        session's id (stable, one per session) but not the id itself, which is a
+        capability an upstream must not hold (issue 33 item 7)."""
+        digest = hmac.new(self.thread_secret, session_id.encode(), hashlib.sha256).digest()
+        return "t-" + urlsafe_b64encode(digest[:16]).decode().rstrip("=")
 
     def own_origins(self, port: int | None = None) -> set[str]:
         port = self.port if port is None else port
