@@ -148,21 +148,23 @@ def test_sessions_left_empty_lock_nobody_out(serve, store_kind, request):
         assert int(redis.command("ZCARD", "sp:sessions").strip()[1:]) <= 6
 
 
-def test_new_sessions_are_rate_limited_across_addresses(serve):
+def test_new_sessions_are_rate_limited_per_address_and_in_all(serve):
     server = serve("demo", client_session_ids=False, new_sessions_per_s=0.01,
-                   new_sessions_burst=3)
+                   new_sessions_burst=4, client_new_sessions_per_s=0.01,
+                   client_new_sessions_burst=2)
 
     async def scenario() -> list[int | None]:
         codes = []
-        for i in range(5):
-            ws, code = await _attach_or_code(server.ws_url("new"),
-                                             local_addr=(f"127.0.2.{i + 1}", 0))
+        for address in ("127.0.2.1", "127.0.2.1", "127.0.2.1", "127.0.2.2", "127.0.2.3",
+                        "127.0.2.4"):
+            ws, code = await _attach_or_code(server.ws_url("new"), local_addr=(address, 0))
             codes.append(code)
             if ws is not None:
                 await ws.close()
         return codes
 
-    assert asyncio.run(scenario()) == [None, None, None, 1013, 1013]
+    # One address's own share first (4429), then everyone's (1013).
+    assert asyncio.run(scenario()) == [None, None, 4429, None, None, 1013]
 
 
 # -- defect 5: forwarded headers, and IPv6 clients by prefix --------------------------------

@@ -71,8 +71,10 @@ class ServerConfig:
     max_connections_per_client: int = 256  # per address (0: no limit); over it 4429
     max_sessions_per_client: int = 64  # sessions one address created and still uses
     ipv6_prefix: int = 64  # per-address limits count IPv6 clients by this prefix
-    new_sessions_per_s: float = 20.0  # sessions created in all, at this rate ...
-    new_sessions_burst: int = 100  # ... with this burst; past it 1013
+    new_sessions_per_s: float = 100.0  # sessions created in all, at this rate ...
+    new_sessions_burst: int = 200  # ... with this burst; past it 1013
+    client_new_sessions_per_s: float = 5.0  # ... and by one address, at this rate ...
+    client_new_sessions_burst: int = 20  # ... with this burst; past it 4429
     # Proxies whose X-Forwarded-For / Forwarded headers name the client (none: the
     # peer's own address is the client's, whoever sends such headers).
     forwarded_allow_ips: tuple[str, ...] = ()
