@@ -403,7 +403,7 @@ def write_plots(out_dir: Path, trace: str, recorders: dict[str, Any]) -> list[st
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("graphemes per paint", fontsize=8)
         ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[n:]:
+    for ax in list(axes.flat)[panels:]:
         ax.axis("off")
     fig.suptitle(f"Per-frame reveal sizes (paints that showed text; flushes excluded) — "
                  f"'{trace}'")
