@@ -265,3 +265,26 @@ def test_announce_off_has_no_live_region(driver: Any, reading_page: PageServer) 
     finally:
         driver.execute_script("window.__quiet.destroy();"
                               " document.getElementById('quiet').parentElement.remove()")
+
+
+def test_the_custom_element_takes_announce_and_heading_base(
+        driver: Any, reading_page: PageServer) -> None:
+    sid = "read-element"
+    driver.execute_script(
+        "const e = document.createElement('streampace-view'); e.id = 'element-view';"
+        " e.setAttribute('announce', 'off'); e.setAttribute('heading-base', '4');"
+        " e.setAttribute('format', 'markdown'); e.setAttribute('stream', arguments[0]);"
+        " document.body.append(e);", f"/ws/sessions/{sid}")
+    try:
+        wait_for(driver, "return !!document.querySelector('#element-view .sp-view')", 30)
+        reading_page.sessions.push(sid, [ev for batch in run_events(sid, "e1", OUTLINE, 7)
+                                         for ev in batch])
+        wait_run_end(driver, "#element-view")
+        found = driver.execute_script(
+            "const v = document.querySelector('#element-view .sp-view');"
+            " return [v.querySelectorAll('[aria-live]').length,"
+            " [...v.querySelectorAll('.sp-markdown :is(h1,h2,h3,h4,h5,h6)')]"
+            ".map((h) => h.tagName)]")
+        assert found == [0, ["H4", "H5", "H5", "H6"]]
+    finally:
+        driver.execute_script("document.getElementById('element-view').remove()")

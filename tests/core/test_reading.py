@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from streampace.markdown.stream import MarkdownStream
-from streampace.reading.announcer import Announcer
+from streampace.reading.announcer import MAX_UNSAID, Announcer
 from streampace.reading.outline import HeadingOutline, base_below
-from streampace.reading.sentences import last_boundary, split_sentences
+from streampace.reading.sentences import last_boundary, scan, split_sentences
 from streampace.reading.spoken import spoken_block
 
 
@@ -57,7 +57,9 @@ def blocks(source: str) -> list[str]:
     stream = MarkdownStream()
     stream.feed(source)
     stream.close()
-    return [spoken_block(node) for node in stream.blocks]
+    # Lines with whitespace folded, as the announcer says them.
+    return ["\n".join(" ".join(line.split()) for line in spoken_block(node).split("\n")
+                      if line.strip()) for node in stream.blocks]
 
 
 def test_prose_is_its_text_and_soft_breaks_are_spaces() -> None:
@@ -256,3 +258,42 @@ def test_levels_stop_at_six_and_the_base_follows_the_host() -> None:
     assert base_below(1) == 2 and base_below(None) == 2 and base_below(6) == 6
     with pytest.raises(ValueError):
         HeadingOutline(0)
+
+
+def test_streaming_one_character_a_frame_says_every_sentence_once() -> None:
+    text = ("Ask Dr. Smith about 3.5 ms. Then e.g. the rest! 「はい。」次の文。"
+            "Is it (really) done? Yes.\nA new line here. Last one")
+    a, clock = announcer(min_gap_ms=0, pause_ms=10_000)
+    said: list[str] = []
+    for end in range(len(text) + 1):
+        clock.now += 16
+        a.update("m", [], text[:end], ended=False)
+        said += a.take()
+    a.update("m", [], text, ended=True)
+    said += a.take()
+    assert " ".join(said) == " ".join(
+        s if s[-1] in ".!?。」" else s + "." for s in split_sentences(text))
+
+
+def test_a_run_on_text_is_said_in_bounded_pieces() -> None:
+    words = [f"word{i}" for i in range(3000)]
+    text = " ".join(words)  # no sentence end anywhere
+    a, clock = announcer(min_gap_ms=0, pause_ms=10_000)
+    said: list[str] = []
+    for end in range(0, len(text) + 1, 7):
+        clock.now += 16
+        a.update("m", [], text[:end], ended=False)
+        said += a.take()
+    a.update("m", [], text, ended=True)
+    said += a.take()
+    assert " ".join(said).replace(".", "").split() == words
+    assert max(len(s) for s in said) <= MAX_UNSAID + 10
+    assert len(said) >= len(text) // (MAX_UNSAID + 10)
+
+
+def test_scan_resumes_where_the_text_was_undecided() -> None:
+    ends, resume = scan("One. Two. Thr")
+    assert ends == [5, 10] and resume == len("One. Two. Thr")
+    ends, resume = scan("One. Two.")
+    assert ends == [5] and resume == len("One. Two")  # "." waits for what follows
+    assert scan("One. Two. And", resume)[0] == [10]

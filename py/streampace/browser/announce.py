@@ -285,5 +285,6 @@ class LiveRegion:
 
 
 def _plain(text: str) -> str:
-    """Spoken text of plain text: its lines, whitespace folded."""
-    return "\n".join(line for raw in text.split("\n") if (line := " ".join(raw.split())))
+    """Spoken text of plain text: the text itself (its lines are lines; the
+    announcer folds whitespace as it says them)."""
+    return text

@@ -338,7 +338,8 @@ class MarkdownView:
 class RebuildView(MarkdownView):
     """The baseline other renderers implement: on every update, parse the whole
     message as it stands and rebuild its DOM (no finality, no held-back
-    openers). Used by the demo's "as delivered" pane for comparison.
+    openers). The tests compare the incremental view with it (the demo's "as
+    delivered" pane no longer uses it: see demo/demo.py).
 
     Like such renderers it throttles itself once a rebuild gets expensive: after
     a rebuild that took t, updates within 4 t are folded into the next one

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from streampace.reading.sentences import last_boundary
+from streampace.reading.sentences import scan
 
 __all__ = ["Announcer"]
 
@@ -27,6 +27,10 @@ _ENDINGS = frozenset(".!?…。！？｡．।॥؟۔:;,\"')]}”’»」』）�
 _LEADING = ".!?。！？｡． "
 PAUSE_MS = 1000.0
 MIN_GAP_MS = 400.0
+# Unsaid text longer than this without a sentence end (a run-on list of words,
+# hostile text) is said up to its last space: what waits, and what is scanned
+# per frame, stays bounded.
+MAX_UNSAID = 600
 
 
 @dataclass(slots=True)
@@ -36,6 +40,7 @@ class _Cursor:
     open: str = ""
     said: str = ""
     changed_at: float = 0.0
+    scanned: int = 0  # `open` holds no sentence end before this that is not said
 
 
 def _said_upto(text: str, said: str) -> int:
@@ -92,13 +97,25 @@ class Announcer:
             pieces.append(open_text[start:])
             del self._cursors[key]
         else:
-            end = last_boundary(open_text, start)
-            pieces.append(open_text[start:end])
-            if open_text != cursor.open:
-                cursor.changed_at = now
-            cursor.open = open_text
-            cursor.said = open_text[:end]
+            pieces.append(self._advance(cursor, open_text, start, now))
         self._say(pieces)
+
+    def _advance(self, cursor: _Cursor, text: str, start: int, now: float) -> str:
+        """Move `cursor` over the open `text`, said up to `start`; what is due."""
+        grew = text.startswith(cursor.open)
+        if text != cursor.open:
+            cursor.changed_at = now
+        resume = max(start, cursor.scanned) if grew and start == len(cursor.said) else start
+        ends, cursor.scanned = scan(text, resume)
+        end = ends[-1] if ends else start
+        if end == start and len(text) - start > MAX_UNSAID:
+            space = text.rfind(" ", start)
+            end = space + 1 if space > start else len(text)
+            cursor.scanned = max(cursor.scanned, end)
+        if end != len(cursor.said) or start != len(cursor.said):
+            cursor.said = text[:end]
+        cursor.open = text
+        return text[start:end]
 
     def skip(self, key: Hashable, open_text: str) -> None:
         """Count everything item `key` shows as said (history from a snapshot; a

@@ -12,9 +12,7 @@ regular expressions: the text is untrusted and the scan never backtracks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-__all__ = ["boundaries", "last_boundary", "split_sentences"]
+__all__ = ["boundaries", "last_boundary", "scan", "split_sentences"]
 
 # Close a sentence when followed by whitespace.
 _SPACED_STOPS = frozenset(".!?…")
@@ -51,16 +49,20 @@ def _is_abbreviation(text: str, point: int) -> bool:
     return word in _ABBREVIATIONS
 
 
-def boundaries(text: str, start: int = 0) -> Iterator[int]:
-    """The certain sentence ends in ``text[start:]``, in order: each is the index
-    after the sentence and the whitespace that follows it."""
+def scan(text: str, start: int = 0) -> tuple[list[int], int]:
+    """The certain sentence ends in ``text[start:]`` (each the index after the
+    sentence and the whitespace that follows it), and where a later scan of
+    the same text grown longer may resume: the first character whose role is
+    still undecided (so growing text is scanned once, not once per frame)."""
+    ends: list[int] = []
     n = len(text)
     i = start
     while i < n:
         ch = text[i]
         if ch == "\n":
-            if i + 1 < n:
-                yield i + 1
+            if i + 1 >= n:
+                return ends, i  # a block's end, if something follows
+            ends.append(i + 1)
             i += 1
             continue
         if ch not in _STOPS:
@@ -73,32 +75,36 @@ def boundaries(text: str, start: int = 0) -> Iterator[int]:
         while j < n and text[j] in _CLOSERS:
             j += 1
         if j >= n:
-            return  # the next character decides
+            return ends, i  # the next character decides
         if not text[j].isspace():
             if full_stop:
-                yield j
+                ends.append(j)
             i = j  # else "3.5", "example.com": inside a word
             continue
         k = j
         while k < n and text[k].isspace() and text[k] != "\n":
             k += 1
         if k >= n:
-            return  # the next word decides
+            return ends, i  # the next word decides
         if text[k] == "\n" or full_stop:
-            yield k
+            ends.append(k)
         elif text[k].islower() and ch in ".…":
             pass  # "e.g. the", "Wait... what": the sentence goes on
         elif not (j == i + 1 and ch == "." and _is_abbreviation(text, i)):
-            yield k  # not "Dr. Smith", "J. Smith"
+            ends.append(k)  # not "Dr. Smith", "J. Smith"
         i = k
+    return ends, n
+
+
+def boundaries(text: str, start: int = 0) -> list[int]:
+    """The certain sentence ends in ``text[start:]``, in order (see `scan`)."""
+    return scan(text, start)[0]
 
 
 def last_boundary(text: str, start: int = 0) -> int:
     """The end of the last certain sentence in ``text[start:]``, or `start` if none."""
-    found = start
-    for found in boundaries(text, start):  # noqa: B007 - the last one is wanted
-        pass
-    return found
+    ends = boundaries(text, start)
+    return ends[-1] if ends else start
 
 
 def split_sentences(text: str) -> list[str]:

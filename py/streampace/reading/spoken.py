@@ -1,6 +1,6 @@
 """What is said of a Markdown block (`streampace.markdown.tree` nodes).
 
-Prose is said as its text, whitespace folded; list items, quoted paragraphs
+Prose is said as its text (a soft line break is a space); list items, quoted paragraphs
 and other nested blocks each on a line of their own (a line break is a
 sentence boundary for `sentences`). What a voice cannot usefully read symbol
 by symbol is one short summary instead: "code block, Python, 12 lines",
@@ -118,7 +118,7 @@ def _summary(node: tuple) -> str | None:
 
 
 def spoken_block(node: Node) -> str:
-    """What is said of `node`: its lines (nested blocks apart), whitespace folded."""
+    """What is said of `node`: its lines (nested blocks apart, on lines of their own)."""
     out: list[str] = []
     stack: list[Node | None] = [node]  # None: the end of a block (a line break)
     while stack:
@@ -140,5 +140,7 @@ def spoken_block(node: Node) -> str:
             out.append("\n")
             stack.append(None)
         stack.extend(reversed(top[2]))
-    lines = ("".join(out)).split("\n")
-    return "\n".join(folded for line in lines if (folded := " ".join(line.split())))
+    # Whitespace is folded when a line is said (announcer._line), not here:
+    # this runs on the open block every frame, and one join keeps it O(block)
+    # in C instead of a split into words.
+    return "".join(out).strip()
