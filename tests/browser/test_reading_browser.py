@@ -288,3 +288,45 @@ def test_the_custom_element_takes_announce_and_heading_base(
         assert found == [0, ["H4", "H5", "H5", "H6"]]
     finally:
         driver.execute_script("document.getElementById('element-view').remove()")
+
+
+def test_a_reconnect_mid_answer_says_nothing_twice(driver: Any,
+                                                   reading_page: PageServer) -> None:
+    sid = "read-drop"
+    start(driver, reading_page, sid)
+    batches = run_events(sid, "d1", ANSWER, piece=15)
+    half = len(batches) // 2
+    sessions = reading_page.sessions
+    sessions.push_spaced(sid, batches[:half], 25)
+    wait_for(driver, "return window.__said.length >= 2", 30)
+    opens = driver.execute_script("return window.streampace.stats().connection.opens")
+    sessions.drop(sid)
+    for batch in batches[half:]:  # logged while the page is away: replayed on resume
+        sessions.push(sid, batch)
+    wait_for(driver, "return window.streampace.stats().connection.opens > arguments[0]", 30,
+             opens)
+    wait_run_end(driver)
+    wait_for(driver, "return window.__said.some((s) => s.text.includes('Done'))", 10)
+    joined = fold(" ".join(h["text"] for h in said(driver)))
+    found = [s for s in SENTENCES if s in joined]
+    assert len(found) >= 0.8 * len(SENTENCES), joined
+    assert all(joined.count(s) == 1 for s in found), joined
+
+
+def test_the_tag_reads_data_announce_and_data_heading_base(
+        driver: Any, page_server: PageServer) -> None:
+    sid = "read-tag"  # the session the page's tag names
+    page_server.sessions.push(sid, [ev for batch in run_events(sid, "t1", OUTLINE, 9)
+                                    for ev in batch])
+    driver.get(page_server.url("/tests/browser/pages/tag-options.html"))
+    try:
+        wait_run_end(driver)
+        found = driver.execute_script(
+            "const v = document.querySelector('#answer .sp-view');"
+            " return [v.querySelectorAll('[aria-live]').length,"
+            " [...v.querySelectorAll('.sp-markdown :is(h1,h2,h3,h4,h5,h6)')]"
+            ".map((h) => h.tagName)]")
+        assert found == [0, ["H5", "H6", "H6", "H6"]]
+    finally:  # back to the page the module's other tests share
+        driver.get(page_server.url("/tests/browser/pages/stream.html?format=markdown"))
+        wait_for(driver, "return !!(window.__rec && window.__rec.ready)", BOOT_TIMEOUT_S)
