@@ -124,11 +124,11 @@ export class SessionSocket {
     this.key = remember !== null && rememberKey !== null ? `streampace:session:${rememberKey}` : null;
     // Opened at the session this tab had before a reload: the first resume asks
     // for a snapshot (shown at once, nothing replayed twice).
-    this.resumed = false;
+    this.reloaded = false;
     const kept = this.recall();
     if (kept !== null) {
       this.url = kept;
-      this.resumed = true;
+      this.reloaded = true;
     }
     this.retryBeforeOpen = retryBeforeOpen;
     this.autoReconnect = autoReconnect;
@@ -168,7 +168,7 @@ export class SessionSocket {
       this.opens++;
       const greeted = this.sink === null;
       if (greeted) {
-        ws.send(this.resumed ? PROTOCOL.reloadHello : PROTOCOL.hello);
+        ws.send(this.reloaded ? PROTOCOL.reloadHello : PROTOCOL.hello);
         for (const data of this.unsent.splice(0)) ws.send(data);
       }
       this.push("open", greeted ? "greeted" : "");

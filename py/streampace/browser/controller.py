@@ -141,7 +141,7 @@ class StreamView:
         self._sessions += 1
         self.session = f"s{self._sessions}"
         self.client = SessionClient(self._deliver, on_error=self._stream_error,
-                                    resumed=bool(_option(socket, "resumed", False)))
+                                    reloaded=bool(_option(socket, "reloaded", False)))
         url = str(_option(socket, "url", ""))
         self.connection = SessionConnection(
             socket, self.host, self.client, url=url,
