@@ -54,8 +54,8 @@ function resolveTarget(target, fallbackAfter) {
 // `store`: headless (createStore): no element, the snapshots go to the store.
 class Instance {
   constructor({ target, stream = null, base = BASE, pace = true, snapshot = true, maxLag = "auto",
-                format = "markdown", scroll = true, scriptEl = null, store = null,
-                remember = "tab", labels = null }) {
+                format = "markdown", scroll = true, announce = true, headingBase = "auto",
+                scriptEl = null, store = null, remember = "tab", labels = null }) {
     this.store = store;
     // Where this view keeps the session the server mints for it (bridge.sessionStore),
     // under its mount order on the page.
@@ -80,7 +80,8 @@ class Instance {
     }
     // The view's words: an object, or JSON text (data-labels).
     this.labels = labels === null || typeof labels === "string" ? labels : JSON.stringify(labels);
-    this.ready = this.boot(pace, snapshot, maxLag, format, scroll).catch((err) => {
+    this.ready = this.boot(pace, snapshot, maxLag, format, scroll, announce,
+                           String(headingBase)).catch((err) => {
       if (this.destroyed) throw err; // destroyed while booting: nothing to report
       if (this.progress !== null) {
         this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
@@ -90,7 +91,7 @@ class Instance {
     });
   }
 
-  async boot(pace, snapshot, maxLag, format, scroll) {
+  async boot(pace, snapshot, maxLag, format, scroll, announce, headingBase) {
     const pyodide = await loadRuntime(this.base, (text) => {
       if (this.progress !== null) this.progress.textContent = text;
     }, snapshot);
@@ -104,7 +105,7 @@ class Instance {
     } else {
       const embed = pyodide.pyimport("streampace.browser.embed");
       this.controller = embed.start(bridge, this.target, socket, pace, maxLag, format, scroll,
-                                    this.labels ?? undefined);
+                                    announce, headingBase, this.labels ?? undefined);
       embed.destroy();
     }
     mark("package-ready");
@@ -295,6 +296,8 @@ if (own !== null && (own.dataset.target || own.dataset.stream)) {
     maxLag: own.dataset.maxLag || "auto", // data-max-lag="120" (ms) or "auto"
     format: own.dataset.format || "markdown",
     scroll: own.dataset.scroll !== "off", // data-scroll="off": no following
+    announce: own.dataset.announce !== "off", // data-announce="off": no live region
+    headingBase: own.dataset.headingBase || "auto", // data-heading-base="3", "auto" or "off"
     remember: own.dataset.remember || "tab", // data-remember="none" | "local"
     labels: own.dataset.labels || null, // data-labels='{"user": "Me"}'
     scriptEl: own,

@@ -41,6 +41,12 @@ def run_python(driver: Any, code: str) -> Any:
         ".catch(e => done('ERROR ' + e));", code)
 
 
+def host_users(driver: Any) -> Any:
+    """How many views and stores lease the page's frame loop."""
+    return run_python(driver, "from streampace.browser import page_host\n"
+                              "page_host.page_host_users()")
+
+
 def make_store(driver: Any, name: str, sid: str) -> None:
     result = driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
@@ -126,9 +132,7 @@ def test_two_stores_are_independent_and_destroy_stops_one(driver: Any, store_pag
     assert [m["text"] for m in left["last"]["messages"]] == ["Why pace?", "left " * 40]
     assert [m["text"] for m in right["last"]["messages"]] == ["Why pace?", "right " * 40]
     # One frame loop for every store: one shared host with three users.
-    users = run_python(driver, "from streampace.browser import page_host\n"
-                               "page_host.page_host_users()")
-    assert users == 3
+    assert host_users(driver) == 3
     calls = left["calls"]
     driver.execute_script("window.__store.stores.left.store.destroy()")
     wait_viewers(store_page, "store-left", 0)  # its socket is closed
@@ -139,7 +143,7 @@ def test_two_stores_are_independent_and_destroy_stops_one(driver: Any, store_pag
                      " === 'running'", 10)
     time.sleep(0.3)
     assert summary(driver, "left", "l")["calls"] == calls  # no listener after destroy
-    assert run_python(driver, "page_host.page_host_users()") == 2
+    assert host_users(driver) == 2
 
 
 def test_destroying_every_store_frees_the_frame_loop(driver: Any, store_page: Any) -> None:
@@ -179,11 +183,27 @@ def test_the_element_shows_an_answer_and_cleans_up_when_removed(driver: Any,
     wait_for(driver, "const t = document.querySelector('#el .sp-message[data-id=e] .sp-text');"
                      "return t && t.textContent === 'Shown by the element.'", 30)
     assert driver.execute_script("return document.querySelector('#el .sp-view') !== null")
-    assert run_python(driver, "page_host.page_host_users()") == 1
-    driver.execute_script("window.__el.remove()")
+    assert host_users(driver) == 1
+    # A new `stream` shows that session instead.
+    driver.execute_script("window.__el.setAttribute('stream', '/ws/sessions/element-2')")
     wait_viewers(store_page, sid, 0)
+    wait_viewers(store_page, "element-2", 1)
+    wait_for(driver, "return !document.querySelector('#el .sp-message[data-id=e]')", 10)
+    # One removed at once (while its view starts) leaves nothing either.
+    driver.execute_script(
+        "window.__errors = [];"
+        "const el = document.createElement('streampace-view');"
+        "el.setAttribute('stream', '/ws/sessions/element-gone');"
+        "el.addEventListener('streampace:error', (e) => window.__errors.push(e.detail));"
+        "document.body.append(el); el.remove(); window.__gone = el;")
+    driver.execute_script("window.__el.remove()")
+    wait_viewers(store_page, "element-2", 0)
+    wait_viewers(store_page, "element-gone", 0)
+    assert driver.execute_script("return window.__errors") == []
+    assert driver.execute_script("return window.__gone.childElementCount") == 0
     wait_for(driver, "return window.streampace.instances.length === 0", 5)
-    state = json.loads(run_python(driver, "json.dumps([page_host.page_host_users(),"
+    host_users(driver)  # imports page_host
+    state = json.loads(run_python(driver, "import json\njson.dumps([page_host.page_host_users(),"
                                           " page_host.shared_host() is None])"))
     assert state == [0, True]
     assert driver.execute_script("return window.__el.childElementCount") == 0
@@ -192,7 +212,8 @@ def test_the_element_shows_an_answer_and_cleans_up_when_removed(driver: Any,
 def test_the_python_page_api_tears_down_cleanly(driver: Any, store_page: Any) -> None:
     sid = "python-api"
     run_python(driver, f"""
-import js
+import js, json
+from streampace.browser import page_host
 from streampace.browser.page import mount
 _sp_el = js.document.createElement("div")
 js.document.body.append(_sp_el)
@@ -204,7 +225,7 @@ _sp_view.on_text(lambda mid, delta: _sp_seen.append(delta))
     store_page.sessions.push_spaced(sid, answer(sid, "p", "From Python's page API.", 2), 50)
     wait_for(driver, "return document.body.lastElementChild.textContent"
                      ".includes('From Python')", 30)
-    assert run_python(driver, "page_host.page_host_users()") == 1
+    assert host_users(driver) == 1
     state = json.loads(run_python(driver, """
 _sp_view.destroy()
 json.dumps([page_host.page_host_users(), page_host.shared_host() is None,

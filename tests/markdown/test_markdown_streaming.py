@@ -394,3 +394,33 @@ def test_a_settled_long_paragraph_is_not_parsed_again_when_it_ends() -> None:
     assert max(seen, default=0) < 1000  # the 11 KB paragraph itself was not re-parsed
     stream.close()
     assert stream.to_html() == render_html(para + "\n\nNext.")
+
+
+def test_a_definitions_title_on_an_unfinished_line_is_waited_for() -> None:
+    # `[foo]: /url` and then the partial line `'the ti`: the definition's title
+    # may still close, so the definition is not final yet (it was collected
+    # without its title, and the title line shown as a paragraph).
+    for text in ("Before.\n\n[foo]:\n/url\n'the title'\n\n[foo]\n",
+                 "Before.\n\n   [foo]: \n      /url  \n           'the title'  \n\n[foo]\n"):
+        one_shot = render_html(text)
+        assert 'title="the title"' in one_shot
+        cut = text.index("title'")
+        assert stream_html(text, [cut]) == one_shot
+        assert stream_html(text, list(range(len(text)))) == one_shot
+
+
+def test_a_long_paragraphs_link_to_a_defined_label_is_not_split_at_its_title() -> None:
+    # The first 200 spec examples run together (no separators): `[foo](/f&ouml;…
+    # "f&ouml;…")` sits in a long paragraph after `[foo]` was defined. A settled
+    # prefix ending inside its destination read `[foo]` as a reference link and
+    # `(…` as text, and that prefix was taken as final.
+    text = "".join(ex["markdown"] for ex in load_examples()[:200])
+    one_shot = render_html(text)
+    assert '<a href="/f%C3%B6%C3%B6" title="föö"' in one_shot
+    for cut in (699, 700):
+        assert stream_html(text, [cut]) == one_shot
+    refs = PARSER.render("[foo]: /u\n", {})[1]
+    for head in ("see [foo](/v ", "see ![foo](/v "):
+        nodes, closed = PARSER.inline_split(head, refs)
+        assert not closed, head
+    assert PARSER.inline_split("see [foo] (not a destination) ", refs)[1]

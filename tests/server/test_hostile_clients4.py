@@ -12,9 +12,20 @@ from typing import Any
 
 import pytest
 import websockets
+from streampace.server import StreampaceApp
 
-from .conftest import WAIT_S, Received, recv_until, runs_ended, send
-from .test_admission import _frames, _raw_handshake
+from .conftest import (
+    WAIT_S,
+    Received,
+    close_code,
+    recv_until,
+    runs_ended,
+    send,
+    sse_event,
+    sse_headers,
+    write_raw,
+)
+from .test_admission import _attach, _echo, _frames, _Mounted, _raw_handshake
 
 PING = b"\x89\xfd" + b"\x00\x00\x00\x00" + b"p" * 125  # a masked 125-byte ping (mask 0)
 PINGS = 40_000  # ~5.2 MB of pings: what the issue's attacker sends in well under a second
@@ -137,21 +148,23 @@ def test_sessions_left_empty_lock_nobody_out(serve, store_kind, request):
         assert int(redis.command("ZCARD", "sp:sessions").strip()[1:]) <= 6
 
 
-def test_new_sessions_are_rate_limited_across_addresses(serve):
+def test_new_sessions_are_rate_limited_per_address_and_in_all(serve):
     server = serve("demo", client_session_ids=False, new_sessions_per_s=0.01,
-                   new_sessions_burst=3)
+                   new_sessions_burst=4, client_new_sessions_per_s=0.01,
+                   client_new_sessions_burst=2)
 
     async def scenario() -> list[int | None]:
         codes = []
-        for i in range(5):
-            ws, code = await _attach_or_code(server.ws_url("new"),
-                                             local_addr=(f"127.0.2.{i + 1}", 0))
+        for address in ("127.0.2.1", "127.0.2.1", "127.0.2.1", "127.0.2.2", "127.0.2.3",
+                        "127.0.2.4"):
+            ws, code = await _attach_or_code(server.ws_url("new"), local_addr=(address, 0))
             codes.append(code)
             if ws is not None:
                 await ws.close()
         return codes
 
-    assert asyncio.run(scenario()) == [None, None, None, 1013, 1013]
+    # One address's own share first (4429), then everyone's (1013).
+    assert asyncio.run(scenario()) == [None, None, 4429, None, None, 1013]
 
 
 # -- defect 5: forwarded headers, and IPv6 clients by prefix --------------------------------
@@ -195,3 +208,115 @@ def test_a_named_proxy_is_trusted_and_ipv6_clients_count_by_prefix(serve):
         return codes
 
     assert asyncio.run(scenario()) == [None, None, 4429, None, None]
+
+
+# -- defect 3: a compression bomb on a mount ---------------------------------------------
+
+
+def test_a_mount_without_the_guards_says_so_once_and_refuses_what_it_can_see(caplog):
+    """Under uvicorn's defaults the mount negotiated permessage-deflate and took
+    16 MiB messages; it now says once in its log that the guards are missing, and
+    refuses a message over its own bound as soon as it sees one."""
+    plain = _Mounted(StreampaceApp(_echo), ws_per_message_deflate=True)  # uvicorn's defaults
+    guarded_app = StreampaceApp(_echo)
+    guarded = _Mounted(guarded_app, **guarded_app.uvicorn_options())
+    bomb = json.dumps({"type": "run", "prompt": "a" * (1 << 20)})  # ~1 KB deflated
+
+    async def send_bomb(url: str) -> tuple[bool, int | None]:
+        async with websockets.connect(url, max_size=None) as ws:
+            compressed = bool(ws.protocol.extensions)
+            await ws.send(bomb)
+            return compressed, await close_code(ws)
+
+    async def scenario() -> list[tuple[bool, int | None]]:
+        return [await send_bomb(plain.ws("new")), await send_bomb(plain.ws("new")),
+                await send_bomb(guarded.ws("new"))]
+
+    try:
+        with caplog.at_level("WARNING", logger="streampace.server"):
+            results = asyncio.run(scenario())
+    finally:
+        plain.stop()
+        guarded.stop()
+    assert results == [(True, 1009), (True, 1009), (False, 1009)]
+    said = [r for r in caplog.records if "without its guards" in r.getMessage()]
+    assert len(said) == 1 and "uvicorn_options()" in said[0].getMessage()
+    assert guarded_app.hub.warned_unguarded is False
+
+
+# -- defect 6: numbers JSON cannot carry, in an upstream's state ------------------------------
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "redis"])
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_state_values_json_cannot_carry_end_the_run_before_they_are_logged(
+        serve, upstream, store_kind, token):
+    """They were relayed as bare NaN / Infinity tokens, which strict JSON clients
+    cannot parse."""
+    from .test_hostile_state import _check, _good_run, _hostile_run, _session
+
+    def script(h: Any, body: Any) -> None:
+        sse_headers(h)
+        hostile = body["messages"][-1]["content"] == "one"
+        events = (_hostile_run(body, [{"op": "add", "path": "/n", "value": "__N__"}])
+                  if hostile else _good_run(body))
+        for e in events:
+            write_raw(h, sse_event(e).replace(b'"__N__"', token.encode()))
+
+    up = upstream(script)
+    server = serve(f"agui:{up.url}")
+    raw: list[str] = []
+
+    async def session() -> tuple[Received, Received, Received]:
+        return await _session(server.ws_url("numbers"))
+
+    live, replay, snap = asyncio.run(session())
+    _check(up, live, replay, snap, "upstream_protocol_error", "is not a JSON number")
+    for received in (live, replay, snap):
+        raw.append(json.dumps(received.batches, allow_nan=False))  # strict JSON throughout
+    assert all(token not in text for text in raw)
+
+
+# -- defect 7: the upstream gets a thread id, not the session's key ---------------------------
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "redis"])
+def test_an_upstream_gets_a_thread_id_that_is_not_the_session_key(
+        serve, upstream, store_kind):
+    from .test_hostile_state import _good_run
+
+    def script(h: Any, body: Any) -> None:
+        sse_headers(h)
+        for e in _good_run(body):  # echoes the threadId it was given
+            write_raw(h, sse_event(e))
+
+    up = upstream(script)
+    server = serve(f"agui:{up.url}", client_session_ids=False)
+
+    async def one_session(runs: int) -> tuple[str, Received]:
+        ws, hello = await _attach(server.ws_url("new"))
+        got = Received()
+        for n in range(runs):
+            await send(ws, type="run", prompt=f"p{n}")
+            await recv_until(ws, got, runs_ended(n + 1))
+        await ws.close()
+        return hello["sessionId"], got
+
+    async def scenario() -> tuple[str, str, Received, int | None]:
+        first, got = await one_session(2)
+        second, _ = await one_session(1)
+        # The thread id opens nothing.
+        thread = up.requests[0]["body"]["threadId"]
+        async with websockets.connect(server.ws_url(thread)) as ws:
+            await send(ws, type="resume", after=0)
+            code = await close_code(ws)
+        return first, second, got, code
+
+    first, second, got, code = asyncio.run(scenario())
+    threads = [r["body"]["threadId"] for r in up.requests]
+    assert threads[0] == threads[1] != threads[2]  # stable per session, one per session
+    assert first not in threads and second not in threads
+    assert not any(first in json.dumps(r["body"]) for r in up.requests[:2])
+    # Viewers still see their session's own id on its runs.
+    assert {e["threadId"] for e in got.events if e["type"] == "RUN_STARTED"} == {first}
+    assert code in (1008, 4404)

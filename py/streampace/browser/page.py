@@ -103,8 +103,9 @@ class PageView:
     """One paced view mounted from Python, and its subscribers."""
 
     def __init__(self, target: Any, *, pace: bool = True, max_lag_ms: Any = None,
-                 text_format: str = "markdown", speed: float = 1.0,
-                 remember: Any = "tab", labels: Any = None) -> None:
+                 text_format: str = "markdown", speed: float = 1.0, announce: bool = True,
+                 heading_base: Any = "auto", remember: Any = "tab",
+                 labels: Any = None) -> None:
         global _mounted
         self._js_bridge = bridge()
         # Where the session the server mints is kept across reloads (the tag's
@@ -127,9 +128,10 @@ class PageView:
         self.view = StreamView(_EventBridge(self._js_bridge, self._dispatch), self.element,
                                pace=pace, config=pacing_config(max_lag_ms),
                                text_format=text_format, on_status=self._on_status,
+                               on_paced=self._on_paced, announce=announce,
+                               heading_base=heading_base,
                                labels=labels_for(str(js.document.documentElement.lang or ""),
-                                                 labels),
-                               on_paced=self._on_paced)
+                                                 labels))
 
     # -- subscribing -------------------------------------------------------
     def on_text(self, fn: Callable[[str, str], None]) -> Callable[[str, str], None]:
@@ -283,14 +285,18 @@ class PageView:
 
 def mount(target: Any, stream: str | None = None, *, simulate: str = "never",
           pace: bool = True, max_lag_ms: Any = None, text_format: str = "markdown",
-          speed: float = 1.0, remember: Any = "tab", labels: Any = None) -> PageView:
+          speed: float = 1.0, announce: bool = True, heading_base: Any = "auto",
+          remember: Any = "tab", labels: Any = None) -> PageView:
     """Mount a paced view in `target` (a CSS selector or an element) and, with
     `stream`, show that session (see `PageView.connect` for `simulate`).
     `max_lag_ms` and `text_format` are the embed's `data-max-lag` and
-    `data-format`; `speed` speeds up the simulated model; `remember` and
-    `labels` the embed's `data-remember` and `data-labels` (a dict here)."""
+    `data-format`; `announce` and `heading_base` its `data-announce` (a live
+    region saying the answer) and `data-heading-base` ("auto", "off", 1-6);
+    `remember` and `labels` its `data-remember` and `data-labels` (a dict
+    here); `speed` speeds up the simulated model."""
     view = PageView(target, pace=pace, max_lag_ms=max_lag_ms, text_format=text_format,
-                    speed=speed, remember=remember, labels=labels)
+                    speed=speed, announce=announce, heading_base=heading_base,
+                    remember=remember, labels=labels)
     if stream is not None or simulate == "always":
         view.connect(stream, simulate=simulate)
     return view

@@ -34,6 +34,7 @@ from .admission import (
     NEW_SESSION,
     SESSION_ID_RE,
     Refused,
+    TokenBucket,
     client_key,
     mint_session_id,
 )
@@ -41,6 +42,7 @@ from .hub import Hub
 from .session import Session
 from .store_errors import StoreError, StoreFull
 from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN, Viewer
+from .ws_protocol import GUARDS_EXTENSION
 
 __all__ = ["session_socket", "SESSION_ID_RE"]
 
@@ -92,9 +94,23 @@ async def _admit(hub: Hub, websocket: WebSocket, requested: str) -> tuple[str, b
     return session_id, minted
 
 
+def _note_unguarded(hub: Hub, scope: Mapping[str, Any]) -> None:
+    """Say once that the server below this app lacks streampace's guards: control
+    frames, compression and the server's buffers are then the server's defaults
+    (uvicorn's negotiate permessage-deflate and take 16 MiB messages)."""
+    extensions = scope.get("extensions") or {}
+    if GUARDS_EXTENSION in extensions or hub.warned_unguarded:
+        return
+    hub.warned_unguarded = True
+    log.warning("this server runs streampace without its guards below ASGI (no control-frame "
+                "budget; compression and message sizes as the server sets them): pass "
+                "StreampaceApp.uvicorn_options() to uvicorn (docs/mount.md, docs/security.md)")
+
+
 async def session_socket(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
     config = hub.config
+    _note_unguarded(hub, websocket.scope)
     client = client_key(websocket.scope, config.ipv6_prefix)
     try:
         session_id, minted = await _admit(hub, websocket,
@@ -138,8 +154,10 @@ async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str
     """Read the socket until it ends; the session it attached to, if any."""
     config = hub.config
     abuse = _AbuseMeter(config.abuse_errors, config.abuse_window_s)
+    loop = asyncio.get_running_loop()
+    rate = TokenBucket(config.messages_burst, config.messages_per_s, loop.time())
     session: Session | None = None
-    deadline = asyncio.get_running_loop().time() + config.attach_timeout_s
+    deadline = loop.time() + config.attach_timeout_s
     while not viewer.closing:
         attached = session is not None and viewer in session.viewers
         try:
@@ -152,6 +170,10 @@ async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str
             break
         if message is None or message["type"] == "websocket.disconnect":
             break  # closed by us (a stalled peer sends nothing more), or by the peer
+        if not rate.take(1, loop.time()):
+            log.warning("session %s: closing a socket that sends too many messages", session_id)
+            viewer.close(CLOSE_POLICY, "too many messages")
+            break
         try:
             msg = _decode(message, config.max_message_bytes, config.max_prompt_chars)
         except _TooBig:
