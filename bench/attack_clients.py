@@ -180,8 +180,14 @@ async def _run_cancel(ws: Any, prompt: str) -> None:
     await ws.send(json.dumps({"type": "cancel"}))
     while True:
         msg = json.loads(await ws.recv())
+        if msg.get("type") == "error" and msg.get("code") == "server_busy":
+            raise _Busy(msg.get("message", ""))  # the byte budget: no more runs
         if any(e["type"] in ("RUN_ERROR", "RUN_FINISHED") for e in msg.get("events", ())):
             return
+
+
+class _Busy(Exception):
+    pass
 
 
 async def _fill(base: str, sid: str, runs: int, address: str = "127.0.0.1") -> None:
@@ -254,6 +260,10 @@ async def sessions(base: str, pid: int, limit: int = 400, runs: int = 130
         except websockets.ConnectionClosed as exc:
             refused = f"{exc.rcvd.code} {exc.rcvd.reason}" if exc.rcvd else "closed"
             break
+        except _Busy as exc:  # a session filling up past the budget: its run refused
+            made += 1
+            refused = f"a run refused: server_busy {exc}"
+            break
     grown = rss_mib(pid) - before
     return {"detail": f"{made} sessions of {runs} runs x 32 KB, {grown / max(made, 1):.1f} MiB "
                       f"RSS each; then: {refused or 'no refusal'}"}
@@ -274,7 +284,9 @@ async def _big_answer(base: str, mb: int, delay: float) -> tuple[bool, list[Any]
     import websockets
 
     sid = f"big-{mb}-{int(delay * 1000)}"
-    through, epoch, text, closes, done = 0, None, [], [], False
+    through, epoch, done = 0, None, False
+    text: list[str] = []
+    closes: list[int | str | None] = []
     parts: list[Any] = []
     for attempt in range(6):
         if done:
