@@ -10,7 +10,7 @@
 import * as bridge from "./bridge.js";
 // pyproject.toml's version, written there by scripts/setup_runtime.
 import { version } from "../vendor/streampace-version.js";
-import { bootRuntime, mark } from "./boot.js";
+import { bootProblem, bootRuntime, mark } from "./boot.js";
 import { Store, defineViewElement } from "./store.js";
 
 const BASE = new URL("../", import.meta.url);
@@ -83,10 +83,14 @@ class Instance {
     this.ready = this.boot(pace, snapshot, maxLag, format, scroll, announce,
                            String(headingBase)).catch((err) => {
       if (this.destroyed) throw err; // destroyed while booting: nothing to report
+      // In the view's place: what failed and the fix (boot.js bootProblem).
+      const problem = bootProblem(err);
       if (this.progress !== null) {
-        this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
+        this.progress.textContent = problem.message;
+        this.progress.classList.add("streampace-boot-failed");
       }
-      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", code: "boot_failed", message: String(err) }));
+      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", ...problem,
+                                                               error: String(err) }));
       throw err;
     });
   }
