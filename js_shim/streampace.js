@@ -66,6 +66,7 @@ class Instance {
     this.controller = null;
     this.socket = null;
     this.destroyed = false;
+    this.failed = false;
     this.startedAt = performance.now();
     this.bootMs = null;
     // Open the socket before anything else so no message waits for the boot.
@@ -85,6 +86,7 @@ class Instance {
       if (this.destroyed) throw err; // destroyed while booting: nothing to report
       // In the view's place: what failed and the fix (boot.js bootProblem).
       const problem = bootProblem(err);
+      this.failed = true;
       if (this.progress !== null) {
         this.progress.textContent = problem.message;
         this.progress.classList.add("streampace-boot-failed");
@@ -97,7 +99,8 @@ class Instance {
 
   async boot(pace, snapshot, maxLag, format, scroll, announce, headingBase) {
     const pyodide = await loadRuntime(this.base, (text) => {
-      if (this.progress !== null) this.progress.textContent = text;
+      // (A download still finishing after a failure does not overwrite its message.)
+      if (this.progress !== null && !this.failed) this.progress.textContent = text;
     }, snapshot);
     if (this.destroyed) throw new Error("streampace: destroyed before it started");
     // `undefined`, not null: a JS null reaches Python as JsNull, not None.
