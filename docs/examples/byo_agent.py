@@ -1,4 +1,4 @@
-"""Bring your own agent: streampace in a Starlette app (run: uvicorn byo_agent:app)."""
+"""Bring your own agent: streampace in a Starlette app (run: python byo_agent.py)."""
 
 import asyncio
 
@@ -38,3 +38,11 @@ app = Starlette(
     routes=[Route("/", lambda request: HTMLResponse(PAGE)), Mount("/streampace", streampace)],
     lifespan=streampace.lifespan,
 )
+
+
+if __name__ == "__main__":
+    import uvicorn
+
+    # streampace's guards below ASGI: control frames, compression, message sizes,
+    # connection caps (docs/mount.md, "Running it under your own uvicorn").
+    uvicorn.run(app, host="127.0.0.1", port=8000, **streampace.uvicorn_options())

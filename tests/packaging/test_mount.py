@@ -38,14 +38,15 @@ def load_example() -> ModuleType:
 
 
 class Served:
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **options: Any) -> None:
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.sock = sock
         self.port = sock.getsockname()[1]
         self.origin = f"http://127.0.0.1:{self.port}"
+        options.setdefault("ws_per_message_deflate", False)
         self.server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning",
-                                                    ws_per_message_deflate=False))
+                                                    **options))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                        daemon=True)
         self.thread.start()
@@ -67,7 +68,7 @@ class Served:
 @pytest.fixture
 def example(runtime_laid_out: None) -> Iterator[tuple[ModuleType, Served]]:
     module = load_example()
-    served = Served(module.app)
+    served = Served(module.app, **module.streampace.uvicorn_options())  # as its __main__ does
     try:
         yield module, served
     finally:

@@ -20,7 +20,7 @@ from install_harness import ROOT, InstalledWheel, pyproject_version, streampace_
 MUST_CARRY = (
     "index.html", "demo/demo.js", "js_shim/streampace.js", "js_shim/bridge.js",
     "js_shim/boot.js", "js_shim/streampace.css", "vendor/snapshot/manifest.json",
-    "examples/embed.html",
+    "examples/embed.html", "js_shim/store.js",
     "vendor/pyodide/pyodide.mjs",
     "vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip",
     "vendor/pyodide/pyodide-lock.json", "vendor/pyscript/core.js", "vendor/streampace.zip",

@@ -46,8 +46,11 @@ def test_client_resets_to_the_snapshot_of_a_new_epoch_and_ends_the_lost_run():
     client.receive(_batch(1, [dict(RUN, runId="r2")]))
     types = [e["type"] for e in got]
     assert types == ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "RUN_ERROR",
-                     "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "RUN_STARTED"]
+                     "CUSTOM", "MESSAGES_SNAPSHOT", "STATE_SNAPSHOT", "RUN_STARTED"]
     assert got[3]["code"] == "server_restarted"
+    # The view keeps what it showed of the lost session (renderer.archive).
+    assert got[4] == {"type": "CUSTOM", "name": "streampace.session_lost",
+                      "value": {"runCut": True}}
     assert client.last_through == 1 and client.epoch == "e2"
     assert client.stats["duplicates"] == 0 and client.stats["runs_lost"] == 1
     # The same epoch again is an ordinary resume: old seqs are duplicates.

@@ -32,7 +32,10 @@ from streampace.session.protocol import (
 )
 from streampace.session.snapshot import join_parts
 
-__all__ = ["SessionClient", "StreamError"]
+__all__ = ["SESSION_LOST", "SessionClient", "StreamError"]
+
+# The CUSTOM event's name that marks where the server lost the session.
+SESSION_LOST = "streampace.session_lost"
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,12 @@ class SessionClient:
         deliver: Callable[[list[dict]], None],
         *,
         on_error: Callable[[StreamError], None] | None = None,
+        reloaded: bool = False,
     ) -> None:
         self._deliver = deliver
+        # Showing a session this tab had before a reload: with nothing applied
+        # yet, ask for a snapshot rather than the whole log (protocol.RELOAD_HELLO).
+        self._reloaded = reloaded
         self._on_error = on_error
         self.last_through = 0
         self.epoch: str | None = None  # the session epoch last_through belongs to
@@ -78,6 +85,8 @@ class SessionClient:
 
     def resume_message(self) -> str:
         """The `resume` that continues after what this client has applied."""
+        if self._reloaded and self.epoch is None and self.last_through == 0:
+            return protocol.RELOAD_HELLO
         return protocol.resume_message(self.last_through, self.epoch)
 
     def receive(self, text: Any) -> ServerMessage | None:
@@ -143,13 +152,19 @@ class SessionClient:
             self.stats["epochs"] += 1
             if msg.mode != protocol.ATTACH_SNAPSHOT:
                 self.last_through = 0
+            lost: list[dict] = []
             if self.run_open:
                 self.stats["runs_lost"] += 1
                 self.run_open = False
-                self._deliver([{
+                lost.append({
                     "type": "RUN_ERROR", "code": "server_restarted",
                     "message": "the server restarted and this run was lost",
-                }])
+                })
+            # What the page showed of the old session stays shown (the view
+            # keeps it above what the new one brings; renderer.SESSION_LOST).
+            lost.append({"type": "CUSTOM", "name": SESSION_LOST,
+                         "value": {"runCut": bool(lost)}})
+            self._deliver(lost)
         if msg.mode == protocol.ATTACH_SNAPSHOT:
             self._snapshot = ([], msg.epoch)
         else:

@@ -21,14 +21,19 @@ from typing import Any
 import js
 from pyodide.ffi import JsProxy, create_proxy
 
+from streampace.browser.announce import heading_base as heading_base_option
 from streampace.browser.client import SessionClient, StreamError
 from streampace.browser.host import BrowserHost
+from streampace.browser.labels import labels_for
+from streampace.browser.outbox import Outbox, refused
+from streampace.browser.page_host import HostLease
 from streampace.browser.renderer import DomRenderer
 from streampace.browser.segmenter import IntlSegmenter
 from streampace.browser.telemetry import Telemetry
 from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 from streampace.session.connection import MAX_QUEUED_SENDS, ConnState, SessionConnection
 from streampace.session.connection_problems import Problem
+from streampace.session.protocol import shown_url
 
 __all__ = ["StreamView", "frame_commit_config", "percentile"]
 
@@ -51,6 +56,11 @@ def frame_commit_config(config: PacingConfig | None, pace: bool) -> PacingConfig
     never outside a frame, nothing held back longer than that."""
     base = config if config is not None else PacingConfig()
     return base if pace else replace(base, law="off")
+
+
+def _page_lang() -> str:
+    """The page's language (`<html lang>`), for the view's shipped words."""
+    return str(js.document.documentElement.lang or "")
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -77,14 +87,25 @@ class StreamView:
         text_format: str = "markdown",
         on_paced: Callable[[list[dict]], None] | None = None,
         scroll: bool = True,
+        announce: bool = True,
+        heading_base: Any = "auto",
+        labels: dict[str, str] | None = None,
     ) -> None:
         self.bridge = bridge
         self.mount = mount
-        self.host = host if host is not None else BrowserHost(on_error=self._report_exception)
+        # Without a host of the caller's: a lease on the page's one frame loop.
+        self.host: Any = host if host is not None else HostLease(on_error=self._report_exception)
         self._own_host = host is None
         self.segmenter = IntlSegmenter(bridge)
-        self.renderer = DomRenderer(mount, bridge, label=label, text_format=text_format,
-                                    scroll=scroll)
+        self.labels = labels if labels is not None else labels_for(_page_lang())
+        # The answer is said in a live region (`announce`); its headings sit
+        # under the page's outline (`heading_base`: "auto", "off" or 1-6).
+        self.announce = announce
+        self.heading_base = heading_base
+        self.renderer: Any = self._make_renderer(label=label, text_format=text_format,
+                                                 scroll=scroll)
+        # The person's questions: sent, queued behind the current run, or refused.
+        self.outbox = Outbox(self._send_now, on_change=self._queue_changed)
         self.reduced_motion = bool(bridge.prefersReducedMotion())
         self.pace = pace and not self.reduced_motion
         self.scheduler = PacingScheduler(self.host, self._apply,
@@ -106,6 +127,15 @@ class StreamView:
         self.errors: list[str] = []
         self.closed = False
 
+    def _make_renderer(self, *, label: str, text_format: str, scroll: bool) -> Any:
+        """What shows the paced batches (a headless store overrides it: store.py)."""
+        renderer = DomRenderer(self.mount, self.bridge, label=label, text_format=text_format,
+                               scroll=scroll, labels=self.labels, announce=self.announce,
+                               timers=self.host,
+                               heading_base=heading_base_option(self.heading_base, self.mount))
+        renderer.on_withdraw = self.withdraw
+        return renderer
+
     # -- transport ---------------------------------------------------------
     def connect(self, socket: Any) -> None:
         """Show the session streamed by `socket` (replacing any current one).
@@ -119,9 +149,12 @@ class StreamView:
             return
         self._sessions += 1
         self.session = f"s{self._sessions}"
-        self.client = SessionClient(self._deliver, on_error=self._stream_error)
+        self.client = SessionClient(self._deliver, on_error=self._stream_error,
+                                    reloaded=bool(_option(socket, "reloaded", False)))
+        url = str(_option(socket, "url", ""))
         self.connection = SessionConnection(
-            socket, self.host, self.client, url=str(_option(socket, "url", "")),
+            socket, self.host, self.client, url=url,
+            asked_url=str(_option(socket, "askedUrl", url)),
             # Options the page gave the JS socket before Python existed.
             retry_before_open=bool(_option(socket, "retryBeforeOpen", True)),
             reconnect=bool(_option(socket, "autoReconnect", True)),
@@ -155,23 +188,59 @@ class StreamView:
         self.disconnect(flush=False)
         if old is not None:
             self.scheduler.clear(old)
+        self.outbox.clear()
         self.renderer.reset()
         self.telemetry.reset()
         self.session = None
         self.connect(socket)
 
-    def send(self, text: str) -> None:
-        """A client message: sent now if connected, else after the next resume."""
+    def send(self, message: Any) -> dict[str, Any]:
+        """A client message (a dict or its JSON text): sent now if connected (or
+        after the next resume), queued behind the current run if it is a `run`
+        while one is in progress, or refused; returns what happened
+        (browser/outbox.py)."""
         if self.connection is None:
-            raise RuntimeError("not connected")
+            return refused("not_connected", "not connected to a session")
+        return self.outbox.submit(message)
+
+    def send_json(self, text: str) -> str:
+        """`send` for js_shim/streampace.js: JSON in, JSON out."""
+        return json.dumps(self.send(text))
+
+    def withdraw(self, message_id: str) -> bool:
+        """Take back a queued question that was not sent yet."""
+        return self.outbox.withdraw(message_id)
+
+    def queued(self) -> list[dict[str, Any]]:
+        return self.outbox.items()
+
+    def queued_json(self) -> str:
+        return json.dumps(self.outbox.items())
+
+    def _send_now(self, text: str) -> bool:
         connection = self.connection
-        if not connection.send(text):
-            why = connection.problem
-            message = ("not sent: the connection is closed"
-                       + (f" ({why.code})" if why is not None else "")
-                       if connection.state is ConnState.CLOSED else
-                       f"not sent: {MAX_QUEUED_SENDS} messages already wait for the connection")
-            self._emit_error({"where": "connection", "code": "not_sent", "message": message})
+        if connection is None:
+            return False
+        if connection.send(text):
+            return True
+        why = connection.problem
+        message = ("not sent: the connection is closed"
+                   + (f" ({why.code})" if why is not None else "")
+                   if connection.state is ConnState.CLOSED else
+                   f"not sent: {MAX_QUEUED_SENDS} messages already wait for the connection")
+        self._emit_error({"where": "connection", "code": "not_sent", "message": message})
+        return False
+
+    def _queue_changed(self) -> None:
+        """The waiting questions changed: shown below the conversation (a view
+        without a DOM, the store, has no `show_queue` and reads `queued()`)."""
+        if self.closed:
+            return
+        queued = self.outbox.items()
+        show = getattr(self.renderer, "show_queue", None)
+        if show is not None:
+            show(queued)
+        self.bridge.emit(self.mount, "streampace:queue", json.dumps({"queued": queued}))
 
     def flush(self) -> None:
         if self.session is not None:
@@ -199,10 +268,13 @@ class StreamView:
                   "retrying": retry_in_ms is not None,
                   "retryInMs": None if retry_in_ms is None else round(retry_in_ms),
                   "attempt": connection.attempt if connection is not None else 0,
-                  "url": connection.url if connection is not None else ""}
+                  # The server, not the key: no session id in what a page may log.
+                  "url": shown_url(connection.url) if connection is not None else ""}
         self._emit_error(detail)
 
     def _stream_error(self, error: StreamError) -> None:
+        if error.where == "server":
+            self.outbox.server_refused(error.code)
         self._emit_error({"where": error.where, "code": error.code, "message": error.message})
 
     def _emit_error(self, detail: dict[str, Any]) -> None:
@@ -220,6 +292,12 @@ class StreamView:
             return  # only a connected client delivers; kept for the type checker
         if self.on_delivered is not None:
             self.on_delivered(events)
+        for event in events:
+            kind = event.get("type")
+            if kind == "RUN_STARTED":
+                self.outbox.run_started()
+            elif kind in ("RUN_FINISHED", "RUN_ERROR"):
+                self.outbox.run_ended()
         before = self.telemetry.before_enqueue()
         self.scheduler.enqueue(session, events)
         self.telemetry.after_enqueue(before)
@@ -230,6 +308,9 @@ class StreamView:
         if session_id != self.session or self.closed:
             return False  # not shown (any more): the scheduler keeps it queued
         self.renderer.apply(events)
+        for event in events:
+            if event.get("type") == "RUN_STARTED":
+                self.outbox.run_shown()
         if self.on_paced is not None:
             self.on_paced(events)
         return True
@@ -271,6 +352,7 @@ class StreamView:
             "reducedMotion": self.reduced_motion,
             "scheduler": self.scheduler.stats(),
             "client": dict(self.client.stats) if self.client else {},
+            "outbox": self.outbox.stats(),
             "lastThrough": self.client.last_through if self.client else 0,
             "commits": self.renderer.commits,
             "frames": self.host.frames,

@@ -67,6 +67,8 @@ class BrowserHost:
         self.hidden = bool(self._document.hidden)
         self.visibility_listeners: list[Callable[[bool], None]] = []
         self.closed = False
+        # True while animation-frame callbacks run (a store publishes in the frame).
+        self.in_frame = False
         # Kept as attributes (None after close) so tests can check they are freed.
         frame_cb, timeout_cb, visibility_cb = (
             _Callback(self._on_frame), _Callback(self._on_timeout), _Callback(self._on_visibility))
@@ -176,7 +178,11 @@ class BrowserHost:
         # (it finds nothing to do and stops unless someone asked again).
         self._arm_frame()
         t0 = self._performance.now()
-        self._run_all(waiters.values())
+        self.in_frame = True
+        try:
+            self._run_all(waiters.values())
+        finally:
+            self.in_frame = False
         self.frame_work_ms.append(float(self._performance.now() - t0))
 
     def _on_timeout(self) -> None:

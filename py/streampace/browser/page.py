@@ -22,7 +22,8 @@ they show, without JavaScript:
 `on_text` hears the text as it is revealed, frame by frame (what the reader
 sees, not what the network delivered); `on_paced` the same frames as AG-UI
 events; `on(name, ...)` the view's events: "message-end", "run-end", "error"
-(the details of the embed's DOM events, which still fire) and "status" (the
+(the details of the embed's DOM events, which still fire), "queue" (the
+questions waiting for the current run: {"queued": [...]}) and "status" (the
 connection's state: "connecting", "diagnosing", "open", "attached", "waiting",
 "closed"; streampace.session.connection). In a frame that ends a message
 or a run, its text is told first, then "message-end" / "run-end". A subscriber
@@ -47,16 +48,18 @@ from pyodide.ffi import to_js
 
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
+from streampace.browser.labels import labels_for
 
 __all__ = ["EVENTS", "PageView", "bridge", "mount"]
 
 # What `PageView.on` accepts; the first three are the embed's DOM events.
-EVENTS = ("message-end", "run-end", "error", "status")
+EVENTS = ("message-end", "run-end", "error", "status", "queue")
 # Emitted while a frame is rendered: told after that frame's text.
 _FRAME_EVENTS = ("message-end", "run-end")
 _DOM_PREFIX = "streampace:"
 _SIMULATE = ("never", "fallback", "always")
 _TEXT_TYPES = ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK")
+_mounted = 0  # views mounted on this page so far (each one's session key)
 
 
 def bridge() -> Any:
@@ -100,8 +103,17 @@ class PageView:
     """One paced view mounted from Python, and its subscribers."""
 
     def __init__(self, target: Any, *, pace: bool = True, max_lag_ms: Any = None,
-                 text_format: str = "markdown", speed: float = 1.0) -> None:
+                 text_format: str = "markdown", speed: float = 1.0, announce: bool = True,
+                 heading_base: Any = "auto", remember: Any = "tab",
+                 labels: Any = None) -> None:
+        global _mounted
         self._js_bridge = bridge()
+        # Where the session the server mints is kept across reloads (the tag's
+        # data-remember: "tab", "local", "none" or a Storage-like JS object),
+        # under this view's mount order.
+        self.remember = remember
+        self._slot = _mounted
+        _mounted += 1
         self.element = _element(target)
         self.speed = speed
         self._text: list[Callable[[str, str], None]] = []
@@ -116,7 +128,10 @@ class PageView:
         self.view = StreamView(_EventBridge(self._js_bridge, self._dispatch), self.element,
                                pace=pace, config=pacing_config(max_lag_ms),
                                text_format=text_format, on_status=self._on_status,
-                               on_paced=self._on_paced)
+                               on_paced=self._on_paced, announce=announce,
+                               heading_base=heading_base,
+                               labels=labels_for(str(js.document.documentElement.lang or ""),
+                                                 labels))
 
     # -- subscribing -------------------------------------------------------
     def on_text(self, fn: Callable[[str, str], None]) -> Callable[[str, str], None]:
@@ -160,14 +175,29 @@ class PageView:
             options = {"retryBeforeOpen": False, "probeUrl": str(js.location.href)}
         self._probing = simulate == "fallback"
         self.simulated = False
-        socket = self._js_bridge.openSession(
-            stream, to_js(options, dict_converter=js.Object.fromEntries))
+        options["rememberKey"] = self._js_bridge.sessionKey(stream, self._slot)
+        js_options = to_js(options, dict_converter=js.Object.fromEntries)
+        # Set after the conversion: a JS store object must stay itself.
+        js_options.remember = self._js_bridge.sessionStore(self.remember)
+        socket = self._js_bridge.openSession(stream, js_options)
         self.view.connect(socket)
         return self
 
-    def send(self, message: dict) -> None:
-        """A client message, e.g. {"type": "run", "prompt": "…"} or {"type": "cancel"}."""
-        self.view.send(json.dumps(message))
+    def send(self, message: dict) -> dict[str, Any]:
+        """A client message, e.g. {"type": "run", "prompt": "…"} or {"type": "cancel"}.
+        Returns what happened to it, as `streampace.send()`'s promise settles:
+        {"status": "accepted" | "queued" | "refused", "id", ...}; a `run` asked
+        while one is in progress waits below the conversation and goes out when
+        that run ends (streampace.browser.outbox)."""
+        return self.view.send(message)
+
+    def withdraw(self, message_id: str) -> bool:
+        """Take back a queued question that was not sent yet."""
+        return self.view.withdraw(message_id)
+
+    def queued(self) -> list[dict[str, Any]]:
+        """The questions waiting for the current run to end."""
+        return self.view.queued()
 
     def flush(self) -> None:
         """Reveal everything queued now."""
@@ -180,11 +210,18 @@ class PageView:
         return self.view.stats()
 
     def close(self) -> None:
-        """Remove the view and free its proxies and timers."""
+        """Remove the view: its socket closed, its proxies, listeners, frames and
+        timers freed (the page's frame loop too, when it was the last view)."""
         socket = self.view.socket
         self.view.close()
         if self.simulated and socket is not None:
             socket.close()
+        self._text.clear()
+        self._paced.clear()
+        for handlers in self._handlers.values():
+            handlers.clear()
+
+    destroy = close  # the name the JS handles use
 
     # -- internals ---------------------------------------------------------
     def _use_simulation(self) -> None:
@@ -248,13 +285,18 @@ class PageView:
 
 def mount(target: Any, stream: str | None = None, *, simulate: str = "never",
           pace: bool = True, max_lag_ms: Any = None, text_format: str = "markdown",
-          speed: float = 1.0) -> PageView:
+          speed: float = 1.0, announce: bool = True, heading_base: Any = "auto",
+          remember: Any = "tab", labels: Any = None) -> PageView:
     """Mount a paced view in `target` (a CSS selector or an element) and, with
     `stream`, show that session (see `PageView.connect` for `simulate`).
     `max_lag_ms` and `text_format` are the embed's `data-max-lag` and
-    `data-format`; `speed` speeds up the simulated model."""
+    `data-format`; `announce` and `heading_base` its `data-announce` (a live
+    region saying the answer) and `data-heading-base` ("auto", "off", 1-6);
+    `remember` and `labels` its `data-remember` and `data-labels` (a dict
+    here); `speed` speeds up the simulated model."""
     view = PageView(target, pace=pace, max_lag_ms=max_lag_ms, text_format=text_format,
-                    speed=speed)
+                    speed=speed, announce=announce, heading_base=heading_base,
+                    remember=remember, labels=labels)
     if stream is not None or simulate == "always":
         view.connect(stream, simulate=simulate)
     return view

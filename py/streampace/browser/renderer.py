@@ -31,12 +31,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import js
+from pyodide.ffi import create_proxy
 
+from streampace.browser.client import SESSION_LOST
+from streampace.browser.labels import labels_for
 from streampace.browser.scroll import ScrollFollower
 from streampace.conversation import items
 from streampace.conversation.live_state import Changes, LiveState
 
-__all__ = ["FORMATS", "DomRenderer"]
+__all__ = ["FORMATS", "DomRenderer", "status_text"]
 
 _TEXT_NODE_LIMIT = 4096  # characters per Text node before a new one is started
 # Characters per block before the next line starts a new block element.  Blink
@@ -47,7 +50,19 @@ _TEXT_NODE_LIMIT = 4096  # characters per Text node before a new one is started
 # rendering and the selected/copied text identical under pre-wrap.
 _BLOCK_LIMIT = 1024
 FORMATS = ("markdown", "text")
-_STATUS = {"idle": "", "running": "Generating…", "finished": "Done", "stopped": "Stopped"}
+_RUN_ENDS = ("RUN_FINISHED", "RUN_ERROR")
+# The run's outcome -> the label shown on the status line.
+_STATUS = {"running": "generating", "finished": "done", "stopped": "stopped"}
+
+
+def status_text(run: items.RunInfo, labels: dict[str, str]) -> str:
+    """The run's status line in the view's words ("Generating…", "Done", "Error: …")."""
+    outcome = run.outcome
+    if outcome == "error":
+        text = f"{labels['error']}: {run.error or 'run failed'}"
+        return text + f" ({run.error_code})" if run.error_code else text
+    label = _STATUS.get(outcome)
+    return labels[label] if label is not None else ""
 
 
 class _Node:
@@ -189,11 +204,17 @@ class DomRenderer:
     `bridge` provides `emit(el, name, detailJson)` for the DOM CustomEvents
     `streampace:message-end`, `streampace:run-end` and `streampace:error`.
     With `scroll`, a `ScrollFollower` keeps the newest text in sight.
+    With `announce`, a live region says the answer as it becomes readable
+    (`announce.LiveRegion`, on `timers`: the view's FrameHost). With
+    `heading_base`, an answer's top heading level is that level
+    (`reading.outline`); None keeps the source levels.
     """
 
     def __init__(self, mount: Any, bridge: Any, *, label: str = "Answer",
                  emit_events: bool = True, text_format: str = "markdown",
-                 reasoning_format: str = "text", scroll: bool = False) -> None:
+                 reasoning_format: str = "text", scroll: bool = False,
+                 labels: dict[str, str] | None = None, announce: bool = False,
+                 timers: Any = None, heading_base: int | None = None) -> None:
         if text_format not in FORMATS or reasoning_format not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}")
         # Assistant messages (and reasoning, if asked) as Markdown; the parser
@@ -204,6 +225,7 @@ class DomRenderer:
 
             self._md_parser = default_parser()
         self.text_format = text_format
+        self.labels = labels if labels is not None else labels_for()
         self.reasoning_format = reasoning_format
         self._doc = js.document
         self._perf = js.performance
@@ -215,7 +237,10 @@ class DomRenderer:
         # stylesheet may set another value per element).  CSSOM, as below.
         self.root.style.overflowWrap = "anywhere"
         self.status = self._el("div", "sp-status")
-        self.status.setAttribute("role", "status")
+        if not announce:
+            # With the live region the run's start and end are said there, in
+            # order after the text, instead of from a second region.
+            self.status.setAttribute("role", "status")
         self.timeline = self._el("div", "sp-timeline")
         # Not a live region: a screen reader would read every frame's slice.
         # aria-busy marks it as in flux while a run streams.
@@ -233,10 +258,44 @@ class DomRenderer:
         self.apply_ms: deque[float] = deque(maxlen=4096)
         self.closed = False
         self._connection_line: Any = None  # made on first use (show_connection)
+        # Conversations the server lost, kept as they were shown (archive()).
+        self._earlier: Any = None
+        # Questions waiting for the current run to end (show_queue), and the one
+        # click listener of its Withdraw buttons.
+        self._queue: Any = None
+        self._queue_click: Any = None
+        self.on_withdraw: Any = None
+        self.heading_base = heading_base
+        self.reader: Any = None
+        if announce:
+            from streampace.browser.announce import LiveRegion
+
+            self.reader = LiveRegion(self, timers)
 
     # -- public ------------------------------------------------------------
     def apply(self, events: list[dict]) -> None:
-        """Fold `events` into the live state and commit the changes to the DOM, whole."""
+        """Fold `events` into the live state and commit the changes to the DOM, whole.
+        Where the stream marks its session as lost, what is shown is kept
+        (`archive`) and the events after it start a new view below."""
+        start = 0
+        last = len(events) - 1
+        for at, event in enumerate(events):
+            kind = event.get("type")
+            if kind == "CUSTOM" and event.get("name") == SESSION_LOST:
+                if at > start:
+                    self._apply(events[start:at])
+                value = event.get("value")
+                self.archive(isinstance(value, dict) and bool(value.get("runCut")))
+                start = at + 1
+            elif kind in _RUN_ENDS and at < last:
+                # A run's end and the next run in one frame (a queued question
+                # goes out as the run ends): each run's end is told.
+                self._apply(events[start:at + 1])
+                start = at + 1
+        if start <= last:
+            self._apply(events[start:] if start else events)
+
+    def _apply(self, events: list[dict]) -> None:
         t0 = self._perf.now()
         try:
             changes = self.state.apply(events)
@@ -249,20 +308,108 @@ class DomRenderer:
             except Exception as exc:  # noqa: BLE001 - any failure: rebuilt from the state
                 self._recover(exc, "render")
             self.commits += 1
+            self._tell_reader(changes)
             self._announce(changes)
         self.apply_ms.append(self._perf.now() - t0)
 
+    def _tell_reader(self, changes: Changes) -> None:
+        if self.reader is None:
+            return
+        try:
+            self.reader.after_commit(changes)
+        except Exception as exc:  # noqa: BLE001 - the view goes on, silent
+            js.console.error("streampace: the live region failed and is off: "
+                             + "".join(traceback.format_exception(exc)))
+            self.reader.close()
+            self.reader = None
+
     def reset(self) -> None:
         """Forget everything shown (session switch)."""
+        self._forget_state()
+        self.timeline.replaceChildren()
+        if self._earlier is not None:
+            self._earlier.remove()
+            self._earlier = None
+        self.show_queue([])
+        if self.follower is not None:
+            self.follower.reset()
+
+    def _forget_state(self) -> None:
+        if self.reader is not None:
+            self.reader.clear()  # the items it was saying are gone (kept ones: said)
         self.state = LiveState()
         self._discard_nodes()
         self._plain.clear()
-        self.timeline.replaceChildren()
         self.status.textContent = ""
         self.timeline.setAttribute("aria-busy", "false")
         self.root.removeAttribute("data-run")
-        if self.follower is not None:
-            self.follower.reset()
+
+    def archive(self, run_cut: bool) -> None:
+        """The server lost this session: keep everything shown, as it is, above
+        the timeline (a cut run marked by one line), and start afresh below."""
+        part = self._el("div", "sp-archived")
+        timeline = self.timeline
+        # (JS null is JsNull here, not None: ask the DOM instead.)
+        while timeline.hasChildNodes():
+            part.append(timeline.firstChild)
+        if run_cut:
+            # The item being written when the run was cut (the synthetic
+            # RUN_ERROR has closed it in the state): marked, and the line below.
+            cut = part.lastElementChild
+            if cut:
+                cut.setAttribute("data-state", "lost")
+            line = self._el("p", "sp-lost")
+            line.setAttribute("role", "note")
+            line.textContent = self.labels["lost"]
+            part.append(line)
+        if part.hasChildNodes():
+            if self._earlier is None:
+                self._earlier = self._el("div", "sp-earlier")
+                timeline.before(self._earlier)
+            self._earlier.append(part)
+        self._forget_state()
+
+    def show_queue(self, queued: list[dict[str, Any]]) -> None:
+        """The person's questions that wait for the current run (browser/outbox.py),
+        below the conversation: a waiting one with its Withdraw button."""
+        box = self._queue
+        if box is None:
+            if not queued:
+                return
+            box = self._queue = self._el("div", "sp-queue")
+            self._queue_click = create_proxy(self._queue_clicked)
+            box.addEventListener("click", self._queue_click)
+            self.timeline.after(box)
+        box.replaceChildren(*[self._queued(q) for q in queued])
+        box.hidden = not queued
+
+    def _queued(self, queued: dict[str, Any]) -> Any:
+        el = self._el("div", "sp-item sp-message sp-queued")
+        el.setAttribute("data-role", "user")
+        el.setAttribute("data-state", queued["state"])
+        el.setAttribute("data-queue-id", queued["id"])
+        role = self._el("div", "sp-role")
+        role.textContent = self.labels["user"]
+        body, _ = self._prose("sp-text", queued["prompt"])
+        note = self._el("div", "sp-queued-note")
+        waiting = queued["state"] == "waiting"
+        note.textContent = self.labels["waiting" if waiting else "sending"]
+        if waiting:
+            button = self._el("button", "sp-withdraw")
+            button.type = "button"
+            button.textContent = self.labels["withdraw"]
+            button.setAttribute("data-withdraw", queued["id"])
+            note.append(" ", button)
+        el.append(role, body, note)
+        return el
+
+    def _queue_clicked(self, event: Any) -> None:
+        target = event.target
+        if not hasattr(target, "closest"):
+            return
+        button = target.closest("[data-withdraw]")
+        if button and self.on_withdraw is not None:
+            self.on_withdraw(str(button.getAttribute("data-withdraw")))
 
     def show_connection(self, state: str, text: str) -> None:
         """Why the view is not connected (session/connection.py status_text), on
@@ -289,8 +436,14 @@ class DomRenderer:
             self.closed = True
             if self.follower is not None:
                 self.follower.close()
+            if self.reader is not None:
+                self.reader.close()
             self.root.remove()
             self._discard_nodes()
+            if self._queue_click is not None:
+                self._queue.removeEventListener("click", self._queue_click)
+                self._queue_click.destroy()
+                self._queue_click = None
 
     # -- commit ------------------------------------------------------------
     def _commit(self, ch: Changes) -> None:
@@ -375,14 +528,8 @@ class DomRenderer:
     def _run_status(self) -> None:
         run = self.state.run
         self.timeline.setAttribute("aria-busy", "true" if run.status == "running" else "false")
-        outcome = run.outcome
-        self.root.setAttribute("data-run", outcome)
-        text = _STATUS.get(outcome, "")
-        if outcome == "error":
-            text = f"Error: {run.error or 'run failed'}"
-            if run.error_code:
-                text += f" ({run.error_code})"
-        self.status.textContent = text
+        self.root.setAttribute("data-run", run.outcome)
+        self.status.textContent = status_text(run, self.labels)
 
     def _emit(self, name: str, detail: dict) -> None:
         self._bridge.emit(self.mount, name, json.dumps(detail))
@@ -416,7 +563,7 @@ class DomRenderer:
         if isinstance(item, items.ToolCallItem):
             el = self._el("div", "sp-item sp-tool")
             name = self._el("div", "sp-tool-name")
-            name.textContent = f"Tool call: {item.name or '…'}"
+            name.textContent = f"{self.labels['toolCall']}: {item.name or '…'}"
             args_el, args = self._text_block("pre", "sp-tool-args", item.args)
             result_el, _ = self._text_block("pre", "sp-tool-result", "")
             result_el.hidden = True
@@ -426,14 +573,15 @@ class DomRenderer:
             el = self._el("details", "sp-item sp-reasoning")
             el.open = True
             summary = self._el("summary", "sp-reasoning-label")
-            summary.textContent = "Reasoning"
+            summary.textContent = self.labels["reasoning"]
             body, node = self._body(el, item)
             el.append(summary, body)
         else:
             el = self._el("div", "sp-item sp-message")
             el.setAttribute("data-role", item.role)
             role = self._el("div", "sp-role")
-            role.textContent = item.role
+            role.textContent = (self.labels[item.role] if item.role in ("user", "assistant")
+                                else item.role)
             body, node = self._body(el, item)
             el.append(role, body)
         el.setAttribute("data-id", ref.id)
@@ -456,7 +604,12 @@ class DomRenderer:
 
     def _markdown_view(self, body: Any) -> Any:
         """The view that renders a Markdown body (a subclass may show it otherwise)."""
-        return _page_view_class()(self._doc, body, self._md_parser)
+        view = _page_view_class()(self._doc, body, self._md_parser)
+        if self.heading_base is not None:
+            from streampace.reading.outline import HeadingOutline
+
+            view.outline = HeadingOutline(self.heading_base)
+        return view
 
     def _markdown_body(self, el: Any, text: str, ended: bool) -> tuple[Any, _MarkdownNode]:
         body = self._el("div", "sp-text sp-markdown")
@@ -506,7 +659,7 @@ class DomRenderer:
         item: items.Item = self.state.item(ref)
         if isinstance(item, items.ToolCallItem):
             assert isinstance(node, _Node)
-            node.name.textContent = f"Tool call: {item.name or '…'}"
+            node.name.textContent = f"{self.labels['toolCall']}: {item.name or '…'}"
             if item.result is not None:
                 result = item.result
                 if not isinstance(result, str):

@@ -17,6 +17,7 @@ serialising anything.
 from __future__ import annotations
 
 import re
+from math import isfinite
 from typing import Any, NamedTuple
 
 __all__ = ["JsonValueError", "Measure", "copy_value", "measure", "scalar_size"]
@@ -58,7 +59,7 @@ def scalar_size(value: Any) -> int | None:
         # refused past sys.int_max_str_digits).
         return (value.bit_length() * 77 >> 8) + 2
     if isinstance(value, float):
-        return 24
+        return 24 if isfinite(value) else None  # NaN and the infinities are not JSON
     return None
 
 
@@ -164,6 +165,9 @@ def _walk(value: Any, max_size: int, max_nodes: int, max_depth: int, path: str,
             elif kind is int:
                 size += (child.bit_length() * 77 >> 8) + 2
             elif kind is float:
+                if not isfinite(child):
+                    raise JsonValueError("not_json", f"{child!r} is not a JSON number",
+                                         _path(path, trail, key))
                 size += 24
             elif kind is bool or child is None:
                 size += 5 if child is False else 4

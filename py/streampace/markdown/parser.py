@@ -181,8 +181,9 @@ class Parser:
 
         Read from markdown-it's own state after the parse: no emphasis or
         strikethrough opener left unmatched, no literal `[` left without its
-        `]` (a link label may still close), no `](` / `][` left as text (a
-        destination, title or label may still close), no literal backtick run
+        `]` (a link label may still close), no `](` / `][` left as text nor a
+        reference link followed by `(` (a destination, title or label may
+        still close), no literal backtick run
         (a code span may still close), and no `$`, `\\(`, `\\[` on the last
         line (inline math closes on its line)."""
         env = self._env(refs, ctx)
@@ -193,14 +194,20 @@ class Parser:
             rule(state)
         closed = not any(d.open and d.end < 0 for d in state.delimiters)
         depth = 0
+        after_link = False
         for tok in tokens:
             if not closed:
                 break
             if tok.type != "text":
+                after_link = tok.type in ("link_close", "image")
                 continue
             text = tok.content
-            if "`" in text or "](" in text or "][" in text:
+            # `[label](` after a defined label: the label became a reference
+            # link and `(` text, but the inline link may still close.
+            if "`" in text or "](" in text or "][" in text or (
+                    after_link and text.startswith("(")):
                 closed = False
+            after_link = False
             for c in text:
                 if c == "[":
                     depth += 1

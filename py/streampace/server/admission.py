@@ -15,6 +15,7 @@ that happens when the socket first attaches (``Hub.open``).
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -27,7 +28,8 @@ from streampace.session.protocol import NEW_SESSION, SESSION_ID_RE, CloseCode
 
 __all__ = [
     "Authorize", "NEW_SESSION", "SESSION_ID_RE", "Refused", "ClientCounts",
-    "OriginPolicy", "client_key", "mint_session_id", "CLOSE_POLICY", "CLOSE_UNAUTHORIZED",
+    "OriginPolicy", "TokenBucket", "RatePerKey", "address_key", "client_key", "mint_session_id",
+    "CLOSE_POLICY", "CLOSE_UNAUTHORIZED",
     "CLOSE_UNKNOWN_SESSION", "CLOSE_TOO_MANY",
 ]
 
@@ -55,13 +57,48 @@ def mint_session_id() -> str:
     return secrets.token_urlsafe(MINTED_ID_BYTES)
 
 
-def client_key(scope: Mapping[str, object]) -> str:
-    """The address a connection counts against (the ASGI server's ``client``; behind a
-    proxy, the server must be told to trust its forwarding headers)."""
+def address_key(host: str, ipv6_prefix: int = 64) -> str:
+    """What per-address limits count against: an IPv4 address as it is, an IPv6 one
+    by its first ``ipv6_prefix`` bits (one host is usually given a whole /64, so
+    counting exact addresses would give it 2^64 shares).  An IPv4-mapped IPv6
+    address counts as its IPv4 address."""
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, ipv6_prefix), strict=False))
+    return str(ip)
+
+
+def client_key(scope: Mapping[str, object], ipv6_prefix: int = 64) -> str:
+    """The address a connection counts against (the ASGI server's ``client``, which
+    uvicorn takes from forwarding headers only from ``--forwarded-allow-ips``)."""
     client = scope.get("client")
     if isinstance(client, list | tuple) and client:
-        return str(client[0])
+        return address_key(str(client[0]), ipv6_prefix)
     return "unknown"
+
+
+class TokenBucket:
+    """A rate with a burst: ``burst`` at most, refilled at ``rate`` per second."""
+
+    def __init__(self, burst: float, rate: float, now: float) -> None:
+        self.burst = burst
+        self.rate = rate
+        self._tokens = burst
+        self._at = now
+
+    def take(self, cost: float, now: float) -> bool:
+        """Take ``cost``; False when the bucket cannot pay it (nothing taken)."""
+        self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        if cost > self._tokens:
+            return False
+        self._tokens -= cost
+        return True
 
 
 class ClientCounts:
@@ -90,6 +127,37 @@ class ClientCounts:
 
     def total(self) -> int:
         return sum(self._counts.values())
+
+
+class RatePerKey:
+    """A token bucket per key (an address), a bounded number of them: a bucket that
+    has had time to refill whole is the same as a new one, so such buckets are
+    dropped once ``max_keys`` are held."""
+
+    def __init__(self, burst: float, rate: float, max_keys: int = 4096) -> None:
+        self.burst = burst
+        self.rate = rate
+        self.max_keys = max_keys
+        self._buckets: dict[str, TokenBucket] = {}
+        self._last: dict[str, float] = {}
+
+    def take(self, key: str, now: float) -> bool:
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self.max_keys:
+                self._prune(now)
+            bucket = self._buckets[key] = TokenBucket(self.burst, self.rate, now)
+        self._last[key] = now
+        return bucket.take(1, now)
+
+    def _prune(self, now: float) -> None:
+        refill_s = self.burst / self.rate if self.rate > 0 else float("inf")
+        for key, at in list(self._last.items()):
+            if now - at >= refill_s:
+                del self._last[key], self._buckets[key]
+        while len(self._buckets) >= self.max_keys:  # all busy: the oldest go
+            oldest = min(self._last, key=self._last.__getitem__)
+            del self._last[oldest], self._buckets[oldest]
 
 
 class OriginPolicy:

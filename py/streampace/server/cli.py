@@ -33,6 +33,13 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _prefix(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 128:
+        raise argparse.ArgumentTypeError(f"must be 1..128, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from streampace._version import package_version
 
@@ -95,6 +102,21 @@ def build_parser() -> argparse.ArgumentParser:
     admission.add_argument("--max-sessions-per-client", type=_non_negative_int, default=64,
                            help="sessions one address created and still uses; 0 = no limit "
                                 "(default 64)")
+    admission.add_argument("--ipv6-prefix", type=_prefix, default=64, metavar="BITS",
+                           help="per-address limits count an IPv6 client by this prefix "
+                                "(default 64: a host's usual allocation)")
+    admission.add_argument("--new-sessions-per-s", type=_positive_float, default=100.0,
+                           metavar="RATE",
+                           help="new sessions in all per second, after a burst of 200; past "
+                                "it 1013 (default 100)")
+    admission.add_argument("--client-new-sessions-per-s", type=_positive_float, default=5.0,
+                           metavar="RATE",
+                           help="new sessions per address per second, after a burst of 20; "
+                                "past it 4429 (default 5)")
+    admission.add_argument(
+        "--forwarded-allow-ips", action="append", default=[], metavar="ADDRESS",
+        help="a proxy whose X-Forwarded-For names the client (repeatable; an address or "
+             "network, '*' = any); default: none, forwarded headers are ignored")
     admission.add_argument("--max-connections", type=_non_negative_int, default=0,
                            help="open connections in all; 0 = the file-descriptor limit less "
                                 "256 (default)")
@@ -111,8 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
                            help="seconds to wait for a pong before closing (default 20)")
     serve.add_argument("--store", default="memory", metavar="STORE",
                        help="session store: memory (default) | redis://HOST:PORT/DB | "
-                            "rediss://... (docs/scaling.md); a password in the URL is never "
-                            "printed")
+                            "rediss://... | redis+cluster://HOST:PORT[,HOST:PORT...] "
+                            "(docs/scaling.md); a password in the URL is never printed")
     serve.add_argument("--workers", type=_positive_int, default=1,
                        help="server processes sharing the port (needs a redis store when > 1)")
     serve.add_argument("--lease-ms", type=_positive_int, default=5_000,
@@ -190,6 +212,10 @@ def _serve(args: argparse.Namespace) -> int:
         handshake_timeout_s=args.handshake_timeout,
         max_connections_per_client=args.max_connections_per_client,
         max_sessions_per_client=args.max_sessions_per_client,
+        ipv6_prefix=args.ipv6_prefix,
+        new_sessions_per_s=args.new_sessions_per_s,
+        client_new_sessions_per_s=args.client_new_sessions_per_s,
+        forwarded_allow_ips=tuple(args.forwarded_allow_ips),
         max_connections=args.max_connections,
         memory_budget_bytes=args.memory_budget * 1024 * 1024,
         quiet_s=args.session_quiet,

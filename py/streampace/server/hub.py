@@ -15,13 +15,17 @@ import contextlib
 import logging
 from collections import Counter
 
+from streampace.session.eviction import ranked_activity
+
 from .admission import (
     CLOSE_TOO_MANY,
     CLOSE_UNKNOWN_SESSION,
     Authorize,
     ClientCounts,
     OriginPolicy,
+    RatePerKey,
     Refused,
+    TokenBucket,
 )
 from .config import ServerConfig
 from .session import Session, monotonic_ms
@@ -29,7 +33,8 @@ from .sources import Source
 from .store import MemoryStore, SessionStore
 from .viewer import CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN, Viewer
 
-__all__ = ["Hub", "SHUTDOWN_CODE", "SHUTDOWN_MESSAGE", "FULL_REASON", "BUDGET_REASON"]
+__all__ = ["Hub", "SHUTDOWN_CODE", "SHUTDOWN_MESSAGE", "FULL_REASON", "BUDGET_REASON",
+           "RATE_REASON"]
 
 log = logging.getLogger("streampace.server")
 
@@ -37,6 +42,8 @@ SHUTDOWN_CODE = "server_shutdown"
 SHUTDOWN_MESSAGE = "the server is shutting down"
 FULL_REASON = "too many sessions in use"
 BUDGET_REASON = "the server's memory budget for sessions is used up"
+RATE_REASON = "too many new sessions: try again shortly"
+ADDRESS_RATE_REASON = "too many new sessions from this address: try again shortly"
 
 
 class Hub:
@@ -57,9 +64,15 @@ class Hub:
         self.sockets = ClientCounts(config.max_connections_per_client)
         self.closes: Counter[int] = Counter()  # sockets the server closed, by close code
         self.shutting_down = False
+        self.warned_unguarded = False  # the log said once that the server lacks our guards
         self._closing: set[asyncio.Future[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
         self.clock = monotonic_ms
+        # Sessions this process makes (or loads from its store), in all addresses.
+        self._new_sessions = TokenBucket(config.new_sessions_burst, config.new_sessions_per_s,
+                                         self.clock() / 1000.0)
+        self._new_sessions_by = RatePerKey(config.client_new_sessions_burst,
+                                           config.client_new_sessions_per_s)
 
     def _own_origins(self, port: int) -> OriginPolicy:
         return OriginPolicy(set(self.config.allow_origins) | self.config.own_origins(port), ())
@@ -109,6 +122,11 @@ class Hub:
         if self._in_use_by(client) >= config.max_sessions_per_client > 0:
             raise Refused(CLOSE_TOO_MANY, "too many sessions from this address")
         now = self.clock()
+        # An address's own rate first, so that one address cannot spend everyone's.
+        if not self._new_sessions_by.take(client, now / 1000.0):
+            raise Refused(CLOSE_TOO_MANY, ADDRESS_RATE_REASON)
+        if not self._new_sessions.take(1, now / 1000.0):
+            raise Refused(CLOSE_TRY_AGAIN, RATE_REASON)
         while len(self.sessions) >= config.max_sessions:
             if not self._evict_one(now, "session limit"):
                 raise Refused(CLOSE_TRY_AGAIN, FULL_REASON)
@@ -120,6 +138,20 @@ class Hub:
         s = self.sessions[session_id] = Session(session_id, self.source, config, self.store)
         s.created_by = client
         return s
+
+    def room_to_grow(self) -> bool:
+        """May a session start a run (which grows it)?  Not while the sessions hold
+        the byte budget and no evictable one can go to bring them under it: the
+        budget bounds sessions as they grow, not only when they are made (issue 33
+        item 4: 12 sessions made empty and then filled reached 4.1x the budget).
+        Runs already going finish; the overshoot is what they add."""
+        budget = self.config.memory_budget_bytes
+        now = self.clock()
+        while (held := self.bytes_held()) >= budget:
+            if not self._evict_one(now, "memory budget"):
+                log.warning("refused a run: %d bytes held (budget %d)", held, budget)
+                return False
+        return True
 
     def forget(self, session: Session) -> None:
         """Drop a session that could not be made ready (nothing to evict)."""
@@ -141,7 +173,7 @@ class Hub:
         idle = [s for s in self.sessions.values() if s.engine.evictable(now, quiet_ms)]
         if not idle:
             return False
-        oldest = min(idle, key=lambda s: s.last_active)
+        oldest = min(idle, key=lambda s: ranked_activity(s.engine, quiet_ms))
         self._drop(oldest)
         log.info("forgot idle session %s (%s)", oldest.id, why)
         return True

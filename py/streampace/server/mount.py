@@ -34,6 +34,7 @@ from .config import ServerConfig
 from .hub import Hub
 from .sources.agui import run_agent_input
 from .sources.base import RunRequest, Source
+from .store import check_store_spec, make_store
 from .transport import ConnectionGuard, raise_fd_limit, uvicorn_options
 
 __all__ = ["StreampaceApp", "RunRequest", "run_agent_input", "LOOPBACK_NAMES"]
@@ -53,9 +54,12 @@ class StreampaceApp:
     only for these (default: loopback names — set yours in production).
     ``allow_origins``: other browser origins allowed (``"*"`` = any).
     ``client_session_ids``: also accept ids the client made up (default: only
-    ids the server minted).  ``config``: limits and delivery settings
-    (ServerConfig); its host/port are not used, the host application owns the
-    socket.
+    ids the server minted).  ``store``: where sessions live, as ``serve --store``
+    takes it (``memory``, ``redis://HOST:PORT/DB``, ``redis+cluster://HOST:PORT,...``;
+    docs/scaling.md); a shared store connects in the app's lifespan, so run it
+    (``Starlette(lifespan=...)`` or ASGI lifespan events).  ``config``: limits and
+    delivery settings (ServerConfig); its host/port are not used, the host
+    application owns the socket.
     """
 
     def __init__(
@@ -67,16 +71,20 @@ class StreampaceApp:
         allowed_hosts: Iterable[str] = LOOPBACK_NAMES,
         allow_origins: Iterable[str] = (),
         client_session_ids: bool | None = None,
+        store: str | None = None,
         config: ServerConfig | None = None,
     ) -> None:
         source: Source = agent if hasattr(agent, "stream") else AgentSource(agent)  # type: ignore[assignment]
         base = config or ServerConfig()
         if client_session_ids is not None:
             base = dataclasses.replace(base, client_session_ids=client_session_ids)
+        if store is not None:
+            base = dataclasses.replace(base, store=check_store_spec(store))
         self.config = base
         self.origins = OriginPolicy((*base.allow_origins, *allow_origins), allowed_hosts)
         self.source = source
-        self.hub = Hub(source, base, origins=self.origins, authorize=authorize)
+        self.hub = Hub(source, base, make_store(base), origins=self.origins,
+                       authorize=authorize)
         self.app = create_app(base, source, self.hub, static=static)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -101,6 +109,7 @@ class StreampaceApp:
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
         """For ``Starlette(lifespan=streampace.lifespan)``, or to enter in your own lifespan."""
+        await self.hub.store.start()
         try:
             yield
         finally:
@@ -110,6 +119,7 @@ class StreampaceApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                await self.hub.store.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.shutdown()

@@ -24,10 +24,18 @@ Global keys:
 One channel, ``sp:control``, carries cancels to whichever process runs a session.
 Every append is one Lua script that checks the lease token before XADD, so a
 process that lost its lease cannot write into a run someone else has ended.
+
+On a Redis Cluster (``redis+cluster://``) every script and transaction names the
+keys of one session only, so each stays in that session's slot.  ``sp:instance``
+is not used there (a shard can lose data while the others keep theirs): each
+entry carries ``c``, a hash chained over the session's events, so a process can
+tell that what a promoted replica holds no longer continues what it has shown
+(``chain_next``, ``CLUSTER_APPEND_SCRIPT``, ``POLL_SCRIPT``).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,12 +43,16 @@ from streampace.session.compact_json import dumps_compact_ascii
 
 __all__ = ["SessionKeys", "CONTROL_CHANNEL", "INSTANCE_KEY", "INDEX_KEY", "APPEND_SCRIPT",
            "SNAPSHOT_SCRIPT", "RENEW_SCRIPT", "RELEASE_SCRIPT", "LEASE_LOST", "dumps",
-           "entry_seq"]
+           "entry_seq", "CLUSTER_APPEND_SCRIPT", "POLL_SCRIPT", "BUMP_EPOCH_SCRIPT",
+           "STREAM_LOST", "STREAM_BEHIND", "chain_next", "CHAIN_HEX"]
 
 CONTROL_CHANNEL = "sp:control"
 INSTANCE_KEY = "sp:instance"
 INDEX_KEY = "sp:sessions"
 LEASE_LOST = "STREAMPACE_LEASE_LOST"  # the append script's refusal
+STREAM_LOST = "STREAMPACE_STREAM_LOST"  # the stream lost entries a writer had written or read
+STREAM_BEHIND = "STREAMPACE_STREAM_BEHIND"  # the writer's view was behind the stream
+CHAIN_HEX = 16  # hex digits of the chained hash kept per entry
 
 # KEYS: log, lease, seq, epoch.  ARGV: token, maxlen, seq floor, ttl ms, release (0/1),
 # then one JSON event per argument.
@@ -72,6 +84,63 @@ end
 redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'data', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
+"""
+# The cluster's append: the writer names the tail it knows (seq and chain).  Redis
+# holding less (a promoted replica missing acknowledged writes) or something else
+# at that seq means viewers were shown text the store no longer has: the session
+# gets a new epoch (so every process rebuilds it and tells its viewers) and the
+# append is refused.  KEYS: log, lease, seq, epoch.  ARGV: token, maxlen, seq,
+# chain, ttl ms, release (0/1), the writer's epoch, a new epoch, then the events.
+CLUSTER_APPEND_SCRIPT = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  return redis.error_reply('STREAMPACE_LEASE_LOST')
+end
+local seq = tonumber(redis.call('GET', KEYS[3]) or '0')
+local chain = ''
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if last then
+  for j = 1, #last[2], 2 do
+    if last[2][j] == 'c' then chain = last[2][j + 1] end
+  end
+end
+local want = tonumber(ARGV[3])
+if seq > want then
+  return redis.error_reply('STREAMPACE_STREAM_BEHIND')
+end
+if seq < want or chain ~= ARGV[4] then
+  if redis.call('GET', KEYS[4]) == ARGV[7] then
+    redis.call('SET', KEYS[4], ARGV[8], 'PX', ARGV[5])
+  end
+  return redis.error_reply('STREAMPACE_STREAM_LOST')
+end
+for i = 9, #ARGV do
+  seq = seq + 1
+  chain = string.sub(redis.sha1hex(chain .. ARGV[i]), 1, 16)
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], string.format('%d-0', seq),
+             'e', ARGV[i], 'c', chain)
+end
+redis.call('SET', KEYS[3], string.format('%d', seq), 'PX', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('PEXPIRE', KEYS[4], ARGV[5])
+if ARGV[6] == '1' then
+  redis.call('DEL', KEYS[2])
+end
+return {seq, chain}
+"""
+# The cluster's read of one session (no XREAD across slots): epoch, last seq and
+# the entries after the reader's head, in one call.  KEYS: log, epoch, seq.
+# ARGV: the exclusive start ``(n-0``, count.
+POLL_SCRIPT = """
+return {redis.call('GET', KEYS[2]), redis.call('GET', KEYS[3]),
+        redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])}
+"""
+# KEYS: epoch.  ARGV: the epoch the caller held, a new one, ttl ms.  The epoch
+# Redis holds afterwards (the new one, or whatever another process set first).
+BUMP_EPOCH_SCRIPT = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+end
+return redis.call('GET', KEYS[1])
 """
 RENEW_SCRIPT = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -111,6 +180,12 @@ class SessionKeys:
 def dumps(obj: Any) -> str:
     # ASCII escapes: a lone surrogate from an upstream must not break the UTF-8 wire.
     return dumps_compact_ascii(obj)
+
+
+def chain_next(chain: str, raw: bytes) -> str:
+    """The chained hash after an entry whose stored event is ``raw`` (as the cluster
+    append script computes it)."""
+    return hashlib.sha1(chain.encode() + raw, usedforsecurity=False).hexdigest()[:CHAIN_HEX]
 
 
 def entry_seq(entry_id: bytes | str) -> int:

@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 
 from streampace.conversation import events as ev
 
-from .redis_conn import RedisConnection
+from .redis_conn import RedisConnection, Tail
 from .redis_keys import SessionKeys
 from .redis_mirror import RedisMirror
 from .store_errors import StoreError
@@ -53,6 +53,9 @@ class RunLease:
         self.token: str | None = None  # while this process runs the session
         self._renewer: asyncio.Task[None] | None = None
         self._inflight: asyncio.Future[int] | None = None
+        # Cluster: the stream's tail after this process's last append under a token
+        # (the append script checks the stream still ends there).
+        self._tail: tuple[str, Tail] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- a run of this process ---------------------------------------------------
@@ -111,7 +114,14 @@ class RunLease:
         the session in the same script: a viewer that sees the run end may start the
         next one at once, at any process."""
         release = bool(events) and events[-1].get("type") in ev.RUN_TERMINAL_TYPES
-        return await self._conn.append(self._keys, token, self._mirror.head, events, release)
+        mirror = self._mirror
+        tail: Tail = (mirror.head, mirror.chain)  # the mirror is caught up at a run's start
+        if self._conn.cluster and self._tail is not None and self._tail[0] == token:
+            tail = self._tail[1]  # this token's own writes, which the mirror may not hold yet
+        new = await self._conn.append(self._keys, token, tail, events, release,
+                                      self._session.epoch)
+        self._tail = (token, new)
+        return new[0]
 
     def release(self) -> None:
         """The run is over.  No await here: the session settles right after (the

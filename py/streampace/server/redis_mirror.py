@@ -31,8 +31,8 @@ from streampace.lifecycle import Machine, table
 from streampace.session.log import SessionLog
 
 from .memory import note_large_events
-from .redis_conn import READ_COUNT, RedisConnection, unreachable
-from .redis_keys import INSTANCE_KEY, SessionKeys, dumps, entry_seq
+from .redis_conn import READ_COUNT, Polled, RedisConnection, unreachable
+from .redis_keys import INSTANCE_KEY, SessionKeys, chain_next, dumps, entry_seq
 from .store_errors import StoreError, StoreLost
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ log = logging.getLogger("streampace.server")
 
 STORE_DOWN_MESSAGE = "the session store is unreachable; retrying"
 STORE_LOST_MESSAGE = "the session store lost its data; resume to continue"
+STREAM_LOST_MESSAGE = ("the session store lost events it had acknowledged (a failover); "
+                       "resume to continue")
 
 
 class MirrorState(Enum):
@@ -107,6 +109,10 @@ _LOADED = (_S.CURRENT, _S.STALE, _S.DOWN)
 _APPLYING = (_S.CURRENT, _S.DOWN)  # entries after the head extend the log
 
 
+def _text(value: Any) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def dump_conversation(conv: Transcript) -> dict[str, Any]:
     # The events that rebuild it: a fresh Transcript fed these equals this one in
     # every view (messages, history, snapshots, what is open).
@@ -130,7 +136,9 @@ class RedisMirror:
             "redis mirror", MIRROR_TABLE, MirrorState.EMPTY)
         self.last_data = 0.0  # loop time the reader last brought events (or looked)
         self.snapshot_seq = 0  # the seq of the newest snapshot key this process knows of
+        self.chain = ""  # cluster: the chained hash of the entry at the head
         self.on_applied: Any = None  # called after entries were logged (the run's owner)
+        self._lost_message = STORE_LOST_MESSAGE
         self._loading: asyncio.Future[None] | None = None
         self._catching: asyncio.Future[None] | None = None
 
@@ -156,16 +164,17 @@ class RedisMirror:
         if after is MirrorState.DOWN and before is not MirrorState.DOWN:
             self._session.notify_store_down(STORE_DOWN_MESSAGE)
         elif event is MirrorEvent.LOST and before in _LOADED:
-            self._session.notify_store_lost(STORE_LOST_MESSAGE)
+            self._session.notify_store_lost(self._lost_message)
         return after
 
-    def lost(self) -> None:
+    def lost(self, message: str = STORE_LOST_MESSAGE) -> None:
         """What this process holds no longer continues what Redis holds (it restarted
-        empty, was flushed, or forgot the session): viewers are told and closed, and
-        they resume into the session as Redis has it, under a new epoch — never two
-        texts under one epoch (issue 18 item 10)."""
+        empty, was flushed, forgot the session, or a cluster failover lost writes):
+        viewers are told and closed, and they resume into the session as Redis has
+        it, under a new epoch — never two texts under one epoch (issue 18 item 10)."""
         if self._machine.state in _LOADED:
-            log.warning("session %s: %s", self._session.id, STORE_LOST_MESSAGE)
+            log.warning("session %s: %s", self._session.id, message)
+        self._lost_message = message
         self._move(MirrorEvent.LOST)
 
     # -- the reader's side --------------------------------------------------------
@@ -178,13 +187,17 @@ class RedisMirror:
             log.warning("session %s: %s (%s)", self._session.id, STORE_DOWN_MESSAGE, exc)
         self._move(MirrorEvent.READ_FAILED)
 
-    def apply(self, entries: list[tuple[bytes, dict[bytes, bytes]]]) -> None:
-        """Entries read from the stream: log and fan out the new ones."""
+    def apply(self, entries: list[tuple[bytes, dict[bytes, bytes]]]) -> bool:
+        """Entries read from the stream: log and fan out the new ones.  False when, on a
+        cluster, they do not continue what this mirror holds (``diverged`` follows)."""
         self.last_data = asyncio.get_running_loop().time()
         if self._machine.state not in _APPLYING:
-            return  # stale: the reload reads them again; closed: nobody to give them to
+            return True  # stale: the reload reads them again; closed: nobody to give them to
         head = self.head
+        chained = self._conn.cluster
+        chain = self.chain
         out: list[dict[str, Any]] = []
+        continues = True
         for eid, fields in entries:
             seq = entry_seq(eid)
             if seq <= head + len(out):
@@ -194,10 +207,41 @@ class RedisMirror:
                             self._session.id, head + len(out), seq)
                 self._move(MirrorEvent.GAP)
                 break
+            if chained:
+                following = chain_next(chain, fields[b"e"])
+                if following != _text(fields.get(b"c")):
+                    continues = False  # another event under a seq this mirror holds
+                    break
+                chain = following
             out.append(json.loads(fields[b"e"]))  # our own writes, framed and checked
+        self.chain = chain
         self._session.append(out)
         if out and self.on_applied is not None:
             self.on_applied()
+        return continues
+
+    async def polled(self, result: Polled) -> None:
+        """One cluster read of this session (redis_conn.Polled): another epoch means
+        the data this mirror holds is gone; a stream that ends before the head, or
+        goes on differently, means the store lost events this process has shown."""
+        if self._machine.state not in _APPLYING:
+            return
+        if result.epoch != self._session.epoch:
+            self.lost()
+        elif result.seq < self.head or (result.entries and not self.apply(result.entries)):
+            # (no entries: no apply, so a quiet stream stays quiet for check_quiet)
+            await self.diverged(result.seq)
+
+    async def diverged(self, seq: int) -> None:
+        """Redis holds less than, or other than, what this process has shown (a
+        replica promoted before it had every acknowledged write): the session gets a
+        new epoch first, so every process — and this one's next load — rebuilds it
+        from what Redis holds; then viewers are told and closed."""
+        log.error("session %s: the store no longer holds the events this process showed "
+                  "(stream at %d, shown through %d): a failover lost acknowledged writes",
+                  self._session.id, seq, self.head)
+        await self._conn.new_epoch(self.keys, self._session.epoch)
+        self.lost(STREAM_LOST_MESSAGE)
 
     # -- loading and catching up ------------------------------------------------------
 
@@ -222,7 +266,7 @@ class RedisMirror:
 
     async def _load(self) -> None:
         try:
-            epoch, log_, conv, snap_seq = await self._read_all()
+            epoch, log_, conv, snap_seq, chain = await self._read_all()
         except StoreError:
             self._move(MirrorEvent.LOAD_FAILED)
             raise
@@ -231,9 +275,10 @@ class RedisMirror:
         replacing = self.loaded
         self._session.reload(epoch, log_, conv, replacing)
         self.snapshot_seq = snap_seq
+        self.chain = chain
         self._move(MirrorEvent.LOADED)
 
-    async def _read_all(self) -> tuple[str, SessionLog, Transcript, int]:
+    async def _read_all(self) -> tuple[str, SessionLog, Transcript, int, str]:
         try:
             return await self._read_all_once()
         except StoreLost:
@@ -241,14 +286,17 @@ class RedisMirror:
             # data as it is now, which is exactly what a rebuild wants.
             return await self._read_all_once()
 
-    async def _read_all_once(self) -> tuple[str, SessionLog, Transcript, int]:
+    async def _read_all_once(self) -> tuple[str, SessionLog, Transcript, int, str]:
         keys, conn, config = self.keys, self._conn, self._config
         client = conn.client
         try:
-            pipe = client.pipeline(transaction=False)
-            pipe.get(INSTANCE_KEY)
-            pipe.get(keys.epoch)
-            marker, stored_epoch = await pipe.execute()
+            if conn.cluster:  # no data-set marker there (redis_keys)
+                marker, stored_epoch = None, await client.get(keys.epoch)
+            else:
+                pipe = client.pipeline(transaction=False)
+                pipe.get(INSTANCE_KEY)
+                pipe.get(keys.epoch)
+                marker, stored_epoch = await pipe.execute()
         except (RedisError, OSError) as exc:
             raise unreachable(exc) from None
         await conn.observe(marker)
@@ -269,6 +317,7 @@ class RedisMirror:
         epoch = self._session.epoch
         if stored_epoch:
             epoch = stored_epoch.decode() if isinstance(stored_epoch, bytes) else stored_epoch
+        chain = _text(window[0][1].get(b"c")) or "" if window else ""
         entries = [(entry_seq(eid), fields[b"e"]) for eid, fields in reversed(window)]
         # Keep the contiguous tail (a restarted Redis continues past a gap).
         start = 0
@@ -297,7 +346,7 @@ class RedisMirror:
                 conv.apply_event(event)
         log_.head = (first - 1) if first is not None else snap_seq
         log_.append(events)
-        return epoch, log_, conv, snap_seq
+        return epoch, log_, conv, snap_seq, chain
 
     async def catch_up(self) -> None:
         """Read the stream up to its end now.  One at a time per session: a burst of
@@ -316,6 +365,13 @@ class RedisMirror:
         """One XREAD after the mirror's head; True if anything arrived.  The session's
         epoch comes in the same round trip: another one means the data this mirror
         holds is gone (the session was forgotten, or Redis restarted)."""
+        if self._conn.cluster:
+            result = (await self._conn.poll([(self.keys, self.head)]))[0]
+            if isinstance(result, Exception):
+                raise unreachable(result)
+            head = self.head
+            await self.polled(result)
+            return self.head > head
         resp, epoch = await self._conn.read({self.keys.log: f"{self.head}-0"}, READ_COUNT,
                                             None, epoch_key=self.keys.epoch)
         if epoch != self._session.epoch:

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
+from streampace.session.eviction import head_start_ms
+
 from .redis_conn import RedisConnection, unreachable
 from .redis_keys import CONTROL_CHANNEL, SessionKeys, dumps
 from .redis_lease import SNAPSHOT_EVERY, RunLease
@@ -65,6 +67,13 @@ class RedisBackend:
     def viewer_attached(self) -> None:
         self._follow()  # ready() ran before this viewer counted as one
 
+    def viewer_left(self) -> None:
+        # A session never used for a run, now bound to nobody here, goes to the head
+        # of the index's eviction order (session/eviction.py).
+        head_start = head_start_ms(self._session.engine, self._store.conn.quiet_ms)
+        if head_start and not self._closed:
+            self._spawn(self._store.conn.touch([self.session_id], head_start))
+
     async def acquire_run(self, run_id: str) -> tuple[bool, int | None]:
         granted, index = await self.lease.acquire(run_id)
         if granted:
@@ -100,6 +109,12 @@ class RedisBackend:
         """Someone in this process needs this session's new events."""
         engine = self._session.engine
         return not self._closed and bool(engine.viewers or engine.runs.active)
+
+    @property
+    def run_open(self) -> bool:
+        """The log shows a run going on (here or at another process)."""
+        return (self._session.conversation.run.status == "running"
+                or bool(self._session.engine.runs.active))
 
     async def check_quiet(self, now: float, quiet_s: float) -> None:
         """A stream that shows a run but has been quiet: is its owner alive?"""

@@ -2,7 +2,8 @@
 
 ``memory`` (the default) keeps everything in this process, as streampace always
 did.  ``redis://`` / ``rediss://`` URLs select the Redis Streams store
-(``redis_store.py``), which lets several server processes share sessions.
+(``redis_store.py``), which lets several server processes share sessions;
+``redis+cluster://`` / ``rediss+cluster://`` the same store on a Redis Cluster.
 
 A store owns what its sessions share inside one process (a Redis client, the
 control-channel listener; ``start`` once the loop is up, ``close`` at
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["SessionStore", "SessionBackend", "MemoryStore", "MemoryBackend", "StoreError",
-           "make_store", "redact_url", "check_store_spec"]
+           "make_store", "redact_url", "check_store_spec", "cluster_nodes", "is_cluster_spec"]
 
 
 class SessionBackend(Protocol):
@@ -35,6 +36,9 @@ class SessionBackend(Protocol):
 
     def viewer_attached(self) -> None:
         """A viewer attached (the store may need to follow the log for it)."""
+
+    def viewer_left(self) -> None:
+        """A viewer's connection is gone (the store may rank the session for eviction)."""
 
     async def acquire_run(self, run_id: str) -> tuple[bool, int | None]:
         """Take the right to run the session (one process at a time): whether it was
@@ -81,6 +85,9 @@ class MemoryBackend:
     def viewer_attached(self) -> None:
         pass
 
+    def viewer_left(self) -> None:
+        pass  # the hub ranks this process's sessions itself
+
     async def acquire_run(self, run_id: str) -> tuple[bool, int | None]:
         return True, None
 
@@ -117,18 +124,36 @@ class MemoryStore:
 
 
 def redact_url(url: str) -> str:
-    """The URL with any password replaced by ``***`` (safe to print or log)."""
+    """The URL with any password replaced by ``***`` (safe to print or log).  Works on
+    the text of the authority, so a cluster URL's host list is kept as it is."""
     parts = urlsplit(url)
-    if parts.password is None:
+    userinfo, at, hosts = parts.netloc.rpartition("@")
+    user, colon, _password = userinfo.partition(":")
+    if not at or not colon:
         return url
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = parts.username or ""
-    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query,
+    return urlunsplit((parts.scheme, f"{user}:***@{hosts}", parts.path, parts.query,
                        parts.fragment))
+
+
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+
+
+def is_cluster_spec(spec: str) -> bool:
+    return urlsplit(spec).scheme in CLUSTER_SCHEMES
+
+
+def cluster_nodes(spec: str) -> list[tuple[str, int]]:
+    """The seed nodes of a ``redis+cluster://[user:pw@]HOST:PORT[,HOST:PORT...]`` URL.
+    Raises ValueError (message redacted)."""
+    hosts = urlsplit(spec).netloc.rpartition("@")[2]
+    nodes: list[tuple[str, int]] = []
+    for item in hosts.split(","):
+        host, colon, port = item.strip().rpartition(":")
+        host = host.strip("[]")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"store URL {redact_url(spec)!r}: each node must be HOST:PORT")
+        nodes.append((host, int(port)))
+    return nodes
 
 
 def check_store_spec(spec: str) -> str:
@@ -136,10 +161,16 @@ def check_store_spec(spec: str) -> str:
     if spec == "memory":
         return spec
     parts = urlsplit(spec)
+    if parts.scheme in CLUSTER_SCHEMES:
+        cluster_nodes(spec)
+        if parts.path.strip("/") not in ("", "0"):
+            raise ValueError(f"store URL {redact_url(spec)!r}: a Redis Cluster has only "
+                             "database 0")
+        return spec
     if parts.scheme not in ("redis", "rediss") or not parts.hostname:
         raise ValueError(
-            f"unknown store {redact_url(spec)!r}: use memory or redis://HOST:PORT/DB "
-            "(rediss:// for TLS)"
+            f"unknown store {redact_url(spec)!r}: use memory, redis://HOST:PORT/DB "
+            "(rediss:// for TLS) or redis+cluster://HOST:PORT[,HOST:PORT...]"
         )
     db = parts.path.strip("/")
     if db and not db.isdigit():

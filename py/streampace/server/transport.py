@@ -34,10 +34,9 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .admission import ClientCounts
+from .admission import ClientCounts, address_key
 from .config import ServerConfig
-from .memory import note_freed
-from .ws_protocol import AnsweringWebSocketProtocol
+from .ws_protocol import LINGER_S, AnsweringWebSocketProtocol
 
 __all__ = ["ConnectionGuard", "protocols", "raise_fd_limit", "default_max_connections",
            "quiet_accept_errors", "FD_RESERVE", "CLIENT_SLACK", "LINGER_S"]
@@ -46,7 +45,6 @@ log = logging.getLogger("streampace.server")
 
 FD_RESERVE = 256  # descriptors kept for the store, upstreams, files, the listener
 CLIENT_SLACK = 32  # sockets over an address's share still answered with 4429, not cut
-LINGER_S = 5.0  # a finished WebSocket still open this long after its handler ended is cut
 
 
 def raise_fd_limit() -> int:
@@ -70,6 +68,7 @@ class ConnectionGuard:
     """Open connections per address and in all; one per served app."""
 
     def __init__(self, config: ServerConfig, fd_limit: int) -> None:
+        self.config = config
         self.max_connections = config.max_connections or default_max_connections(fd_limit)
         per_client = config.max_connections_per_client
         self.per_client = ClientCounts(per_client + CLIENT_SLACK if per_client else 0)
@@ -87,7 +86,8 @@ class ConnectionGuard:
     def admit(self, transport: asyncio.BaseTransport) -> bool:
         """Count a new connection; False: it must be closed at once."""
         peer = transport.get_extra_info("peername")
-        key = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
+        key = (address_key(str(peer[0]), self.config.ipv6_prefix)
+               if isinstance(peer, tuple) and peer else "unknown")
         if self.open >= self.max_connections or not self.per_client.take(key):
             self.refused += 1
             return False
@@ -156,10 +156,8 @@ class GuardedWebSocketProtocol(AnsweringWebSocketProtocol):
     memory for as long as TCP keeps probing a zero window)."""
 
     guard: ConnectionGuard
-    _lost = False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._lost = True
         self.guard.release(self.transport)
         super().connection_lost(exc)
 
@@ -167,13 +165,12 @@ class GuardedWebSocketProtocol(AnsweringWebSocketProtocol):
         try:
             await super().run_asgi()
         finally:
-            self.loop.call_later(LINGER_S, self._cut_if_lingering)
+            self.cut_later()
 
-    def _cut_if_lingering(self) -> None:
+    def _cut(self) -> None:
         if not self._lost:
             self.guard.cut += 1
-            note_freed(self.transport.get_write_buffer_size())
-            self.transport.abort()
+        super()._cut()
 
 
 def uvicorn_options(config: ServerConfig, guard: ConnectionGuard) -> dict[str, Any]:
@@ -192,14 +189,24 @@ def uvicorn_options(config: ServerConfig, guard: ConnectionGuard) -> dict[str, A
         # A peer that answers no ping within the timeout is gone (half-open): 1011.
         "ws_ping_interval": config.ws_ping_interval_s,
         "ws_ping_timeout": config.ws_ping_timeout_s,
+        # The client's address comes from X-Forwarded-For / Forwarded only when the
+        # peer is a proxy the operator named (uvicorn's default trusts loopback, so
+        # any local process could pick a new address per connection).
+        "proxy_headers": bool(config.forwarded_allow_ips),
+        "forwarded_allow_ips": list(config.forwarded_allow_ips) or None,
     }
 
 
 def protocols(guard: ConnectionGuard) -> tuple[type[GuardedH11Protocol],
                                                type[GuardedWebSocketProtocol]]:
     """uvicorn ``http=`` and ``ws=`` classes bound to ``guard``."""
+    config = guard.config
     http = type("StreampaceHTTP", (GuardedH11Protocol,), {"guard": guard})
-    ws = type("StreampaceWebSocket", (GuardedWebSocketProtocol,), {"guard": guard})
+    ws = type("StreampaceWebSocket", (GuardedWebSocketProtocol,), {
+        "guard": guard,
+        "control_burst_bytes": config.control_burst_bytes,
+        "control_bytes_per_s": config.control_bytes_per_s,
+    })
     return http, ws
 
 

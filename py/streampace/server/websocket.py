@@ -24,6 +24,7 @@ from streampace.session.client_messages import (
     CancelMessage,
     ClientError,
     ClientMessage,
+    RunMessage,
     parse_client_message,
 )
 
@@ -34,13 +35,15 @@ from .admission import (
     NEW_SESSION,
     SESSION_ID_RE,
     Refused,
+    TokenBucket,
     client_key,
     mint_session_id,
 )
-from .hub import Hub
+from .hub import BUDGET_REASON, Hub
 from .session import Session
 from .store_errors import StoreError, StoreFull
 from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN, Viewer
+from .ws_protocol import GUARDS_EXTENSION
 
 __all__ = ["session_socket", "SESSION_ID_RE"]
 
@@ -92,10 +95,24 @@ async def _admit(hub: Hub, websocket: WebSocket, requested: str) -> tuple[str, b
     return session_id, minted
 
 
+def _note_unguarded(hub: Hub, scope: Mapping[str, Any]) -> None:
+    """Say once that the server below this app lacks streampace's guards: control
+    frames, compression and the server's buffers are then the server's defaults
+    (uvicorn's negotiate permessage-deflate and take 16 MiB messages)."""
+    extensions = scope.get("extensions") or {}
+    if GUARDS_EXTENSION in extensions or hub.warned_unguarded:
+        return
+    hub.warned_unguarded = True
+    log.warning("this server runs streampace without its guards below ASGI (no control-frame "
+                "budget; compression and message sizes as the server sets them): pass "
+                "StreampaceApp.uvicorn_options() to uvicorn (docs/mount.md, docs/security.md)")
+
+
 async def session_socket(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
     config = hub.config
-    client = client_key(websocket.scope)
+    _note_unguarded(hub, websocket.scope)
+    client = client_key(websocket.scope, config.ipv6_prefix)
     try:
         session_id, minted = await _admit(hub, websocket,
                                           websocket.path_params.get("session_id", ""))
@@ -138,8 +155,10 @@ async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str
     """Read the socket until it ends; the session it attached to, if any."""
     config = hub.config
     abuse = _AbuseMeter(config.abuse_errors, config.abuse_window_s)
+    loop = asyncio.get_running_loop()
+    rate = TokenBucket(config.messages_burst, config.messages_per_s, loop.time())
     session: Session | None = None
-    deadline = asyncio.get_running_loop().time() + config.attach_timeout_s
+    deadline = loop.time() + config.attach_timeout_s
     while not viewer.closing:
         attached = session is not None and viewer in session.viewers
         try:
@@ -152,6 +171,10 @@ async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str
             break
         if message is None or message["type"] == "websocket.disconnect":
             break  # closed by us (a stalled peer sends nothing more), or by the peer
+        if not rate.take(1, loop.time()):
+            log.warning("session %s: closing a socket that sends too many messages", session_id)
+            viewer.close(CLOSE_POLICY, "too many messages")
+            break
         try:
             msg = _decode(message, config.max_message_bytes, config.max_prompt_chars)
         except _TooBig:
@@ -171,7 +194,13 @@ async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str
                     session = await _open(hub, viewer, session_id, minted, client)
                     if session is None:
                         break
-                refused = session.receive(viewer, msg)
+                if isinstance(msg, RunMessage) and not hub.room_to_grow():
+                    # Over the byte budget: no new run; what the session has stays
+                    # (its viewers keep it, late ones get it).
+                    viewer.send_error("server_busy", BUDGET_REASON)
+                    refused = False
+                else:
+                    refused = session.receive(viewer, msg)
         if refused and abuse.strike():
             log.warning("session %s: closing an abusive viewer", session_id)
             viewer.close(CLOSE_ABUSE, "too many bad messages")

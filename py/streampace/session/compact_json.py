@@ -24,7 +24,10 @@ def _make(ascii_only: bool) -> Any:
     quote = _encoder.encode_basestring_ascii if ascii_only else _encoder.encode_basestring
     if make is None:  # no C accelerator: the plain library call
         return None
-    return make(None, _default, quote, None, ":", ",", False, False, True)
+    # allow_nan=False: NaN and the infinities are refused before anything is logged
+    # (conversation/json_value.py); were one to slip through, it must not reach the
+    # wire as a bare NaN token that strict JSON clients cannot parse.
+    return make(None, _default, quote, None, ":", ",", False, False, False)
 
 
 _UTF8 = _make(False)
@@ -32,14 +35,16 @@ _ASCII = _make(True)
 
 
 def dumps_compact(obj: Any) -> str:
-    """Same text as json.dumps(obj, ensure_ascii=False, separators=(",", ":"))."""
+    """Same text as json.dumps(obj, ensure_ascii=False, separators=(",", ":"),
+    allow_nan=False)."""
     if _UTF8 is None:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return "".join(_UTF8(obj, 0))
 
 
 def dumps_compact_ascii(obj: Any) -> str:
-    """Same text as json.dumps(obj, separators=(",", ":")) (non-ASCII escaped)."""
+    """Same text as json.dumps(obj, separators=(",", ":"), allow_nan=False) (non-ASCII
+    escaped)."""
     if _ASCII is None:
-        return json.dumps(obj, separators=(",", ":"))
+        return json.dumps(obj, separators=(",", ":"), allow_nan=False)
     return "".join(_ASCII(obj, 0))

@@ -31,6 +31,7 @@ from streampace.conversation import events as ev
 from streampace.conversation.transcript import ToolCallItem, Transcript
 
 from . import client_messages as cm
+from . import eviction
 from .active_run import ActiveRun, TimedPlayback
 from .framing import RunFramer, UpstreamError
 from .log import SessionLog
@@ -145,11 +146,10 @@ class SessionEngine:
         return self.log.size_bytes + self._transcript_bytes + since
 
     def evictable(self, now: float, quiet_ms: float) -> bool:
-        """The session may be forgotten: nobody attached or bound to it, no run here,
-        and nothing happened for ``quiet_ms`` (a run that just ended, a viewer that
-        just left may come back for it)."""
-        return (self.idle and not self.connected
-                and now - self.last_active >= quiet_ms)
+        """The session may be forgotten (``session/eviction.py``): nobody attached or
+        bound to it, no run here, and quiet for ``quiet_ms`` — a session never used
+        for a run counts as quiet at once."""
+        return eviction.evictable(self, now, quiet_ms)
 
     @property
     def run_outcome(self) -> Outcome | None:

@@ -44,6 +44,7 @@ __all__ = [
     "ATTACH_MODES", "CloseCode", "FINAL_CLOSE_CODES", "NEW_SESSION", "minted_url",
     "MAX_EPOCH_CHARS",
     "MAX_SERVER_MESSAGE_BYTES", "MAX_SERVER_MESSAGE_DEPTH", "HELLO", "JS_CONSTANTS",
+    "RELOAD_HELLO", "SNAPSHOT_AFTER", "shown_url",
     "Attached", "Batch", "ServerError", "ServerMessage", "ProtocolError",
     "attach_mode", "attached_message", "batch_message", "error_message",
     "decode_server_message", "resume_message", "run_message", "cancel_message",
@@ -252,6 +253,19 @@ def minted_url(asked: str, session_id: str) -> str | None:
     return urlunsplit(parts._replace(path=f"{base}/{session_id}"))
 
 
+def shown_url(url: str) -> str:
+    """``url`` as a message may show it: the server and the stream's path with
+    the session id (the key to the conversation, docs/security.md) left out,
+    and no query.  ``ws://host:8000/ws/sessions/Jw1u…`` -> ``ws://host:8000/ws/sessions/…``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "the stream's server"
+    base, _, last = parts.path.rpartition("/")
+    path = parts.path if last in ("", NEW_SESSION) else f"{base}/…"
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
 # A session id on the wire: what the server accepts in a URL and mints.
 SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -261,12 +275,19 @@ SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # viewer's resume.  Position 0 is exact there: a socket receives nothing
 # before its first open, and it does not reconnect before Python attaches.
 HELLO = resume_message(0)
+# A position past the end of any log: a `resume` after it is answered with a
+# snapshot (docs/protocol.md).  A page that reloads and resumes the session it
+# remembered asks this way: what it showed appears at once, a running answer
+# goes on from where the server is, and nothing is replayed twice.
+SNAPSHOT_AFTER = 2**53 - 1  # the largest integer JSON parsers agree on
+RELOAD_HELLO = resume_message(SNAPSHOT_AFTER)
 
 # What js_shim/bridge.js needs, written into its generated block
 # (streampace.session.protocol_js); nothing else of the protocol is in JS.
 JS_CONSTANTS: dict[str, Any] = {
     "version": PROTOCOL_VERSION,
     "hello": HELLO,
+    "reloadHello": RELOAD_HELLO,
     "header": PROTOCOL_HEADER.lower(),
     "forcedReconnect": {"code": int(CloseCode.FORCED_RECONNECT), "reason": "forced reconnect"},
     "normalClose": {"code": int(CloseCode.NORMAL), "reason": "client closed"},
