@@ -237,3 +237,52 @@ def test_a_server_killed_mid_answer_leaves_the_text_and_answers_the_next_questio
     new_sid = session_id(driver)
     assert new_sid != sid
     assert_id_hidden(driver, new_sid)
+
+
+# ---------------------------------------------------------------- the host's look and words
+LOOK = """
+const view = document.querySelector('#answer .sp-view');
+const probe = document.createElement('a');
+view.append(probe);
+const s = getComputedStyle(view), a = getComputedStyle(probe).color;
+probe.remove();
+return {color: s.color, background: s.backgroundColor, scheme: s.colorScheme, accent: a,
+        host: getComputedStyle(document.documentElement).color,
+        roles: [...view.querySelectorAll('.sp-role')].map((r) => r.textContent)};
+"""
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_the_view_takes_the_host_pages_colours_not_the_os(driver: Any, host: HostApp,
+                                                          dark: bool) -> None:
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+        "features": [{"name": "prefers-color-scheme", "value": "light"}]})
+    try:
+        open_host(driver, host, "?dark=1" if dark else "")
+        send(driver, "colours")
+        wait_text(driver, "word00")
+        look = driver.execute_script(LOOK)
+    finally:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    assert look["background"] == "rgba(0, 0, 0, 0)"
+    assert look["color"] == look["host"] == ("rgb(230, 230, 230)" if dark else "rgb(20, 20, 20)")
+    # Accents by the host's color-scheme (a dark site on a light OS: the dark ones).
+    assert look["accent"] == ("rgb(124, 177, 255)" if dark else "rgb(11, 98, 214)")
+    assert look["roles"][:2] == ["You", "Assistant"]
+
+
+def test_the_views_words_follow_the_page_language_and_the_hosts_labels(
+        driver: Any, host: HostApp) -> None:
+    open_host(driver, host, "?lang=fr")
+    send(driver, "bonjour")
+    wait_text(driver, answer("bonjour"))
+    assert driver.execute_script(LOOK)["roles"] == ["Vous", "Assistant"]
+    assert driver.execute_script(
+        "return document.querySelector('#answer .sp-status').textContent") == "Terminé"
+    open_host(driver, host, '?labels={"user":"Me","done":"Answered"}')
+    send(driver, "hello")
+    wait_text(driver, answer("hello"))
+    # The same tab: the conversation so far came back, in the host's words too.
+    assert driver.execute_script(LOOK)["roles"] == ["Me", "Assistant"] * 2
+    assert driver.execute_script(
+        "return document.querySelector('#answer .sp-status').textContent") == "Answered"
