@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from typing import Any, TypeGuard
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,9 +40,9 @@ from .compact_json import dumps_compact
 from .log import SessionLog
 
 __all__ = [
-    "PROTOCOL_VERSION", "PROTOCOL_HEADER", "ATTACH_LIVE", "ATTACH_LOG", "ATTACH_SNAPSHOT",
-    "ATTACH_MODES", "CloseCode", "FINAL_CLOSE_CODES", "NEW_SESSION", "minted_url",
-    "MAX_EPOCH_CHARS",
+    "PROTOCOL_VERSION", "PROTOCOL_HEADER", "AttachMode", "ATTACH_LIVE", "ATTACH_LOG",
+    "ATTACH_SNAPSHOT", "ATTACH_MODES", "CloseCode", "FINAL_CLOSE_CODES", "NEW_SESSION",
+    "minted_url", "MAX_EPOCH_CHARS",
     "MAX_SERVER_MESSAGE_BYTES", "MAX_SERVER_MESSAGE_DEPTH", "HELLO", "JS_CONSTANTS",
     "RELOAD_HELLO", "SNAPSHOT_AFTER", "shown_url",
     "Attached", "Batch", "ServerError", "ServerMessage", "ProtocolError",
@@ -57,11 +57,16 @@ PROTOCOL_VERSION = 3
 # whether one is there (the demo's probe, the client's handshake diagnosis).
 PROTOCOL_HEADER = "X-Streampace-Protocol"
 
-# How delivery to a viewer starts (the `mode` of its `attached` message).
-ATTACH_LIVE = "live"  # from now on: a `run` on an unattached socket
-ATTACH_LOG = "log"  # replaying the log after the client's position
-ATTACH_SNAPSHOT = "snapshot"  # the log cannot serve that position: one snapshot batch
-ATTACH_MODES = (ATTACH_LIVE, ATTACH_LOG, ATTACH_SNAPSHOT)
+class AttachMode(StrEnum):
+    """How delivery to a viewer starts (the `mode` of its `attached` message)."""
+
+    LIVE = "live"  # from now on: a `run` on an unattached socket
+    LOG = "log"  # replaying the log after the client's position
+    SNAPSHOT = "snapshot"  # the log cannot serve that position: one snapshot batch
+
+
+ATTACH_LIVE, ATTACH_LOG, ATTACH_SNAPSHOT = AttachMode.LIVE, AttachMode.LOG, AttachMode.SNAPSHOT
+ATTACH_MODES = tuple(AttachMode)
 
 MAX_EPOCH_CHARS = 64
 
@@ -111,7 +116,7 @@ NEW_SESSION = "new"
 class Attached:
     session_id: str
     epoch: str
-    mode: str
+    mode: AttachMode
     after: int
     protocol: int
 
@@ -143,7 +148,7 @@ class ProtocolError(ValueError):
 
 
 def attach_mode(log: SessionLog, after: int | None, epoch: str | None,
-                session_epoch: str) -> str:
+                session_epoch: str) -> AttachMode:
     """How to serve a viewer that resumes after seq ``after`` of ``epoch``.
 
     Positions of another epoch mean nothing here, and a log that no longer
@@ -157,7 +162,7 @@ def attach_mode(log: SessionLog, after: int | None, epoch: str | None,
     return ATTACH_SNAPSHOT
 
 
-def attached_message(session_id: str, epoch: str, mode: str, after: int) -> str:
+def attached_message(session_id: str, epoch: str, mode: AttachMode, after: int) -> str:
     """The first message on every attached socket."""
     return dumps_compact({"type": "attached", "protocol": PROTOCOL_VERSION,
                           "sessionId": session_id, "epoch": epoch, "mode": mode,
@@ -209,7 +214,8 @@ def decode_server_message(text: str) -> ServerMessage:
             raise ProtocolError("bad_message", "'attached' with a bad mode or after")
         session_id = msg.get("sessionId")
         version = msg.get("protocol")
-        return Attached(session_id if isinstance(session_id, str) else "", epoch, mode, after,
+        return Attached(session_id if isinstance(session_id, str) else "", epoch,
+                        AttachMode(mode), after,
                         version if _is_count(version) else 0)
     if kind == "error":
         code, message = msg.get("code"), msg.get("message")
