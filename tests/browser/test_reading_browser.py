@@ -65,6 +65,20 @@ def run_events(sid: str, mid: str, text: str, piece: int = 9) -> list[list[dict]
     return batches
 
 
+def one_batch(sid: str, mid: str, text: str, piece: int = 9) -> list[dict]:
+    """A whole run as one batch."""
+    return [event for batch in run_events(sid, mid, text, piece) for event in batch]
+
+
+def regions_and_levels(driver: Any, root: str) -> list:
+    """[live regions in the view at `root`, the tags of its answer's headings]."""
+    return driver.execute_script(
+        "const v = document.querySelector(arguments[0] + ' .sp-view');"
+        " return [v.querySelectorAll('[aria-live]').length,"
+        " [...v.querySelectorAll('.sp-markdown :is(h1,h2,h3,h4,h5,h6)')]"
+        ".map((h) => h.tagName)]", root)
+
+
 @pytest.fixture(scope="module")
 def reading_page(driver: Any, page_server: PageServer) -> Iterator[PageServer]:
     driver.get(page_server.url("/tests/browser/pages/stream.html?format=markdown"))
@@ -236,13 +250,9 @@ def test_heading_levels_follow_the_host_outline(driver: Any, reading_page: PageS
     sid = "read-" + name
     mount_extra(driver, name, sid, option)
     try:
-        reading_page.sessions.push(sid, [ev for batch in run_events(sid, "h1", OUTLINE, 5)
-                                         for ev in batch])
+        reading_page.sessions.push(sid, one_batch(sid, "h1", OUTLINE, 5))
         wait_run_end(driver, "#" + name)
-        shown = driver.execute_script(
-            "return [...document.querySelectorAll('#' + arguments[0] + ' .sp-markdown"
-            " :is(h1,h2,h3,h4,h5,h6)')].map((h) => h.tagName)", name)
-        assert shown == levels
+        assert regions_and_levels(driver, "#" + name)[1] == levels
     finally:
         driver.execute_script("window['__' + arguments[0]].destroy();"
                               " document.getElementById(arguments[0]).parentElement.remove()",
@@ -254,8 +264,7 @@ def test_announce_off_has_no_live_region(driver: Any, reading_page: PageServer) 
     sid = "read-quiet"
     mount_extra(driver, name, sid, '{"announce": false}')
     try:
-        reading_page.sessions.push(sid, [ev for batch in run_events(sid, "q1", "One. Two. Three.")
-                                         for ev in batch])
+        reading_page.sessions.push(sid, one_batch(sid, "q1", "One. Two. Three."))
         wait_run_end(driver, "#quiet")
         found = driver.execute_script(
             "const v = document.querySelector('#quiet .sp-view');"
@@ -277,14 +286,44 @@ def test_the_custom_element_takes_announce_and_heading_base(
         " document.body.append(e);", f"/ws/sessions/{sid}")
     try:
         wait_for(driver, "return !!document.querySelector('#element-view .sp-view')", 30)
-        reading_page.sessions.push(sid, [ev for batch in run_events(sid, "e1", OUTLINE, 7)
-                                         for ev in batch])
+        reading_page.sessions.push(sid, one_batch(sid, "e1", OUTLINE, 7))
         wait_run_end(driver, "#element-view")
-        found = driver.execute_script(
-            "const v = document.querySelector('#element-view .sp-view');"
-            " return [v.querySelectorAll('[aria-live]').length,"
-            " [...v.querySelectorAll('.sp-markdown :is(h1,h2,h3,h4,h5,h6)')]"
-            ".map((h) => h.tagName)]")
-        assert found == [0, ["H4", "H5", "H5", "H6"]]
+        assert regions_and_levels(driver, "#element-view") == [0, ["H4", "H5", "H5", "H6"]]
     finally:
         driver.execute_script("document.getElementById('element-view').remove()")
+
+
+def test_a_reconnect_mid_answer_says_nothing_twice(driver: Any,
+                                                   reading_page: PageServer) -> None:
+    sid = "read-drop"
+    start(driver, reading_page, sid)
+    batches = run_events(sid, "d1", ANSWER, piece=15)
+    half = len(batches) // 2
+    sessions = reading_page.sessions
+    sessions.push_spaced(sid, batches[:half], 25)
+    wait_for(driver, "return window.__said.length >= 2", 30)
+    opens = driver.execute_script("return window.streampace.stats().connection.opens")
+    sessions.drop(sid)
+    for batch in batches[half:]:  # logged while the page is away: replayed on resume
+        sessions.push(sid, batch)
+    wait_for(driver, "return window.streampace.stats().connection.opens > arguments[0]", 30,
+             opens)
+    wait_run_end(driver)
+    wait_for(driver, "return window.__said.some((s) => s.text.includes('Done'))", 10)
+    joined = fold(" ".join(h["text"] for h in said(driver)))
+    found = [s for s in SENTENCES if s in joined]
+    assert len(found) >= 0.8 * len(SENTENCES), joined
+    assert all(joined.count(s) == 1 for s in found), joined
+
+
+def test_the_tag_reads_data_announce_and_data_heading_base(
+        driver: Any, page_server: PageServer) -> None:
+    sid = "read-tag"  # the session the page's tag names
+    page_server.sessions.push(sid, one_batch(sid, "t1", OUTLINE, 9))
+    driver.get(page_server.url("/tests/browser/pages/tag-options.html"))
+    try:
+        wait_run_end(driver)
+        assert regions_and_levels(driver, "#answer") == [0, ["H5", "H6", "H6", "H6"]]
+    finally:  # back to the page the module's other tests share
+        driver.get(page_server.url("/tests/browser/pages/stream.html?format=markdown"))
+        wait_for(driver, "return !!(window.__rec && window.__rec.ready)", BOOT_TIMEOUT_S)

@@ -23,7 +23,7 @@ from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.safety import is_safe_link
 from streampace.markdown.tree import MATHML_TAGS
 
-__all__ = ["MarkdownView", "RebuildView", "release_copy_handler"]
+__all__ = ["MarkdownView", "RebuildView", "release_copy_handler", "clipboard_text"]
 
 # Built at import, so a memory snapshot of the imported page modules holds it
 # ready (scripts/make_snapshot.mjs): no parser set-up at boot.
@@ -41,6 +41,23 @@ _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _copy_proxy: Any = None
 
 
+# What a copy button leaves out (issue 33 item 8): characters that show nothing in the
+# block but act where the text is pasted — C0 controls but tab and newline (ESC ends
+# a terminal's bracketed paste, so what follows runs as typed commands; backspace
+# hides what precedes it), DEL, C1 controls, and the bidirectional embeddings,
+# overrides and isolates that reorder how code reads ("Trojan Source").  Joiners
+# and variation selectors stay: emoji and scripts need them.
+_INVISIBLE_ACTIVE = dict.fromkeys(
+    [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
+     *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+
+
+def clipboard_text(text: str) -> str:
+    """The text a copy button puts on the clipboard: what the block shows, without
+    the controls that show nothing there but act where it is pasted."""
+    return text.translate(_INVISIBLE_ACTIVE)
+
+
 def _on_copy_click(event: Any) -> None:
     target = event.target
     button = target.closest("button.sp-copy") if hasattr(target, "closest") else None
@@ -51,10 +68,11 @@ def _on_copy_click(event: Any) -> None:
         return
     import js
 
-    # The exact source: the code element's text (highlight spans hold only text).
+    # The code element's text (highlight spans hold only text), less what shows
+    # nothing but acts where it is pasted.
     clipboard = getattr(js.navigator, "clipboard", None)
     if clipboard is not None:
-        clipboard.writeText(code.textContent)
+        clipboard.writeText(clipboard_text(code.textContent))
     button.setAttribute("data-copied", "")
 
 

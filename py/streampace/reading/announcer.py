@@ -102,8 +102,12 @@ class Announcer:
 
     def _advance(self, cursor: _Cursor, text: str, start: int, now: float) -> str:
         """Move `cursor` over the open `text`, said up to `start`; what is due."""
-        grew = text.startswith(cursor.open)
-        if text != cursor.open:
+        old = cursor.open
+        # Grown at its end (the usual case), judged on a window: a full compare
+        # would cost O(text) every frame. A change the window misses only means
+        # a sentence end found later, at the block's end.
+        grew = len(text) >= len(old) and text[max(0, len(old) - 64):len(old)] == old[-64:]
+        if len(text) != len(old) or not grew:
             cursor.changed_at = now
         resume = max(start, cursor.scanned) if grew and start == len(cursor.said) else start
         ends, cursor.scanned = scan(text, resume)
@@ -186,6 +190,8 @@ class Announcer:
         return min(times) if times else None
 
     def _say(self, pieces: Sequence[str]) -> None:
+        if not any(pieces):
+            return
         lines = [_line(line) for piece in pieces for line in piece.split("\n")]
         text = " ".join(line for line in lines if line)
         if text:

@@ -121,26 +121,31 @@ def spoken_block(node: Node) -> str:
     """What is said of `node`: its lines (nested blocks apart, on lines of their own)."""
     out: list[str] = []
     stack: list[Node | None] = [node]  # None: the end of a block (a line break)
+    # A line break is written only between two pieces of text, so a paragraph
+    # of one text node is that very string: nothing is copied. This runs on
+    # the open block every frame (whitespace is folded when a line is said,
+    # announcer._line).
+    pending = False
     while stack:
         top = stack.pop()
         if top is None:
-            out.append("\n")
+            pending = True
             continue
         if isinstance(top, str):
-            out.append(top.replace("\n", " "))  # a soft line break inside prose
-            continue
-        summary = _summary(top)
-        if summary is not None:
+            text = top.replace("\n", " ") if "\n" in top else top  # a soft line break
+        elif (summary := _summary(top)) is not None:
+            text = summary
             if top[0] in ("pre", "table") or _attr(top, "display") == "block":
-                out.extend(("\n", summary, "\n"))
-            else:
-                out.append(summary)
+                pending = True  # a line of its own
+                stack.append(None)
+        else:
+            if top[0] in _BLOCKS:
+                pending = True
+                stack.append(None)
+            stack.extend(reversed(top[2]))
             continue
-        if top[0] in _BLOCKS:
+        if pending and out:
             out.append("\n")
-            stack.append(None)
-        stack.extend(reversed(top[2]))
-    # Whitespace is folded when a line is said (announcer._line), not here:
-    # this runs on the open block every frame, and one join keeps it O(block)
-    # in C instead of a split into words.
-    return "".join(out).strip()
+        pending = False
+        out.append(text)
+    return "".join(out)

@@ -23,6 +23,7 @@ from .admission import (
     Authorize,
     ClientCounts,
     OriginPolicy,
+    RatePerKey,
     Refused,
     TokenBucket,
 )
@@ -42,6 +43,7 @@ SHUTDOWN_MESSAGE = "the server is shutting down"
 FULL_REASON = "too many sessions in use"
 BUDGET_REASON = "the server's memory budget for sessions is used up"
 RATE_REASON = "too many new sessions: try again shortly"
+ADDRESS_RATE_REASON = "too many new sessions from this address: try again shortly"
 
 
 class Hub:
@@ -69,6 +71,8 @@ class Hub:
         # Sessions this process makes (or loads from its store), in all addresses.
         self._new_sessions = TokenBucket(config.new_sessions_burst, config.new_sessions_per_s,
                                          self.clock() / 1000.0)
+        self._new_sessions_by = RatePerKey(config.client_new_sessions_burst,
+                                           config.client_new_sessions_per_s)
 
     def _own_origins(self, port: int) -> OriginPolicy:
         return OriginPolicy(set(self.config.allow_origins) | self.config.own_origins(port), ())
@@ -118,6 +122,9 @@ class Hub:
         if self._in_use_by(client) >= config.max_sessions_per_client > 0:
             raise Refused(CLOSE_TOO_MANY, "too many sessions from this address")
         now = self.clock()
+        # An address's own rate first, so that one address cannot spend everyone's.
+        if not self._new_sessions_by.take(client, now / 1000.0):
+            raise Refused(CLOSE_TOO_MANY, ADDRESS_RATE_REASON)
         if not self._new_sessions.take(1, now / 1000.0):
             raise Refused(CLOSE_TRY_AGAIN, RATE_REASON)
         while len(self.sessions) >= config.max_sessions:
@@ -131,6 +138,20 @@ class Hub:
         s = self.sessions[session_id] = Session(session_id, self.source, config, self.store)
         s.created_by = client
         return s
+
+    def room_to_grow(self) -> bool:
+        """May a session start a run (which grows it)?  Not while the sessions hold
+        the byte budget and no evictable one can go to bring them under it: the
+        budget bounds sessions as they grow, not only when they are made (issue 33
+        item 4: 12 sessions made empty and then filled reached 4.1x the budget).
+        Runs already going finish; the overshoot is what they add."""
+        budget = self.config.memory_budget_bytes
+        now = self.clock()
+        while (held := self.bytes_held()) >= budget:
+            if not self._evict_one(now, "memory budget"):
+                log.warning("refused a run: %d bytes held (budget %d)", held, budget)
+                return False
+        return True
 
     def forget(self, session: Session) -> None:
         """Drop a session that could not be made ready (nothing to evict)."""

@@ -5,6 +5,11 @@ serving many sessions makes one Redis call per wakeup, not one per session
 (bench/server_load.py 100 x 10: server CPU per delivered event 39 -> 18 us).  A
 session joining is picked up at the latest when the current XREAD returns
 (MUX_BLOCK_MS); its ``ready()`` has caught it up before that.
+
+On a Redis Cluster one XREAD cannot span slots: the reader polls instead, one small
+script per session pipelined into one round trip per master (``RedisConnection.poll``),
+every POLL_MS for sessions with a run open (less often past POLL_BUDGET_PER_S reads
+per second) and every IDLE_POLL_MS for the others.
 """
 
 from __future__ import annotations
@@ -26,6 +31,13 @@ log = logging.getLogger("streampace.server")
 
 MUX_BLOCK_MS = 50  # the XREAD block: how late a newly followed session joins
 POLL_MS = 25  # cluster: the pause between reads (well inside the 150 ms batching window)
+# Cluster: a session with no run open is read this often (a run started elsewhere shows
+# up to this late at first; the reads of idle sessions cost 8x less).
+IDLE_POLL_MS = 200
+# Cluster: at most this many session reads per second per process; with many busy
+# sessions each is read less often than POLL_MS (100 busy sessions: every 50 ms), so
+# the reads' CPU (~40 us each through redis-py) stays bounded however many it follows.
+POLL_BUDGET_PER_S = 2000
 TOUCH_EVERY_S = 30.0  # the followed sessions' activity in the session index
 
 
@@ -39,6 +51,10 @@ class Follower(Protocol):
     def wants_reads(self) -> bool:
         """Someone in this process needs the session's new events."""
 
+    @property
+    def run_open(self) -> bool:
+        """The log shows a run going on."""
+
     async def check_quiet(self, now: float, quiet_s: float) -> None:
         """The stream brought nothing for a while: is a run's owner still alive?"""
 
@@ -50,15 +66,19 @@ class StreamReader:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._next_touch = 0.0
+        self._next_poll: dict[str, float] = {}  # cluster: loop time each session is due
+        self._busy = 0  # cluster: sessions read at the busy pace at the last count
 
     def follow(self, follower: Follower) -> None:
         self._followers[follower.session_id] = follower
+        self._next_poll.pop(follower.session_id, None)  # a viewer or a run: read it now
         if self._task is None and not self._closed:
             self._task = asyncio.create_task(self._loop())
 
     def forget(self, follower: Follower) -> None:
         if self._followers.get(follower.session_id) is follower:
             del self._followers[follower.session_id]
+        self._next_poll.pop(follower.session_id, None)
 
     async def _loop(self) -> None:
         backoff = 0.1
@@ -67,6 +87,7 @@ class StreamReader:
             while not self._closed:
                 for sid in [i for i, f in self._followers.items() if not f.wants_reads]:
                     del self._followers[sid]
+                    self._next_poll.pop(sid, None)
                 following = {f.mirror.keys.log: f for f in self._followers.values()
                              if f.mirror.loaded}
                 if not self._followers:
@@ -121,13 +142,17 @@ class StreamReader:
         master), then a pause — none when a session has more entries waiting than one
         read brings.  A session whose master failed is told so, and the others go
         on.  False if any session's master did not answer."""
-        if not following:
+        now = asyncio.get_running_loop().time()
+        due = self._next_poll
+        targets = [f for f in following.values() if due.get(f.session_id, 0.0) <= now]
+        if not targets:
             await asyncio.sleep(POLL_MS / 1000)
             return True
-        targets = list(following.values())
         results = await self._conn.poll([(f.mirror.keys, f.mirror.head) for f in targets])
         backlog = False
         answered = True
+        busy_ms = min(IDLE_POLL_MS, max(POLL_MS, 1000 * self._busy / POLL_BUDGET_PER_S))
+        busy_count = 0
         for f, result in zip(targets, results, strict=True):
             if isinstance(result, Exception):
                 answered = False
@@ -136,6 +161,12 @@ class StreamReader:
             f.mirror.read_ok()
             backlog = backlog or len(result.entries) >= READ_COUNT
             await f.mirror.polled(result)
+            busy = bool(result.entries) or f.run_open
+            busy_count += busy
+            due[f.session_id] = now + (busy_ms if busy else IDLE_POLL_MS) / 1000
+        read = {f.session_id for f in targets}
+        self._busy = busy_count + sum(1 for f in following.values()
+                                      if f.session_id not in read and f.run_open)
         if not backlog:
             await asyncio.sleep(POLL_MS / 1000)
         return answered
