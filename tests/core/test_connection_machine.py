@@ -363,6 +363,7 @@ def test_a_session_kept_across_a_reload_asks_for_a_snapshot_and_falls_back_to_ne
     rig.close(int(protocol.CloseCode.UNKNOWN_SESSION), "unknown session")
     assert rig.conn.state is ConnState.WAITING
     assert ("retarget", "ws://h/ws/sessions/new") in rig.transport.take()
+    assert rig.codes() == []  # expected, and nothing for the reader to do
     # Once something was applied, a resume continues from there as always.
     rig.host.tick(rig.conn.retry_in_ms() or 0)
     rig.transport.take()
