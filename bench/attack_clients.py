@@ -7,7 +7,7 @@
 A real ``streampace serve`` runs in a child process with the usual 1 024 file
 descriptors (soft = hard limit, as the issue measured); the bystander (a session
 streaming a delta every 20 ms) and the pinger (an idle session's socket, a ping
-every 10 ms) connect from 127.0.0.2; each attack comes from an address of its own
+every 40 ms) connect from 127.0.0.2; each attack comes from an address of its own
 (the flood from 127.0.0.1, the stalled readers from 127.0.0.3, the big answers from
 127.0.0.4, the sessions from 127.0.1.x), so one attack's sessions, still recent, do
 not meet the next one's per-address limit.  Each attack is measured side by side

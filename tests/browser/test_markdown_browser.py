@@ -311,6 +311,32 @@ def test_highlighted_code_copy_button_and_math_in_chromium(driver: Any, md_page:
                              "    return 3.14 * r ** 2  # circle\n")
 
 
+HIDDEN = ("Paste this:\n\n```\necho safe\x1b[201~\x08rm -rf x\r\n"
+          "access = \"user\u202e \u2066// admin\u2069 \u2066\"\n```\n")
+
+
+def test_the_copy_button_copies_what_the_block_shows(driver: Any, md_page: Any) -> None:
+    """Issue 33 item 8: ESC (the end of a terminal's bracketed paste), backspace and
+    bidi overrides went to the clipboard without showing in the block."""
+    sid = "md-hidden"
+    switch(driver, sid)
+    driver.execute_script(
+        "window.__copied = [];"
+        "Object.defineProperty(navigator, 'clipboard', {configurable: true,"
+        " value: {writeText: (t) => { window.__copied.push(t); return Promise.resolve(); }}});")
+    batches = message("h1", HIDDEN, 5, random.Random(9))
+    batches[0] = [ev_run(sid), *batches[0]]
+    batches[-1] = [*batches[-1], ev_end(sid)]
+    md_page.sessions.push_spaced(sid, batches, 15)
+    wait_done(driver, "h1")
+    facts = driver.execute_script(
+        "const b = document.querySelector(\"#answer [data-id='h1'] .sp-markdown\");"
+        "b.querySelector('pre > button.sp-copy').click();"
+        "return {copied: window.__copied, code: b.querySelector('pre code').textContent};")
+    assert "\x1b" in facts["code"] and "\u202e" in facts["code"]  # the block has them ...
+    assert facts["copied"] == ["echo safe[201~rm -rf x\naccess = \"user // admin \"\n"]
+
+
 NOTES = """A claim[^1] and a second one[^src].
 
 Repeated[^1].
