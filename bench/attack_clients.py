@@ -426,20 +426,23 @@ async def bomb(base: str, pid: int, messages: int = 24) -> dict[str, Any]:
 
     text = json.dumps({"type": "run", "prompt": "a" * (16 * 1024 * 1024 - 64)})
     compressed, codes = 0, []
-    for _ in range(messages):
-        try:
-            ws = await _connect(f"{base}ws/sessions/new", local_addr=(BIG_FROM, 0),
-                                compression="deflate")
-            async with ws:
-                compressed += bool(ws.protocol.extensions)
-                await ws.send(json.dumps({"type": "resume", "after": 0}))
-                await ws.send(text)
-                while True:
-                    await ws.recv()
-        except websockets.ConnectionClosed as exc:
-            codes.append(exc.rcvd.code if exc.rcvd else None)
-    return {"detail": f"{messages} messages of 16 MiB offered with permessage-deflate; "
-                      f"negotiated on {compressed}; closes: "
+    for sockets in (messages, 1):  # one message per socket, then all on one socket
+        for _ in range(sockets):
+            try:
+                ws = await _connect(f"{base}ws/sessions/new", local_addr=(BIG_FROM, 0),
+                                    compression="deflate")
+                async with ws:
+                    compressed += bool(ws.protocol.extensions)
+                    await ws.send(json.dumps({"type": "resume", "after": 0}))
+                    for _ in range(messages // sockets):
+                        await ws.send(text)
+                    while True:
+                        await ws.recv()
+            except websockets.ConnectionClosed as exc:
+                codes.append(exc.rcvd.code if exc.rcvd else None)
+    return {"detail": f"{messages} messages of 16 MiB offered with permessage-deflate, one "
+                      f"per socket, then {messages} on one socket; negotiated on "
+                      f"{compressed} of {messages + 1}; closes: "
                       f"{', '.join(f'{c} x{codes.count(c)}' for c in dict.fromkeys(codes))}"}
 
 
