@@ -285,7 +285,9 @@ async def _big_answer(base: str, mb: int, delay: float) -> tuple[bool, list[Any]
     import websockets
 
     sid = f"big-{mb}-{int(delay * 1000)}"
-    through, epoch, text, closes, done = 0, None, [], [], False
+    through, epoch, done = 0, None, False
+    text: list[str] = []
+    closes: list[int | str | None] = []
     parts: list[Any] = []
     for attempt in range(6):
         if done:

@@ -185,7 +185,9 @@ def test_a_failed_handshake_is_explained_by_a_probe_once_per_streak() -> None:
     assert rig.problems == []
     rig.probed(reachable=False, status=None, protocol=False)
     assert rig.conn.state is ConnState.WAITING and rig.codes() == ["no_server"]
-    assert "ws://h/ws/sessions/s" in rig.problems[0][0].message
+    # The server and path, never the session id (protocol.shown_url).
+    assert "ws://h/ws/sessions/…" in rig.problems[0][0].message
+    assert "sessions/s " not in rig.problems[0][0].message
     rig.host.tick(rig.conn.retry_in_ms() or 0)
     rig.transport.take()
     rig.close(1006)  # the same streak: the verdict stands, no second probe

@@ -133,7 +133,8 @@ class SessionConnection:
     """
 
     def __init__(self, transport: Transport, host: TimerHost, consumer: Consumer, *,
-                 url: str = "", retry_before_open: bool = True, reconnect: bool = True,
+                 url: str = "", asked_url: str | None = None,
+                 retry_before_open: bool = True, reconnect: bool = True,
                  on_change: Callable[[ConnState, ConnState, Problem | None], None] | None = None,
                  on_problem: Callable[[Problem, float | None], None] | None = None,
                  base_ms: float = 250, cap_ms: float = 10_000,
@@ -142,7 +143,9 @@ class SessionConnection:
         self.host = host
         self.consumer = consumer
         self.url = url
-        self.asked_url = url  # as the page gave it: ``.../new`` asks for a minted session
+        # As the page gave it: ``.../new`` asks for a minted session (``url`` may
+        # already be the one this tab was minted before a reload).
+        self.asked_url = asked_url if asked_url else url
         self.retry_before_open = retry_before_open
         self.reconnect = reconnect
         self.on_change = on_change
