@@ -119,6 +119,15 @@ def body_html(driver: Any, mid: str) -> str:
         "return c.innerHTML;", mid)
 
 
+def record_copies(driver: Any) -> None:
+    """The Clipboard API needs a user gesture and permission: record the calls instead
+    (in window.__copied)."""
+    driver.execute_script(
+        "window.__copied = [];"
+        "Object.defineProperty(navigator, 'clipboard', {configurable: true,"
+        " value: {writeText: (t) => { window.__copied.push(t); return Promise.resolve(); }}});")
+
+
 def wait_done(driver: Any, mid: str, timeout: float = 60) -> None:
     wait_for(driver, "const n = document.querySelector(`#answer [data-id='${arguments[0]}']`);"
              " return n && n.getAttribute('data-state') === 'done'", timeout, mid)
@@ -281,11 +290,7 @@ Done.
 def test_highlighted_code_copy_button_and_math_in_chromium(driver: Any, md_page: Any) -> None:
     sid = "md-rich"
     switch(driver, sid)
-    # The Clipboard API needs a user gesture and permission: record the call instead.
-    driver.execute_script(
-        "window.__copied = [];"
-        "Object.defineProperty(navigator, 'clipboard', {configurable: true,"
-        " value: {writeText: (t) => { window.__copied.push(t); return Promise.resolve(); }}});")
+    record_copies(driver)
     batches = message("r1", RICH, 30, random.Random(8))
     batches[0] = [ev_run(sid), *batches[0]]
     batches[-1] = [*batches[-1], ev_end(sid)]
@@ -323,10 +328,7 @@ def test_the_copy_button_copies_what_the_block_shows(driver: Any, md_page: Any) 
     bidi overrides went to the clipboard without showing in the block."""
     sid = "md-hidden"
     switch(driver, sid)
-    driver.execute_script(
-        "window.__copied = [];"
-        "Object.defineProperty(navigator, 'clipboard', {configurable: true,"
-        " value: {writeText: (t) => { window.__copied.push(t); return Promise.resolve(); }}});")
+    record_copies(driver)
     batches = message("h1", HIDDEN, 5, random.Random(9))
     batches[0] = [ev_run(sid), *batches[0]]
     batches[-1] = [*batches[-1], ev_end(sid)]
