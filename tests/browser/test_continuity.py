@@ -171,6 +171,7 @@ def test_a_reload_mid_answer_keeps_the_conversation(driver: Any, host: HostApp) 
     assert_id_hidden(driver, sid)
     before = driver.execute_script("return document.querySelector('#answer .sp-timeline')"
                                    ".textContent")
+    reloaded_at = time.monotonic()
     driver.refresh()
     open_host_again = ("return !!(window.streampace && window.streampace.instances.length"
                        " && window.streampace.instances[0].controller)")
@@ -180,6 +181,8 @@ def test_a_reload_mid_answer_keeps_the_conversation(driver: Any, host: HostApp) 
                      ".textContent.length >= arguments[0]", 10, len(before))
     again = driver.execute_script("return document.querySelector('#answer .sp-timeline')"
                                   ".textContent")
+    record_figure("reload mid-answer: the conversation shown again after (s)",
+                  round(time.monotonic() - reloaded_at, 2))
     assert again.startswith(before.rstrip()), (before, again)
     assert session_id(driver) == sid  # the same conversation
     assert sid not in driver.current_url
