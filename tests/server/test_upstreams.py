@@ -197,6 +197,23 @@ def test_refused_upstream_becomes_run_error(serve, caplog):
         assert httpx.get(server.url + "nothing").status_code == 404
 
 
+def test_logs_name_a_session_by_its_thread_id_never_its_key(serve, caplog):
+    # The id is the key to the conversation (docs/security.md): a log line that
+    # holds it hands the conversation to whoever reads the logs.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = serve(f"agui:http://127.0.0.1:{port}/x", model="m")
+    key = "a-secret-session-key-0123456789"
+    with caplog.at_level(logging.DEBUG, logger="streampace.server"):
+        got = asyncio.run(watch_run(server.ws_url(key), prompt="anyone?"))
+    assert got.events[-1]["code"] == "upstream_unreachable"
+    lines = [r.getMessage() for r in caplog.records]
+    thread_id = server.hub.config.upstream_thread_id(key)
+    assert any(thread_id in line for line in lines), lines  # the run's failure is logged
+    assert not [line for line in lines if key in line]
+
+
 # -- OpenAI-compatible upstream ----------------------------------------------
 
 

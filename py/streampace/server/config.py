@@ -100,6 +100,12 @@ class ServerConfig:
         digest = hmac.new(self.thread_secret, session_id.encode(), hashlib.sha256).digest()
         return "t-" + urlsafe_b64encode(digest[:16]).decode().rstrip("=")
 
+    def log_name(self, session_id: str) -> str:
+        """How logs name a session: its upstream thread id, never the id itself
+        (the id is the key to the conversation; the thread id lets an operator
+        match our log lines to the agent's)."""
+        return self.upstream_thread_id(session_id)
+
     def own_origins(self, port: int | None = None) -> set[str]:
         port = self.port if port is None else port
         hosts = {self.host}

@@ -175,7 +175,7 @@ class Hub:
             return False
         oldest = min(idle, key=lambda s: ranked_activity(s.engine, quiet_ms))
         self._drop(oldest)
-        log.info("forgot idle session %s (%s)", oldest.id, why)
+        log.info("forgot idle session %s (%s)", oldest.log_name, why)
         return True
 
     def _drop(self, session: Session) -> None:

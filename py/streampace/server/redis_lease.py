@@ -175,7 +175,7 @@ class RunLease:
         await self._mirror.catch_up()
         if session.conversation.run.status != "running":
             return
-        log.warning("session %s: run %s lost its process; ending it (run_lost)", session.id,
+        log.warning("session %s: run %s lost its process; ending it (run_lost)", session.log_name,
                     session.conversation.run.run_id)
         await self.write(session.engine.lost_run_events(
             "run_lost", "the server running this run stopped"), token)

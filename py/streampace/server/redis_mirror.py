@@ -173,7 +173,7 @@ class RedisMirror:
         viewers are told and closed, and they resume into the session as Redis has
         it, under a new epoch — never two texts under one epoch (issue 18 item 10)."""
         if self._machine.state in _LOADED:
-            log.warning("session %s: %s", self._session.id, message)
+            log.warning("session %s: %s", self._session.log_name, message)
         self._lost_message = message
         self._move(MirrorEvent.LOST)
 
@@ -184,7 +184,7 @@ class RedisMirror:
 
     def read_failed(self, exc: BaseException) -> None:
         if self._machine.state is not MirrorState.DOWN:
-            log.warning("session %s: %s (%s)", self._session.id, STORE_DOWN_MESSAGE, exc)
+            log.warning("session %s: %s (%s)", self._session.log_name, STORE_DOWN_MESSAGE, exc)
         self._move(MirrorEvent.READ_FAILED)
 
     def apply(self, entries: list[tuple[bytes, dict[bytes, bytes]]]) -> bool:
@@ -204,7 +204,7 @@ class RedisMirror:
                 continue  # read twice (catch-up and reader overlap)
             if seq != head + len(out) + 1:
                 log.warning("session %s: stream jumped from %d to %d; reloading",
-                            self._session.id, head + len(out), seq)
+                            self._session.log_name, head + len(out), seq)
                 self._move(MirrorEvent.GAP)
                 break
             if chained:
@@ -239,7 +239,7 @@ class RedisMirror:
         from what Redis holds; then viewers are told and closed."""
         log.error("session %s: the store no longer holds the events this process showed "
                   "(stream at %d, shown through %d): a failover lost acknowledged writes",
-                  self._session.id, seq, self.head)
+                  self._session.log_name, seq, self.head)
         await self._conn.new_epoch(self.keys, self._session.epoch)
         self.lost(STREAM_LOST_MESSAGE)
 
@@ -337,7 +337,7 @@ class RedisMirror:
             base = 0
             if first is not None and first > 1:
                 log.warning("session %s: stream starts at %d with no snapshot before it; "
-                            "snapshots hold only what followed", self._session.id, first)
+                            "snapshots hold only what followed", self._session.log_name, first)
         events: list[dict[str, Any]] = []
         for seq, raw in entries:
             event = json.loads(raw)

@@ -72,6 +72,7 @@ class Session:
         self.backend = store.backend(self)
         self.delivery_config = config.delivery
         self.upstream_thread_id = config.upstream_thread_id(session_id)
+        self.log_name = config.log_name(session_id)  # never the id: it is the key
         self._feed: SharedFeed | None = None
         self.run_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -216,7 +217,7 @@ class Session:
             elif isinstance(out, output.Attach):
                 out.viewer.attach(self, out)  # type: ignore[attr-defined]
                 self.backend.viewer_attached()
-                log.info("session %s: viewer attached after %d (%s)", self.id, out.after,
+                log.info("session %s: viewer attached after %d (%s)", self.log_name, out.after,
                          out.mode)
             elif isinstance(out, output.Refusal | output.Reply):
                 out.viewer.send_text(out.text)  # type: ignore[attr-defined]
@@ -266,7 +267,7 @@ class Session:
                 refusal = None if granted else (
                     "run_active", "a run is already in progress in this session")
             except StoreError as exc:
-                log.warning("session %s: no run: %s", self.id, exc)
+                log.warning("session %s: no run: %s", self.log_name, exc)
                 refusal = ("store_unavailable", "the session store is unavailable; retry")
             if refusal is not None:
                 # Another process runs this session (or none can): nothing was written,
@@ -281,14 +282,14 @@ class Session:
         except asyncio.CancelledError:
             outcome = Outcome("cancelled", "run cancelled")  # a recorded stop wins
         except UpstreamError as exc:
-            log.warning("session %s: run %s failed: %s: %s", self.id, run_id, exc.code,
+            log.warning("session %s: run %s failed: %s: %s", self.log_name, run_id, exc.code,
                         exc.message)
             outcome = Outcome(exc.code, exc.message)
         except StoreError as exc:
-            log.warning("session %s: run %s lost its store: %s", self.id, run_id, exc)
+            log.warning("session %s: run %s lost its store: %s", self.log_name, run_id, exc)
             outcome = Outcome("store_unavailable", "the session store is unavailable")
         except Exception:
-            log.exception("session %s: run %s crashed", self.id, run_id)
+            log.exception("session %s: run %s crashed", self.log_name, run_id)
             outcome = Outcome("internal_error", "the server failed while running")
         await self._end(run_id, outcome)
 
@@ -313,7 +314,7 @@ class Session:
         assert isinstance(ended, output.RunEnded)
         final = engine.run_outcome
         if final is not None and final.code is not None:
-            log.info("session %s: run %s ended (%s)", self.id, run_id, final.code)
+            log.info("session %s: run %s ended (%s)", self.log_name, run_id, final.code)
         try:
             for out in emits:
                 assert isinstance(out, output.Emit)
@@ -321,7 +322,7 @@ class Session:
                     await self.backend.emit(run_id, out.events)
                 except Exception as exc:  # the store refused the terminal event
                     log.warning("session %s: run %s: terminal event not written: %r",
-                                self.id, run_id, exc)
+                                self.log_name, run_id, exc)
         finally:
             # RunEnded, even if this task is cancelled while writing: no await from
             # here until the session settles, so the next run may start at once.

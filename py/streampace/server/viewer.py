@@ -76,6 +76,7 @@ class ViewerSession(Protocol):
     """What a viewer reads of its session (server/session.py)."""
 
     id: str
+    log_name: str  # what logs call it (never the id: the id is the key)
 
     @property
     def log(self) -> SessionLog: ...
@@ -261,7 +262,7 @@ class Viewer:
             return
         log.warning(
             "viewer of session %s fell behind the log (at %d, log starts at %d); closing with %d",
-            self.session.id, self.cursor, self.session.log.first_seq, CLOSE_SLOW_CONSUMER,
+            self.session.log_name, self.cursor, self.session.log.first_seq, CLOSE_SLOW_CONSUMER,
         )
         self.close(CLOSE_SLOW_CONSUMER, "slow consumer: resume to continue")
 

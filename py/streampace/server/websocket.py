@@ -137,7 +137,7 @@ async def session_socket(websocket: WebSocket) -> None:
         try:
             session = await _serve(hub, websocket, viewer, session_id, minted, client)
         except Exception as exc:  # the peer vanished or sent garbage at the protocol level
-            log.debug("session %s: socket ended: %r", session_id, exc)
+            log.debug("session %s: socket ended: %r", config.log_name(session_id), exc)
         finally:
             if session is not None:
                 session.detach(viewer)
@@ -172,7 +172,8 @@ async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str
         if message is None or message["type"] == "websocket.disconnect":
             break  # closed by us (a stalled peer sends nothing more), or by the peer
         if not rate.take(1, loop.time()):
-            log.warning("session %s: closing a socket that sends too many messages", session_id)
+            log.warning("session %s: closing a socket that sends too many messages",
+                        config.log_name(session_id))
             viewer.close(CLOSE_POLICY, "too many messages")
             break
         try:
@@ -202,7 +203,7 @@ async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str
                 else:
                     refused = session.receive(viewer, msg)
         if refused and abuse.strike():
-            log.warning("session %s: closing an abusive viewer", session_id)
+            log.warning("session %s: closing an abusive viewer", config.log_name(session_id))
             viewer.close(CLOSE_ABUSE, "too many bad messages")
             break
     return session
@@ -211,25 +212,26 @@ async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str
 async def _open(hub: Hub, viewer: Viewer, session_id: str, minted: bool,
                 client: str) -> Session | None:
     """Open (or create) the session and bind the socket to it; None: closed instead."""
+    name = hub.config.log_name(session_id)
     try:
         session = await hub.open(session_id, client, minted)
     except Refused as exc:
-        log.warning("refused session %s for %s: %s", session_id, client, exc.reason)
+        log.warning("refused session %s for %s: %s", name, client, exc.reason)
         viewer.close(exc.code, exc.reason)
         return None
     except StoreError as exc:
-        log.warning("session %s: refused: %s", session_id, exc)
+        log.warning("session %s: refused: %s", name, exc)
         viewer.close(CLOSE_TRY_AGAIN, "session store unavailable")
         return None
     try:
         await session.ready()
     except StoreFull as exc:
-        log.warning("session %s: refused: %s", session_id, exc)
+        log.warning("session %s: refused: %s", name, exc)
         hub.forget(session)
         viewer.close(CLOSE_TRY_AGAIN, "too many sessions in use")
         return None
     except StoreError as exc:
-        log.warning("session %s: refused: %s", session_id, exc)
+        log.warning("session %s: refused: %s", name, exc)
         viewer.close(CLOSE_TRY_AGAIN, "session store unavailable")
         return None
     session.connect(viewer)
