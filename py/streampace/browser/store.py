@@ -63,6 +63,10 @@ class SnapshotSink:
         self.model.set_connection(state, problem)
         self._changed()
 
+    def set_queued(self, queued: list[Any]) -> None:
+        self.model.set_queued(queued)
+        self._changed()
+
     def markdown_stats(self) -> dict[str, int]:
         return {}
 
@@ -108,6 +112,11 @@ class StoreView(StreamView):
 
     def _status(self, state: str, detail: dict) -> None:
         self.renderer.set_connection(state, detail.get("problem"))
+
+    def set_queued(self, queued: list[Any]) -> None:
+        """The questions waiting to be sent, as the snapshot's `queued` shows them:
+        the one place the page client's question queue (issue 27) reports to."""
+        self.renderer.set_queued(queued)
 
     def snapshot_json(self) -> str:
         """The current snapshot, whole (tests, and a store's first read)."""
