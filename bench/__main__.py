@@ -112,9 +112,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--breakdown", action="store_true",
                     help="--browser: one extra instrumented streampace run per trace, "
                          "per-frame cost by part")
+    ap.add_argument("--cpu", type=float, default=1.0,
+                    help="--browser: slow the renderer N times while a trace plays "
+                         "(DevTools CPU throttling; 4 ≈ a mid-range phone)")
+    ap.add_argument("--pages", help="--browser: comma-separated pages among bench,demo,embed "
+                    "(default all three)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="output directory")
     ap.add_argument("--traces", help="comma-separated trace names "
-                    "(--browser default: bursty,cjk_emoji,answer_100k)")
+                    "(--browser default: bursty,cjk_emoji,md_32k,answer_100k)")
     ap.add_argument("--strategies", help="comma-separated strategy names")
     ap.add_argument("--hz", help="comma-separated refresh rates (default 60,120; quick 60)")
     ap.add_argument("--seed", type=int, default=1)

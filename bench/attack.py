@@ -443,8 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=("events", "clients", "all"), default="all",
                         help="hostile events (this module), hostile clients "
                              "(bench/attack_clients.py), or both (default)")
-    parser.add_argument("--clients", default="flood,stalled,sessions,big",
-                        help="client attacks: flood, stalled, sessions, big")
+    parser.add_argument("--clients", default="flood,stalled,big,pings,spread,bomb,sessions",
+                        help="client attacks: flood, stalled, big, pings, spread, bomb, "
+                             "sessions")
     args = parser.parse_args(argv)
     rows: list[dict[str, Any]] = []
     if args.part in ("clients", "all"):

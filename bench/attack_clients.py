@@ -62,7 +62,7 @@ BIG_FROM = "127.0.0.4"
 FD_LIMIT = 1024
 # The sessions attack fills the byte budget, refusing every new session after it
 # (as it should): it runs last.
-CLIENT_ATTACKS = ("flood", "stalled", "big", "sessions")
+CLIENT_ATTACKS = ("flood", "stalled", "big", "pings", "spread", "bomb", "sessions")
 
 
 def _fd_limit() -> None:
@@ -186,9 +186,15 @@ async def _run_cancel(ws: Any, prompt: str) -> None:
 
 async def _fill(base: str, sid: str, runs: int, address: str = "127.0.0.1") -> None:
     ws = await _connect(f"{base}ws/sessions/{sid}", local_addr=(address, 0))
+    t0, sent = time.monotonic(), 1
     async with ws:
         await ws.send(json.dumps({"type": "resume", "after": 0}))
         for i in range(runs):
+            # Within the server's message rate (200 at once, 50/s), as an attacker who
+            # read docs/security.md would be.
+            while sent + 2 > 190 + 45 * (time.monotonic() - t0):
+                await asyncio.sleep(0.02)
+            sent += 2
             await _run_cancel(ws, f"{i} " + "p" * 32_760)
 
 
@@ -323,6 +329,109 @@ def big_payload(mb: int) -> list[bytes]:
             for _ in range(mb * 64)]
 
 
+# -- issue 33: pings, an address spread, a compression bomb -------------------------------
+
+PINGS_FROM = "127.0.0.5"
+PING_FRAME = b"\x89\xfd" + b"\x00\x00\x00\x00" + b"p" * 125  # masked 125-byte ping
+
+
+async def pings(base: str, pid: int, seconds: float = 15.0) -> dict[str, Any]:
+    """One socket that never attaches and never reads sends 125-byte pings for up to
+    ``seconds`` (the issue: +343 MiB in 15 s, a pong queued per ping)."""
+    loop = asyncio.get_running_loop()
+    host, port = base.removeprefix("ws://").rstrip("/").rsplit(":", 1)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.bind((PINGS_FROM, 0))
+    s.setblocking(False)
+    await loop.sock_connect(s, (host, int(port)))
+    await loop.sock_sendall(s, _handshake(host, port, "pinger-new"))
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += await loop.sock_recv(s, 1)
+    burst = PING_FRAME * 100
+    sent, t0, ended = 0, time.monotonic(), "still open"
+    try:
+        while time.monotonic() - t0 < seconds:
+            async with asyncio.timeout(max(0.1, seconds - (time.monotonic() - t0))):
+                await loop.sock_sendall(s, burst)
+            sent += 100
+    except TimeoutError:
+        ended = "still open (sends blocked)"
+    except OSError as exc:
+        ended = f"cut by the server ({type(exc).__name__})"
+    took = time.monotonic() - t0
+    s.close()
+    return {"detail": f"{sent} pings ({sent * len(PING_FRAME) / 1e6:.1f} MB) sent in "
+                      f"{took:.1f} s, then {ended}"}
+
+
+async def spread(base: str, pid: int, addresses: int = 16, per_address: int = 64,
+                 budget_s: float = 30.0) -> dict[str, Any]:
+    """The issue's lockout: ``addresses`` loopback addresses each open
+    ``per_address`` new sessions, attach once and leave them empty, as fast as they
+    can (for at most ``budget_s``); then a newcomer from another address."""
+    import websockets
+
+    outcomes: dict[str, int] = {}
+    t0 = time.monotonic()
+
+    async def one_address(a: int) -> None:
+        for _ in range(per_address):
+            if time.monotonic() - t0 > budget_s:
+                return
+            key = "attached"
+            try:
+                ws = await _connect(f"{base}ws/sessions/new", local_addr=(f"127.0.3.{a + 1}", 0))
+                async with ws:
+                    await ws.send(json.dumps({"type": "resume", "after": 0}))
+                    json.loads(await ws.recv())
+            except websockets.ConnectionClosed as exc:
+                key = f"{exc.rcvd.code if exc.rcvd else None}"
+            except (OSError, websockets.InvalidHandshake, TimeoutError) as exc:
+                key = type(exc).__name__
+            outcomes[key] = outcomes.get(key, 0) + 1
+
+    await asyncio.gather(*(one_address(a) for a in range(addresses)))
+    took = time.monotonic() - t0
+    newcomer = "attached"
+    try:
+        ws = await _connect(f"{base}ws/sessions/new", local_addr=("127.0.4.1", 0))
+        async with ws:
+            await ws.send(json.dumps({"type": "resume", "after": 0}))
+            msg = json.loads(await ws.recv())
+            newcomer = msg.get("type", "?")
+    except websockets.ConnectionClosed as exc:
+        newcomer = f"refused {exc.rcvd.code if exc.rcvd else None}"
+    counts = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
+    return {"detail": f"{addresses} addresses x {per_address} sessions attached once and "
+                      f"left empty in {took:.1f} s ({counts}); then a newcomer: {newcomer}"}
+
+
+async def bomb(base: str, pid: int, messages: int = 24) -> dict[str, Any]:
+    """``messages`` run messages of 16 MiB of one letter, which permessage-deflate
+    carries in ~16 KB each: what a server that negotiates it inflates."""
+    import websockets
+
+    text = json.dumps({"type": "run", "prompt": "a" * (16 * 1024 * 1024 - 64)})
+    compressed, codes = 0, []
+    for _ in range(messages):
+        try:
+            ws = await _connect(f"{base}ws/sessions/new", local_addr=(BIG_FROM, 0),
+                                compression="deflate")
+            async with ws:
+                compressed += bool(ws.protocol.extensions)
+                await ws.send(json.dumps({"type": "resume", "after": 0}))
+                await ws.send(text)
+                while True:
+                    await ws.recv()
+        except websockets.ConnectionClosed as exc:
+            codes.append(exc.rcvd.code if exc.rcvd else None)
+    return {"detail": f"{messages} messages of 16 MiB offered with permessage-deflate; "
+                      f"negotiated on {compressed}; closes: "
+                      f"{', '.join(f'{c} x{codes.count(c)}' for c in dict.fromkeys(codes))}"}
+
+
 # -- one run -----------------------------------------------------------------------------
 
 
@@ -335,7 +444,8 @@ async def _attacks(base: str, pid: int, names: list[str], window_s: float,
                    lateness: list[tuple[float, float]], rtts: list[tuple[float, float]]
                    ) -> list[dict[str, Any]]:
     rows = []
-    attacks = {"flood": flood, "stalled": stalled, "sessions": sessions, "big": big}
+    attacks = {"flood": flood, "stalled": stalled, "sessions": sessions, "big": big,
+               "pings": pings, "spread": spread, "bomb": bomb}
     for name in names:
         t_idle, cpu_idle = time.monotonic(), cpu_ms(pid)
         await asyncio.sleep(window_s)

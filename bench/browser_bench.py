@@ -42,13 +42,27 @@ from bench.metrics import Recorder, TraceTruth, compute_metrics
 from bench.report import fmt, md_table, write_json
 from bench.threaded_server import ThreadedServer
 from bench.traces import Trace, build_trace
+from bench.whole_frame import (
+    EMBED_HTML,
+    EXTRA_PAGES,
+    PAGES,
+    SessionPlayer,
+    collect_probe,
+    frame_figures,
+    frame_markdown,
+    install_probe,
+    play_page,
+    protocol_header,
+    set_cpu,
+    start_probe,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 # streampace_text: streampace with assistant messages as plain text (data-format="text"),
 # the side-by-side baseline for the Markdown renderer's cost. store: the headless store
 # (createStore's StoreView, one subscriber reading each snapshot), no DOM view.
 BROWSER_STRATEGIES = ("streampace", "mosoo_450", "naive", "streampace_text", "store")
-DEFAULT_TRACES = ("bursty", "cjk_emoji", "answer_100k")
+DEFAULT_TRACES = ("bursty", "cjk_emoji", "md_32k", "answer_100k")
 BOOT_TIMEOUT_S = 120.0
 LEAD_MS = 300.0  # silence between the socket opening and the trace's first message
 
@@ -111,7 +125,9 @@ try {
 
 # Runs inside Pyodide.  Only the real modules; the bench adds timing and logs.
 PAGE_PY = r'''
+import gc
 import json
+import time
 
 import js
 from pyodide.ffi import create_proxy
@@ -260,6 +276,7 @@ class Bench:
         self.view.renderer.apply = apply
 
     def start(self, socket):
+        GC_MS.clear()
         self.socket = TimedSocket(socket)
         self.view.connect(self.socket)
 
@@ -276,6 +293,7 @@ class Bench:
             "timer_ms": self.host.timer_ms,
             "frame_calls": self.host.frame_calls,
             "handle_ms": self.socket.handle_ms,
+            "gc_ms": list(GC_MS),
             "scheduler": stats["scheduler"],
             "client": stats["client"],
             "view_stats": stats,
@@ -348,9 +366,22 @@ class Breakdown:
                 "max": {k: max(v) if v else None for k, v in self.each.items()}}
 
 
+GC_MS = []  # [generation, ms] per collection of Python's cyclic garbage collector
+_gc_started = [0.0]
+
+
+def _gc_timer(phase, info):
+    if phase == "start":
+        _gc_started[0] = time.perf_counter()
+    else:
+        GC_MS.append([info.get("generation"), (time.perf_counter() - _gc_started[0]) * 1000.0])
+
+
 def make_bench(bridge, root, strategy, breakdown=False):
     if strategy not in CONFIGS:
         raise ValueError(f"unknown strategy {strategy!r}")
+    if _gc_timer not in gc.callbacks:
+        gc.callbacks.append(_gc_timer)
     bench = Bench(bridge, root, strategy)
     if breakdown:
         bench.breakdown = Breakdown(bench.view, bench.host)
@@ -393,6 +424,8 @@ class BenchServer:
         self.traces = traces
         self.port = _free_port()
         self._server: Any = None
+        # The demo's and the embed's session socket (bench/whole_frame.py).
+        self.player = SessionPlayer(traces, LEAD_MS)
 
     @property
     def base(self) -> str:
@@ -403,7 +436,7 @@ class BenchServer:
 
     def _app(self) -> Any:
         from starlette.applications import Starlette
-        from starlette.responses import HTMLResponse, PlainTextResponse, Response
+        from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, Response
         from starlette.routing import Mount, Route, WebSocketRoute
         from starlette.staticfiles import StaticFiles
         from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -414,6 +447,12 @@ class BenchServer:
 
         async def page(_request: Any) -> Response:
             return HTMLResponse(PAGE_HTML)
+
+        async def embed_page(_request: Any) -> Response:
+            return HTMLResponse(EMBED_HTML)
+
+        async def demo_page(_request: Any) -> Response:
+            return FileResponse(ROOT / "index.html")
 
         async def page_js(_request: Any) -> Response:
             return Response(PAGE_JS, media_type="text/javascript")
@@ -453,14 +492,17 @@ class BenchServer:
             finally:
                 reader.cancel()
 
-        return Starlette(routes=[
+        return protocol_header(Starlette(routes=[
+            Route("/", demo_page),
+            Route("/bench/embed", embed_page),
+            WebSocketRoute("/ws/sessions/new", self.player.serve),
             Route("/bench/page", page),
             Route("/bench/page.js", page_js),
             Route("/bench/page.py", page_py),
             Route("/bench/streampace.zip", package_zip),
             WebSocketRoute("/bench/ws/{trace}", play),
             Mount("/", StaticFiles(directory=str(ROOT))),
-        ])
+        ]))
 
     def start(self) -> None:
         import uvicorn
@@ -582,6 +624,9 @@ def analyse(trace: Trace, raw: dict[str, Any]) -> dict[str, Any]:
         frames_logged=len(raw["frames"]),
         fps=(len(raw["frames"]) / ((raw["frames"][-1] - raw["frames"][0]) / 1000.0)
              if len(raw["frames"]) > 1 else None),
+        gc_n=len(raw.get("gc_ms") or []),
+        gc_ms_max=max((ms for _g, ms in raw.get("gc_ms") or []), default=0.0),
+        gc_ms_total=float(sum(ms for _g, ms in raw.get("gc_ms") or [])),
         scheduler=raw["scheduler"], client=raw["client"],
         longtask_observer_error=raw.get("longtask_error"),
     )
@@ -703,6 +748,8 @@ def browser_markdown(data: dict[str, Any]) -> str:
                              fmt(r["flat_early_ms_mean"], "x3"), fmt(r["flat_late_ms_mean"], "x3"),
                              fmt(r["flat_early_ms_p50"], "x"), fmt(r["flat_late_ms_p50"], "x"),
                              fmt(r["flat_ratio"], "x")] for r in flat]), ""]
+    frame_rows = [r for r in data["runs"] if r.get("page")] + list(data.get("pages") or [])
+    lines += [frame_markdown(frame_rows, float(data["meta"].get("cpu") or 1.0))]
     for trace in data["meta"]["traces"]:
         rows = [[f"`{r['strategy']}`", *(fmt(r.get(k), kind) for k, _t, kind in BROWSER_COLUMNS)]
                 for r in data["runs"] if r["trace"] == trace]
@@ -721,9 +768,9 @@ def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
         values = [r.get(key) for r in runs]
         if key == "faithful":
             out[key] = all(values)
-        elif key in ("long_tasks", "broken_reveals", "missing"):
+        elif key in ("long_tasks", "broken_reveals", "missing", "loaf_n", "tasks_n"):
             out[key] = sum(v or 0 for v in values)
-        elif key == "long_task_ms_max":
+        elif key in ("long_task_ms_max", "loaf_max_ms", "tasks_max_ms"):
             out[key] = max(v or 0.0 for v in values)
         elif isinstance(value, bool) or not isinstance(value, (int, float)):
             out[key] = value
@@ -735,10 +782,14 @@ def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                 cold_runs: int = 2, out: Path | None = None,
-                repeat: int = 1, breakdown: bool = False) -> dict[str, Any]:
+                repeat: int = 1, breakdown: bool = False, cpu: float = 1.0,
+                pages: tuple[str, ...] = ("bench",)) -> dict[str, Any]:
     """Play each trace through each strategy in one warm browser (`repeat` rounds,
     strategies interleaved so machine noise spreads over all of them); boot-time
-    samples from `cold_runs` fresh profiles.  Writes browser.md/.json into `out`."""
+    samples from `cold_runs` fresh profiles; the renderer `cpu` times slower while
+    a trace plays.  `pages`: the bench page (every strategy) and the demo and the
+    embed (the product as shipped; bench/whole_frame.py).  Writes
+    browser.md/.json into `out`."""
     missing = [p for p in ("vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.wasm",
                            "js_shim/bridge.js", "py/streampace/browser/host.py")
                if not (ROOT / p).is_file()]
@@ -754,6 +805,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
     server.start()
     boot: dict[str, list[float]] = {"cold_ms": [], "warm_ms": []}
     per_cell: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    per_page: dict[tuple[str, str], list[dict[str, Any]]] = {}
     raws: list[dict[str, Any]] = []
     breakdowns: list[dict[str, Any]] = []
     version = "?"
@@ -764,19 +816,40 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                 boot["cold_ms"].append(load_page(driver, server, "streampace"))
                 boot["warm_ms"].append(load_page(driver, server, "streampace"))
         with chromium() as driver:
+            install_probe(driver)
             load_page(driver, server, "streampace")  # fill the cache; not a sample
             for round_no in range(repeat):
                 for name, trace in by_name.items():
-                    for strategy in strategies:
+                    for strategy in strategies if "bench" in pages else ():
                         boot["warm_ms"].append(load_page(driver, server, strategy))
-                        raw = play(driver, server, trace)
-                        raws.append({"trace": name, "round": round_no, **raw})
+                        set_cpu(driver, cpu)
+                        try:
+                            probe_at = start_probe(driver)
+                            raw = play(driver, server, trace)
+                            probe = collect_probe(driver)
+                        finally:
+                            set_cpu(driver, 1)
+                        raws.append({"trace": name, "round": round_no, "probe": probe, **raw})
                         m = analyse(trace, raw)
+                        m.update(frame_figures(probe, trace, LEAD_MS, probe_at), page="bench")
                         per_cell.setdefault((name, strategy), []).append(m)
                         print(f"  {name:10s} {strategy:11s} py p50 {fmt(m['py_ms_p50'], 'x')}"
                               f" p99 {fmt(m['py_ms_p99'], 'x')} ms, long tasks "
-                              f"{m['long_tasks']}, lag p95 {fmt(m.get('lag_p95_ms'), 'ms')} ms",
-                              flush=True)
+                              f"{m['long_tasks']}, gc {m['gc_n']} (max "
+                              f"{fmt(m['gc_ms_max'], 'ms')} ms), LoAF {m['loaf_n']} (max "
+                              f"{fmt(m['loaf_max_ms'], 'ms')} ms), lag p95 "
+                              f"{fmt(m.get('lag_p95_ms'), 'ms')} ms", flush=True)
+                    for page in (p for p in EXTRA_PAGES if p in pages):
+                        probe = play_page(driver, server.base, server.player, page, trace, cpu)
+                        f = {"page": page, "trace": name, "strategy": "streampace",
+                             **frame_figures(probe, trace, LEAD_MS)}
+                        per_page.setdefault((page, name), []).append(f)
+                        raws.append({"trace": name, "round": round_no, "page": page,
+                                     "probe": probe})
+                        print(f"  {name:10s} {page:11s} LoAF {f['loaf_n']} (max "
+                              f"{fmt(f['loaf_max_ms'], 'ms')} ms), long tasks {f['tasks_n']}, "
+                              f"frame p99 {fmt(f['frame_p99_ms'], 'x')} ms, late/early "
+                              f"{fmt(f.get('frame_late_early'), 'x')}", flush=True)
             if breakdown:
                 for name, trace in by_name.items():
                     load_page(driver, server, "streampace", breakdown=True)
@@ -804,10 +877,12 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
         "meta": {"date": _dt.datetime.now().isoformat(timespec="seconds"),
                  "git": _git_state(),
                  "chromium": version, "traces": list(by_name), "strategies": strategies,
-                 "wall_s": time.perf_counter() - started, "seed": seed, "repeat": repeat},
+                 "wall_s": time.perf_counter() - started, "seed": seed, "repeat": repeat,
+                 "cpu": cpu, "pages": list(pages)},
         "boot": boot,
         "runs": [combine(v) for v in per_cell.values()],
         "runs_each": [m for v in per_cell.values() for m in v],
+        "pages": [combine(v) for v in per_page.values()],
         "breakdown": breakdowns,
     }
     data["markdown"] = browser_markdown(data)
@@ -834,9 +909,14 @@ def main(args: Any) -> int:
         raise SystemExit(f"browser mode runs {', '.join(BROWSER_STRATEGIES)}; not {bad}")
     traces = [build_trace(name, seed=args.seed) for name in names]
     repeat = args.repeat if args.repeat else (1 if args.quick else 3)
+    pages = tuple(args.pages.split(",")) if getattr(args, "pages", None) else PAGES
+    bad = [p for p in pages if p not in PAGES]
+    if bad:
+        raise SystemExit(f"browser mode pages are {', '.join(PAGES)}; not {bad}")
     data = run_browser(traces, strategies, seed=args.seed, cold_runs=1 if args.quick else 2,
                        out=args.out, repeat=repeat,
-                       breakdown=bool(getattr(args, "breakdown", False)))
+                       breakdown=bool(getattr(args, "breakdown", False)),
+                       cpu=float(getattr(args, "cpu", None) or 1.0), pages=pages)
     print(data["markdown"])
     unfaithful = [f"{r['strategy']}/{r['trace']}" for r in data["runs"] if not r["faithful"]]
     if unfaithful:

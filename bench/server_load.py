@@ -3,13 +3,18 @@
     python3 bench/server_load.py                       # the default matrix
     python3 bench/server_load.py --sessions 10 --viewers 100 --scenario fast --speed 1
     python3 bench/server_load.py --store redis --procs 1,2,4 --sessions 1 --viewers 1000
+    python3 bench/server_load.py --store memory,redis,redis-cluster --procs 2 \
+        --sessions 1 --viewers 1000        # the stores side by side, one run
 
 The server runs in a child process (so its memory is its own), instrumented
 only to note when each event enters a session log; one client process holds
 every viewer.  With ``--store redis`` a private redis-server is started and
 ``--procs N`` server processes share it; each session's viewers are spread over
 the processes, and RSS / CPU are the sum over them (Redis's own RSS is reported
-apart).  Per configuration it reports:
+apart).  ``--store redis-cluster`` starts a private 3-master Redis Cluster (no
+replicas: the figures are the store's, not replication's) the same way.  A comma
+list of stores runs each in turn, for a side-by-side table.  Per configuration it
+reports:
 
 - delivered events/s: raw session events that reached viewers (each viewer
   counts every event its batches cover), divided by the streaming time;
@@ -20,6 +25,10 @@ apart).  Per configuration it reports:
 - server CPU per delivered event (user + system time of the server process while
   streaming, divided by delivered events): less sensitive to machine load than
   events/s, since on a busy machine the server simply gets fewer cores;
+- Redis commands per event written (Redis stores): the commands clients sent
+  (INFO ``total_commands_processed``, summed over the nodes; a script counts
+  once, not the calls inside it) while streaming, divided by the events the runs
+  wrote;
 - the 1-minute load average at the end, to judge how shared the machine was.
 
 This is a benchmark, not a test: figures depend on the machine and its load
@@ -156,7 +165,7 @@ async def viewer(url: str, start_run: bool, scenario: str, attached: asyncio.Eve
 
 
 async def drive(bases: list[str], sessions: int, viewers: int, scenario: str,
-                pids: list[int]) -> dict:
+                pids: list[int], redis_ops: Any = None) -> dict:
     go = asyncio.Event()
     logs: dict[tuple[int, int], list[tuple[float, int, int]]] = {}
     events_attached: list[asyncio.Event] = []
@@ -197,6 +206,7 @@ async def drive(bases: list[str], sessions: int, viewers: int, scenario: str,
     rss_attached = rss()
     peak = rss_attached
     cpu0 = cpu()
+    ops0 = redis_ops() if redis_ops else 0
     t0 = time.monotonic()
     go.set()
     done = asyncio.gather(*tasks)
@@ -206,9 +216,24 @@ async def drive(bases: list[str], sessions: int, viewers: int, scenario: str,
     await done
     t1 = time.monotonic()
     cpu1 = cpu()
+    ops1 = redis_ops() if redis_ops else 0
     return {"logs": logs, "rss_before": rss_before, "rss_attached": rss_attached,
-            "server_cpu_s": cpu1 - cpu0,
+            "server_cpu_s": cpu1 - cpu0, "redis_ops": ops1 - ops0,
             "rss_peak": peak, "t0": t0, "t1": t1, "connect_s": connect_s}
+
+
+def redis_commands(ports: list[int]) -> int:
+    """Commands the Redis nodes on these ports have processed so far, summed."""
+    import redis
+
+    total = 0
+    for port in ports:
+        client = redis.Redis(host="127.0.0.1", port=port)
+        try:
+            total += int(client.info("stats")["total_commands_processed"])
+        finally:
+            client.close()
+    return total
 
 
 def percentile(sorted_values: list[float], p: float) -> float:
@@ -221,13 +246,22 @@ def percentile(sorted_values: list[float], p: float) -> float:
 def run_config(sessions: int, viewers: int, scenario: str, speed: float, log_events: int,
                store: str = "memory", procs: int = 1) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        redis = None
+        redis: Any = None
+        cluster: Any = None
+        redis_ports: list[int] = []
+        sys.path.insert(0, str(REPO / "tests"))
         if store == "redis":
-            sys.path.insert(0, str(REPO / "tests"))
             from server.redis_harness import RedisProcess
 
             redis = RedisProcess(Path(tmp) / "redis").start()
             store_url = redis.url
+            redis_ports = [redis.port]
+        elif store == "redis-cluster":
+            from server.redis_cluster_harness import RedisCluster
+
+            cluster = RedisCluster(Path(tmp) / "cluster", nodes=3, replicas=0).start()
+            store_url = cluster.url
+            redis_ports = list(cluster.ports)
         else:
             store_url = "memory"
         dumps = [Path(tmp) / f"entered{i}.json" for i in range(procs)]
@@ -244,15 +278,21 @@ def run_config(sessions: int, viewers: int, scenario: str, speed: float, log_eve
                     raise RuntimeError(f"server did not start: {line!r}")
                 bases.append(line.split()[1].replace("http://", "ws://"))
             res = asyncio.run(drive(bases, sessions, viewers, scenario,
-                                    [p.pid for p in children]))
+                                    [p.pid for p in children],
+                                    (lambda: redis_commands(redis_ports)) if redis_ports
+                                    else None))
         finally:
             for proc in children:
                 proc.send_signal(signal.SIGINT)
             for proc in children:
                 proc.wait(60)
+            redis_rss = 0
             if redis is not None:
                 redis_rss = rss_kib(redis.proc.pid) if redis.proc else 0
                 redis.stop()
+            if cluster is not None:
+                redis_rss = sum(rss_kib(p.pid) for p in cluster.procs.values())
+                cluster.stop()
         entered: dict[str, list[float]] = {}
         for dump in dumps:
             for k, v in json.loads(dump.read_text()).items():
@@ -271,11 +311,15 @@ def run_config(sessions: int, viewers: int, scenario: str, speed: float, log_eve
             delivered += through - prev
     delays.sort()
     n = sessions * viewers
+    written = sum(max(len(v) - 1, 0) for v in entered.values())
     streaming_s = res["t1"] - res["t0"]
     return {
         "store": store,
         "procs": procs,
-        "redis_rss_mib": round(redis_rss / 1024, 1) if store == "redis" else None,
+        "redis_rss_mib": round(redis_rss / 1024, 1) if store != "memory" else None,
+        "events_written": written,
+        "redis_cmds_per_event": (round(res["redis_ops"] / max(written, 1), 2)
+                                 if store != "memory" else None),
         "sessions": sessions,
         "viewers_per_session": viewers,
         "viewers": n,
@@ -313,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--speed", type=float, default=1.0, help="demo speed (default 1 = real time)")
     p.add_argument("--log-events", type=int, default=10_000)
     p.add_argument("--store", default="memory",
-                   help="memory | redis (a private redis-server) ; the child gets the URL")
+                   help="memory | redis (a private redis-server) | redis-cluster (a private "
+                        "3-master cluster), or a comma list of them; the child gets the URL")
     p.add_argument("--procs", default="1",
                    help="server processes on one Redis; a comma list runs each (e.g. 1,2,4)")
     p.add_argument("--json", type=Path, help="also write the results here")
@@ -323,25 +368,30 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     matrix = [(args.sessions, args.viewers)] if args.sessions and args.viewers else DEFAULT_MATRIX
     procs_list = [int(p) for p in args.procs.split(",")]
-    if args.store == "memory" and procs_list != [1]:
-        p.error("--procs > 1 needs --store redis")
+    stores = args.store.split(",")
+    if unknown := set(stores) - {"memory", "redis", "redis-cluster"}:
+        p.error(f"unknown store(s): {', '.join(sorted(unknown))}")
     results = []
-    header = (f"{'store':>8} {'M x K':>11} {'viewers':>7} {'events/s':>9} {'p50 ms':>7} "
+    header = (f"{'store':>10} {'M x K':>11} {'viewers':>7} {'events/s':>9} {'p50 ms':>7} "
               f"{'p99 ms':>7} {'max ms':>7} {'KiB/viewer':>10} {'peak KiB/v':>10} "
-              f"{'RSS MiB':>8} {'CPU us/ev':>9} {'load':>5}")
+              f"{'RSS MiB':>8} {'CPU us/ev':>9} {'cmds/ev':>7} {'load':>5}")
     print(header)
     for sessions, viewers in matrix:
-        for procs in procs_list:
-            r = run_config(sessions, viewers, args.scenario, args.speed, args.log_events,
-                           args.store, procs)
-            results.append(r)
-            label = "memory" if args.store == "memory" else f"redis/{procs}"
-            print(f"{label:>8} {sessions:>4} x {viewers:<4} {r['viewers']:>7} "
-                  f"{r['delivered_events_per_s']:>9} "
-                  f"{r['delay_ms_p50']:>7} {r['delay_ms_p99']:>7} {r['delay_ms_max']:>7} "
-                  f"{r['kib_per_viewer_attached']:>10} {r['kib_per_viewer_peak']:>10} "
-                  f"{r['rss_peak_mib']:>8} {r['server_cpu_us_per_event']:>9} "
-                  f"{r['loadavg_1m']:>5}", flush=True)
+        for store in stores:
+            # The memory store keeps a session in one process: it runs with one.
+            for procs in [1] if store == "memory" else procs_list:
+                r = run_config(sessions, viewers, args.scenario, args.speed, args.log_events,
+                               store, procs)
+                results.append(r)
+                label = {"memory": "memory", "redis": f"redis/{procs}"}.get(
+                    store, f"cluster/{procs}")
+                cmds = r["redis_cmds_per_event"]
+                print(f"{label:>10} {sessions:>4} x {viewers:<4} {r['viewers']:>7} "
+                      f"{r['delivered_events_per_s']:>9} "
+                      f"{r['delay_ms_p50']:>7} {r['delay_ms_p99']:>7} {r['delay_ms_max']:>7} "
+                      f"{r['kib_per_viewer_attached']:>10} {r['kib_per_viewer_peak']:>10} "
+                      f"{r['rss_peak_mib']:>8} {r['server_cpu_us_per_event']:>9} "
+                      f"{'-' if cmds is None else cmds:>7} {r['loadavg_1m']:>5}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

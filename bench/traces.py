@@ -78,6 +78,8 @@ TRACE_KINDS: dict[str, tuple[str, str, str]] = {
 # ≈ 1800 graphemes/s), for the per-frame cost's flatness over answer length.
 EXTRA_TRACES: dict[str, str] = {
     "answer_100k": "a 100 000-grapheme answer at ≈ 1800 graphemes/s (flatness of frame cost)",
+    "md_32k": "a ≥ 32 000-character Markdown answer (headings, lists, tables, code) at "
+              "≈ 1 300 characters/s: the whole frame over a long answer",
 }
 # Traces whose transport is steady (the lag targets apply to these).
 UNSTEADY_TRACES = frozenset({"jittery", "agentic", "paste", "bursty", "mobile", "paste50k"})
@@ -273,7 +275,11 @@ def long_answer_model(seed: int = 1) -> Model:
 
 
 def build_trace(name: str, seed: int = 1) -> Trace:
-    if name in EXTRA_TRACES:
+    if name == "md_32k":
+        from bench.traces_markdown import build_markdown_trace
+
+        return build_markdown_trace(name, seed)
+    if name == "answer_100k":
         model = long_answer_model(seed)
         arrivals = deliver(model)
         trace = Trace(name, model, arrivals, EXTRA_TRACES[name],

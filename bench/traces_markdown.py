@@ -103,7 +103,7 @@ def _tokens(text: str, rng: random.Random) -> list[str]:
     return out
 
 
-def _model(text: str, seed: int, run_id: str) -> Model:
+def _model(text: str, seed: int, run_id: str, gap_ms: float = 9.0) -> Model:
     rng = random.Random(seed)
     t = 0.0
     mid = f"{run_id}-m1"
@@ -113,7 +113,7 @@ def _model(text: str, seed: int, run_id: str) -> Model:
     ]
     t += 300.0
     for token in _tokens(text, rng):
-        t += rng.expovariate(1 / 9.0)  # ~110 tokens/s
+        t += rng.expovariate(1 / gap_ms)  # 9 ms: ~110 tokens/s
         model.append((round(t, 3), {"type": "TEXT_MESSAGE_CONTENT", "messageId": mid,
                                     "delta": token}))
     model.append((round(t + 5, 3), {"type": "TEXT_MESSAGE_END", "messageId": mid}))
@@ -129,13 +129,18 @@ def build_markdown_trace(name: str, seed: int = 1) -> Trace:
         text = markdown_document(50_000, seed)
     elif name == "md_plain":
         text = plain_twin(heavy_document(seed))
+    elif name == "md_32k":
+        text = markdown_document(32_000, seed)
     else:
         raise ValueError(f"unknown Markdown trace {name!r}")
-    model = _model(text, seed, f"run-{name}-{seed}")
+    # md_32k (browser only): a fast model (~3 ms a token, ≈ 1 300 characters/s),
+    # so the long answer plays in about half a minute.
+    model = _model(text, seed, f"run-{name}-{seed}", 3.0 if name == "md_32k" else 9.0)
     arrivals = deliver(model)
     meta: dict[str, Any] = {"scenario": name, "seed": seed, "network": "direct",
                             "socket_messages": len(arrivals), "chars": len(text)}
-    trace = Trace(name, model, arrivals, MARKDOWN_TRACES[name], meta)
+    description = MARKDOWN_TRACES.get(name) or "long Markdown answer, ≥ 32 000 characters, fast"
+    trace = Trace(name, model, arrivals, description, meta)
     meta["graphemes"] = trace.tracked.total
     meta["duration_ms"] = round(model[-1][0], 1)
     return trace

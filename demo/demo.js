@@ -74,6 +74,34 @@ class Chart {
     this.lag = [];
     this.pending = false;
     this.ctx = canvas ? canvas.getContext("2d") : null;
+    // The series' colours, read once (and again when the colour scheme changes):
+    // getComputedStyle in every draw forced a style recalculation each frame.
+    this.colors = null;
+    matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+      this.colors = null;
+    });
+    this.scale = "";
+    this.width = 0;
+    this.height = 0;
+    if (canvas) {
+      new ResizeObserver((entries) => {
+        const box = entries[entries.length - 1].contentRect;
+        this.width = box.width;
+        this.height = box.height;
+        if (this.shown.length && !this.pending) this.schedule();
+      }).observe(canvas);
+    }
+  }
+
+  schedule() {
+    this.pending = true;
+    requestAnimationFrame(() => this.draw());
+  }
+
+  readColors() {
+    const css = getComputedStyle(this.canvas);
+    const color = (name) => css.getPropertyValue(name).trim() || "#888";
+    return { shown: color("--chart-shown"), backlog: color("--chart-backlog"), lag: color("--chart-lag") };
   }
 
   push(shown, backlog, lag) {
@@ -81,25 +109,25 @@ class Chart {
       arr.push(v);
       if (arr.length > this.size) arr.shift();
     }
-    if (!this.pending && this.ctx) {
-      this.pending = true;
-      requestAnimationFrame(() => this.draw());
-    }
+    if (!this.pending && this.ctx) this.schedule();
   }
 
   draw() {
     this.pending = false;
     const { canvas, ctx } = this;
     const dpr = window.devicePixelRatio || 1;
-    const w = canvas.clientWidth;
-    const h = canvas.clientHeight;
-    if (canvas.width !== Math.round(w * dpr)) {
+    // The canvas's CSS size from the last resize, not clientWidth (a layout read:
+    // it would force the frame's layout of the whole page from this callback).
+    const w = this.width;
+    const h = this.height;
+    if (!w || !h) return;
+    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
       canvas.width = Math.round(w * dpr);
       canvas.height = Math.round(h * dpr);
     }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const css = getComputedStyle(canvas);
-    const color = (name) => css.getPropertyValue(name).trim() || "#888";
+    if (this.colors === null) this.colors = this.readColors();
+    const colors = this.colors;
     ctx.clearRect(0, 0, w, h);
     const n = this.size;
     const dx = w / n;
@@ -107,7 +135,7 @@ class Chart {
     const maxBacklog = Math.max(50, ...this.backlog);
     const maxLag = Math.max(300, ...this.lag);
     const off = n - this.shown.length;
-    ctx.fillStyle = color("--chart-shown");
+    ctx.fillStyle = colors.shown;
     this.shown.forEach((v, i) => {
       const bh = (v / maxShown) * (h - 4);
       ctx.fillRect((off + i) * dx, h - bh, Math.max(1, dx - 0.5), bh);
@@ -124,10 +152,14 @@ class Chart {
       });
       ctx.stroke();
     };
-    line(this.backlog, maxBacklog, color("--chart-backlog"));
-    line(this.lag, maxLag, color("--chart-lag"));
-    $("chart-scale").textContent =
+    line(this.backlog, maxBacklog, colors.backlog);
+    line(this.lag, maxLag, colors.lag);
+    const scale =
       `scales: ${maxShown} graphemes/frame · ${maxBacklog} backlog · ${Math.round(maxLag)} ms lag`;
+    if (scale !== this.scale) {  // a DOM write only when the text changes
+      this.scale = scale;
+      $("chart-scale").textContent = scale;
+    }
   }
 }
 

@@ -9,7 +9,9 @@ The page's JS glue (demo/demo.js) opens the session socket before Python boots.
 If it connects, the streampace server is the source; if the first connection
 fails (plain static files, e.g. `python3 -m http.server`), the in-page
 `SimulatedSession` takes over. Both views get the same batches: "as delivered"
-paints each batch when it arrives, "paced" goes through the scheduler.
+paints each batch when it arrives, "paced" goes through the scheduler. Both
+render Markdown incrementally (the frame's cost is what changed, not the whole
+answer), so the two panes differ only in when text appears.
 """
 
 from __future__ import annotations
@@ -24,11 +26,10 @@ from pyodide.ffi import create_proxy
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
 from streampace.browser.host import BrowserHost
-from streampace.browser.markdown_dom import RebuildView
 from streampace.browser.renderer import DomRenderer
 from streampace.sim.page_socket import SimulatedSession
 
-__all__ = ["AsDelivered", "Demo", "main", "SCENARIO_CHOICES"]
+__all__ = ["Demo", "main", "SCENARIO_CHOICES"]
 
 # Picker value -> (server/sim scenario, drop the connection mid-run?)
 SCENARIO_CHOICES: dict[str, tuple[str, bool]] = {
@@ -44,14 +45,6 @@ SCENARIO_CHOICES: dict[str, tuple[str, bool]] = {
 _DROP_AFTER_MS = (1500.0, 4500.0)  # forced reconnect: drop twice during the run
 
 
-class AsDelivered(DomRenderer):
-    """The "as delivered" baseline: each batch re-parses the whole message and
-    rebuilds its DOM (`RebuildView`), as non-incremental renderers do."""
-
-    def _markdown_view(self, body: Any) -> Any:
-        return RebuildView(self._doc, body, self._md_parser)
-
-
 class Demo:
     def __init__(self, bridge: Any, glue: Any) -> None:
         doc = js.document
@@ -59,10 +52,16 @@ class Demo:
         self.bridge = bridge
         self.glue = glue
         self.host = BrowserHost(on_error=self._on_exception)
-        # Both panes show Markdown; "as delivered" re-renders the whole message
-        # per batch, as a non-incremental renderer would.
-        self.delivered = AsDelivered(doc.getElementById("delivered"), bridge,
+        # Both panes show Markdown through the same incremental renderer; "as
+        # delivered" paints each batch when it arrives (_on_delivered). It used to
+        # re-parse the whole message per batch (markdown_dom.RebuildView), which
+        # on a long answer took hundreds of ms a batch on this shared main thread
+        # (python -m bench --browser, demo page) and made the paced pane stutter.
+        self.delivered = DomRenderer(doc.getElementById("delivered"), bridge,
                                      label="As delivered", emit_events=False, scroll=True)
+        # One voice per page: the paced view's live region says the answer and
+        # the run's end; the comparison pane's status line stays silent.
+        self.delivered.status.removeAttribute("role")
         # ?max_lag=120 sets the pacing law's knob (embed: data-max-lag).
         self.view = StreamView(bridge, doc.getElementById("paced"), host=self.host,
                                config=pacing_config(getattr(glue, "maxLag", None)),
@@ -163,8 +162,13 @@ class Demo:
     def _on_delivered(self, events: list[dict]) -> None:
         self.delivered.apply(events)
         running = self.delivered.state.run.status == "running"
+        stop_had_focus = self.doc.activeElement == self.stop_button
         self.run_button.disabled = running
         self.stop_button.disabled = not running
+        if stop_had_focus and not running:
+            # A disabled button drops the focus to the page's start: a keyboard
+            # reader who pressed Stop continues from Run instead.
+            self.run_button.focus()
 
     def _on_sample(self, sample: tuple[float, int, int, float]) -> None:
         _now, shown, backlog, lag = sample

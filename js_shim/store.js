@@ -107,7 +107,7 @@ export class Store extends EventTarget {
 }
 
 // <streampace-view stream="/ws/sessions/new" format="text" pace="off"
-//   max-lag="120" scroll="off" snapshot="off">: the tag's view in light DOM
+//   max-lag="120" scroll="off" snapshot="off" announce="off" heading-base="3">: the tag's view in light DOM
 // (the host's CSS reaches it). Removing it destroys the view; setting
 // `stream` shows that session.
 export function defineViewElement(mount) {
@@ -134,6 +134,8 @@ export function defineViewElement(mount) {
         maxLag: attr("max-lag") || "auto",
         format: attr("format") || "markdown",
         scroll: attr("scroll") !== "off",
+        announce: attr("announce") !== "off",
+        headingBase: attr("heading-base") || "auto",
       });
       this.instance.ready.catch(() => {}); // reported as streampace:error on the element
     }

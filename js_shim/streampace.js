@@ -54,7 +54,8 @@ function resolveTarget(target, fallbackAfter) {
 // `store`: headless (createStore): no element, the snapshots go to the store.
 class Instance {
   constructor({ target, stream = null, base = BASE, pace = true, snapshot = true, maxLag = "auto",
-                format = "markdown", scroll = true, scriptEl = null, store = null }) {
+                format = "markdown", scroll = true, announce = true, headingBase = "auto",
+                scriptEl = null, store = null }) {
     this.store = store;
     this.target = store !== null ? store : resolveTarget(target, scriptEl);
     this.base = base;
@@ -73,7 +74,8 @@ class Instance {
       this.progress.textContent = "Loading streampace…";
       this.target.append(this.progress);
     }
-    this.ready = this.boot(pace, snapshot, maxLag, format, scroll).catch((err) => {
+    this.ready = this.boot(pace, snapshot, maxLag, format, scroll, announce,
+                           String(headingBase)).catch((err) => {
       if (this.destroyed) throw err; // destroyed while booting: nothing to report
       if (this.progress !== null) {
         this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
@@ -83,7 +85,7 @@ class Instance {
     });
   }
 
-  async boot(pace, snapshot, maxLag, format, scroll) {
+  async boot(pace, snapshot, maxLag, format, scroll, announce, headingBase) {
     const pyodide = await loadRuntime(this.base, (text) => {
       if (this.progress !== null) this.progress.textContent = text;
     }, snapshot);
@@ -96,7 +98,8 @@ class Instance {
       store.destroy();
     } else {
       const embed = pyodide.pyimport("streampace.browser.embed");
-      this.controller = embed.start(bridge, this.target, socket, pace, maxLag, format, scroll);
+      this.controller = embed.start(bridge, this.target, socket, pace, maxLag, format, scroll,
+                                    announce, headingBase);
       embed.destroy();
     }
     mark("package-ready");
@@ -281,6 +284,8 @@ if (own !== null && (own.dataset.target || own.dataset.stream)) {
     maxLag: own.dataset.maxLag || "auto", // data-max-lag="120" (ms) or "auto"
     format: own.dataset.format || "markdown",
     scroll: own.dataset.scroll !== "off", // data-scroll="off": no following
+    announce: own.dataset.announce !== "off", // data-announce="off": no live region
+    headingBase: own.dataset.headingBase || "auto", // data-heading-base="3", "auto" or "off"
     scriptEl: own,
   });
 }

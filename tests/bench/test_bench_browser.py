@@ -40,6 +40,10 @@ def test_browser_mode_plays_a_trace_through_the_page(tmp_path: Path) -> None:
         assert r["frames_logged"] > 10, name
         assert r["py_ms_p50"] is not None and r["py_ms_p50"] >= 0, name
         assert r["longtask_observer_error"] is None, name
+        # The whole-frame probe ran: every frame's cost, long frames observed.
+        assert r["probe_errors"] == [], name
+        assert r["frame_n"] > 10 and r["frame_p50_ms"] > 0, name
+        assert r["loaf_n"] >= 0 and r["page"] == "bench", name
     assert runs["streampace"]["broken_reveals"] == 0
     # naive paints each socket message whole; the pacer spreads each over many frames
     assert runs["naive"]["commits"] == runs["naive"]["client"]["batches"]
@@ -48,3 +52,22 @@ def test_browser_mode_plays_a_trace_through_the_page(tmp_path: Path) -> None:
     assert runs["store"]["scheduler"]["applies"] > 3 * runs["naive"]["client"]["batches"]
     assert data["boot"]["warm_ms"], "every page load is a boot sample"
     assert (tmp_path / "browser.md").is_file() and (tmp_path / "browser.json").is_file()
+
+
+def test_browser_mode_plays_a_trace_into_the_demo_and_the_embed_throttled(
+        tmp_path: Path) -> None:
+    if _missing():
+        pytest.fail(_missing())
+    model = steady_model(150, 1.5, unit="ab ")
+    trace = delivered("tiny", model)
+    data = browser_bench.run_browser([trace], ["streampace"], cold_runs=0, out=tmp_path,
+                                     cpu=2.0, pages=("demo", "embed"))
+    assert not data["runs"], "no bench-page runs when only the demo and the embed are asked"
+    pages = {r["page"]: r for r in data["pages"]}
+    assert set(pages) == {"demo", "embed"}
+    for page, r in pages.items():
+        assert r["probe_errors"] == [], page
+        assert r["frame_n"] > 10, page
+        assert r["answer_chars"] == 3 * 225, page
+    assert data["meta"]["cpu"] == 2.0
+    assert "Whole frame at 2× CPU" in (tmp_path / "browser.md").read_text(encoding="utf-8")

@@ -74,7 +74,10 @@ def md_page(driver: Any, open_server: PageServer) -> Any:
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": (
         "window.__xssHits = []; window.__xss = (n) => window.__xssHits.push(n);"
         "window.alert = (m) => window.__xssHits.push('alert:' + m);")})
-    driver.get(open_server.url("/tests/browser/pages/stream.html?sid=md-boot&format=markdown"))
+    # Source heading levels (heading=off): the DOM is compared with the one-shot
+    # render; test_reading_browser.py tests the levels under the page's outline.
+    driver.get(open_server.url(
+        "/tests/browser/pages/stream.html?sid=md-boot&format=markdown&heading=off"))
     wait_for(driver, "return !!(window.__rec && window.__rec.ready)", BOOT_TIMEOUT_S)
     return open_server
 

@@ -25,7 +25,7 @@ from .conftest import (
     sse_headers,
     write_raw,
 )
-from .test_admission import _echo, _frames, _Mounted, _raw_handshake
+from .test_admission import _attach, _echo, _frames, _Mounted, _raw_handshake
 
 PING = b"\x89\xfd" + b"\x00\x00\x00\x00" + b"p" * 125  # a masked 125-byte ping (mask 0)
 PINGS = 40_000  # ~5.2 MB of pings: what the attacker sends in well under a second
@@ -148,21 +148,23 @@ def test_sessions_left_empty_lock_nobody_out(serve, store_kind, request):
         assert int(redis.command("ZCARD", "sp:sessions").strip()[1:]) <= 6
 
 
-def test_new_sessions_are_rate_limited_across_addresses(serve):
+def test_new_sessions_are_rate_limited_per_address_and_in_all(serve):
     server = serve("demo", client_session_ids=False, new_sessions_per_s=0.01,
-                   new_sessions_burst=3)
+                   new_sessions_burst=4, client_new_sessions_per_s=0.01,
+                   client_new_sessions_burst=2)
 
     async def scenario() -> list[int | None]:
         codes = []
-        for i in range(5):
-            ws, code = await _attach_or_code(server.ws_url("new"),
-                                             local_addr=(f"127.0.2.{i + 1}", 0))
+        for address in ("127.0.2.1", "127.0.2.1", "127.0.2.1", "127.0.2.2", "127.0.2.3",
+                        "127.0.2.4"):
+            ws, code = await _attach_or_code(server.ws_url("new"), local_addr=(address, 0))
             codes.append(code)
             if ws is not None:
                 await ws.close()
         return codes
 
-    assert asyncio.run(scenario()) == [None, None, None, 1013, 1013]
+    # One address's own share first (4429), then everyone's (1013).
+    assert asyncio.run(scenario()) == [None, None, 4429, None, None, 1013]
 
 
 # -- defect 5: forwarded headers, and IPv6 clients by prefix --------------------------------
@@ -273,3 +275,48 @@ def test_state_values_json_cannot_carry_end_the_run_before_they_are_logged(
     for received in (live, replay, snap):
         raw.append(json.dumps(received.batches, allow_nan=False))  # strict JSON throughout
     assert all(token not in text for text in raw)
+
+
+# -- defect 7: the upstream gets a thread id, not the session's key ---------------------------
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "redis"])
+def test_an_upstream_gets_a_thread_id_that_is_not_the_session_key(
+        serve, upstream, store_kind):
+    from .test_hostile_state import _good_run
+
+    def script(h: Any, body: Any) -> None:
+        sse_headers(h)
+        for e in _good_run(body):  # echoes the threadId it was given
+            write_raw(h, sse_event(e))
+
+    up = upstream(script)
+    server = serve(f"agui:{up.url}", client_session_ids=False)
+
+    async def one_session(runs: int) -> tuple[str, Received]:
+        ws, hello = await _attach(server.ws_url("new"))
+        got = Received()
+        for n in range(runs):
+            await send(ws, type="run", prompt=f"p{n}")
+            await recv_until(ws, got, runs_ended(n + 1))
+        await ws.close()
+        return hello["sessionId"], got
+
+    async def scenario() -> tuple[str, str, Received, int | None]:
+        first, got = await one_session(2)
+        second, _ = await one_session(1)
+        # The thread id opens nothing.
+        thread = up.requests[0]["body"]["threadId"]
+        async with websockets.connect(server.ws_url(thread)) as ws:
+            await send(ws, type="resume", after=0)
+            code = await close_code(ws)
+        return first, second, got, code
+
+    first, second, got, code = asyncio.run(scenario())
+    threads = [r["body"]["threadId"] for r in up.requests]
+    assert threads[0] == threads[1] != threads[2]  # stable per session, one per session
+    assert first not in threads and second not in threads
+    assert not any(first in json.dumps(r["body"]) for r in up.requests[:2])
+    # Viewers still see their session's own id on its runs.
+    assert {e["threadId"] for e in got.events if e["type"] == "RUN_STARTED"} == {first}
+    assert code in (1008, 4404)

@@ -149,6 +149,97 @@ def test_max_sessions_counts_the_sessions_of_the_whole_cluster(cluster, procs): 
     assert len({cluster.master_of(_slot(f"sp:{{{sid}}}:epoch")) for sid in ids}) >= 2
 
 
+# The commands a restricted ACL user needs (docs/scaling.md, the operator's checklist).
+ACL_COMMANDS = (
+    "ping", "get", "set", "del", "exists", "incr", "incrby", "pexpire", "xadd", "xrange",
+    "xrevrange", "hget", "hmget", "hset", "zadd", "zcard", "zrem", "zrangebyscore",
+    "zremrangebyscore", "multi", "exec", "eval", "evalsha", "script|load", "publish",
+    "subscribe", "unsubscribe", "cluster|slots", "cluster|shards", "command")
+
+
+def test_an_acl_user_with_only_the_listed_commands_serves_sessions(cluster, procs):  # noqa: F811
+    for port in cluster.masters():
+        cluster.command(port, "FLUSHALL")
+    for port in cluster.live_ports():  # ACLs are per node
+        assert "OK" in cluster.command(
+            port, "ACL", "SETUSER", "sp-acl", "on", ">acl-pw", "resetkeys", "~sp:*",
+            "resetchannels", "&sp:control", "-@all", *(f"+{c}" for c in ACL_COMMANDS))
+        cluster.command(port, "ACL", "LOG", "RESET")
+    url = cluster.url.replace("://", "://sp-acl:acl-pw@")
+    a = ServerProcess(url, "--max-sessions", "2", "--session-quiet", "0.01", speed=20.0)
+    b = ServerProcess(url, speed=20.0)
+    procs += [a, b]
+
+    async def scenario() -> list[str]:
+        codes = []
+        for i in range(3):  # the third makes room: a quiet session is forgotten
+            async with websockets.connect(a.ws(f"acl{i}")) as wa, \
+                    websockets.connect(b.ws(f"acl{i}")) as wb:
+                for ws in (wa, wb):
+                    await send(ws, type="resume", after=0)
+                await send(wa, type="run", prompt="restricted", scenario="long")
+                got = await recv_until(wb, Received(), lambda r: len(r.batches) >= 2)
+                await send(wb, type="cancel")  # crosses processes on sp:control
+                await recv_until(wb, got, runs_ended(1))
+                codes.append(got.events[-1].get("code"))
+            await asyncio.sleep(0.05)
+        return codes
+
+    assert asyncio.run(scenario()) == ["cancelled"] * 3
+    forgotten = "sp:{acl0}:epoch"  # made room for acl2
+    assert cluster.command(cluster.master_of(_slot(forgotten)), "EXISTS", forgotten).strip() == "0"
+    for port in cluster.live_ports():
+        assert cluster.command(port, "ACL", "LOG").strip() == ""  # nothing was denied
+
+
+def _on_another_master(cluster: RedisCluster, than: str) -> str:
+    taken = cluster.master_of(_slot(f"sp:{{{than}}}:log"))
+    for i in range(100):
+        if cluster.master_of(_slot(f"sp:{{kill{i}}}:log")) != taken:
+            return f"kill{i}"
+    raise LookupError("every candidate session is on one master")
+
+
+def test_a_master_killed_mid_run_ends_the_run_the_same_for_every_viewer(
+        cluster, procs):  # noqa: F811
+    """The session's master is SIGKILLed mid-run; its replica (in sync) takes over.  The
+    run cannot be written meanwhile: every viewer is told (store_unavailable), the run
+    ends (run_lost) for all with the same text under the same epoch, and the next run
+    streams whole."""
+    session = _on_another_master(cluster, "failover")  # that one is for the next test
+    a, b = ServerProcess(cluster.url, speed=1.0), ServerProcess(cluster.url, speed=1.0)
+    procs += [a, b]
+    master = cluster.master_of(_slot(f"sp:{{{session}}}:log"))
+
+    async def scenario() -> tuple[Viewer, Viewer, str | None]:
+        va, vb = Viewer(a, session), Viewer(b, session)
+        await va.open()
+        await vb.open()
+        await send(va.ws, type="run", prompt="before the kill", scenario="long")
+        await va.read_until(lambda v: v.contents() >= 20)
+        await vb.read_until(lambda v: v.contents() >= 20)
+        epoch = va.client.epoch
+        cluster.signal(master, signal.SIGKILL)
+        for v in (va, vb):
+            await v.read_until(lambda v: v.state.status in ("finished", "error"))
+        await asyncio.to_thread(cluster.wait_ok)
+        await send(va.ws, type="run", prompt="after the kill", scenario="very_fast")
+        for v in (va, vb):
+            await v.read_until(lambda v: v.state.status == "finished"
+                               and "after the kill" in v.text())
+        await va.ws.close()
+        await vb.ws.close()
+        return va, vb, epoch
+
+    va, vb, epoch = asyncio.run(asyncio.wait_for(scenario(), 3 * WAIT_S))
+    for v in (va, vb):
+        assert "store_unavailable" in v.errors
+        assert v.closes == []  # nothing was lost: nobody had to start over
+    assert va.client.epoch == vb.client.epoch == epoch
+    assert va.text() == vb.text()
+    assert va.client.last_through == vb.client.last_through
+
+
 def test_a_master_killed_after_its_replica_fell_behind_loses_events_visibly(
         cluster, procs):  # noqa: F811
     """The replica of the session's master stops (SIGSTOP) and loses its link while the

@@ -74,12 +74,17 @@ def test_agui_upstream_is_forwarded_as_is(serve, upstream):
     # The page always sends a scenario; sources other than demo ignore it.
     got = asyncio.run(watch_run(server.ws_url("ag"), prompt="make tea", scenario="agentic"))
     assert_conformant(got.events, prompt="make tea")
-    assert compact(_model_part(got.events)) == compact(sent[0])
+    # As sent, but the run's events carry the session's own id (the upstream was given
+    # a thread id derived from it).
+    expected = [{**e, "threadId": "ag"} if "threadId" in e else e for e in sent[0]]
+    assert compact(_model_part(got.events)) == compact(expected)
     req = up.requests[0]
     assert req["path"] == "/agent"
     assert req["headers"]["Accept"] == "text/event-stream"
     body = req["body"]
-    assert body["threadId"] == "ag" and body["runId"] == got.events[0]["runId"]
+    # A thread id derived from the session's id, not the id (a capability) itself.
+    assert body["threadId"] == server.server.hub.config.upstream_thread_id("ag") != "ag"
+    assert body["runId"] == got.events[0]["runId"]
     assert body["messages"][-1] == {"id": f"{body['runId']}-user", "role": "user",
                                     "content": "make tea"}
 

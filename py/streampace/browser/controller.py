@@ -21,6 +21,7 @@ from typing import Any
 import js
 from pyodide.ffi import JsProxy, create_proxy
 
+from streampace.browser.announce import heading_base as heading_base_option
 from streampace.browser.client import SessionClient, StreamError
 from streampace.browser.host import BrowserHost
 from streampace.browser.labels import labels_for
@@ -85,6 +86,8 @@ class StreamView:
         text_format: str = "markdown",
         on_paced: Callable[[list[dict]], None] | None = None,
         scroll: bool = True,
+        announce: bool = True,
+        heading_base: Any = "auto",
         labels: dict[str, str] | None = None,
     ) -> None:
         self.bridge = bridge
@@ -94,6 +97,10 @@ class StreamView:
         self._own_host = host is None
         self.segmenter = IntlSegmenter(bridge)
         self.labels = labels if labels is not None else labels_for(_page_lang())
+        # The answer is said in a live region (`announce`); its headings sit
+        # under the page's outline (`heading_base`: "auto", "off" or 1-6).
+        self.announce = announce
+        self.heading_base = heading_base
         self.renderer: Any = self._make_renderer(label=label, text_format=text_format,
                                                  scroll=scroll)
         # The person's questions: sent, queued behind the current run, or refused.
@@ -122,7 +129,9 @@ class StreamView:
     def _make_renderer(self, *, label: str, text_format: str, scroll: bool) -> Any:
         """What shows the paced batches (a headless store overrides it: store.py)."""
         renderer = DomRenderer(self.mount, self.bridge, label=label, text_format=text_format,
-                               scroll=scroll, labels=self.labels)
+                               scroll=scroll, labels=self.labels, announce=self.announce,
+                               timers=self.host,
+                               heading_base=heading_base_option(self.heading_base, self.mount))
         renderer.on_withdraw = self.withdraw
         return renderer
 

@@ -28,7 +28,8 @@ def pacing_config(max_lag_ms: Any = None) -> PacingConfig:
 
 def start(bridge: Any, target: Any, socket: Any = None, pace: bool = True,
           max_lag_ms: Any = None, text_format: str = "markdown",
-          scroll: bool = True) -> StreamView:
+          scroll: bool = True, announce: bool = True,
+          heading_base: Any = "auto") -> StreamView:
     """Create the view in `target`; attach `socket` (opened and buffering since
     before Python booted) so everything it received is shown, in order.
 
@@ -37,9 +38,14 @@ def start(bridge: Any, target: Any, socket: Any = None, pace: bool = True,
     the pacing law's one knob, the most any grapheme may trail its arrival;
     None or "auto" = automatic. `text_format` ("markdown" or "text") is how
     assistant messages are shown. `scroll` (the tag's `data-scroll`, off with
-    "off"): keep the newest text in sight while the reader is at the bottom."""
+    "off"): keep the newest text in sight while the reader is at the bottom.
+    `announce` (`data-announce`, off with "off"): say the answer in a polite live
+    region as it becomes readable. `heading_base` (`data-heading-base`): the
+    level of the answer's top headings, "auto" (one below the page's heading
+    before the view), "off" (as written) or 1-6."""
     view = StreamView(bridge, target, pace=bool(pace), config=pacing_config(max_lag_ms),
-                      text_format=str(text_format or "markdown"), scroll=bool(scroll))
+                      text_format=str(text_format or "markdown"), scroll=bool(scroll),
+                      announce=bool(announce), heading_base=heading_base)
     if socket is not None and not isinstance(socket, JsNull):
         view.connect(socket)
     return view

@@ -23,7 +23,7 @@ from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.safety import is_safe_link
 from streampace.markdown.tree import MATHML_TAGS
 
-__all__ = ["MarkdownView", "RebuildView", "release_copy_handler"]
+__all__ = ["MarkdownView", "RebuildView", "release_copy_handler", "clipboard_text"]
 
 # Built at import, so a memory snapshot of the imported page modules holds it
 # ready (scripts/make_snapshot.mjs): no parser set-up at boot.
@@ -33,11 +33,29 @@ _TEXT_NODE_LIMIT = 4096  # as in renderer.py: Blink's appendData copies the whol
 _URL_ATTRS = ("href", "src")
 _MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 _view_ids = itertools.count(1)
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 
 # One click handler for every view's copy buttons (event delegation on each
 # view's container): a single proxy per page, owned here, whatever the number
 # of messages; `release_copy_handler()` destroys it.
 _copy_proxy: Any = None
+
+
+# What a copy button leaves out (issue 33 item 8): characters that show nothing in the
+# block but act where the text is pasted — C0 controls but tab and newline (ESC ends
+# a terminal's bracketed paste, so what follows runs as typed commands; backspace
+# hides what precedes it), DEL, C1 controls, and the bidirectional embeddings,
+# overrides and isolates that reorder how code reads ("Trojan Source").  Joiners
+# and variation selectors stay: emoji and scripts need them.
+_INVISIBLE_ACTIVE = dict.fromkeys(
+    [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0),
+     *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+
+
+def clipboard_text(text: str) -> str:
+    """The text a copy button puts on the clipboard: what the block shows, without
+    the controls that show nothing there but act where it is pasted."""
+    return text.translate(_INVISIBLE_ACTIVE)
 
 
 def _on_copy_click(event: Any) -> None:
@@ -50,10 +68,11 @@ def _on_copy_click(event: Any) -> None:
         return
     import js
 
-    # The exact source: the code element's text (highlight spans hold only text).
+    # The code element's text (highlight spans hold only text), less what shows
+    # nothing but acts where it is pasted.
     clipboard = getattr(js.navigator, "clipboard", None)
     if clipboard is not None:
-        clipboard.writeText(code.textContent)
+        clipboard.writeText(clipboard_text(code.textContent))
     button.setAttribute("data-copied", "")
 
 
@@ -122,6 +141,9 @@ class MarkdownView:
         self.created = 0   # DOM nodes created (elements and text nodes)
         self.replaced = 0  # shown nodes replaced by a different element (rebuilt)
         self.text_ops = 0  # appendData / data writes
+        # Page levels for the message's headings (reading.outline.HeadingOutline,
+        # set by the renderer); None: the source levels.
+        self.outline: Any = None
 
     # -- public ------------------------------------------------------------
     def feed(self, delta: str) -> None:
@@ -146,6 +168,8 @@ class MarkdownView:
                     else:
                         self._append_flow(mirror.el)
                 self.final.append(mirror)
+                if self.outline is not None and op.node[0] in _HEADINGS:
+                    self.outline.add(_HEADINGS[op.node[0]])
             elif isinstance(op, md.SetFootnotes):
                 self._set_notes(op.node)
             elif isinstance(op, md.UpdateBlock):
@@ -210,8 +234,13 @@ class MarkdownView:
         if isinstance(node, str):
             return _Text(node, self.doc.createTextNode(node))
         tag, attrs, children = node
-        el = (self.doc.createElementNS(_MATHML_NS, tag) if tag in MATHML_TAGS
-              else self.doc.createElement(tag))
+        if tag in _HEADINGS and self.outline is not None:
+            # The tree keeps the source level (patching compares trees); the
+            # element has the page's (a final heading is never rebuilt).
+            el = self.doc.createElement(f"h{self.outline.level(_HEADINGS[tag])}")
+        else:
+            el = (self.doc.createElementNS(_MATHML_NS, tag) if tag in MATHML_TAGS
+                  else self.doc.createElement(tag))
         for name, value in attrs:
             self._set_attr(el, name, value)
         if tag == "pre":
@@ -327,7 +356,8 @@ class MarkdownView:
 class RebuildView(MarkdownView):
     """The baseline other renderers implement: on every update, parse the whole
     message as it stands and rebuild its DOM (no finality, no held-back
-    openers). Used by the demo's "as delivered" pane for comparison.
+    openers). The tests compare the incremental view with it (the demo's "as
+    delivered" pane no longer uses it: see demo/demo.py).
 
     Like such renderers it throttles itself once a rebuild gets expensive: after
     a rebuild that took t, updates within 4 t are folded into the next one

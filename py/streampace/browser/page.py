@@ -101,7 +101,8 @@ class PageView:
     """One paced view mounted from Python, and its subscribers."""
 
     def __init__(self, target: Any, *, pace: bool = True, max_lag_ms: Any = None,
-                 text_format: str = "markdown", speed: float = 1.0) -> None:
+                 text_format: str = "markdown", speed: float = 1.0, announce: bool = True,
+                 heading_base: Any = "auto") -> None:
         self._js_bridge = bridge()
         self.element = _element(target)
         self.speed = speed
@@ -117,7 +118,8 @@ class PageView:
         self.view = StreamView(_EventBridge(self._js_bridge, self._dispatch), self.element,
                                pace=pace, config=pacing_config(max_lag_ms),
                                text_format=text_format, on_status=self._on_status,
-                               on_paced=self._on_paced)
+                               on_paced=self._on_paced, announce=announce,
+                               heading_base=heading_base)
 
     # -- subscribing -------------------------------------------------------
     def on_text(self, fn: Callable[[str, str], None]) -> Callable[[str, str], None]:
@@ -268,13 +270,15 @@ class PageView:
 
 def mount(target: Any, stream: str | None = None, *, simulate: str = "never",
           pace: bool = True, max_lag_ms: Any = None, text_format: str = "markdown",
-          speed: float = 1.0) -> PageView:
+          speed: float = 1.0, announce: bool = True, heading_base: Any = "auto") -> PageView:
     """Mount a paced view in `target` (a CSS selector or an element) and, with
     `stream`, show that session (see `PageView.connect` for `simulate`).
     `max_lag_ms` and `text_format` are the embed's `data-max-lag` and
-    `data-format`; `speed` speeds up the simulated model."""
+    `data-format`; `announce` and `heading_base` its `data-announce` (a live
+    region saying the answer) and `data-heading-base` ("auto", "off", 1-6);
+    `speed` speeds up the simulated model."""
     view = PageView(target, pace=pace, max_lag_ms=max_lag_ms, text_format=text_format,
-                    speed=speed)
+                    speed=speed, announce=announce, heading_base=heading_base)
     if stream is not None or simulate == "always":
         view.connect(stream, simulate=simulate)
     return view

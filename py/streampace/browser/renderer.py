@@ -39,7 +39,7 @@ from streampace.browser.scroll import ScrollFollower
 from streampace.conversation import items
 from streampace.conversation.live_state import Changes, LiveState
 
-__all__ = ["FORMATS", "DomRenderer"]
+__all__ = ["FORMATS", "DomRenderer", "status_text"]
 
 _TEXT_NODE_LIMIT = 4096  # characters per Text node before a new one is started
 # Characters per block before the next line starts a new block element.  Blink
@@ -53,6 +53,16 @@ FORMATS = ("markdown", "text")
 _RUN_ENDS = ("RUN_FINISHED", "RUN_ERROR")
 # The run's outcome -> the label shown on the status line.
 _STATUS = {"running": "generating", "finished": "done", "stopped": "stopped"}
+
+
+def status_text(run: items.RunInfo, labels: dict[str, str]) -> str:
+    """The run's status line in the view's words ("Generating…", "Done", "Error: …")."""
+    outcome = run.outcome
+    if outcome == "error":
+        text = f"{labels['error']}: {run.error or 'run failed'}"
+        return text + f" ({run.error_code})" if run.error_code else text
+    label = _STATUS.get(outcome)
+    return labels[label] if label is not None else ""
 
 
 class _Node:
@@ -194,12 +204,17 @@ class DomRenderer:
     `bridge` provides `emit(el, name, detailJson)` for the DOM CustomEvents
     `streampace:message-end`, `streampace:run-end` and `streampace:error`.
     With `scroll`, a `ScrollFollower` keeps the newest text in sight.
+    With `announce`, a live region says the answer as it becomes readable
+    (`announce.LiveRegion`, on `timers`: the view's FrameHost). With
+    `heading_base`, an answer's top heading level is that level
+    (`reading.outline`); None keeps the source levels.
     """
 
     def __init__(self, mount: Any, bridge: Any, *, label: str = "Answer",
                  emit_events: bool = True, text_format: str = "markdown",
                  reasoning_format: str = "text", scroll: bool = False,
-                 labels: dict[str, str] | None = None) -> None:
+                 labels: dict[str, str] | None = None, announce: bool = False,
+                 timers: Any = None, heading_base: int | None = None) -> None:
         if text_format not in FORMATS or reasoning_format not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}")
         # Assistant messages (and reasoning, if asked) as Markdown; the parser
@@ -222,7 +237,10 @@ class DomRenderer:
         # stylesheet may set another value per element).  CSSOM, as below.
         self.root.style.overflowWrap = "anywhere"
         self.status = self._el("div", "sp-status")
-        self.status.setAttribute("role", "status")
+        if not announce:
+            # With the live region the run's start and end are said there, in
+            # order after the text, instead of from a second region.
+            self.status.setAttribute("role", "status")
         self.timeline = self._el("div", "sp-timeline")
         # Not a live region: a screen reader would read every frame's slice.
         # aria-busy marks it as in flux while a run streams.
@@ -247,6 +265,12 @@ class DomRenderer:
         self._queue: Any = None
         self._queue_click: Any = None
         self.on_withdraw: Any = None
+        self.heading_base = heading_base
+        self.reader: Any = None
+        if announce:
+            from streampace.browser.announce import LiveRegion
+
+            self.reader = LiveRegion(self, timers)
 
     # -- public ------------------------------------------------------------
     def apply(self, events: list[dict]) -> None:
@@ -284,8 +308,20 @@ class DomRenderer:
             except Exception as exc:  # noqa: BLE001 - any failure: rebuilt from the state
                 self._recover(exc, "render")
             self.commits += 1
+            self._tell_reader(changes)
             self._announce(changes)
         self.apply_ms.append(self._perf.now() - t0)
+
+    def _tell_reader(self, changes: Changes) -> None:
+        if self.reader is None:
+            return
+        try:
+            self.reader.after_commit(changes)
+        except Exception as exc:  # noqa: BLE001 - the view goes on, silent
+            js.console.error("streampace: the live region failed and is off: "
+                             + "".join(traceback.format_exception(exc)))
+            self.reader.close()
+            self.reader = None
 
     def reset(self) -> None:
         """Forget everything shown (session switch)."""
@@ -299,6 +335,8 @@ class DomRenderer:
             self.follower.reset()
 
     def _forget_state(self) -> None:
+        if self.reader is not None:
+            self.reader.clear()  # the items it was saying are gone (kept ones: said)
         self.state = LiveState()
         self._discard_nodes()
         self._plain.clear()
@@ -393,6 +431,8 @@ class DomRenderer:
             self.closed = True
             if self.follower is not None:
                 self.follower.close()
+            if self.reader is not None:
+                self.reader.close()
             self.root.remove()
             self._discard_nodes()
             if self._queue_click is not None:
@@ -483,15 +523,8 @@ class DomRenderer:
     def _run_status(self) -> None:
         run = self.state.run
         self.timeline.setAttribute("aria-busy", "true" if run.status == "running" else "false")
-        outcome = run.outcome
-        self.root.setAttribute("data-run", outcome)
-        label = _STATUS.get(outcome)
-        text = self.labels[label] if label is not None else ""
-        if outcome == "error":
-            text = f"{self.labels['error']}: {run.error or 'run failed'}"
-            if run.error_code:
-                text += f" ({run.error_code})"
-        self.status.textContent = text
+        self.root.setAttribute("data-run", run.outcome)
+        self.status.textContent = status_text(run, self.labels)
 
     def _emit(self, name: str, detail: dict) -> None:
         self._bridge.emit(self.mount, name, json.dumps(detail))
@@ -566,7 +599,12 @@ class DomRenderer:
 
     def _markdown_view(self, body: Any) -> Any:
         """The view that renders a Markdown body (a subclass may show it otherwise)."""
-        return _page_view_class()(self._doc, body, self._md_parser)
+        view = _page_view_class()(self._doc, body, self._md_parser)
+        if self.heading_base is not None:
+            from streampace.reading.outline import HeadingOutline
+
+            view.outline = HeadingOutline(self.heading_base)
+        return view
 
     def _markdown_body(self, el: Any, text: str, ended: bool) -> tuple[Any, _MarkdownNode]:
         body = self._el("div", "sp-text sp-markdown")

@@ -21,6 +21,7 @@ property / key, g tag, v variable, i inserted, d deleted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from streampace.markdown.tree import Node, append_nodes
@@ -210,9 +211,186 @@ def _number_end(line: str, i: int) -> int:
     return j
 
 
+class _Line:
+    """One line being tokenized by `_code_line`'s rules."""
+
+    __slots__ = ("lang", "line", "n", "out", "partial", "start_of_line", "state")
+
+    def __init__(self, lang: _Lang, line: str, out: _Out, partial: bool) -> None:
+        self.lang, self.line, self.n, self.out, self.partial = lang, line, len(line), out, partial
+        self.start_of_line = True
+        self.state = ""  # what the next line starts inside ("" nothing; see _code_line)
+
+
+# A rule looks at the token starting at i: it returns the index after it (the
+# line's length when the token runs to the end, with `state` set), or -1 when
+# the token is not its kind.
+_Rule = Callable[[_Line, int], int]
+
+
+def _blanks(sc: _Line, i: int) -> int:
+    line, n = sc.line, sc.n
+    j = i
+    while j < n and line[j] in " \t":
+        j += 1
+    sc.out.add("", line[i:j])
+    return j
+
+
+def _line_comment(sc: _Line, i: int) -> int:
+    line = sc.line
+    if not line.startswith(sc.lang.line_comment, i) or (
+            line[i] == "#" and i > 0 and line[i - 1] not in " \t"):
+        return -1
+    sc.out.add("c", line[i:])
+    return sc.n
+
+
+def _block_comment(sc: _Line, i: int) -> int:
+    line, bc = sc.line, sc.lang.block_comment
+    if bc is None or not line.startswith(bc[0], i):
+        return -1
+    end = line.find(bc[1], i + len(bc[0]))
+    if end < 0:
+        sc.out.add("c", line[i:])
+        sc.state = "c" + bc[1]
+        return sc.n
+    sc.out.add("c", line[i:end + len(bc[1])])
+    return end + len(bc[1])
+
+
+def _string(sc: _Line, i: int) -> int:
+    lang, line, c = sc.lang, sc.line, sc.line[i]
+    quote = c * 3 if lang.triple and line.startswith(c * 3, i) else c
+    end = _string_end(line, i + len(quote), quote)
+    if lang.keys and end > 0 and line[end:].lstrip().startswith(":"):
+        sc.out.add("a", line[i:end])
+        return end
+    if end < 0:
+        sc.out.add("s", line[i:])
+        if len(quote) == 3 or c in lang.multiline_quotes:
+            sc.state = "s" + quote
+        return sc.n
+    sc.out.add("s", line[i:end])
+    return end
+
+
+def _number(sc: _Line, i: int) -> int:
+    line, c = sc.line, sc.line[i]
+    if not (c.isdigit() or (c == "." and i + 1 < sc.n and line[i + 1].isdigit())):
+        return -1
+    j = _number_end(line, i)
+    sc.out.add("n", line[i:j])
+    return j
+
+
+def _word_class(sc: _Line, word: str, j: int) -> str:
+    """The class of the identifier `word` ending at `j` ("f!": a Rust macro)."""
+    lang, line = sc.lang, sc.line
+    nxt = line[j] if j < sc.n else ""
+    key = word.lower() if lang.ignore_case else word
+    if nxt in lang.quotes and word in lang.string_prefixes:
+        return "s"  # the string itself follows
+    if lang.keys and lang is not _JSON and (sc.start_of_line or lang is _CSS) \
+            and line[j:].lstrip(" \t").startswith(":"):
+        return "a"
+    if key in lang.keywords:
+        return "k"
+    if key in lang.literals:
+        return "l"
+    if key in lang.types:
+        return "t"
+    if lang.macros and nxt == "!":
+        return "f!"
+    return "f" if nxt == "(" else ""
+
+
+def _word(sc: _Line, i: int) -> int:
+    lang, line, n, c = sc.lang, sc.line, sc.n, sc.line[i]
+    css = lang is _CSS
+    if not (_ident_char(c) or (c == "-" and css and i + 1 < n and line[i + 1].isalpha())):
+        return -1
+    j = i + 1
+    while j < n and (_ident_char(line[j]) or (css and line[j] == "-")):
+        j += 1
+    word = line[i:j]
+    # At the end of a partial line a word may still grow (`in` -> `int`): it
+    # is classed once complete.
+    cls = "" if j == n and sc.partial else _word_class(sc, word, j)
+    if cls == "f!":
+        cls, word, j = "f", word + "!", j + 1
+    sc.out.add(cls, word)
+    sc.start_of_line = False
+    return j
+
+
+def _at_meta(sc: _Line, i: int) -> int:
+    line, n = sc.line, sc.n
+    if not (i + 1 < n and _ident_char(line[i + 1])):
+        return -1
+    j = i + 1
+    while j < n and (_ident_char(line[j]) or line[j] in ".-"):
+        j += 1
+    sc.out.add("m", line[i:j])
+    return j
+
+
+def _dollar_var(sc: _Line, i: int) -> int:
+    line, n = sc.line, sc.n
+    if i + 1 >= n:
+        return -1
+    j = i + 1
+    if line[j] == "{":
+        end = line.find("}", j)
+        j = n if end < 0 else end + 1
+    else:
+        while j < n and (_ident_char(line[j]) or (j == i + 1 and line[j] in "@#?$!*")):
+            j += 1
+    sc.out.add("v" if j > i + 1 else "", line[i:j])
+    return j
+
+
+def _yaml_dash(sc: _Line, i: int) -> int:
+    if not (i + 1 < sc.n and sc.line[i + 1] == " "):
+        return -1
+    sc.out.add("", "- ")
+    return i + 2
+
+
+_ASCII_WORD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+# For a character no rule names (other letters and digits, punctuation).
+_OTHER: tuple[_Rule, ...] = (_number, _word)
+
+
+def _rule_table(lang: _Lang) -> dict[str, tuple[_Rule, ...]]:
+    """Per first character, the rules to try in order (the first that takes
+    the token wins; none: one character of plain text)."""
+    firsts: list[tuple[_Rule, str]] = [
+        (_blanks, " \t"),
+        (_line_comment, "".join(lc[0] for lc in lang.line_comment)),
+        (_block_comment, lang.block_comment[0][0] if lang.block_comment else ""),
+        (_string, lang.quotes),
+        (_number, "0123456789."),
+        (_word, _ASCII_WORD + ("-" if lang is _CSS else "")),
+        (_at_meta, "@" if lang.at_meta else ""),
+        (_dollar_var, "$" if lang.dollar_vars else ""),
+        (_yaml_dash, "-" if lang is _YAML else ""),
+    ]
+    table: dict[str, list[_Rule]] = {}
+    for rule, chars in firsts:
+        for c in chars:
+            if rule not in table.setdefault(c, []):
+                table[c].append(rule)
+    return {c: tuple(rules) for c, rules in table.items()}
+
+
+_RULES = {id(lang): _rule_table(lang) for lang in _FAMILIES.values() if isinstance(lang, _Lang)}
+
+
 def _code_line(lang: _Lang, line: str, state: str, out: _Out, partial: bool = False) -> str:
-    """Tokenize one line of a C-like / script language; return the state after it."""
-    n = len(line)
+    """Tokenize one line of a C-like / script language; return the state after
+    it: "" or, inside a block comment or a multi-line string, its class and
+    closer ("c*/", "s\"\"\"")."""
     i = 0
     if state:  # inside a block comment or a multi-line string: find its end
         kind, close = state[0], state[1:]
@@ -222,107 +400,22 @@ def _code_line(lang: _Lang, line: str, state: str, out: _Out, partial: bool = Fa
             return state
         out.add(kind, line[:end])
         i = end
-    if lang.hash_meta and not state and line.lstrip().startswith("#"):
+    elif lang.hash_meta and line.lstrip().startswith("#"):
         out.add("m", line)
         return ""
-    start_of_line = True
+    sc = _Line(lang, line, out, partial)
+    rules, n = _RULES[id(lang)], sc.n
     while i < n:
-        c = line[i]
-        if c in " \t":
-            j = i
-            while j < n and line[j] in " \t":
-                j += 1
-            out.add("", line[i:j])
-            i = j
-            continue
-        if lang.line_comment and line.startswith(lang.line_comment, i) and (
-                c != "#" or i == 0 or line[i - 1] in " \t"):
-            out.add("c", line[i:])
-            return ""
-        bc = lang.block_comment
-        if bc is not None and line.startswith(bc[0], i):
-            end = line.find(bc[1], i + len(bc[0]))
-            if end < 0:
-                out.add("c", line[i:])
-                return "c" + bc[1]
-            out.add("c", line[i:end + len(bc[1])])
-            i = end + len(bc[1])
-            continue
-        if c in lang.quotes:
-            quote = c * 3 if lang.triple and line.startswith(c * 3, i) else c
-            end = _string_end(line, i + len(quote), quote)
-            if lang.keys and end > 0 and line[end:].lstrip().startswith(":"):
-                out.add("a", line[i:end])
-                i = end
-                continue
-            if end < 0:
-                out.add("s", line[i:])
-                multi = len(quote) == 3 or c in lang.multiline_quotes
-                return "s" + quote if multi else ""
-            out.add("s", line[i:end])
-            i = end
-            continue
-        if c.isdigit() or (c == "." and i + 1 < n and line[i + 1].isdigit()):
-            j = _number_end(line, i)
-            out.add("n", line[i:j])
-            i = j
-            continue
-        if _ident_char(c) or (c == "-" and lang is _CSS and i + 1 < n and line[i + 1].isalpha()):
+        for rule in rules.get(line[i], _OTHER):
+            j = rule(sc, i)
+            if j >= 0:
+                break
+        else:
+            out.add("", line[i])
+            sc.start_of_line = False
             j = i + 1
-            while j < n and (_ident_char(line[j]) or (lang is _CSS and line[j] == "-")):
-                j += 1
-            word = line[i:j]
-            key = word.lower() if lang.ignore_case else word
-            nxt = line[j] if j < n else ""
-            if j == n and partial:
-                out.add("", word)  # may still grow (`in` -> `int`): classed once complete
-            elif nxt in lang.quotes and word in lang.string_prefixes:
-                out.add("s", word)  # the string itself follows
-            elif lang.keys and (lang is not _JSON) and line[j:].lstrip(" \t").startswith(":") \
-                    and (start_of_line or lang is _CSS):
-                out.add("a", word)
-            elif key in lang.keywords:
-                out.add("k", word)
-            elif key in lang.literals:
-                out.add("l", word)
-            elif key in lang.types:
-                out.add("t", word)
-            elif lang.macros and nxt == "!":
-                out.add("f", word + "!")
-                j += 1
-            elif nxt == "(":
-                out.add("f", word)
-            else:
-                out.add("", word)
-            i = j
-            start_of_line = False
-            continue
-        if c == "@" and lang.at_meta and i + 1 < n and (_ident_char(line[i + 1])):
-            j = i + 1
-            while j < n and (_ident_char(line[j]) or line[j] in ".-"):
-                j += 1
-            out.add("m", line[i:j])
-            i = j
-            continue
-        if c == "$" and lang.dollar_vars and i + 1 < n:
-            j = i + 1
-            if line[j] == "{":
-                end = line.find("}", j)
-                j = n if end < 0 else end + 1
-            else:
-                while j < n and (_ident_char(line[j]) or (j == i + 1 and line[j] in "@#?$!*")):
-                    j += 1
-            out.add("v" if j > i + 1 else "", line[i:j])
-            i = j
-            continue
-        if c == "-" and lang is _YAML and i + 1 < n and line[i + 1] == " ":
-            out.add("", "- ")
-            i += 2
-            continue
-        out.add("", c)
-        start_of_line = False
-        i += 1
-    return ""
+        i = j
+    return sc.state
 
 
 def _html_line(line: str, state: str, out: _Out) -> str:

@@ -9,7 +9,7 @@ their own while they stay open:
   prefix, rendered once, and a *live* rest re-rendered per delta. A prefix is
   settled at a split point (after a space or a line break, before a non-space)
   where nothing is left open in it — no emphasis, bracket, code span or link
-  destination waiting for a closer (`tail._complete_inline` finds nothing to
+  destination waiting for a closer (`completion.complete_inline` finds nothing to
   close) — so later text cannot change how it renders. Attempts are geometric
   in the live length (amortised O(1) per character); past `_WINDOW` characters
   the prefix is settled anyway, so hostile text (an unclosed backtick at the
@@ -31,11 +31,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from streampace.markdown.completion import complete_inline
 from streampace.markdown.joins import _ITEM, _loose
 from streampace.markdown.parser import Parser
 from streampace.markdown.tail import (
     _apply,
-    _complete_inline,
     _is_table_line,
     _marker_only,
     display_source,
@@ -211,7 +211,7 @@ class OpenParagraph:
         text = (self.live + extra).rstrip(" \t")
         kids = list(self.settled)
         if text:
-            dels, suffix = _complete_inline(text)
+            dels, suffix = complete_inline(text)
             shown = _apply(text, dels, suffix) if dels or suffix else text
             # A paragraph's content ends without blanks (its block parse strips them).
             append_nodes(kids, self.parser.inline(shown.rstrip(" \t\n"), self.refs, self.ctx))

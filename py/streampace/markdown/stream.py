@@ -23,9 +23,9 @@ Changes come out of `feed`/`close` as operations (`FinalBlock`, `SetTail`,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from streampace.markdown.fence import OpenFence
+from streampace.markdown.finality import cannot_grow, title_may_follow
 from streampace.markdown.footnotes import Footnotes
 from streampace.markdown.joins import (
     _PLAIN,
@@ -43,6 +43,14 @@ from streampace.markdown.open_block import (
     final_from_open,
     is_math_fence,
 )
+from streampace.markdown.ops import (
+    AppendCode,
+    FinalBlock,
+    Op,
+    SetFootnotes,
+    SetTail,
+    UpdateBlock,
+)
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.tail import display_source
 from streampace.markdown.tree import Node, to_html
@@ -56,64 +64,8 @@ _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})([^\n]*)$")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 
 
-@dataclass(frozen=True, slots=True)
-class FinalBlock:
-    """Append `node` as a final block; it replaces the first node of the tail
-    (a renderer keeps that element and patches it: usually nothing changes)."""
-
-    node: Node
-
-
-@dataclass(frozen=True, slots=True)
-class SetTail:
-    """The open tail is now `nodes` (a renderer patches what differs)."""
-
-    nodes: tuple[Node, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class AppendCode:
-    """Append `text` to the code element of the open tail's (only) code block;
-    `node` is that block afterwards."""
-
-    text: str
-    node: Node
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateBlock:
-    """Final block `index` is now `node`: only when a link reference defined
-    later resolves a link in it (see `_resolve_back`)."""
-
-    index: int
-    node: Node
-
-
-@dataclass(frozen=True, slots=True)
-class SetFootnotes:
-    """The footnotes section (after the tail) is now `node` (None: none)."""
-
-    node: Node | None
-
-
-Op = FinalBlock | SetTail | AppendCode | UpdateBlock | SetFootnotes
-
-
 def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
-
-
-def _title_may_follow(tail: str, gap_start: int, open_start: int) -> bool:
-    """Whether the lines between a final block and the open block at
-    `open_start` may hold a link reference definition whose title the open
-    block's first line starts (`[a]: /u` then `'ti…`, the closing quote still
-    to come). Such a definition is not final: it stays in the tail until the
-    title closes or the block it seemed to start ends."""
-    if open_start <= gap_start:
-        return False
-    lines = tail.split("\n", open_start + 1)
-    return (bool(lines[open_start - 1].strip())
-            and lines[open_start].lstrip(" \t")[:1] in ("'", '"', "("))
 
 
 # Tail states (the only transitions: _step and _fence_step).
@@ -282,13 +234,13 @@ class MarkdownStream:
                 if blocks[k][0] < complete:
                     final = k
                     break
-            if final < len(blocks) and self._cannot_grow(tail, blocks[final], complete):
+            if final < len(blocks) and cannot_grow(tail, blocks[final], complete):
                 final += 1
         if final:
             # The tail keeps everything from the first open block (or, when all
             # blocks are final, from the end of the last one: a partial line).
             cut_line = blocks[final][0] if final < len(blocks) else blocks[final - 1][1]
-            if final < len(blocks) and _title_may_follow(tail, blocks[final - 1][1], cut_line):
+            if final < len(blocks) and title_may_follow(tail, blocks[final - 1][1], cut_line):
                 cut_line = blocks[final - 1][1]
             self._finalise(tail, blocks[:final], cut_line, ops)
             tail = self._tail
@@ -459,38 +411,6 @@ class MarkdownStream:
             self._exact = self._tail  # plain text appended: still the tail's plain parse
         self.plain_appends += 1
         return True
-
-    def _cannot_grow(self, tail: str, block: tuple[int, int, str], complete: int) -> bool:
-        start, end, kind = block
-        if end > complete:
-            return False
-        if kind == "hr":
-            return True
-        if kind == "heading_open":
-            return True
-        if kind == "math_block":  # closed by its own closing line, or by a blank line
-            lines = tail.split("\n", end + 1)
-            last = lines[end - 1].strip() if end - 1 < len(lines) else ""
-            return (end > start + 1 and last in ("$$", "\\]")) or (
-                end < complete and end < len(lines) and not lines[end].strip())
-        if kind in ("paragraph_open", "blockquote_open", "table_open"):
-            # A blank line ends these for good (a list or indented code may
-            # continue past one; these cannot).
-            lines = tail.split("\n", end + 1)
-            return any(i < complete and i < len(lines) and not lines[i].strip()
-                       for i in (end - 1, end) if i > start)
-        if kind == "fence":
-            lines = tail.split("\n", end)[start:end]
-            if len(lines) < 2:
-                return False
-            opening = lines[0].lstrip(" ")
-            run = opening[: len(opening) - len(opening.lstrip(opening[0]))]
-            last = lines[-1]
-            closing = last.strip()
-            # A closing fence is indented at most 3 spaces (deeper, it is code).
-            return (len(last) - len(last.lstrip(" ")) <= 3 and bool(closing)
-                    and set(closing) == {run[0]} and len(closing) >= len(run))
-        return False
 
     def _finalise(self, tail: str, blocks: list[tuple[int, int, str]], cut_line: int,
                   ops: list[Op]) -> None:

@@ -29,7 +29,8 @@ from its real source; the display form is never used for a final block.
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from streampace.markdown.completion import complete_inline
 
 __all__ = ["display_source"]
 
@@ -147,19 +148,6 @@ def _is_table_line(line: str) -> bool:
 
 
 _REF_DEF = re.compile(r"^[ ]{0,3}\[(?:[^\]\\]|\\.)+\]:")  # alternatives disjoint: linear
-_ENTITY_SO_FAR = re.compile(r"&#?[A-Za-z0-9]{0,31}$")
-_TAG_SO_FAR = re.compile(r"</?(?:[A-Za-z][A-Za-z0-9+.\-]{0,31})?$")
-_AUTOLINK_SO_FAR = re.compile(r"<[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*$")
-
-
-def _is_space(c: str) -> bool:
-    return c == "" or c.isspace()
-
-
-def _is_punct(c: str) -> bool:
-    return c != "" and unicodedata.category(c)[0] in "PS"
-
-
 def _in_fence(lines: list[str]) -> bool:
     fence: str | None = None
     for line in lines:
@@ -181,205 +169,6 @@ def _cells(row: str) -> int:
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
     return len(re.split(r"(?<!\\)\|", body))
-
-
-_SEARCH = 64  # openers looked at per closer (see _complete_inline)
-
-
-def _math_end(text: str, i: int) -> int | None:
-    """For a math opener at `i` (md_rules' syntax): the index after its closer
-    on the same line, -1 if it has none yet, None if `i` opens no formula
-    (`$` before a blank or a digit: "$5" is a price until proven otherwise)."""
-    n = len(text)
-    line_end = text.find("\n", i)
-    line_end = n if line_end < 0 else line_end
-    if text.startswith("$$", i):
-        close = text.find("$$", i + 2, line_end)
-        return -1 if close < 0 else close + 2
-    if text[i] == "$":
-        if i + 1 >= n or text[i + 1] in " \t\n" or text[i + 1].isdigit():
-            return None
-        pos = i + 2
-        while True:
-            pos = text.find("$", pos, line_end)
-            if pos < 0:
-                return -1
-            if text[pos - 1] not in " \t\\" and not (pos + 1 < n and text[pos + 1].isdigit()):
-                return pos + 1
-            pos += 1
-    closer = "\\)" if text[i + 1] == "(" else "\\]"
-    close = text.find(closer, i + 2, line_end)
-    return -1 if close < 0 else close + 2
-
-
-def _complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
-    """Deletions (start, end) and a suffix that close what `text` leaves open."""
-    n = len(text)
-    deletions: list[tuple[int, int]] = []
-    # ["emph", pos, char, count left, run length, can also close] | ["bracket", pos, width]
-    stack: list[list] = []
-    code: tuple[int, int] | None = None  # (pos, run length)
-    dest: list | None = None  # [paren depth, open quote or ""]
-    last_closed: tuple[int, int, int] | None = None  # bracket pos, width, ']' pos
-    i = 0
-    while i < n:
-        c = text[i]
-        if code is not None:
-            if c == "`":
-                j = i
-                while j < n and text[j] == "`":
-                    j += 1
-                if j - i == code[1]:
-                    code = None
-                i = j
-            else:
-                i += 1
-            continue
-        if dest is not None:
-            if c == "\\":
-                i += 2
-                continue
-            if dest[1]:
-                if c == dest[1] or (dest[1] == ")" and c == ")"):
-                    dest[1] = ""
-            elif c in "\"'":
-                dest[1] = c
-            elif c == "(" and i > 0 and text[i - 1] == " ":
-                dest[1] = ")"
-            elif c == "(":
-                dest[0] += 1
-            elif c == ")":
-                dest[0] -= 1
-                if dest[0] == 0:
-                    dest = None
-            i += 1
-            continue
-        if c == "$" or (c == "\\" and i + 1 < n and text[i + 1] in "(["):
-            end = _math_end(text, i)
-            if end is not None:
-                if end >= 0:
-                    i = end  # a complete formula: nothing inside it is completed
-                    continue
-                # An unfinished formula shows as its source until it closes (to
-                # the end of its line: inline math does not span lines). A
-                # zero-width deletion marks the text as still open.
-                nl = text.find("\n", i)
-                if nl < 0:
-                    deletions.append((n, n))
-                    break
-                i = nl
-                continue
-        if c == "\\":
-            if i == n - 1:
-                deletions.append((i, n))
-            i += 2
-            continue
-        if c == "`":
-            j = i
-            while j < n and text[j] == "`":
-                j += 1
-            code = (i, j - i)
-            i = j
-            continue
-        if c == "!" and i + 1 < n and text[i + 1] == "[":
-            stack.append(["bracket", i, 2])
-            i += 2
-            continue
-        if c == "[":
-            stack.append(["bracket", i, 1])
-        elif c == "]":
-            for k in range(len(stack) - 1, max(-1, len(stack) - 1 - _SEARCH), -1):
-                if stack[k][0] == "bracket":
-                    entry = stack[k]
-                    del stack[k:]  # emphasis opened inside the brackets stays literal
-                    if i + 1 < n and text[i + 1] == "(":
-                        dest = [1, ""]
-                        i += 2
-                        last_closed = None
-                    else:
-                        last_closed = (entry[1], entry[2], i)
-                        i += 1
-                    break
-            else:
-                i += 1
-            continue
-        elif c in "*_~":
-            j = i
-            while j < n and text[j] == c:
-                j += 1
-            run = j - i
-            prev = text[i - 1] if i > 0 else ""
-            nxt = text[j] if j < n else ""
-            if c == "~" and run < 2:
-                if j == n:
-                    deletions.append((i, j))  # may become `~~`
-                i = j
-                continue
-            p_space, p_punct = _is_space(prev), _is_punct(prev)
-            n_space, n_punct = _is_space(nxt), _is_punct(nxt)
-            left = not n_space and (not n_punct or p_space or p_punct)
-            right = not p_space and (not p_punct or n_space or n_punct)
-            if c == "_":
-                can_open = left and (not right or _is_punct(prev))
-                can_close = right and (not left or _is_punct(nxt))
-            else:
-                can_open, can_close = left, right
-            if j == n:
-                # Nothing after the run yet: it cannot open; it may close.
-                can_open = False
-            matched = False
-            both = can_open and can_close
-            if can_close:
-                # Only the innermost openers are searched: a closer cannot cost
-                # more than a constant, whatever number of openers precede it.
-                for k in range(len(stack) - 1, max(-1, len(stack) - 1 - _SEARCH), -1):
-                    entry = stack[k]
-                    if entry[0] == "emph" and entry[2] == c:
-                        # CommonMark's rule of 3 (runs that can both open and close).
-                        o = entry[4]
-                        if (both or entry[5]) and (o + run) % 3 == 0 and (o % 3 or run % 3):
-                            continue
-                        del stack[k + 1:]
-                        entry[3] -= run
-                        if entry[3] <= 0:
-                            stack.pop()
-                        matched = True
-                        break
-            if not matched:
-                if can_open:
-                    stack.append(["emph", i, c, run, run, both])
-                elif j == n:
-                    deletions.append((i, j))  # an opener still waiting for its text
-            i = j
-            continue
-        i += 1
-
-    suffix = ""
-    if code is not None:
-        if code[0] + code[1] >= n:
-            deletions.append((code[0], n))
-        else:
-            suffix += "`" * code[1]
-    elif dest is not None:
-        suffix += (dest[1] if dest[1] else "") + ")" * dest[0]
-    else:
-        tail = text[-40:]
-        m = _AUTOLINK_SO_FAR.search(tail)
-        if m:
-            suffix += ">"
-        else:
-            m = _ENTITY_SO_FAR.search(tail) or _TAG_SO_FAR.search(tail)
-            if m:
-                deletions.append((n - len(tail) + m.start(), n))
-        if last_closed is not None and last_closed[2] == n - 1:
-            deletions.append((last_closed[0], last_closed[0] + last_closed[1]))
-            deletions.append((n - 1, n))
-    for entry in reversed(stack):
-        if entry[0] == "bracket":
-            deletions.append((entry[1], entry[1] + entry[2]))
-        else:
-            suffix += entry[2] * (entry[3] if entry[2] != "~" else 2)
-    return deletions, suffix
 
 
 def _apply(text: str, deletions: list[tuple[int, int]], suffix: str) -> str:
@@ -464,12 +253,12 @@ def display_source(tail: str) -> str:
         cut = max(row.rfind("|", 0, len(row) - 1) if row.endswith("|") else row.rfind("|"), 0)
         head, region = row[:cut + 1], row[cut + 1:]
         if not (suffix_lines and row.endswith("|")):
-            dels, suffix = _complete_inline(region)
+            dels, suffix = complete_inline(region)
             para[-1] = head + _apply(region, dels, suffix)
     else:
         masked = [(_prefix_end(line), line) for line in para]
         view = "\n".join(" " * cut + line[cut:] for cut, line in masked)
-        dels, suffix = _complete_inline(view)
+        dels, suffix = complete_inline(view)
         if dels or suffix:
             # Deletions never touch the blanked prefixes (they hold only spaces).
             joined = "\n".join(para)

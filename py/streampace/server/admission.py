@@ -28,7 +28,7 @@ from streampace.session.protocol import NEW_SESSION, SESSION_ID_RE, CloseCode
 
 __all__ = [
     "Authorize", "NEW_SESSION", "SESSION_ID_RE", "Refused", "ClientCounts",
-    "OriginPolicy", "TokenBucket", "address_key", "client_key", "mint_session_id",
+    "OriginPolicy", "TokenBucket", "RatePerKey", "address_key", "client_key", "mint_session_id",
     "CLOSE_POLICY", "CLOSE_UNAUTHORIZED",
     "CLOSE_UNKNOWN_SESSION", "CLOSE_TOO_MANY",
 ]
@@ -127,6 +127,37 @@ class ClientCounts:
 
     def total(self) -> int:
         return sum(self._counts.values())
+
+
+class RatePerKey:
+    """A token bucket per key (an address), a bounded number of them: a bucket that
+    has had time to refill whole is the same as a new one, so such buckets are
+    dropped once ``max_keys`` are held."""
+
+    def __init__(self, burst: float, rate: float, max_keys: int = 4096) -> None:
+        self.burst = burst
+        self.rate = rate
+        self.max_keys = max_keys
+        self._buckets: dict[str, TokenBucket] = {}
+        self._last: dict[str, float] = {}
+
+    def take(self, key: str, now: float) -> bool:
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self.max_keys:
+                self._prune(now)
+            bucket = self._buckets[key] = TokenBucket(self.burst, self.rate, now)
+        self._last[key] = now
+        return bucket.take(1, now)
+
+    def _prune(self, now: float) -> None:
+        refill_s = self.burst / self.rate if self.rate > 0 else float("inf")
+        for key, at in list(self._last.items()):
+            if now - at >= refill_s:
+                del self._last[key], self._buckets[key]
+        while len(self._buckets) >= self.max_keys:  # all busy: the oldest go
+            oldest = min(self._last, key=self._last.__getitem__)
+            del self._last[oldest], self._buckets[oldest]
 
 
 class OriginPolicy:

@@ -105,10 +105,14 @@ def build_parser() -> argparse.ArgumentParser:
     admission.add_argument("--ipv6-prefix", type=_prefix, default=64, metavar="BITS",
                            help="per-address limits count an IPv6 client by this prefix "
                                 "(default 64: a host's usual allocation)")
-    admission.add_argument("--new-sessions-per-s", type=_positive_float, default=20.0,
+    admission.add_argument("--new-sessions-per-s", type=_positive_float, default=100.0,
                            metavar="RATE",
-                           help="new sessions in all per second, after a burst of 100; past "
-                                "it 1013 (default 20)")
+                           help="new sessions in all per second, after a burst of 200; past "
+                                "it 1013 (default 100)")
+    admission.add_argument("--client-new-sessions-per-s", type=_positive_float, default=5.0,
+                           metavar="RATE",
+                           help="new sessions per address per second, after a burst of 20; "
+                                "past it 4429 (default 5)")
     admission.add_argument(
         "--forwarded-allow-ips", action="append", default=[], metavar="ADDRESS",
         help="a proxy whose X-Forwarded-For names the client (repeatable; an address or "
@@ -210,6 +214,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_sessions_per_client=args.max_sessions_per_client,
         ipv6_prefix=args.ipv6_prefix,
         new_sessions_per_s=args.new_sessions_per_s,
+        client_new_sessions_per_s=args.client_new_sessions_per_s,
         forwarded_allow_ips=tuple(args.forwarded_allow_ips),
         max_connections=args.max_connections,
         memory_budget_bytes=args.memory_budget * 1024 * 1024,

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
+import secrets
+from base64 import urlsafe_b64encode
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from streampace.session import limits
 from streampace.session.delivery import DeliveryConfig
 
-__all__ = ["ServerConfig", "default_root", "LOOPBACK_HOSTS"]
+__all__ = ["ServerConfig", "default_root", "LOOPBACK_HOSTS", "THREAD_SECRET_ENV"]
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+THREAD_SECRET_ENV = "STREAMPACE_THREAD_SECRET"  # servers sharing a store share this
+
+
+def _thread_secret() -> bytes:
+    """The key of upstream thread ids: from the environment when set (every process
+    and host serving the same sessions must agree), else random per server (the
+    workers of one ``serve --workers`` are forked from it and share it)."""
+    shared = os.environ.get(THREAD_SECRET_ENV)
+    return shared.encode() if shared else secrets.token_bytes(32)
 
 
 def default_root() -> Path:
@@ -57,8 +71,10 @@ class ServerConfig:
     max_connections_per_client: int = 256  # per address (0: no limit); over it 4429
     max_sessions_per_client: int = 64  # sessions one address created and still uses
     ipv6_prefix: int = 64  # per-address limits count IPv6 clients by this prefix
-    new_sessions_per_s: float = 20.0  # sessions created in all, at this rate ...
-    new_sessions_burst: int = 100  # ... with this burst; past it 1013
+    new_sessions_per_s: float = 100.0  # sessions created in all, at this rate ...
+    new_sessions_burst: int = 200  # ... with this burst; past it 1013
+    client_new_sessions_per_s: float = 5.0  # ... and by one address, at this rate ...
+    client_new_sessions_burst: int = 20  # ... with this burst; past it 4429
     # Proxies whose X-Forwarded-For / Forwarded headers name the client (none: the
     # peer's own address is the client's, whoever sends such headers).
     forwarded_allow_ips: tuple[str, ...] = ()
@@ -75,6 +91,14 @@ class ServerConfig:
     lease_ms: int = 5_000  # Redis store: a run's lease; a dead owner's run ends this late
     session_ttl_s: float = 7 * 24 * 3600.0  # Redis store: keys of an untouched session expire
     delivery: DeliveryConfig = field(default_factory=DeliveryConfig)
+    thread_secret: bytes = field(default_factory=_thread_secret, repr=False)
+
+    def upstream_thread_id(self, session_id: str) -> str:
+        """The AG-UI threadId an upstream gets for a session: derived from the
+        session's id (stable, one per session) but not the id itself, which is a
+        capability an upstream must not hold (issue 33 item 7)."""
+        digest = hmac.new(self.thread_secret, session_id.encode(), hashlib.sha256).digest()
+        return "t-" + urlsafe_b64encode(digest[:16]).decode().rstrip("=")
 
     def own_origins(self, port: int | None = None) -> set[str]:
         port = self.port if port is None else port

@@ -23,6 +23,7 @@ from .admission import (
     Authorize,
     ClientCounts,
     OriginPolicy,
+    RatePerKey,
     Refused,
     TokenBucket,
 )
@@ -42,6 +43,7 @@ SHUTDOWN_MESSAGE = "the server is shutting down"
 FULL_REASON = "too many sessions in use"
 BUDGET_REASON = "the server's memory budget for sessions is used up"
 RATE_REASON = "too many new sessions: try again shortly"
+ADDRESS_RATE_REASON = "too many new sessions from this address: try again shortly"
 
 
 class Hub:
@@ -69,6 +71,8 @@ class Hub:
         # Sessions this process makes (or loads from its store), in all addresses.
         self._new_sessions = TokenBucket(config.new_sessions_burst, config.new_sessions_per_s,
                                          self.clock() / 1000.0)
+        self._new_sessions_by = RatePerKey(config.client_new_sessions_burst,
+                                           config.client_new_sessions_per_s)
 
     def _own_origins(self, port: int) -> OriginPolicy:
         return OriginPolicy(set(self.config.allow_origins) | self.config.own_origins(port), ())
@@ -118,6 +122,9 @@ class Hub:
         if self._in_use_by(client) >= config.max_sessions_per_client > 0:
             raise Refused(CLOSE_TOO_MANY, "too many sessions from this address")
         now = self.clock()
+        # An address's own rate first, so that one address cannot spend everyone's.
+        if not self._new_sessions_by.take(client, now / 1000.0):
+            raise Refused(CLOSE_TOO_MANY, ADDRESS_RATE_REASON)
         if not self._new_sessions.take(1, now / 1000.0):
             raise Refused(CLOSE_TRY_AGAIN, RATE_REASON)
         while len(self.sessions) >= config.max_sessions:

@@ -390,6 +390,5 @@ def _cluster_client(url: str, block_ms: int) -> RedisCluster:
         # Few and quick retries: a failover takes the cluster-node-timeout, and the
         # store's own loops (the reader's back-off, the lease's grace) wait it out
         # without holding a run's write or a viewer's catch-up for seconds.
-        cluster_error_retry_attempts=3,
-        retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 2),
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), 3),
     )

@@ -116,7 +116,7 @@ class RunLease:
         release = bool(events) and events[-1].get("type") in ev.RUN_TERMINAL_TYPES
         mirror = self._mirror
         tail: Tail = (mirror.head, mirror.chain)  # the mirror is caught up at a run's start
-        if self._tail is not None and self._tail[0] == token:
+        if self._conn.cluster and self._tail is not None and self._tail[0] == token:
             tail = self._tail[1]  # this token's own writes, which the mirror may not hold yet
         new = await self._conn.append(self._keys, token, tail, events, release,
                                       self._session.epoch)

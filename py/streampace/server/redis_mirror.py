@@ -228,7 +228,8 @@ class RedisMirror:
             return
         if result.epoch != self._session.epoch:
             self.lost()
-        elif result.seq < self.head or not self.apply(result.entries):
+        elif result.seq < self.head or (result.entries and not self.apply(result.entries)):
+            # (no entries: no apply, so a quiet stream stays quiet for check_quiet)
             await self.diverged(result.seq)
 
     async def diverged(self, seq: int) -> None:

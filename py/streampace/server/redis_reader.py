@@ -25,7 +25,10 @@ __all__ = ["StreamReader", "Follower", "MUX_BLOCK_MS"]
 log = logging.getLogger("streampace.server")
 
 MUX_BLOCK_MS = 50  # the XREAD block: how late a newly followed session joins
-POLL_MS = 25  # cluster: the pause between reads that brought nothing
+POLL_MS = 25  # cluster: the pause between reads (well inside the 150 ms batching window)
+# Cluster: a session with no run open is read this often (a run started elsewhere shows
+# up to this late at first; the reads of idle sessions cost 8x less).
+IDLE_POLL_MS = 200
 TOUCH_EVERY_S = 30.0  # the followed sessions' activity in the session index
 
 
@@ -39,6 +42,10 @@ class Follower(Protocol):
     def wants_reads(self) -> bool:
         """Someone in this process needs the session's new events."""
 
+    @property
+    def run_open(self) -> bool:
+        """The log shows a run going on."""
+
     async def check_quiet(self, now: float, quiet_s: float) -> None:
         """The stream brought nothing for a while: is a run's owner still alive?"""
 
@@ -50,15 +57,18 @@ class StreamReader:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._next_touch = 0.0
+        self._next_poll: dict[str, float] = {}  # cluster: loop time each session is due
 
     def follow(self, follower: Follower) -> None:
         self._followers[follower.session_id] = follower
+        self._next_poll.pop(follower.session_id, None)  # a viewer or a run: read it now
         if self._task is None and not self._closed:
             self._task = asyncio.create_task(self._loop())
 
     def forget(self, follower: Follower) -> None:
         if self._followers.get(follower.session_id) is follower:
             del self._followers[follower.session_id]
+        self._next_poll.pop(follower.session_id, None)
 
     async def _loop(self) -> None:
         backoff = 0.1
@@ -67,6 +77,7 @@ class StreamReader:
             while not self._closed:
                 for sid in [i for i, f in self._followers.items() if not f.wants_reads]:
                     del self._followers[sid]
+                    self._next_poll.pop(sid, None)
                 following = {f.mirror.keys.log: f for f in self._followers.values()
                              if f.mirror.loaded}
                 if not self._followers:
@@ -118,14 +129,17 @@ class StreamReader:
 
     async def _poll(self, following: dict[str, Follower]) -> bool:
         """Cluster: one read of every followed session (pipelined, one round trip per
-        master); a pause when nothing came.  A session whose master failed is told
-        so, and the others go on.  False if any session's master did not answer."""
-        if not following:
+        master), then a pause — none when a session has more entries waiting than one
+        read brings.  A session whose master failed is told so, and the others go
+        on.  False if any session's master did not answer."""
+        now = asyncio.get_running_loop().time()
+        due = self._next_poll
+        targets = [f for f in following.values() if due.get(f.session_id, 0.0) <= now]
+        if not targets:
             await asyncio.sleep(POLL_MS / 1000)
             return True
-        targets = list(following.values())
         results = await self._conn.poll([(f.mirror.keys, f.mirror.head) for f in targets])
-        brought = False
+        backlog = False
         answered = True
         for f, result in zip(targets, results, strict=True):
             if isinstance(result, Exception):
@@ -133,9 +147,11 @@ class StreamReader:
                 f.mirror.read_failed(result)
                 continue
             f.mirror.read_ok()
-            brought = brought or bool(result.entries)
+            backlog = backlog or len(result.entries) >= READ_COUNT
             await f.mirror.polled(result)
-        if not brought:
+            busy = bool(result.entries) or f.run_open
+            due[f.session_id] = now + (POLL_MS if busy else IDLE_POLL_MS) / 1000
+        if not backlog:
             await asyncio.sleep(POLL_MS / 1000)
         return answered
 

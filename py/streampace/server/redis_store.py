@@ -110,6 +110,12 @@ class RedisBackend:
         engine = self._session.engine
         return not self._closed and bool(engine.viewers or engine.runs.active)
 
+    @property
+    def run_open(self) -> bool:
+        """The log shows a run going on (here or at another process)."""
+        return (self._session.conversation.run.status == "running"
+                or bool(self._session.engine.runs.active))
+
     async def check_quiet(self, now: float, quiet_s: float) -> None:
         """A stream that shows a run but has been quiet: is its owner alive?"""
         if (self._session.conversation.run.status == "running"

@@ -18,6 +18,7 @@ import logging
 import random
 import time
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from streampace.conversation.transcript import Transcript
@@ -70,6 +71,7 @@ class Session:
         )
         self.backend = store.backend(self)
         self.delivery_config = config.delivery
+        self.upstream_thread_id = config.upstream_thread_id(session_id)
         self._feed: SharedFeed | None = None
         self.run_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -294,7 +296,9 @@ class Session:
         engine = self.engine
         # Every source's stream is an async generator (its aclose() ends an upstream
         # request when the run is cancelled); the Source protocol only says iterator.
-        stream: Any = self.source.stream(request)
+        # The upstream gets a thread id derived from the session's, never the key itself;
+        # the framer writes the session's own id on the events it logs.
+        stream: Any = self.source.stream(replace(request, thread_id=self.upstream_thread_id))
         async with contextlib.aclosing(stream) as groups:
             async for group in groups:
                 for out in engine.source_group(run_id, group):

@@ -206,8 +206,6 @@ def protocols(guard: ConnectionGuard) -> tuple[type[GuardedH11Protocol],
         "guard": guard,
         "control_burst_bytes": config.control_burst_bytes,
         "control_bytes_per_s": config.control_bytes_per_s,
-        # After the viewer's own stall timeout (it closes with 4408 first).
-        "stall_s": config.send_timeout_s + LINGER_S,
     })
     return http, ws
 

@@ -15,10 +15,12 @@
   (the peer is not reading), pings get no pong: RFC 6455 5.5.3 lets an endpoint
   answer only the latest ping, and a peer that reads again gets its next one
   answered.
-- **A peer that does not read.**  Writing paused for ``stall_s`` (the viewer's
-  own stall timeout has passed by then), or a close frame not taken within
-  ``LINGER_S``: the connection is aborted.  ``transport.close()`` waits for the
-  buffer to drain, which such a peer never lets happen.
+- **A peer that does not read.**  It cannot answer the keepalive ping, so it is
+  closed (1011) within ``ws_ping_interval + ws_ping_timeout``, and the
+  application is told at once (uvicorn did not tell it).  A close frame the
+  peer does not take within ``LINGER_S`` (ours, for any reason) aborts the
+  connection: ``transport.close()`` waits for the buffer to drain, which such a
+  peer never lets happen.
 """
 
 from __future__ import annotations
@@ -44,10 +46,8 @@ class AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
     # Set on the subclass ``transport.protocols`` makes; these defaults serve a bare use.
     control_burst_bytes: float = 16 * 1024
     control_bytes_per_s: float = 2 * 1024
-    stall_s: float = 35.0
 
     _budget: TokenBucket | None = None
-    _stall_timer: asyncio.TimerHandle | None = None
     _cut_timer: asyncio.TimerHandle | None = None
     _lost = False
 
@@ -130,24 +130,13 @@ class AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
 
     # -- a peer that does not read ---------------------------------------------------------
 
-    def pause_writing(self) -> None:
-        super().pause_writing()
-        if self._stall_timer is None:
-            self._stall_timer = self.loop.call_later(self.stall_s, self._cut)
-
-    def resume_writing(self) -> None:
-        super().resume_writing()
-        if self._stall_timer is not None:
-            self._stall_timer.cancel()
-            self._stall_timer = None
-
     def cut_later(self) -> None:
         """Abort the connection if it is still open ``LINGER_S`` from now."""
         if self._cut_timer is None and not self._lost:
             self._cut_timer = self.loop.call_later(LINGER_S, self._cut)
 
     def _cut(self) -> None:
-        self._stall_timer = self._cut_timer = None
+        self._cut_timer = None
         if self._lost:
             return
         note_freed(self.transport.get_write_buffer_size())
@@ -155,8 +144,7 @@ class AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True
-        for timer in (self._stall_timer, self._cut_timer):
-            if timer is not None:
-                timer.cancel()
-        self._stall_timer = self._cut_timer = None
+        if self._cut_timer is not None:
+            self._cut_timer.cancel()
+            self._cut_timer = None
         super().connection_lost(exc)

@@ -56,8 +56,10 @@ const format = params.get("format") || "text";
 // ?stream=URL: any stream URL instead of the scripted session ?sid=;
 // ?snapshot=off: the ordinary (slower) boot.
 const stream = params.get("stream") || (sid ? `/ws/sessions/${sid}` : null);
+// ?announce=off: no live region; ?heading=off|auto|1-6: data-heading-base.
 const inst = window.streampace.mount({
   target: "#answer", stream, format, snapshot: params.get("snapshot") !== "off",
+  announce: params.get("announce") !== "off", headingBase: params.get("heading") || "auto",
 });
 // How many socket messages were waiting, buffered, when Python attached: the
 // ones that arrived during the boot.

@@ -1,0 +1,339 @@
+"""Inline completion of an open block's text: what to delete and what to
+append so every unfinished construct shows in its most likely final form
+(the table of constructs is in tail.py's docstring).
+
+One left-to-right pass in one of three modes: plain text, inside a code span,
+inside a link destination. In plain text only the characters in `_TEXT_RULES`
+do anything; the scan jumps from one to the next (a single character class,
+so the search cannot backtrack), and each has its rule. Each character is
+looked at a bounded number of times, and a closer searches at most `_SEARCH`
+openers, so the pass is linear in the text whatever it holds.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from enum import Enum
+
+__all__ = ["complete_inline"]
+
+_SEARCH = 64  # openers looked at per closer
+
+_ENTITY_SO_FAR = re.compile(r"&#?[A-Za-z0-9]{0,31}$")
+_TAG_SO_FAR = re.compile(r"</?(?:[A-Za-z][A-Za-z0-9+.\-]{0,31})?$")
+_AUTOLINK_SO_FAR = re.compile(r"<[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\s<>]*$")
+_SPECIAL = re.compile(r"[$\\`!\[\]*_~]")  # the keys of _TEXT_RULES
+
+
+def _is_space(c: str) -> bool:
+    return c == "" or c.isspace()
+
+
+def _is_punct(c: str) -> bool:
+    return c != "" and unicodedata.category(c)[0] in "PS"
+
+
+def _math_end(text: str, i: int) -> int | None:
+    """For a math opener at `i` (md_rules' syntax): the index after its closer
+    on the same line, -1 if it has none yet, None if `i` opens no formula
+    (`$` before a blank or a digit: "$5" is a price until proven otherwise)."""
+    n = len(text)
+    line_end = text.find("\n", i)
+    line_end = n if line_end < 0 else line_end
+    if text.startswith("$$", i):
+        close = text.find("$$", i + 2, line_end)
+        return -1 if close < 0 else close + 2
+    if text[i] == "$":
+        if i + 1 >= n or text[i + 1] in " \t\n" or text[i + 1].isdigit():
+            return None
+        pos = i + 2
+        while True:
+            pos = text.find("$", pos, line_end)
+            if pos < 0:
+                return -1
+            if text[pos - 1] not in " \t\\" and not (pos + 1 < n and text[pos + 1].isdigit()):
+                return pos + 1
+            pos += 1
+    closer = "\\)" if text[i + 1] == "(" else "\\]"
+    close = text.find(closer, i + 2, line_end)
+    return -1 if close < 0 else close + 2
+
+
+def _flanking(c: str, prev: str, nxt: str) -> tuple[bool, bool]:
+    """(can open, can close) for a run of `c` between `prev` and `nxt`
+    (CommonMark's left- and right-flanking rules; `_` is stricter)."""
+    p_space, p_punct = _is_space(prev), _is_punct(prev)
+    n_space, n_punct = _is_space(nxt), _is_punct(nxt)
+    left = not n_space and (not n_punct or p_space or p_punct)
+    right = not p_space and (not p_punct or n_space or n_punct)
+    if c == "_":
+        return left and (not right or p_punct), right and (not left or n_punct)
+    return left, right
+
+
+class _Mode(Enum):
+    TEXT = "text"    # plain inline text: _TEXT_RULES apply
+    CODE = "code"    # inside a code span, waiting for a backtick run as long
+    DEST = "dest"    # inside a link destination / title, waiting for its `)`
+    DONE = "done"    # nothing after this point is completed (an open formula)
+
+
+class _Emph:
+    """An unmatched emphasis / strikethrough opener."""
+
+    __slots__ = ("both", "char", "left", "pos", "run")
+
+    def __init__(self, pos: int, char: str, run: int, both: bool) -> None:
+        self.pos, self.char, self.run, self.both = pos, char, run, both
+        self.left = run  # delimiters not yet matched
+
+
+class _Bracket:
+    """An unmatched `[` or `![`."""
+
+    __slots__ = ("pos", "width")
+
+    def __init__(self, pos: int, width: int) -> None:
+        self.pos, self.width = pos, width
+
+
+class _Scan:
+    """The state of one pass (see the module docstring)."""
+
+    __slots__ = ("code", "deletions", "depth", "i", "last_closed", "mode", "n", "quote", "stack",
+                 "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.i = 0
+        self.mode = _Mode.TEXT
+        self.deletions: list[tuple[int, int]] = []
+        self.stack: list[_Emph | _Bracket] = []
+        self.code = (0, 0)          # CODE: the opening run's (position, length)
+        self.depth = 0              # DEST: parentheses open
+        self.quote = ""             # DEST: the title's closing quote, or ""
+        self.last_closed: tuple[int, int, int] | None = None  # bracket pos, width, ']' pos
+
+    def run(self) -> None:
+        text, n = self.text, self.n
+        while self.i < n:
+            mode = self.mode
+            if mode is _Mode.TEXT:
+                m = _SPECIAL.search(text, self.i)
+                if m is None:
+                    return
+                self.i = m.start()
+                _TEXT_RULES[text[self.i]](self)
+            elif mode is _Mode.CODE:
+                self.in_code()
+            elif mode is _Mode.DEST:
+                self.in_dest()
+            else:
+                return
+
+    # -- the two inner modes -------------------------------------------------
+    def in_code(self) -> None:
+        text, n = self.text, self.n
+        i = text.find("`", self.i)
+        if i < 0:
+            self.i = n
+            return
+        j = self.run_end(i)
+        if j - i == self.code[1]:
+            self.mode = _Mode.TEXT
+        self.i = j
+
+    def in_dest(self) -> None:
+        text, i = self.text, self.i
+        c = text[i]
+        if c == "\\":
+            self.i = i + 2
+            return
+        if self.quote:
+            if c == self.quote:
+                self.quote = ""
+        elif c in "\"'":
+            self.quote = c
+        elif c == "(" and i > 0 and text[i - 1] == " ":
+            self.quote = ")"
+        elif c == "(":
+            self.depth += 1
+        elif c == ")":
+            self.depth -= 1
+            if self.depth == 0:
+                self.mode = _Mode.TEXT
+        self.i = i + 1
+
+    def run_end(self, i: int) -> int:
+        text, n, c = self.text, self.n, self.text[i]
+        j = i
+        while j < n and text[j] == c:
+            j += 1
+        return j
+
+    # -- rules of plain text, one per special character ------------------------
+    def math(self) -> bool:
+        """A formula at i: skip it whole, or (unfinished) to its line's end."""
+        end = _math_end(self.text, self.i)
+        if end is None:
+            return False
+        if end >= 0:
+            self.i = end  # a complete formula: nothing inside it is completed
+            return True
+        # An unfinished formula shows as its source until it closes (to the end
+        # of its line: inline math does not span lines). A zero-width deletion
+        # marks the text as still open.
+        nl = self.text.find("\n", self.i)
+        if nl < 0:
+            self.deletions.append((self.n, self.n))
+            self.mode = _Mode.DONE
+        else:
+            self.i = nl
+        return True
+
+    def dollar(self) -> None:
+        if not self.math():
+            self.i += 1
+
+    def backslash(self) -> None:
+        i = self.i
+        if i + 1 < self.n and self.text[i + 1] in "([" and self.math():
+            return
+        if i == self.n - 1:
+            self.deletions.append((i, self.n))
+        self.i = i + 2
+
+    def backticks(self) -> None:
+        j = self.run_end(self.i)
+        self.code = (self.i, j - self.i)
+        self.mode = _Mode.CODE
+        self.i = j
+
+    def bang(self) -> None:
+        if self.i + 1 < self.n and self.text[self.i + 1] == "[":
+            self.stack.append(_Bracket(self.i, 2))
+            self.i += 2
+        else:
+            self.i += 1
+
+    def open_bracket(self) -> None:
+        self.stack.append(_Bracket(self.i, 1))
+        self.i += 1
+
+    def close_bracket(self) -> None:
+        stack, i = self.stack, self.i
+        for k in range(len(stack) - 1, max(-1, len(stack) - 1 - _SEARCH), -1):
+            entry = stack[k]
+            if isinstance(entry, _Bracket):
+                del stack[k:]  # emphasis opened inside the brackets stays literal
+                if i + 1 < self.n and self.text[i + 1] == "(":
+                    self.depth, self.quote = 1, ""
+                    self.mode = _Mode.DEST
+                    self.i = i + 2
+                    self.last_closed = None
+                else:
+                    self.last_closed = (entry.pos, entry.width, i)
+                    self.i = i + 1
+                return
+        self.i = i + 1
+
+    def emphasis(self) -> None:
+        text, n, i = self.text, self.n, self.i
+        c = text[i]
+        j = self.run_end(i)
+        run = j - i
+        self.i = j
+        if c == "~" and run < 2:
+            if j == n:
+                self.deletions.append((i, j))  # may become `~~`
+            return
+        can_open, can_close = _flanking(c, text[i - 1] if i > 0 else "", text[j] if j < n else "")
+        if j == n:
+            # Nothing after the run yet: it cannot open; it may close.
+            can_open = False
+        both = can_open and can_close
+        if can_close and self.close_emphasis(c, run, both):
+            return
+        if can_open:
+            self.stack.append(_Emph(i, c, run, both))
+        elif j == n:
+            self.deletions.append((i, j))  # an opener still waiting for its text
+
+    def close_emphasis(self, c: str, run: int, both: bool) -> bool:
+        """Match a closing run against the innermost openers only: a closer
+        costs at most a constant, whatever number of openers precede it."""
+        stack = self.stack
+        for k in range(len(stack) - 1, max(-1, len(stack) - 1 - _SEARCH), -1):
+            entry = stack[k]
+            if isinstance(entry, _Emph) and entry.char == c:
+                # CommonMark's rule of 3 (runs that can both open and close).
+                o = entry.run
+                if (both or entry.both) and (o + run) % 3 == 0 and (o % 3 or run % 3):
+                    continue
+                del stack[k + 1:]
+                entry.left -= run
+                if entry.left <= 0:
+                    stack.pop()
+                return True
+        return False
+
+    # -- the end -------------------------------------------------------------
+    def finish(self) -> tuple[list[tuple[int, int]], str]:
+        if self.mode is _Mode.CODE:
+            pos, length = self.code
+            if pos + length >= self.n:
+                self.deletions.append((pos, self.n))
+                suffix = ""
+            else:
+                suffix = "`" * length
+        elif self.mode is _Mode.DEST:
+            suffix = self.quote + ")" * self.depth
+        else:
+            suffix = self.finish_text()
+        for entry in reversed(self.stack):
+            if isinstance(entry, _Bracket):
+                self.deletions.append((entry.pos, entry.pos + entry.width))
+            else:
+                suffix += entry.char * (entry.left if entry.char != "~" else 2)
+        return self.deletions, suffix
+
+    def finish_text(self) -> str:
+        """Text ends: an autolink (closed), an entity or tag (held back) so
+        far; a bracket pair at the very end (held back: a link may follow)."""
+        n = self.n
+        tail = self.text[-40:]
+        suffix = ""
+        if _AUTOLINK_SO_FAR.search(tail):
+            suffix = ">"
+        else:
+            m = _ENTITY_SO_FAR.search(tail) or _TAG_SO_FAR.search(tail)
+            if m:
+                self.deletions.append((n - len(tail) + m.start(), n))
+        last = self.last_closed
+        if last is not None and last[2] == n - 1:
+            self.deletions.append((last[0], last[0] + last[1]))
+            self.deletions.append((n - 1, n))
+        return suffix
+
+
+_TEXT_RULES: dict[str, Callable[[_Scan], None]] = {
+    "$": _Scan.dollar,
+    "\\": _Scan.backslash,
+    "`": _Scan.backticks,
+    "!": _Scan.bang,
+    "[": _Scan.open_bracket,
+    "]": _Scan.close_bracket,
+    "*": _Scan.emphasis,
+    "_": _Scan.emphasis,
+    "~": _Scan.emphasis,
+}
+
+
+def complete_inline(text: str) -> tuple[list[tuple[int, int]], str]:
+    """Deletions (start, end) and a suffix that close what `text` leaves open."""
+    scan = _Scan(text)
+    scan.run()
+    return scan.finish()

@@ -1,0 +1,59 @@
+"""When an open top-level block of a stream's tail is decided (stream.py).
+
+A block is final once a later block starts on a complete line; these rules
+decide the other cases: a block that cannot grow, and a link reference
+definition that is not final although a block seems to start after it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["cannot_grow", "title_may_follow"]
+
+
+def cannot_grow(tail: str, block: tuple[int, int, str], complete: int) -> bool:
+    """Whether `block` (start line, end line, kind) of `tail`, whose first
+    `complete` lines are complete, is final although no later block started:
+    nothing after it can continue it."""
+    start, end, kind = block
+    if end > complete:
+        return False
+    if kind == "hr":
+        return True
+    if kind == "heading_open":
+        return True
+    if kind == "math_block":  # closed by its own closing line, or by a blank line
+        lines = tail.split("\n", end + 1)
+        last = lines[end - 1].strip() if end - 1 < len(lines) else ""
+        return (end > start + 1 and last in ("$$", "\\]")) or (
+            end < complete and end < len(lines) and not lines[end].strip())
+    if kind in ("paragraph_open", "blockquote_open", "table_open"):
+        # A blank line ends these for good (a list or indented code may
+        # continue past one; these cannot).
+        lines = tail.split("\n", end + 1)
+        return any(i < complete and i < len(lines) and not lines[i].strip()
+                   for i in (end - 1, end) if i > start)
+    if kind == "fence":
+        lines = tail.split("\n", end)[start:end]
+        if len(lines) < 2:
+            return False
+        opening = lines[0].lstrip(" ")
+        run = opening[: len(opening) - len(opening.lstrip(opening[0]))]
+        last = lines[-1]
+        closing = last.strip()
+        # A closing fence is indented at most 3 spaces (deeper, it is code).
+        return (len(last) - len(last.lstrip(" ")) <= 3 and bool(closing)
+                and set(closing) == {run[0]} and len(closing) >= len(run))
+    return False
+
+
+def title_may_follow(tail: str, gap_start: int, open_start: int) -> bool:
+    """Whether the lines between a final block and the open block at
+    `open_start` may hold a link reference definition whose title the open
+    block's first line starts (`[a]: /u` then `'ti…`, the closing quote still
+    to come). Such a definition is not final: it stays in the tail until the
+    title closes or the block it seemed to start ends."""
+    if open_start <= gap_start:
+        return False
+    lines = tail.split("\n", open_start + 1)
+    return (bool(lines[open_start - 1].strip())
+            and lines[open_start].lstrip(" \t")[:1] in ("'", '"', "("))
