@@ -240,7 +240,7 @@ class BootServer:
         if not self.precompressed:
             for route in app.router.routes:
                 site = getattr(getattr(route, "endpoint", None), "__self__", None)
-                if hasattr(site, "precompressed"):
+                if site is not None and hasattr(site, "precompressed"):
                     site.precompressed = False
 
         async def bench_file(request: Any) -> Response:

@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "py"))
 
@@ -32,13 +33,13 @@ from streampace.testing import ManualHost  # noqa: E402
 TEXT = "Streaming text, 漢字かな, emoji 👍🏽 and 👨‍👩‍👧 flags 🇯🇵. "
 
 
-def graphemes(n: int, seg) -> list[str]:
+def graphemes(n: int, seg: Any) -> list[str]:
     unit = seg.split(TEXT)
     out = unit * (n // len(unit) + 1)
     return out[:n]
 
 
-def build(g: int, q: int, seg) -> list[dict]:
+def build(g: int, q: int, seg: Any) -> list[dict]:
     events: list[dict] = [{"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}]
     slots = q - 1
     clusters = graphemes(g, seg)
@@ -98,8 +99,8 @@ def dump_cell(g: int, q: int, how: str) -> tuple[float, int, int]:
         host.frame(1000 / 60)
     us = (time.perf_counter_ns() - t) / 1000
     st = sched.stats()
-    events = len(events) if how == "flush" else st["last_drain_events"]
-    return us, st["graphemes"], events
+    out = len(events) if how == "flush" else st["last_drain_events"]
+    return us, st["graphemes"], out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     queues = (10, 10_000)
     paced = PacingConfig(overload_graphemes=10**12)
     probe = PacingScheduler(ManualHost(), lambda s, e: True)
-    seg_name = type(probe._split.__self__).__name__
+    seg_name = type(getattr(probe._split, "__self__", None)).__name__
     print(f"streampace engine micro-benchmark — CPython {sys.version.split()[0]}, "
           f"segmenter: {seg_name}")
     print()

@@ -57,7 +57,16 @@ def fmt(value: Any, kind: str) -> str:
     return f"{value:.2f}"
 
 
-def _agg(values: list[float], how: str) -> float | None:
+def _tab10(plt: Any) -> Any:
+    """The ten colours of matplotlib's `tab10` (a listed colour map)."""
+    from matplotlib.colors import ListedColormap
+
+    cmap = plt.get_cmap("tab10")
+    assert isinstance(cmap, ListedColormap)
+    return cmap.colors
+
+
+def _agg(values: list[float | None], how: str) -> float | None:
     vals = [v for v in values if v is not None]
     if not vals:
         return None
@@ -266,7 +275,7 @@ def write_tradeoff_plot(out_dir: Path, runs: Sequence[dict[str, Any]], hz: float
     cols = 4
     rows = (len(traces) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
-    colors = plt.get_cmap("tab10").colors
+    colors = _tab10(plt)
     strategies = list(dict.fromkeys(r["strategy"] for r in runs))
     marks = {"streampace": ("*", 220), "mosoo_450": ("s", 90)}
     for ax, trace in zip(axes.flat, traces, strict=False):
@@ -311,7 +320,7 @@ def write_plots(out_dir: Path, trace: str, recorders: dict[str, Any]) -> list[st
     truth = next(iter(recorders.values())).truth
     t0 = float(np.min(truth.arrival)) if truth.total else 0.0
 
-    colors = plt.get_cmap("tab10").colors
+    colors = _tab10(plt)
     arr = np.sort(truth.arrival)
     gen = np.sort(truth.generated)
     fig, ax = plt.subplots(figsize=(10, 6))
@@ -382,9 +391,9 @@ def write_plots(out_dir: Path, trace: str, recorders: dict[str, Any]) -> list[st
     plt.close(fig)
     names.append(fname)
 
-    n = len(recorders)
+    panels = len(recorders)
     cols = 5
-    rows = (n + cols - 1) // cols
+    rows = (panels + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), squeeze=False)
     for ax, (name, rec) in zip(axes.flat, recorders.items(), strict=False):
         counts = reveals_per_frame(rec)
@@ -394,7 +403,7 @@ def write_plots(out_dir: Path, trace: str, recorders: dict[str, Any]) -> list[st
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("graphemes per paint", fontsize=8)
         ax.tick_params(labelsize=7)
-    for ax in list(axes.flat)[n:]:
+    for ax in list(axes.flat)[panels:]:
         ax.axis("off")
     fig.suptitle(f"Per-frame reveal sizes (paints that showed text; flushes excluded) — "
                  f"'{trace}'")

@@ -41,6 +41,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import importlib
 import json
 import os
 import signal
@@ -83,7 +84,7 @@ def child(args: argparse.Namespace) -> None:
             from streampace.server.redis_lease import RunLease as writer
             method = "write"
         except ImportError:  # a tree from before issue 22 (STREAMPACE_BENCH_PY)
-            from streampace.server.redis_store import RedisSession as writer
+            writer = importlib.import_module("streampace.server.redis_store").RedisSession
             method = "_write"
         original_write = getattr(writer, method)
 
@@ -93,7 +94,7 @@ def child(args: argparse.Namespace) -> None:
             sid = getattr(self, "session_id", None) or self.id
             times = entered.setdefault(sid, {})  # type: ignore[arg-type]
             for seq in range(last - len(events) + 1, last + 1):
-                times[seq] = t  # type: ignore[index]
+                times[seq] = t
             return last
 
         setattr(writer, method, write)
@@ -251,14 +252,13 @@ def run_config(sessions: int, viewers: int, scenario: str, speed: float, log_eve
         redis_ports: list[int] = []
         sys.path.insert(0, str(REPO / "tests"))
         if store == "redis":
-            from server.redis_harness import RedisProcess
-
+            # The tests' Redis harnesses (tests/ is on the path only from here).
+            RedisProcess = importlib.import_module("server.redis_harness").RedisProcess
             redis = RedisProcess(Path(tmp) / "redis").start()
             store_url = redis.url
             redis_ports = [redis.port]
         elif store == "redis-cluster":
-            from server.redis_cluster_harness import RedisCluster
-
+            RedisCluster = importlib.import_module("server.redis_cluster_harness").RedisCluster
             cluster = RedisCluster(Path(tmp) / "cluster", nodes=3, replicas=0).start()
             store_url = cluster.url
             redis_ports = list(cluster.ports)
@@ -273,6 +273,7 @@ def run_config(sessions: int, viewers: int, scenario: str, speed: float, log_eve
         try:
             bases = []
             for proc in children:
+                assert proc.stdout is not None  # started with stdout=PIPE
                 line = proc.stdout.readline()
                 if not line.startswith("URL "):
                     raise RuntimeError(f"server did not start: {line!r}")

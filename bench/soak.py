@@ -50,6 +50,7 @@ from typing import Any
 
 import websockets
 from streampace.browser.client import SessionClient
+from streampace.conversation.items import ToolCallItem
 from streampace.conversation.live_state import LiveState
 from streampace.sim import iter_simulate
 
@@ -289,7 +290,7 @@ def transcript_lines(state: LiveState) -> list[str]:
     """The view as text: every item in timeline order, with its role / tool name."""
     lines = []
     for item in state.items():
-        if item.kind == "tool_call":
+        if isinstance(item, ToolCallItem):
             lines.append(f"[tool {item.name}] {item.args} -> {item.result!r}")
         else:
             lines.append(f"[{item.kind} {getattr(item, 'role', '')}] {item.text}")
@@ -351,7 +352,8 @@ class SoakViewer:
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(life):
                             async for text in ws:
-                                if text.startswith('{"type":"attached"') and (
+                                if isinstance(text, str) and text.startswith(
+                                        '{"type":"attached"') and (
                                         '"mode":"snapshot"' in text):
                                     self.snapshots += 1
                                 self.client.receive(text)

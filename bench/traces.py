@@ -302,7 +302,7 @@ def build_trace(name: str, seed: int = 1) -> Trace:
     base, _at, speed = scenario.partition("@")
     timed = simulate(base, seed=seed, prompt=PROMPT, run_id=f"run-{name}-{seed}",
                      speed=float(speed or 1))
-    model: Model = [(te.t_ms, dict(te.event)) for te in timed]
+    model = [(te.t_ms, dict(te.event)) for te in timed]
     meta: dict[str, Any] = {"scenario": scenario, "seed": seed, "network": network}
     if network.startswith("batch"):
         arrivals = deliver(model, max_wait_ms=float(network[len("batch"):]))

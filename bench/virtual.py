@@ -9,6 +9,7 @@ clock except the CPU probe around strategy callbacks.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import math
@@ -130,7 +131,7 @@ def run_virtual(
         host, commit
     )
     for t_ms, batch in trace.arrivals:
-        host.at(t_ms, lambda batch=batch: strat.receive(batch))
+        host.at(t_ms, functools.partial(strat.receive, batch))
     last = trace.arrivals[-1][0] if trace.arrivals else 0.0
     finished = host.run(last + give_up_after_ms)
     return RunResult(

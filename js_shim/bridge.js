@@ -65,6 +65,7 @@ export const PROTOCOL = Object.freeze({
     "code": 1000,
     "reason": "client closed"
   },
+  "reloadHello": "{\"type\":\"resume\",\"after\":9007199254740991}",
   "version": 3
 });
 // </protocol>
@@ -115,8 +116,20 @@ async function head(url) {
 // without one it reports the probe and opens nothing.
 // `retryBeforeOpen` / `autoReconnect` are options for Python's connection.
 export class SessionSocket {
-  constructor(url, { probeUrl = null, retryBeforeOpen = true, autoReconnect = true } = {}) {
+  constructor(url, { probeUrl = null, retryBeforeOpen = true, autoReconnect = true,
+                     remember = null, rememberKey = null } = {}) {
     this.url = url;
+    this.askedUrl = url; // as the page gave it (`.../new` asks for a minted session)
+    this.store = remember;
+    this.key = remember !== null && rememberKey !== null ? `streampace:session:${rememberKey}` : null;
+    // Opened at the session this tab had before a reload: the first resume asks
+    // for a snapshot (shown at once, nothing replayed twice).
+    this.reloaded = false;
+    const kept = this.recall();
+    if (kept !== null) {
+      this.url = kept;
+      this.reloaded = true;
+    }
     this.retryBeforeOpen = retryBeforeOpen;
     this.autoReconnect = autoReconnect;
     this.ws = null;
@@ -155,7 +168,7 @@ export class SessionSocket {
       this.opens++;
       const greeted = this.sink === null;
       if (greeted) {
-        ws.send(PROTOCOL.hello);
+        ws.send(this.reloaded ? PROTOCOL.reloadHello : PROTOCOL.hello);
         for (const data of this.unsent.splice(0)) ws.send(data);
       }
       this.push("open", greeted ? "greeted" : "");
@@ -171,8 +184,42 @@ export class SessionSocket {
   }
 
   // Python: open the next socket at this URL (a session the server minted for us).
+  // The tab remembers a minted session (and forgets it when the server asks
+  // for a new one): the stream URL with the id goes only to this storage.
   retarget(url) {
     this.url = url;
+    if (url === this.askedUrl) this.keep(null);
+    else this.keep(url);
+  }
+
+  // The session URL kept for this stream, if it is one the asked URL could have
+  // been minted as (same origin and directory: a tampered value goes nowhere else).
+  recall() {
+    if (this.key === null) return null;
+    let kept = null;
+    try {
+      kept = this.store.getItem(this.key);
+    } catch (_) {
+      return null; // storage blocked (sandboxed frame, privacy settings): a new session
+    }
+    if (typeof kept !== "string" || kept.length > 2048) return null;
+    try {
+      const asked = new URL(this.askedUrl);
+      const url = new URL(kept);
+      const dir = (u) => u.pathname.slice(0, u.pathname.lastIndexOf("/") + 1);
+      if (url.origin !== asked.origin || dir(url) !== dir(asked) || url.search !== asked.search) return null;
+    } catch (_) {
+      return null;
+    }
+    return kept;
+  }
+
+  keep(url) {
+    if (this.key === null) return;
+    try {
+      if (url === null) this.store.removeItem(this.key);
+      else this.store.setItem(this.key, url);
+    } catch (_) { /* storage full or blocked: the session lasts as long as the page */ }
   }
 
   // Forget the current WebSocket's callbacks (it reports nothing more).
@@ -239,4 +286,23 @@ export class SessionSocket {
 
 export function openSession(url, options) {
   return new SessionSocket(wsURL(url), options);
+}
+
+// Where a tab keeps the session the server minted for it, so a reload resumes
+// it: "tab" (sessionStorage, the default: a new tab is a new conversation),
+// "local" (localStorage: every tab of this origin), "none", or the host's own
+// store (anything with getItem / setItem / removeItem).
+export function sessionStore(policy = "tab") {
+  if (policy === "none" || policy === false || policy === null) return null;
+  if (typeof policy === "object") return policy;
+  try {
+    return policy === "local" ? window.localStorage : window.sessionStorage;
+  } catch (_) {
+    return null; // storage blocked: nothing is kept
+  }
+}
+
+// The key a stream's session is kept under: its URL and the view's mount order.
+export function sessionKey(url, slot) {
+  return `${wsURL(url)}#${slot}`;
 }

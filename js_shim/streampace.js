@@ -10,7 +10,7 @@
 import * as bridge from "./bridge.js";
 // pyproject.toml's version, written there by scripts/setup_runtime.
 import { version } from "../vendor/streampace-version.js";
-import { bootRuntime, mark } from "./boot.js";
+import { bootProblem, bootRuntime, mark } from "./boot.js";
 import { Store, defineViewElement } from "./store.js";
 
 const BASE = new URL("../", import.meta.url);
@@ -55,17 +55,22 @@ function resolveTarget(target, fallbackAfter) {
 class Instance {
   constructor({ target, stream = null, base = BASE, pace = true, snapshot = true, maxLag = "auto",
                 format = "markdown", scroll = true, announce = true, headingBase = "auto",
-                scriptEl = null, store = null }) {
+                scriptEl = null, store = null, remember = "tab", labels = null }) {
     this.store = store;
+    // Where this view keeps the session the server mints for it (bridge.sessionStore),
+    // under its mount order on the page.
+    this.remember = remember;
+    this.slot = instances.length + stores.length;
     this.target = store !== null ? store : resolveTarget(target, scriptEl);
     this.base = base;
     this.controller = null;
     this.socket = null;
     this.destroyed = false;
+    this.failed = false;
     this.startedAt = performance.now();
     this.bootMs = null;
     // Open the socket before anything else so no message waits for the boot.
-    if (stream) this.socket = bridge.openSession(stream);
+    if (stream) this.socket = this.open(stream);
     this.progress = null;
     if (store === null) {
       this.progress = document.createElement("p");
@@ -74,20 +79,28 @@ class Instance {
       this.progress.textContent = "Loading streampace…";
       this.target.append(this.progress);
     }
+    // The view's words: an object, or JSON text (data-labels).
+    this.labels = labels === null || typeof labels === "string" ? labels : JSON.stringify(labels);
     this.ready = this.boot(pace, snapshot, maxLag, format, scroll, announce,
                            String(headingBase)).catch((err) => {
       if (this.destroyed) throw err; // destroyed while booting: nothing to report
+      // In the view's place: what failed and the fix (boot.js bootProblem).
+      const problem = bootProblem(err);
+      this.failed = true;
       if (this.progress !== null) {
-        this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
+        this.progress.textContent = problem.message;
+        this.progress.classList.add("streampace-boot-failed");
       }
-      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", code: "boot_failed", message: String(err) }));
+      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", ...problem,
+                                                               error: String(err) }));
       throw err;
     });
   }
 
   async boot(pace, snapshot, maxLag, format, scroll, announce, headingBase) {
     const pyodide = await loadRuntime(this.base, (text) => {
-      if (this.progress !== null) this.progress.textContent = text;
+      // (A download still finishing after a failure does not overwrite its message.)
+      if (this.progress !== null && !this.failed) this.progress.textContent = text;
     }, snapshot);
     if (this.destroyed) throw new Error("streampace: destroyed before it started");
     // `undefined`, not null: a JS null reaches Python as JsNull, not None.
@@ -99,7 +112,7 @@ class Instance {
     } else {
       const embed = pyodide.pyimport("streampace.browser.embed");
       this.controller = embed.start(bridge, this.target, socket, pace, maxLag, format, scroll,
-                                    announce, headingBase);
+                                    announce, headingBase, this.labels ?? undefined);
       embed.destroy();
     }
     mark("package-ready");
@@ -112,11 +125,17 @@ class Instance {
     return this;
   }
 
+  open(stream) {
+    return bridge.openSession(stream, {
+      remember: bridge.sessionStore(this.remember), rememberKey: bridge.sessionKey(stream, this.slot),
+    });
+  }
+
   // Connect to a session stream (a ws:// URL or a path on this origin).
   // Before boot the new socket simply replaces the one Python will attach.
   connect(stream) {
     if (this.controller === null && this.socket !== null) this.socket.close();
-    const socket = bridge.openSession(stream);
+    const socket = this.open(stream);
     this.socket = socket;
     if (this.controller !== null) this.controller.connect(socket);
     return this;
@@ -132,7 +151,7 @@ class Instance {
   // Show another session: the old session's queue is cleared, its view emptied.
   switchSession(stream) {
     if (this.controller === null) return this.connect(stream);
-    const socket = bridge.openSession(stream);
+    const socket = this.open(stream);
     this.socket = socket;
     this.controller.switch_session(socket);
     return this;
@@ -228,7 +247,7 @@ function streamOf(stream, session) {
 // A headless store (docs/browser.md, "Use it from React, Vue, Svelte"):
 // resolves once Python runs; nothing is added to the page.
 export function createStore({ stream = null, session = null, pace = true, format = "markdown",
-                              maxLag = "auto", snapshot = true } = {}) {
+                              maxLag = "auto", snapshot = true, remember = "tab" } = {}) {
   let inst = null;
   const store = new Store({
     send: (message) => inst.send(message),
@@ -237,7 +256,7 @@ export function createStore({ stream = null, session = null, pace = true, format
     destroy: () => inst.destroy(),
   });
   inst = new Instance({ store, stream: streamOf(stream, session), pace: pace !== false && pace !== "off",
-                        maxLag, snapshot, format });
+                        maxLag, snapshot, format, remember });
   store.format = format;
   stores.push(inst);
   return inst.ready.then(() => store);
@@ -286,6 +305,8 @@ if (own !== null && (own.dataset.target || own.dataset.stream)) {
     scroll: own.dataset.scroll !== "off", // data-scroll="off": no following
     announce: own.dataset.announce !== "off", // data-announce="off": no live region
     headingBase: own.dataset.headingBase || "auto", // data-heading-base="3", "auto" or "off"
+    remember: own.dataset.remember || "tab", // data-remember="none" | "local"
+    labels: own.dataset.labels || null, // data-labels='{"user": "Me"}'
     scriptEl: own,
   });
 }

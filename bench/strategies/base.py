@@ -53,12 +53,12 @@ class RoleTracker:
 
     def paced(self, ev: dict[str, Any]) -> bool:
         et = ev.get("type")
-        mid = ev.get("messageId")
+        mid: str = ev.get("messageId") or ""
         if et == "TEXT_MESSAGE_START":
             self._roles[mid] = ev.get("role") or "assistant"
             return False
         if et == "TEXT_MESSAGE_CHUNK":
-            mid = mid or self._last_chunk
+            mid = mid or self._last_chunk or ""
             self._last_chunk = mid
             if ev.get("role"):
                 self._roles[mid] = ev["role"]

@@ -15,6 +15,7 @@ import os
 import secrets
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,8 +23,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
+if str(ROOT) not in sys.path:  # bench/engines.py makes the drivers
+    sys.path.insert(0, str(ROOT))
+
+from bench.engines import ENGINES, engine_missing, new_driver  # noqa: E402
+
 # The CSP `streampace serve` sends: only our own origin, plus compiling wasm.
 CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
@@ -33,17 +37,13 @@ CSP = (
 BOOT_TIMEOUT_S = 90
 SNAPSHOT_DIR = ROOT / "vendor" / "snapshot"
 
-# Never let Selenium Manager look for (or download) a browser or driver.
-os.environ.setdefault("SE_MANAGER_PATH", "/nonexistent/selenium-manager-disabled")
 
 
 def runtime_missing() -> str | None:
     for path in ("vendor/pyodide/pyodide.mjs", "vendor/pyscript/core.js", "vendor/streampace.zip"):
         if not (ROOT / path).is_file():
             return f"{path} missing: run scripts/setup"
-    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-        return "chromium/chromedriver missing: apt-get install chromium chromium-driver"
-    return None
+    return engine_missing("chromium")
 
 
 def free_port() -> int:
@@ -214,22 +214,101 @@ def build_app(sessions: ScriptedSessions, csp: str | None) -> Any:
     )
 
 
-def make_driver() -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+# ---------------------------------------------------------------- engines
+# The browser tests run in Chromium; those marked `engines` also in Firefox ESR
+# and WebKitGTK (Safari's engine): bench/engines.py makes the drivers.
+WINDOW = (1200, 900)
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--disable-quic", "--window-size=1200,900",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+def selected_engines() -> tuple[str, ...]:
+    """STREAMPACE_ENGINES (comma-separated) or all three."""
+    raw = os.environ.get("STREAMPACE_ENGINES", "")
+    chosen = tuple(e.strip() for e in raw.split(",") if e.strip()) or ENGINES
+    for engine in chosen:
+        if engine not in ENGINES:
+            raise ValueError(f"STREAMPACE_ENGINES: unknown engine {engine!r}")
+    return chosen
+
+
+# What Firefox and WebKit cannot report natively (Chromium's performance and
+# browser logs): the page's console errors, uncaught errors and requested URLs
+# (Resource Timing, plus WebSockets opened), kept in the page for the harness.
+# Firefox runs it before the page's scripts (a BiDi preload script); WebKitGTK's
+# WebDriver has none, so there it runs when driver.get() returns (after `load`:
+# Pyodide boots later, so its requests and errors are seen).
+PAGE_WATCH_JS = """() => {
+  if (window.__spWatch) return;
+  const w = window.__spWatch = {errors: [], sockets: [], seen: 0};
+  const error = console.error.bind(console);
+  console.error = (...args) => { w.errors.push(args.map(String).join(' ')); error(...args); };
+  // The ResizeObserver loop notice is an error event the spec fires and Chromium
+  // leaves out of its console log too: its notifications come next frame.
+  window.addEventListener('error', (e) => {
+    if (!String(e.message).startsWith('ResizeObserver loop')) w.errors.push(String(e.message));
+  });
+  window.addEventListener('unhandledrejection', (e) => w.errors.push(String(e.reason)));
+  if (performance.setResourceTimingBufferSize) performance.setResourceTimingBufferSize(100000);
+  const Socket = window.WebSocket;
+  window.WebSocket = class extends Socket {
+    constructor(url, ...rest) { super(url, ...rest); w.sockets.push(this.url); }
+  };
+}"""
+
+
+def engine_of(driver: Any) -> str:
+    return str(getattr(driver, "streampace_engine", "chromium"))
+
+
+def make_driver(engine: str = "chromium") -> Any:
+    """A driver for `engine` (chromium, firefox or webkit), window 1200x900, that
+    reports console errors and requested URLs (see PAGE_WATCH_JS)."""
+    driver = new_driver(engine, WINDOW, chromium_logs=True, firefox_bidi=True)
     driver.set_script_timeout(BOOT_TIMEOUT_S)
+    if engine == "firefox":
+        driver.script.add_preload_script(PAGE_WATCH_JS)
+    elif engine == "webkit":
+        driver.streampace_after_load = {0: PAGE_WATCH_JS}
+        navigate = driver.get
+
+        def get_then_run_init_scripts(url: str) -> None:
+            navigate(url)
+            for source in list(driver.streampace_after_load.values()):
+                driver.execute_script(f"({source})()")
+
+        driver.get = get_then_run_init_scripts
     return driver
+
+
+# Whether a page's own scripts run after a test's init script: where not (WebKit),
+# a test that must see the page before it ran skips that one check, naming this.
+INIT_SCRIPTS_RUN_FIRST = {"chromium": True, "firefox": True, "webkit": False}
+
+
+def add_init_script(driver: Any, function: str) -> Any:
+    """Run the JS function expression `function` in every page `driver` loads from
+    now on: before the page's scripts (Chromium: CDP; Firefox: a BiDi preload
+    script), in WebKit when driver.get() returns (its WebDriver has neither)."""
+    engine = engine_of(driver)
+    if engine == "chromium":
+        return driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                      {"source": f"({function})();"})["identifier"]
+    if engine == "firefox":
+        added = driver.script.add_preload_script(function)
+        return added["script"] if isinstance(added, dict) else added
+    handle = max(driver.streampace_after_load) + 1
+    driver.streampace_after_load[handle] = function
+    return handle
+
+
+def remove_init_script(driver: Any, handle: Any) -> None:
+    engine = engine_of(driver)
+    if engine == "chromium":
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
+                               {"identifier": handle})
+    elif engine == "firefox":
+        driver.script.remove_preload_script(script=handle)
+    else:
+        driver.streampace_after_load.pop(handle, None)
 
 
 def wait_for(driver: Any, script: str, timeout: float = BOOT_TIMEOUT_S, *args: Any) -> Any:
@@ -242,7 +321,14 @@ def wait_for(driver: Any, script: str, timeout: float = BOOT_TIMEOUT_S, *args: A
 
 
 def requested_urls(driver: Any) -> list[str]:
-    """Every URL the browser requested since the last call (performance log)."""
+    """Every URL the browser requested since the last call: Chromium's performance
+    log; elsewhere the page's Resource Timing entries and WebSockets (PAGE_WATCH_JS)."""
+    if engine_of(driver) != "chromium":
+        return list(driver.execute_script(
+            "const w = window.__spWatch; if (!w) return [];"
+            "const names = performance.getEntriesByType('resource').map((e) => e.name);"
+            "const fresh = names.slice(w.seen).concat(w.sockets.splice(0));"
+            "w.seen = names.length; return fresh;"))
     urls = []
     for entry in driver.get_log("performance"):
         message = json.loads(entry["message"])["message"]
@@ -254,6 +340,10 @@ def requested_urls(driver: Any) -> list[str]:
 
 
 def console_errors(driver: Any) -> list[str]:
+    """Console errors since the last call (Chromium's log; elsewhere PAGE_WATCH_JS's)."""
+    if engine_of(driver) != "chromium":
+        return list(driver.execute_script(
+            "const w = window.__spWatch; return w ? w.errors.splice(0) : [];"))
     return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
 
 

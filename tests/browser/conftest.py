@@ -23,11 +23,38 @@ from browser_harness import (
     PageServer,
     ScriptedSessions,
     build_app,
+    engine_missing,
     make_driver,
     runtime_missing,
+    selected_engines,
     serve_app,
     tiny_wheel,
 )
+
+
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line(
+        "markers", "engines: a browser test that also runs in Firefox and WebKit "
+        "(STREAMPACE_ENGINES picks the engines; Chromium alone for the others)")
+
+
+def pytest_generate_tests(metafunc: Any) -> None:
+    """Browser tests get an `engine`: every selected engine for those marked
+    `engines`, Chromium for the rest (one Chromium driver per module either way)."""
+    if "engine" not in metafunc.fixturenames:
+        return
+    marked = metafunc.definition.get_closest_marker("engines") is not None
+    engines = selected_engines() if marked else ("chromium",)
+    metafunc.parametrize("engine", engines, indirect=True, scope="module")
+
+
+@pytest.fixture(scope="module")
+def engine(request: Any) -> str:
+    name = str(request.param)
+    missing = engine_missing(name)
+    if missing:
+        pytest.fail(missing)
+    return name
 
 
 @pytest.fixture(scope="session")
@@ -41,7 +68,8 @@ def runtime_ready() -> None:
 
 
 @pytest.fixture(scope="module")
-def page_server(runtime_ready: None) -> Iterator[PageServer]:
+def page_server(runtime_ready: None, engine: str) -> Iterator[PageServer]:
+    # One per engine: a session's log outlives the page that read it.
     sessions = ScriptedSessions()
     with serve_app(build_app(sessions, CSP)) as port:
         yield PageServer(port, sessions)
@@ -49,8 +77,8 @@ def page_server(runtime_ready: None) -> Iterator[PageServer]:
 
 # ---------------------------------------------------------------- browser
 @pytest.fixture(scope="module")
-def driver(runtime_ready: None) -> Iterator[Any]:
-    drv = make_driver()
+def driver(runtime_ready: None, engine: str) -> Iterator[Any]:
+    drv = make_driver(engine)
     try:
         yield drv
     finally:

@@ -116,6 +116,7 @@ def stats(driver: Any) -> dict:
 
 
 # ---------------------------------------------------------------- boot
+@pytest.mark.engines
 def test_boot_and_messages_sent_during_boot_are_all_shown_in_order(driver: Any, page: Any) -> None:
     expected = "".join(page["pieces"])
     wait_text(driver, expected)
@@ -132,6 +133,7 @@ def test_boot_and_messages_sent_during_boot_are_all_shown_in_order(driver: Any, 
     assert not [e for e in console_errors(driver) if "favicon" not in e]
 
 
+@pytest.mark.engines
 def test_no_request_leaves_the_origin(driver: Any, page: Any, page_server: Any) -> None:
     urls = requested_urls(driver)
     assert any(u.endswith("/vendor/pyodide/pyodide.asm.wasm") for u in urls), urls
@@ -154,14 +156,19 @@ def test_embed_adds_one_global_and_no_css(driver: Any, page: Any) -> None:
 
 
 # ---------------------------------------------------------------- pacing
+@pytest.mark.engines
 def test_pacing_on_real_frames_stays_within_budget(driver: Any, page_server: Any,
                                                    page: Any) -> None:
     sid = "pace"
     switch(driver, sid)
+    fallback_before = stats(driver)["scheduler"]["fallback_drains"]
     body = "".join(f"word{i:04d} " for i in range(120))  # 1080 ASCII graphemes
     page_server.sessions.push(sid, [*run_start(sid), msg_start("p1"), delta("p1", body)])
     wait_text(driver, body)
     rec = frames(driver)
+    # A visible page's text is committed on its animation frames only, however late
+    # they come (issue 32: WebKit's came after the fallback timeout, which drained).
+    assert stats(driver)["scheduler"]["fallback_drains"] == fallback_before
     bounds = boundaries(driver, body)
     changes = []
     for i in range(2, len(rec)):
@@ -176,8 +183,10 @@ def test_pacing_on_real_frames_stays_within_budget(driver: Any, page_server: Any
     assert over == [], f"frames over budget (graphemes, allowed): {over[:5]}"
     first_t = next(r[0] for r in rec if r[1] > 0)
     last_t = next(r[0] for r in rec if r[1] == len(body))
-    # 1080 graphemes at <= 840/s cannot take less than 1.29 s.
-    assert last_t - first_t >= 1000 * (len(body) - MAX_RATE * 0.05) / MAX_RATE - 50
+    # 1080 graphemes at <= 840/s cannot take less than 1.29 s, give or take the
+    # recorder's resolution: one frame interval (WebKit's can be long).
+    resolution = max([50.0] + [b[0] - a[0] for a, b in zip(rec, rec[1:], strict=False)])
+    assert last_t - first_t >= 1000 * (len(body) - MAX_RATE * 0.05) / MAX_RATE - resolution
     record_figure("1080-grapheme backlog: frames with new text", len(changes))
 
     # A message already followed by its END is a barrier: shown whole at once.
@@ -212,6 +221,7 @@ def test_frame_figures_during_a_stream(driver: Any, page_server: Any, page: Any)
 
 
 # ---------------------------------------------------------------- clusters, XSS
+@pytest.mark.engines
 def test_clusters_split_across_deltas_are_never_visible_broken(driver: Any, page_server: Any,
                                                                page: Any) -> None:
     sid = "clusters"
@@ -360,6 +370,7 @@ def test_markup_in_deltas_is_shown_as_text_and_never_runs(driver: Any, page_serv
 
 
 # ---------------------------------------------------------------- transport
+@pytest.mark.engines
 def test_reconnect_resumes_without_loss_or_duplicates(driver: Any, page_server: Any,
                                                       page: Any) -> None:
     sid = "reconnect"

@@ -19,6 +19,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from streampace.pacing.drive import FRAMES_STOPPED_MS
 from streampace.pacing.graphemes import RegexSegmenter, shows_incomplete
 from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 
@@ -182,7 +183,11 @@ def test_a_hold_arms_no_timer_until_the_pacer_waits_on_it(rig_factory, ag):
     assert rig.host.pending_frames == 0
     assert rig.host.pending_timeouts == 1
     assert rig.host.next_timeout_at() == pytest.approx(1000 + 1000)
-    rig.host.tick(680 + 50)  # the hold timer at 2000, then the frame fallback (hidden tab)
+    # The hold timer at 2000; then no frame comes (a hidden tab): this host has
+    # delivered frames, so the fallback drains once frames count as stopped.
+    rig.host.tick(680 + FRAMES_STOPPED_MS - 1)
+    assert rig.text() == "ab"
+    rig.host.tick(1)
     assert rig.text() == "ab\U0001F44D"
 
 

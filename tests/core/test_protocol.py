@@ -134,3 +134,12 @@ def test_close_codes_agree_with_the_server() -> None:
     assert {CloseCode.BAD_REQUEST, CloseCode.BAD_ORIGIN, CloseCode.UNAUTHORIZED,
             CloseCode.UNKNOWN_SESSION} == protocol.FINAL_CLOSE_CODES
 
+
+
+def test_shown_url_names_the_server_never_the_session_id() -> None:
+    shown = protocol.shown_url
+    assert shown("ws://h:8000/ws/sessions/Jw1uN2Xq8kq1rT0yPZc3aA") == "ws://h:8000/ws/sessions/…"
+    assert shown("wss://h/app/ws/sessions/new") == "wss://h/app/ws/sessions/new"
+    assert shown("ws://h/ws/sessions/abc?token=secret") == "ws://h/ws/sessions/…"
+    reload = protocol.decode_client_message(protocol.RELOAD_HELLO, 100)
+    assert reload == protocol.ResumeMessage(protocol.SNAPSHOT_AFTER)

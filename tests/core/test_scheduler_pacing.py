@@ -8,6 +8,7 @@ law.  The adaptive law's own behaviour is in test_playout.py.
 from __future__ import annotations
 
 import pytest
+from streampace.pacing.drive import FRAMES_STOPPED_MS
 from streampace.pacing.scheduler import PacingConfig
 
 F60 = 1000 / 60
@@ -170,7 +171,7 @@ def test_stats_counters_and_last_drain(seed_rig, ag):
     assert seed_rig.sched.graphemes_delivered() == 6
     assert st["last_drain_graphemes"] == 6 and st["last_drain_at"] == seed_rig.host.now()
     assert st["last_drain_source"] == "frame" and st["pending"] == 94
-    seed_rig.host.tick(50)
+    seed_rig.host.tick(FRAMES_STOPPED_MS)  # no frame comes any more (a hidden tab)
     assert seed_rig.sched.stats()["last_drain_source"] == "timeout"
 
 

@@ -29,6 +29,7 @@ from streampace.session.outputs import (
     StopRun,
 )
 from streampace.session.run_lifecycle import Outcome, RunState
+from streampace.session.session_lifecycle import SessionState
 from streampace.session.source import new_run_id
 from streampace.sim.timed_model import SimulatedModel
 from streampace.testing import ManualHost
@@ -161,11 +162,15 @@ def test_shutdown_stops_the_run_and_refuses_new_ones():
     assert isinstance(start, StartRun)
     eng.begin_run(start.run_id)
     assert eng.shut_down("server_shutdown", "bye") == [StopRun(start.run_id)]
+    assert eng.state is SessionState.SHUTTING_DOWN
     log_emits(eng, eng.end_run(start.run_id, Outcome("cancelled", "x")))
     eng.settle_run(start.run_id)
     [refusal] = eng.receive("v", cm.RunMessage("again", None))  # refused before attaching
     assert isinstance(refusal, Refusal)
     assert json.loads(refusal.text)["message"] == SHUTDOWN_REFUSAL
+    assert eng.shut_down("server_shutdown", "bye") == []  # a second one changes nothing
+    assert eng.evict() == []  # idle: it may still be forgotten while the server stops
+    assert eng.state is SessionState.EVICTED
 
 
 def test_a_stop_for_another_run_is_ignored():
@@ -251,6 +256,9 @@ def test_eviction_closes_bound_connections_and_answers_later_inputs():
     assert eng.evict() == [Disconnect("early", EVICTED)]
     assert eng.receive("early", cm.ResumeMessage(0, None)) == [Disconnect("early", EVICTED)]
     assert eng.connect("late") == [Disconnect("late", EVICTED)]
+    assert eng.state is SessionState.EVICTED
+    with pytest.raises(LifecycleError):
+        eng.evict()  # forgotten once: a second eviction is a bug in the store
     busy, _ = engine()
     busy.attach("v", None)
     with pytest.raises(RuntimeError):

@@ -23,6 +23,7 @@ import sys
 import tarfile
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from html.parser import HTMLParser
 from importlib.metadata import version
 from pathlib import Path
@@ -58,7 +59,9 @@ def load_examples() -> list[dict]:
             sdist = next(Path(tmp).glob("*.tar.gz"))
             with tarfile.open(sdist) as tar:
                 member = next(m for m in tar.getmembers() if m.name.endswith(MEMBER))
-                data = tar.extractfile(member).read()
+                file = tar.extractfile(member)
+                assert file is not None, member.name
+                data = file.read()
         CACHE.parent.mkdir(exist_ok=True)
         CACHE.write_bytes(data)
     return json.loads(CACHE.read_text(encoding="utf-8"))
@@ -74,23 +77,23 @@ class _Normaliser(HTMLParser):
         kept = sorted((k, v or "") for k, v in attrs if not (k == "rel" and v == OUR_REL))
         return "<" + tag + "".join(f' {k}="{v}"' for k, v in kept) + close + ">"
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "pre":
             self.pre += 1
         self._block_trim(tag)
         self.out.append(self._tag(tag, attrs))
 
-    def handle_startendtag(self, tag, attrs):
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._block_trim(tag)
         self.out.append(self._tag(tag, attrs))
 
-    def handle_endtag(self, tag):
+    def handle_endtag(self, tag: str) -> None:
         if tag == "pre":
             self.pre -= 1
         self._block_trim(tag)
         self.out.append(f"</{tag}>")
 
-    def handle_data(self, data):
+    def handle_data(self, data: str) -> None:
         if not self.pre:
             data = " ".join(data.split()) if data.strip() else (" " if data else "")
             if self.out and self.out[-1].endswith(" ") and data.startswith(" "):
@@ -119,7 +122,7 @@ def normalise(html: str) -> str:
     return parser.result()
 
 
-def run(render) -> tuple[Counter, Counter, list[dict]]:
+def run(render: Callable[[str], str]) -> tuple[Counter, Counter, list[dict]]:
     """(passed per section, total per section, failing examples) for `render`."""
     passed: Counter = Counter()
     total: Counter = Counter()
@@ -139,7 +142,7 @@ def passes_raw_html(example: dict) -> bool:
     return any(m.group() in example["html"] for m in _RAW_HTML.finditer(example["markdown"]))
 
 
-def outside_raw_html_and_images(render) -> tuple[int, int]:
+def outside_raw_html_and_images(render: Callable[[str], str]) -> tuple[int, int]:
     """(passed, examples) over the examples that need neither raw HTML passed
     through nor images — issue 19's measure, by what each example needs rather
     than by the section it sits in."""

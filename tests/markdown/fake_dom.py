@@ -13,6 +13,10 @@ from streampace.markdown.tree import _OPEN_NL, BLOCK_TAGS, VOID_TAGS
 class FakeNode:
     parent: FakeElement | None = None
 
+    @property
+    def textContent(self) -> str:  # noqa: N802 (DOM name)
+        raise NotImplementedError  # each kind of node has its own
+
     def remove(self) -> None:
         if self.parent is not None:
             self.parent.children.remove(self)
@@ -81,6 +85,12 @@ class FakeElement(FakeNode):
     @property
     def textContent(self) -> str:  # noqa: N802
         return "".join(c.textContent for c in self.children)
+
+
+def element(node: FakeNode) -> FakeElement:
+    """`node`, which a test expects to be an element."""
+    assert isinstance(node, FakeElement), node
+    return node
 
 
 class FakeDocument:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fake_dom import FakeDocument, inner_html
+from fake_dom import FakeDocument, element, inner_html
 from streampace.browser.markdown_dom import MarkdownView
 from streampace.markdown import MarkdownStream, SetFootnotes, render_html
 
@@ -47,10 +47,11 @@ def test_ids_are_per_view_and_the_section_stays_last_in_the_dom() -> None:
     for ch in DOC + "\nAfter the notes.\n":
         view.feed(ch)
     view.close()
-    assert box.children[-1].tag == "section"
+    assert element(box.children[-1]).tag == "section"
     expected = render_html(DOC + "\nAfter the notes.\n", id_prefix=view.stream.id_prefix)
     assert inner_html(box) == expected
-    ids = [c.attrs.get("id") for c in box.children[-1].children[0].children]
+    notes = element(element(box.children[-1]).children[0]).children
+    ids = [element(c).attrs.get("id") or "" for c in notes]
     assert all(i.startswith(view.stream.id_prefix) for i in ids)
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
-from fake_dom import FakeDocument, inner_html
+from fake_dom import FakeDocument, element, inner_html
 from streampace.browser.markdown_dom import MarkdownView
 from streampace.markdown import MarkdownStream, render_html
 from streampace.markdown.highlight import LANGUAGES, LINE_CAP, Highlighter, highlight, language_of
@@ -77,8 +79,8 @@ def test_streamed_fence_highlights_each_complete_line_once() -> None:
     text = "```python\n" + code + "```\n"
     for i in range(0, len(text), 5):
         stream.feed(text[i:i + 5])
-        if stream._fence is not None and stream._fence.hl is not None:
-            fence = stream._fence
+        fence = stream._fence
+        if fence is not None and fence.hl is not None:
             assert fence.hl.lines == fence.code.count("\n")  # never re-tokenized
         # Never unhighlighted: the shown code already has its spans.
         code_node = stream.nodes()[-1][2][0] if stream.nodes() else None
@@ -95,15 +97,20 @@ def test_a_long_line_costs_the_cap_not_its_length() -> None:
     big = calls(lambda: hl.partial("x = 'a' + " * 20_000))
     assert big <= small * 1.2 + 50
     nodes = highlight("python", "y" * (LINE_CAP + 5000) + "\n")
-    assert nodes[-1].endswith("y" * 5000 + "\n")
+    last = nodes[-1]
+    assert isinstance(last, str) and last.endswith("y" * 5000 + "\n")
+
+
+def _highlighting(language: str, code: str) -> Callable[[], object]:
+    return lambda: highlight(language, code)
 
 
 @pytest.mark.parametrize("hostile", ['"' * 5000, "/*" * 3000, "'\\" * 3000, "<" * 5000,
                                      "$" * 5000, "@" * 5000, "0" * 5000, "`" * 5000])
 def test_hostile_code_is_linear(hostile: str) -> None:
     for language in LANGUAGES:
-        n1 = calls(lambda lang=language: highlight(lang, hostile[:500] + "\n"))
-        n2 = calls(lambda lang=language: highlight(lang, (hostile[:500] + "\n") * 10))
+        n1 = calls(_highlighting(language, hostile[:500] + "\n"))
+        n2 = calls(_highlighting(language, (hostile[:500] + "\n") * 10))
         assert n2 <= n1 * 11 + 60, language  # ten lines cost ~ten times one
 
 
@@ -116,5 +123,5 @@ def test_highlighted_code_in_the_dom_reads_as_its_source() -> None:
         view.feed(ch)
     view.close()
     assert "sp-hl-k" in inner_html(box)
-    code = box.children[0].children[-1]
+    code = element(element(box.children[0]).children[-1])
     assert code.tag == "code" and code.textContent == "const a = 1; // x\n"

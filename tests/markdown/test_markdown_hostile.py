@@ -171,12 +171,16 @@ def _table(n: int) -> str:
     return "".join(out)
 
 
+def _feeding(stream: MarkdownStream, delta: str) -> Callable[[], object]:
+    return lambda: stream.feed(delta)
+
+
 def _per_delta_calls(doc: str, more: str) -> int:
     stream = MarkdownStream()
     stream.feed(doc)
     worst = 0
     for i in range(0, len(more) - 13, 13):
-        worst = max(worst, calls(lambda i=i: stream.feed(more[i:i + 13])))
+        worst = max(worst, calls(_feeding(stream, more[i:i + 13])))
     stream.close()
     return worst
 

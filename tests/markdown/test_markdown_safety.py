@@ -29,12 +29,12 @@ class _Collect(HTMLParser):
         self.tags: list[tuple[str, dict]] = []
         self.text: list[str] = []
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append((tag, dict(attrs)))
 
     handle_startendtag = handle_starttag
 
-    def handle_data(self, data):
+    def handle_data(self, data: str) -> None:
         self.text.append(data)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -11,9 +12,9 @@ from fake_dom import FakeDocument, FakeElement, inner_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streampace.browser.markdown_dom import MarkdownView, RebuildView
-from streampace.markdown import AppendCode, FinalBlock, MarkdownStream, SetTail, render_html
-from streampace.markdown.parser import Parser
-from streampace.markdown.tree import text_of
+from streampace.markdown import AppendCode, FinalBlock, MarkdownStream, Op, SetTail, render_html
+from streampace.markdown.parser import Context, Parser
+from streampace.markdown.tree import Node, text_of
 
 from bench.traces_markdown import _section
 
@@ -115,11 +116,14 @@ def test_open_fence_only_appends_code_text() -> None:
     ops = []
     for line in ["x = 1\n", "y = 2\n", "print(x", " + y)\n"]:
         ops += stream.feed(line)
-    assert all(isinstance(op, AppendCode) for op in ops), ops
-    assert "".join(op.text for op in ops) == "x = 1\ny = 2\nprint(x + y)\n"
+    appended = [op for op in ops if isinstance(op, AppendCode)]
+    assert appended == ops, ops
+    assert "".join(op.text for op in appended) == "x = 1\ny = 2\nprint(x + y)\n"
     ops = stream.feed("```\n")
     assert [type(op) for op in ops] == [FinalBlock]
-    assert ops[0].node == ("pre", (), (("code", (("class", "language-text"),),
+    final = ops[0]
+    assert isinstance(final, FinalBlock)
+    assert final.node == ("pre", (), (("code", (("class", "language-text"),),
                                         ("x = 1\ny = 2\nprint(x + y)\n",)),))
 
 
@@ -129,11 +133,11 @@ def test_frame_cost_is_bounded_by_the_open_block() -> None:
     seen: list[int] = []
 
     class Counting(Parser):
-        def render_all(self, src, refs, ctx=None):
+        def render_all(self, src: str, refs: dict, ctx: Context | None = None) -> Any:
             seen.append(len(src))
             return super().render_all(src, refs, ctx)
 
-        def inline(self, src, refs, ctx=None):
+        def inline(self, src: str, refs: dict, ctx: Context | None = None) -> list[Node]:
             seen.append(len(src))
             return super().inline(src, refs, ctx)
 
@@ -188,8 +192,8 @@ def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html
 
 
-def _chars(nodes, path=()) -> list[tuple[str, tuple]]:
-    out = []
+def _chars(nodes: Sequence[Node], path: tuple = ()) -> list[tuple[str, tuple]]:
+    out: list[tuple[str, tuple]] = []
     for node in nodes:
         if isinstance(node, str):
             out.extend((c, path) for c in node)
@@ -248,22 +252,24 @@ class _FullEveryTime(MarkdownStream):
     """The reference: every change parses the whole tail (no plain-append path,
     no split of an open list or table)."""
 
-    def _append_plain(self, delta, ops):
+    def _append_plain(self, delta: str, ops: list[Op]) -> bool:
         return False
 
-    def _render_tail(self, shown):
+    def _render_tail(self, shown: str) -> tuple[Node, ...]:
         nodes, _refs, self.footnotes.open, _used = self.parser.render_all(
             shown, self._refs, self._ctx())
         return tuple(nodes)
 
-    def _enter_open(self, tail, block, final, ops):
+    def _enter_open(self, tail: str, block: tuple[int, int, str], final: int,
+                    ops: list[Op]) -> bool:
         return False
 
 
 class _NoOpenBlock(MarkdownStream):
     """The plain-append path alone (no incremental paragraph / table state)."""
 
-    def _enter_open(self, tail, block, final, ops):
+    def _enter_open(self, tail: str, block: tuple[int, int, str], final: int,
+                    ops: list[Op]) -> bool:
         return False
 
 
@@ -380,7 +386,7 @@ def test_a_settled_long_paragraph_is_not_parsed_again_when_it_ends() -> None:
     seen: list[int] = []
 
     class Counting(Parser):
-        def render_all(self, src, refs, ctx=None):
+        def render_all(self, src: str, refs: dict, ctx: Context | None = None) -> Any:
             seen.append(len(src))
             return super().render_all(src, refs, ctx)
 

@@ -287,13 +287,13 @@ def test_a_session_used_recently_is_never_forgotten_for_a_new_one(serve):
     assert server.hub.sessions["recent"].log.head == got.through  # kept whole
 
 
-def test_over_the_byte_budget_new_sessions_are_refused_and_old_ones_stream_on(serve):
+def test_over_the_byte_budget_new_sessions_and_runs_are_refused_and_old_text_stays(serve):
     server = serve("demo", speed=200.0, client_session_ids=True, memory_budget_bytes=20_000)
 
-    async def scenario() -> tuple[int | None, str, Received]:
+    async def scenario() -> tuple[int | None, str, Received, Received]:
         ws, _ = await _attach(server.ws_url("big"))
         await send(ws, type="run", prompt="x" * 16_000, scenario="very_fast")
-        await recv_until(ws, Received(), runs_ended(1))
+        first = await recv_until(ws, Received(), runs_ended(1))
         async with websockets.connect(server.ws_url("late")) as late:
             await send(late, type="resume", after=0)
             try:
@@ -302,14 +302,23 @@ def test_over_the_byte_budget_new_sessions_are_refused_and_old_ones_stream_on(se
                         await late.recv()
             except websockets.ConnectionClosed as exc:
                 code, reason = (exc.rcvd.code, exc.rcvd.reason) if exc.rcvd else (None, "")
+        # The session may not grow past the budget either (issue 33 item 4) ...
         await send(ws, type="run", prompt="still here", scenario="very_fast")
-        more = await recv_until(ws, Received(), runs_ended(1))
+        refused = await recv_until(ws, Received(), lambda r: bool(r.errors))
         await ws.close()
-        return code, reason, more
+        # ... and what it has stays: a viewer resuming gets the whole run.
+        again, _ = await _attach(server.ws_url("big"))
+        kept = await recv_until(again, Received(), runs_ended(1))
+        await again.close()
+        def text(r: Received) -> str:
+            return "".join(e["delta"] for e in r.events if e["type"] == "TEXT_MESSAGE_CONTENT")
+        assert text(kept) == text(first) and kept.events[-1]["type"] == "RUN_FINISHED"
+        return code, reason, refused, kept
 
-    code, reason, more = asyncio.run(scenario())
+    code, reason, refused, kept = asyncio.run(scenario())
     assert code == 1013 and "memory budget" in reason
-    assert more.events[-1]["type"] == "RUN_FINISHED"
+    assert [e["code"] for e in refused.errors] == ["server_busy"]
+    assert "memory budget" in refused.errors[0]["message"]
     assert "late" not in server.hub.sessions
     assert server.hub.bytes_held() >= 20_000
 

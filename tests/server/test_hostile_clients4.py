@@ -320,3 +320,60 @@ def test_an_upstream_gets_a_thread_id_that_is_not_the_session_key(
     # Viewers still see their session's own id on its runs.
     assert {e["threadId"] for e in got.events if e["type"] == "RUN_STARTED"} == {first}
     assert code in (1008, 4404)
+
+
+# -- defect 4: the byte budget as sessions grow ----------------------------------------------
+
+
+def test_sessions_made_empty_and_then_filled_stay_near_the_byte_budget(serve):
+    """The budget was checked only when a session was made: 12 sessions made empty
+    and then filled reached 4.1x it."""
+    budget = 400_000
+    server = serve("demo", speed=200.0, client_session_ids=True,
+                   memory_budget_bytes=budget, max_sessions_per_client=0)
+    prompt = "p" * 32_000
+
+    async def scenario() -> tuple[list[str], Received]:
+        sockets = [(await _attach(server.ws_url(f"fill-{i}")))[0] for i in range(12)]
+        codes: list[str] = []
+        for _ in range(4):  # 12 x 4 runs x 32 KB x 2 (log and kept text): ~3 MB
+            for ws in sockets:
+                await send(ws, type="run", prompt=prompt, scenario="very_fast")
+                got = await recv_until(ws, Received(),
+                                       lambda r: runs_ended(1)(r) or bool(r.errors))
+                codes += [e["code"] for e in got.errors]
+        for ws in sockets:
+            await ws.close()
+        # What a session had stays: a late viewer gets it whole.
+        late, _ = await _attach(server.ws_url("fill-0"))
+        await send(late, type="resume", after=0)
+        kept = await recv_until(late, Received(), runs_ended(1))
+        await late.close()
+        return codes, kept
+
+    codes, kept = asyncio.run(scenario())
+    assert "server_busy" in codes and set(codes) == {"server_busy"}
+    held = server.hub.bytes_held()
+    assert budget <= held < 2 * budget, held
+    assert any(e["type"] == "RUN_FINISHED" for e in kept.events)
+
+
+def test_a_socket_past_its_message_rate_is_closed_whatever_server_runs_the_app(serve):
+    """What ASGI lets the app see it bounds itself, under any server (defect 3)."""
+    server = serve("demo", speed=200.0, client_session_ids=True, messages_burst=6,
+                   messages_per_s=0.01)
+
+    async def scenario() -> tuple[int | None, str]:
+        ws, _ = await _attach(server.ws_url("chatty"))  # message 1
+        try:
+            for _ in range(20):
+                await send(ws, type="run", prompt="hi", scenario="very_fast")
+                await send(ws, type="cancel")
+            async with asyncio.timeout(WAIT_S):
+                while True:
+                    await ws.recv()
+        except websockets.ConnectionClosed as exc:
+            return (exc.rcvd.code, exc.rcvd.reason) if exc.rcvd else (None, "")
+        return None, ""
+
+    assert asyncio.run(scenario()) == (1008, "too many messages")

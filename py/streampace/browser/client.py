@@ -64,8 +64,12 @@ class SessionClient:
         deliver: Callable[[list[dict]], None],
         *,
         on_error: Callable[[StreamError], None] | None = None,
+        reloaded: bool = False,
     ) -> None:
         self._deliver = deliver
+        # Showing a session this tab had before a reload: with nothing applied
+        # yet, ask for a snapshot rather than the whole log (protocol.RELOAD_HELLO).
+        self._reloaded = reloaded
         self._on_error = on_error
         self.last_through = 0
         self.epoch: str | None = None  # the session epoch last_through belongs to
@@ -81,6 +85,8 @@ class SessionClient:
 
     def resume_message(self) -> str:
         """The `resume` that continues after what this client has applied."""
+        if self._reloaded and self.epoch is None and self.last_through == 0:
+            return protocol.RELOAD_HELLO
         return protocol.resume_message(self.last_through, self.epoch)
 
     def receive(self, text: Any) -> ServerMessage | None:

@@ -33,6 +33,7 @@ from streampace.browser.telemetry import Telemetry
 from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 from streampace.session.connection import MAX_QUEUED_SENDS, ConnState, SessionConnection
 from streampace.session.connection_problems import Problem
+from streampace.session.protocol import shown_url
 
 __all__ = ["StreamView", "frame_commit_config", "percentile"]
 
@@ -148,9 +149,12 @@ class StreamView:
             return
         self._sessions += 1
         self.session = f"s{self._sessions}"
-        self.client = SessionClient(self._deliver, on_error=self._stream_error)
+        self.client = SessionClient(self._deliver, on_error=self._stream_error,
+                                    reloaded=bool(_option(socket, "reloaded", False)))
+        url = str(_option(socket, "url", ""))
         self.connection = SessionConnection(
-            socket, self.host, self.client, url=str(_option(socket, "url", "")),
+            socket, self.host, self.client, url=url,
+            asked_url=str(_option(socket, "askedUrl", url)),
             # Options the page gave the JS socket before Python existed.
             retry_before_open=bool(_option(socket, "retryBeforeOpen", True)),
             reconnect=bool(_option(socket, "autoReconnect", True)),
@@ -264,7 +268,8 @@ class StreamView:
                   "retrying": retry_in_ms is not None,
                   "retryInMs": None if retry_in_ms is None else round(retry_in_ms),
                   "attempt": connection.attempt if connection is not None else 0,
-                  "url": connection.url if connection is not None else ""}
+                  # The server, not the key: no session id in what a page may log.
+                  "url": shown_url(connection.url) if connection is not None else ""}
         self._emit_error(detail)
 
     def _stream_error(self, error: StreamError) -> None:

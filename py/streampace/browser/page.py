@@ -48,6 +48,7 @@ from pyodide.ffi import to_js
 
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
+from streampace.browser.labels import labels_for
 
 __all__ = ["EVENTS", "PageView", "bridge", "mount"]
 
@@ -58,6 +59,7 @@ _FRAME_EVENTS = ("message-end", "run-end")
 _DOM_PREFIX = "streampace:"
 _SIMULATE = ("never", "fallback", "always")
 _TEXT_TYPES = ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK")
+_mounted = 0  # views mounted on this page so far (each one's session key)
 
 
 def bridge() -> Any:
@@ -102,8 +104,16 @@ class PageView:
 
     def __init__(self, target: Any, *, pace: bool = True, max_lag_ms: Any = None,
                  text_format: str = "markdown", speed: float = 1.0, announce: bool = True,
-                 heading_base: Any = "auto") -> None:
+                 heading_base: Any = "auto", remember: Any = "tab",
+                 labels: Any = None) -> None:
+        global _mounted
         self._js_bridge = bridge()
+        # Where the session the server mints is kept across reloads (the tag's
+        # data-remember: "tab", "local", "none" or a Storage-like JS object),
+        # under this view's mount order.
+        self.remember = remember
+        self._slot = _mounted
+        _mounted += 1
         self.element = _element(target)
         self.speed = speed
         self._text: list[Callable[[str, str], None]] = []
@@ -119,7 +129,9 @@ class PageView:
                                pace=pace, config=pacing_config(max_lag_ms),
                                text_format=text_format, on_status=self._on_status,
                                on_paced=self._on_paced, announce=announce,
-                               heading_base=heading_base)
+                               heading_base=heading_base,
+                               labels=labels_for(str(js.document.documentElement.lang or ""),
+                                                 labels))
 
     # -- subscribing -------------------------------------------------------
     def on_text(self, fn: Callable[[str, str], None]) -> Callable[[str, str], None]:
@@ -163,8 +175,11 @@ class PageView:
             options = {"retryBeforeOpen": False, "probeUrl": str(js.location.href)}
         self._probing = simulate == "fallback"
         self.simulated = False
-        socket = self._js_bridge.openSession(
-            stream, to_js(options, dict_converter=js.Object.fromEntries))
+        options["rememberKey"] = self._js_bridge.sessionKey(stream, self._slot)
+        js_options = to_js(options, dict_converter=js.Object.fromEntries)
+        # Set after the conversion: a JS store object must stay itself.
+        js_options.remember = self._js_bridge.sessionStore(self.remember)
+        socket = self._js_bridge.openSession(stream, js_options)
         self.view.connect(socket)
         return self
 
@@ -270,15 +285,18 @@ class PageView:
 
 def mount(target: Any, stream: str | None = None, *, simulate: str = "never",
           pace: bool = True, max_lag_ms: Any = None, text_format: str = "markdown",
-          speed: float = 1.0, announce: bool = True, heading_base: Any = "auto") -> PageView:
+          speed: float = 1.0, announce: bool = True, heading_base: Any = "auto",
+          remember: Any = "tab", labels: Any = None) -> PageView:
     """Mount a paced view in `target` (a CSS selector or an element) and, with
     `stream`, show that session (see `PageView.connect` for `simulate`).
     `max_lag_ms` and `text_format` are the embed's `data-max-lag` and
     `data-format`; `announce` and `heading_base` its `data-announce` (a live
     region saying the answer) and `data-heading-base` ("auto", "off", 1-6);
-    `speed` speeds up the simulated model."""
+    `remember` and `labels` its `data-remember` and `data-labels` (a dict
+    here); `speed` speeds up the simulated model."""
     view = PageView(target, pace=pace, max_lag_ms=max_lag_ms, text_format=text_format,
-                    speed=speed, announce=announce, heading_base=heading_base)
+                    speed=speed, announce=announce, heading_base=heading_base,
+                    remember=remember, labels=labels)
     if stream is not None or simulate == "always":
         view.connect(stream, simulate=simulate)
     return view

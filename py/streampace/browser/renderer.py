@@ -349,17 +349,20 @@ class DomRenderer:
         the timeline (a cut run marked by one line), and start afresh below."""
         part = self._el("div", "sp-archived")
         timeline = self.timeline
-        while timeline.firstChild is not None:
+        # (JS null is JsNull here, not None: ask the DOM instead.)
+        while timeline.hasChildNodes():
             part.append(timeline.firstChild)
-        for ref, node in self._nodes.items():
-            if not self.state.item(ref).ended:
-                node.el.setAttribute("data-state", "lost")
         if run_cut:
+            # The item being written when the run was cut (the synthetic
+            # RUN_ERROR has closed it in the state): marked, and the line below.
+            cut = part.lastElementChild
+            if cut:
+                cut.setAttribute("data-state", "lost")
             line = self._el("p", "sp-lost")
             line.setAttribute("role", "note")
             line.textContent = self.labels["lost"]
             part.append(line)
-        if part.firstChild is not None:
+        if part.hasChildNodes():
             if self._earlier is None:
                 self._earlier = self._el("div", "sp-earlier")
                 timeline.before(self._earlier)
@@ -402,8 +405,10 @@ class DomRenderer:
 
     def _queue_clicked(self, event: Any) -> None:
         target = event.target
-        button = target.closest("[data-withdraw]") if hasattr(target, "closest") else None
-        if button is not None and self.on_withdraw is not None:
+        if not hasattr(target, "closest"):
+            return
+        button = target.closest("[data-withdraw]")
+        if button and self.on_withdraw is not None:
             self.on_withdraw(str(button.getAttribute("data-withdraw")))
 
     def show_connection(self, state: str, text: str) -> None:

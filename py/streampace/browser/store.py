@@ -63,7 +63,9 @@ class SnapshotSink:
         self.model.set_connection(state, problem)
         self._changed()
 
-    def set_queued(self, queued: list[Any]) -> None:
+    def show_queue(self, queued: list[dict[str, Any]]) -> None:
+        """The questions waiting for the current run (browser/outbox.py): the
+        snapshot's `queued`, published with the next frame's changes."""
         self.model.set_queued(queued)
         self._changed()
 
@@ -112,11 +114,6 @@ class StoreView(StreamView):
 
     def _status(self, state: str, detail: dict) -> None:
         self.renderer.set_connection(state, detail.get("problem"))
-
-    def set_queued(self, queued: list[Any]) -> None:
-        """The questions waiting to be sent, as the snapshot's `queued` shows them:
-        the one place the page client's question queue (issue 27) reports to."""
-        self.renderer.set_queued(queued)
 
     def snapshot_json(self) -> str:
         """The current snapshot, whole (tests, and a store's first read)."""

@@ -8,7 +8,14 @@ scheduler is; every move is a row of :data:`DRIVE_TABLE`:
 
 * ``IDLE`` — nothing queued, nothing armed.
 * ``ARMED`` — work queued: a frame and the fallback timeout are armed; the first
-  of them to fire cancels the other and drains.
+  of them to fire cancels the other and drains — except that once the host has
+  shown it delivers frames, a fallback that fires before a frame only re-arms
+  itself until the frame has been awaited :data:`FRAMES_STOPPED_MS`. A host
+  whose frames come late (WebKitGTK: 40–300 ms apart while the page's text
+  grows) would otherwise drain from timeouts between frames, several drains
+  per painted frame, and show the text in a few large steps; so frames stay
+  the only clock while they come, and timeouts drain only once frames stopped
+  (a hidden tab).
 * ``HELD`` — the head waits on a held cluster: only the hold timer is armed.
 * ``DRAINING`` / ``FLUSHING`` — a drain or ``flush_now`` is running (its apply
   may call back into the scheduler): nothing is armed, and a flush asked for
@@ -30,7 +37,14 @@ from enum import Enum
 from streampace.clock import FrameHost, FrameRequest, Timeout
 from streampace.lifecycle import Machine, table
 
-__all__ = ["DRIVE_TABLE", "Drive", "DriveEvent", "DriveState", "FrameRequest"]
+__all__ = ["DRIVE_TABLE", "FRAMES_STOPPED_MS", "Drive", "DriveEvent", "DriveState",
+           "FrameRequest"]
+
+# How long a requested frame may be awaited, on a host that has delivered frames,
+# before frames count as stopped and the fallback timeout drains.  Far above a
+# slow frame (WebKitGTK under load: ~300 ms); hidden tabs, the case the fallback
+# is for, throttle timers to about a second anyway.
+FRAMES_STOPPED_MS = 1000.0
 
 
 class DriveState(Enum):
@@ -48,6 +62,7 @@ class DriveEvent(Enum):
     EMPTY = "empty"  # nothing queued
     FRAME = "frame"
     TIMEOUT = "timeout"
+    LATE = "late"  # the fallback fired first on a host whose frames come: wait for the frame
     FLUSH = "flush"
     DONE = "done"  # a drain or flush returned
 
@@ -62,6 +77,7 @@ ARMED     BLOCKED  ARMED     the armed drain finds the head held and settles
 ARMED     EMPTY    IDLE      cleared: cancel the frame and the fallback
 ARMED     FRAME    DRAINING  a frame came first: cancel the fallback
 ARMED     TIMEOUT  DRAINING  no frame came (a hidden tab): cancel the frame
+ARMED     LATE     ARMED     frames come, only late: keep the frame, re-arm the fallback
 ARMED     FLUSH    FLUSHING  cancel the frame and the fallback; settled when the flush returns
 HELD      WORK     ARMED     the hold ended (next delta, barrier, expiry): pace again from now
 HELD      BLOCKED  HELD      re-arm the hold timer for the head's hold
@@ -99,9 +115,15 @@ class Drive:
                  drain: Callable[[str], None],
                  condition: Callable[[], tuple[DriveEvent, float | None]],
                  expire_holds: Callable[[], None],
-                 settled: Callable[[DriveState, DriveState], None]) -> None:
+                 settled: Callable[[DriveState, DriveState], None],
+                 frames_stopped_ms: float = FRAMES_STOPPED_MS) -> None:
         self._host = host
         self.fallback_ms = fallback_ms
+        self.frames_stopped_ms = frames_stopped_ms
+        # Whether the host's last answer to a frame request was a frame (not the
+        # fallback), and when the frame now armed was asked for.
+        self._frames_come = False
+        self._frame_asked_at = 0.0
         self._drain = drain
         self._condition = condition
         self._expire_holds = expire_holds
@@ -109,7 +131,7 @@ class Drive:
         self.machine: Machine[DriveState, DriveEvent] = Machine(
             "pacing drive", DRIVE_TABLE, DriveState.IDLE)
         self._frame = FrameRequest(host, lambda: self._fired(E.FRAME, "frame"))
-        self._fallback = Timeout(host, lambda: self._fired(E.TIMEOUT, "timeout"))
+        self._fallback = Timeout(host, self._on_fallback)
         self._hold = Timeout(host, self._on_hold)
         self._hold_at: float | None = None
 
@@ -129,6 +151,7 @@ class Drive:
         if after is S.ARMED and before is not S.ARMED:
             self._hold.cancel()
             self._frame.arm()
+            self._frame_asked_at = self._host.now()
             self._fallback.arm(self.fallback_ms)
         elif after is S.HELD:
             assert hold_until is not None
@@ -153,7 +176,18 @@ class Drive:
         self.machine.step(E.DONE)
         self.settle()
 
+    def _on_fallback(self) -> None:
+        waited = self._host.now() - self._frame_asked_at
+        if self._frames_come and waited < self.frames_stopped_ms:
+            self.machine.step(E.LATE)
+            self._fallback.arm(max(self.fallback_ms, self.frames_stopped_ms - waited))
+            return
+        self._frames_come = False
+        self._fired(E.TIMEOUT, "timeout")
+
     def _fired(self, event: DriveEvent, source: str) -> None:
+        if event is E.FRAME:
+            self._frames_come = True
         self.machine.step(event)
         self._frame.cancel()
         self._fallback.cancel()

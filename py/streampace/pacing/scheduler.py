@@ -45,7 +45,8 @@ class PacingScheduler:
     again on a later drain.  ``stats()`` counters: ``frames`` (drains run by a
     frame or the fallback timeout), ``applies`` (accepted batches),
     ``graphemes`` (paced graphemes delivered), ``flushes`` (flush_now calls
-    that delivered something), ``overloads`` (drains that found the backlog
+    that delivered something), ``fallback_drains`` (drains the fallback
+    timeout ran: frames had stopped), ``overloads`` (drains that found the backlog
     over the limit), ``rejects`` (rejected batches).  Live values:
     ``pending`` (paced graphemes queued), ``queued_events``, ``held`` (clusters
     held back), ``drive`` (the drive machine's state), and for a live chart the
@@ -72,7 +73,7 @@ class PacingScheduler:
         self._deferred_flush: list[str] = []
         self._stats: dict[str, Any] = {
             "frames": 0, "applies": 0, "graphemes": 0, "flushes": 0,
-            "overloads": 0, "rejects": 0,
+            "fallback_drains": 0, "overloads": 0, "rejects": 0,
             "last_drain_at": None, "last_drain_graphemes": 0, "last_drain_events": 0,
             "last_drain_source": None, "last_rate": 0.0,
         }
@@ -195,6 +196,8 @@ class PacingScheduler:
         cfg = self.config
         stats = self._stats
         stats["frames"] += 1
+        if source == "timeout":
+            stats["fallback_drains"] += 1
         now = self._host.now()
         q = self._queue
         q.expire_holds(now)

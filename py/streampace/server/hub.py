@@ -139,6 +139,20 @@ class Hub:
         s.created_by = client
         return s
 
+    def room_to_grow(self) -> bool:
+        """May a session start a run (which grows it)?  Not while the sessions hold
+        the byte budget and no evictable one can go to bring them under it: the
+        budget bounds sessions as they grow, not only when they are made (issue 33
+        item 4: 12 sessions made empty and then filled reached 4.1x the budget).
+        Runs already going finish; the overshoot is what they add."""
+        budget = self.config.memory_budget_bytes
+        now = self.clock()
+        while (held := self.bytes_held()) >= budget:
+            if not self._evict_one(now, "memory budget"):
+                log.warning("refused a run: %d bytes held (budget %d)", held, budget)
+                return False
+        return True
+
     def forget(self, session: Session) -> None:
         """Drop a session that could not be made ready (nothing to evict)."""
         if self.sessions.get(session.id) is session and session.idle:

@@ -5,6 +5,11 @@ serving many sessions makes one Redis call per wakeup, not one per session
 (bench/server_load.py 100 x 10: server CPU per delivered event 39 -> 18 us).  A
 session joining is picked up at the latest when the current XREAD returns
 (MUX_BLOCK_MS); its ``ready()`` has caught it up before that.
+
+On a Redis Cluster one XREAD cannot span slots: the reader polls instead, one small
+script per session pipelined into one round trip per master (``RedisConnection.poll``),
+every POLL_MS for sessions with a run open (less often past POLL_BUDGET_PER_S reads
+per second) and every IDLE_POLL_MS for the others.
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ POLL_MS = 25  # cluster: the pause between reads (well inside the 150 ms batchin
 # Cluster: a session with no run open is read this often (a run started elsewhere shows
 # up to this late at first; the reads of idle sessions cost 8x less).
 IDLE_POLL_MS = 200
+# Cluster: at most this many session reads per second per process; with many busy
+# sessions each is read less often than POLL_MS (100 busy sessions: every 50 ms), so
+# the reads' CPU (~40 us each through redis-py) stays bounded however many it follows.
+POLL_BUDGET_PER_S = 2000
 TOUCH_EVERY_S = 30.0  # the followed sessions' activity in the session index
 
 
@@ -58,6 +67,7 @@ class StreamReader:
         self._closed = False
         self._next_touch = 0.0
         self._next_poll: dict[str, float] = {}  # cluster: loop time each session is due
+        self._busy = 0  # cluster: sessions read at the busy pace at the last count
 
     def follow(self, follower: Follower) -> None:
         self._followers[follower.session_id] = follower
@@ -141,6 +151,8 @@ class StreamReader:
         results = await self._conn.poll([(f.mirror.keys, f.mirror.head) for f in targets])
         backlog = False
         answered = True
+        busy_ms = min(IDLE_POLL_MS, max(POLL_MS, 1000 * self._busy / POLL_BUDGET_PER_S))
+        busy_count = 0
         for f, result in zip(targets, results, strict=True):
             if isinstance(result, Exception):
                 answered = False
@@ -150,7 +162,11 @@ class StreamReader:
             backlog = backlog or len(result.entries) >= READ_COUNT
             await f.mirror.polled(result)
             busy = bool(result.entries) or f.run_open
-            due[f.session_id] = now + (POLL_MS if busy else IDLE_POLL_MS) / 1000
+            busy_count += busy
+            due[f.session_id] = now + (busy_ms if busy else IDLE_POLL_MS) / 1000
+        read = {f.session_id for f in targets}
+        self._busy = busy_count + sum(1 for f in following.values()
+                                      if f.session_id not in read and f.run_open)
         if not backlog:
             await asyncio.sleep(POLL_MS / 1000)
         return answered

@@ -24,6 +24,7 @@ from streampace.session.client_messages import (
     CancelMessage,
     ClientError,
     ClientMessage,
+    RunMessage,
     parse_client_message,
 )
 
@@ -38,7 +39,7 @@ from .admission import (
     client_key,
     mint_session_id,
 )
-from .hub import Hub
+from .hub import BUDGET_REASON, Hub
 from .session import Session
 from .store_errors import StoreError, StoreFull
 from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN, Viewer
@@ -193,7 +194,13 @@ async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str
                     session = await _open(hub, viewer, session_id, minted, client)
                     if session is None:
                         break
-                refused = session.receive(viewer, msg)
+                if isinstance(msg, RunMessage) and not hub.room_to_grow():
+                    # Over the byte budget: no new run; what the session has stays
+                    # (its viewers keep it, late ones get it).
+                    viewer.send_error("server_busy", BUDGET_REASON)
+                    refused = False
+                else:
+                    refused = session.receive(viewer, msg)
         if refused and abuse.strike():
             log.warning("session %s: closing an abusive viewer", session_id)
             viewer.close(CLOSE_ABUSE, "too many bad messages")

@@ -133,7 +133,8 @@ class SessionConnection:
     """
 
     def __init__(self, transport: Transport, host: TimerHost, consumer: Consumer, *,
-                 url: str = "", retry_before_open: bool = True, reconnect: bool = True,
+                 url: str = "", asked_url: str | None = None,
+                 retry_before_open: bool = True, reconnect: bool = True,
                  on_change: Callable[[ConnState, ConnState, Problem | None], None] | None = None,
                  on_problem: Callable[[Problem, float | None], None] | None = None,
                  base_ms: float = 250, cap_ms: float = 10_000,
@@ -142,7 +143,9 @@ class SessionConnection:
         self.host = host
         self.consumer = consumer
         self.url = url
-        self.asked_url = url  # as the page gave it: ``.../new`` asks for a minted session
+        # As the page gave it: ``.../new`` asks for a minted session (``url`` may
+        # already be the one this tab was minted before a reload).
+        self.asked_url = asked_url if asked_url else url
         self.retry_before_open = retry_before_open
         self.reconnect = reconnect
         self.on_change = on_change
@@ -218,10 +221,12 @@ class SessionConnection:
         problem = close_problem(code, reason, opened)
         if (problem is not None and code == CloseCode.UNKNOWN_SESSION
                 and self.url != self.asked_url):
-            # The session the server minted for us is gone (a restarted server):
-            # ask for a new one; the resume's epoch tells the client what it lost.
+            # The session the server minted for us is gone (a restarted server, or
+            # one this tab kept across a reload): ask for a new one; the resume's
+            # epoch tells the client what it lost.  Nothing for the reader to act
+            # on, so not reported (the drop before it was).
             self._retarget(self.asked_url)
-            problem = replace(problem, final=False)
+            problem = replace(problem, final=False, report=False)
         if problem is None:
             if self._diagnosis is None:
                 self._step(ConnEvent.HANDSHAKE_FAILED)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .protocol import FINAL_CLOSE_CODES, CloseCode
+from .protocol import FINAL_CLOSE_CODES, CloseCode, shown_url
 
 __all__ = ["Problem", "ProbeResult", "close_problem", "probe_problem", "parse_probe"]
 
@@ -106,7 +106,9 @@ def probe_problem(probe: ProbeResult, url: str, *, handshake_tried: bool = True)
 
     ``handshake_tried`` False: the transport probed first and opened no socket
     because no streampace server answered (js_shim/bridge.js ``probeUrl``).
+    The message names the server and path, never the session id (shown_url).
     """
+    url = shown_url(url)
     if not handshake_tried and probe.reachable and not probe.protocol:
         return Problem("no_server", f"No streampace server answers at {url} (HTTP "
                        f"{probe.status if probe.status is not None else 'answer unreadable'}, "

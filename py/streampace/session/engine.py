@@ -29,6 +29,7 @@ from typing import Any
 
 from streampace.conversation import events as ev
 from streampace.conversation.transcript import ToolCallItem, Transcript
+from streampace.lifecycle import Machine
 
 from . import client_messages as cm
 from . import eviction
@@ -54,6 +55,7 @@ from .outputs import (
 )
 from .protocol import ATTACH_LOG, ATTACH_SNAPSHOT, attach_mode, attached_message, error_message
 from .run_lifecycle import Outcome, RunLifecycle, RunState
+from .session_lifecycle import SESSION_TABLE, SessionEvent, SessionState
 from .snapshot import snapshot_events
 from .source import RunRequest, TimedSource, check_source_end, new_run_id
 
@@ -102,12 +104,12 @@ class SessionEngine:
         self.shared_log = shared_log
         self.viewers: set[Viewer] = set()  # attached
         self.connected: set[Viewer] = set()  # bound to this session, attached or not
-        self.evicted = False
+        self.lifecycle: Machine[SessionState, SessionEvent] = Machine(
+            "session", SESSION_TABLE, SessionState.OPEN)
         self.runs = RunLifecycle()
         self._run: ActiveRun | None = None
         self._queued: ActiveRun | None = None  # accepted while the last one hands over
         self.run_count = 0
-        self.accepting_runs = True
         self.last_active = clock()  # creation, a viewer leaving, a run settling
         # What the transcript held when last measured (a run's end), and the log's
         # running total of appended bytes then: ``bytes_held`` adds what came since.
@@ -115,6 +117,10 @@ class SessionEngine:
         self._appended_at_measure = log.appended_bytes
 
     # -- what the drivers ask --------------------------------------------------
+
+    @property
+    def state(self) -> SessionState:
+        return self.lifecycle.state
 
     @property
     def run_state(self) -> RunState:
@@ -165,14 +171,14 @@ class SessionEngine:
 
     def connect(self, viewer: Viewer) -> list[Output]:
         """A connection is bound to this session (it attaches with its first message)."""
-        if self.evicted:
+        if self.lifecycle.state is SessionState.EVICTED:
             return [Disconnect(viewer, EVICTED)]
         self.connected.add(viewer)
         return []
 
     def receive(self, viewer: Viewer, msg: cm.ClientMessage) -> list[Output]:
         """A decoded client message from ``viewer``: its replies and their effects."""
-        if self.evicted:
+        if self.lifecycle.state is SessionState.EVICTED:
             return [Disconnect(viewer, EVICTED)]
         try:
             if isinstance(msg, cm.ResumeMessage):
@@ -180,7 +186,7 @@ class SessionEngine:
                 return self.attach(viewer, msg.after, msg.epoch)
             if isinstance(msg, cm.RunMessage):
                 scenario = cm.check_run(msg, self._scenarios, self.run_held)
-                if not self.accepting_runs:
+                if self.lifecycle.state is SessionState.SHUTTING_DOWN:
                     raise cm.ClientError("run_active", SHUTDOWN_REFUSAL)
                 out = [] if viewer in self.viewers else self.attach(viewer, None)
                 return out + self.start_run(msg.prompt, scenario, requester=viewer)
@@ -204,7 +210,7 @@ class SessionEngine:
         Only the position is decided here, so no event can slip in between the
         replay and live delivery.
         """
-        if self.evicted:
+        if self.lifecycle.state is SessionState.EVICTED:
             return [Disconnect(viewer, EVICTED)]
         head = self.log.head
         mode = attach_mode(self.log, after, epoch, self.epoch)
@@ -227,7 +233,7 @@ class SessionEngine:
         are closed, and every later input gets the same answer."""
         if not self.idle:
             raise RuntimeError(f"session {self.id} is in use: it cannot be evicted")
-        self.evicted = True
+        self.lifecycle.step(SessionEvent.EVICT)
         gone, self.connected = self.connected, set()
         return [Disconnect(viewer, EVICTED) for viewer in gone]
 
@@ -371,7 +377,7 @@ class SessionEngine:
 
     def shut_down(self, code: str, message: str) -> list[Output]:
         """Refuse new runs and stop the one in progress."""
-        self.accepting_runs = False
+        self.lifecycle.step(SessionEvent.SHUT_DOWN)
         return self.stop(code, message)
 
     # -- a timed source, paced by the engine ---------------------------------------

@@ -15,6 +15,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .protocol import AttachMode
+
 __all__ = ["Attach", "Deliver", "LogReplaced", "Emit", "RunEnded", "StartRun", "StopRun",
            "PublishCancel", "Reply", "Refusal", "Disconnect", "ArmTimer", "CancelTimer",
            "Output", "Viewer"]
@@ -31,7 +33,7 @@ class Attach:
 
     viewer: Viewer
     text: str
-    mode: str  # session.protocol.ATTACH_LIVE / ATTACH_LOG / ATTACH_SNAPSHOT
+    mode: AttachMode
     after: int
     snapshot: list[dict[str, Any]] | None = None
 

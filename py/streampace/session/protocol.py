@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from typing import Any, TypeGuard
 from urllib.parse import urlsplit, urlunsplit
 
@@ -40,10 +40,11 @@ from .compact_json import dumps_compact
 from .log import SessionLog
 
 __all__ = [
-    "PROTOCOL_VERSION", "PROTOCOL_HEADER", "ATTACH_LIVE", "ATTACH_LOG", "ATTACH_SNAPSHOT",
-    "ATTACH_MODES", "CloseCode", "FINAL_CLOSE_CODES", "NEW_SESSION", "minted_url",
-    "MAX_EPOCH_CHARS",
+    "PROTOCOL_VERSION", "PROTOCOL_HEADER", "AttachMode", "ATTACH_LIVE", "ATTACH_LOG",
+    "ATTACH_SNAPSHOT", "ATTACH_MODES", "CloseCode", "FINAL_CLOSE_CODES", "NEW_SESSION",
+    "minted_url", "MAX_EPOCH_CHARS",
     "MAX_SERVER_MESSAGE_BYTES", "MAX_SERVER_MESSAGE_DEPTH", "HELLO", "JS_CONSTANTS",
+    "RELOAD_HELLO", "SNAPSHOT_AFTER", "shown_url",
     "Attached", "Batch", "ServerError", "ServerMessage", "ProtocolError",
     "attach_mode", "attached_message", "batch_message", "error_message",
     "decode_server_message", "resume_message", "run_message", "cancel_message",
@@ -56,11 +57,16 @@ PROTOCOL_VERSION = 3
 # whether one is there (the demo's probe, the client's handshake diagnosis).
 PROTOCOL_HEADER = "X-Streampace-Protocol"
 
-# How delivery to a viewer starts (the `mode` of its `attached` message).
-ATTACH_LIVE = "live"  # from now on: a `run` on an unattached socket
-ATTACH_LOG = "log"  # replaying the log after the client's position
-ATTACH_SNAPSHOT = "snapshot"  # the log cannot serve that position: one snapshot batch
-ATTACH_MODES = (ATTACH_LIVE, ATTACH_LOG, ATTACH_SNAPSHOT)
+class AttachMode(StrEnum):
+    """How delivery to a viewer starts (the `mode` of its `attached` message)."""
+
+    LIVE = "live"  # from now on: a `run` on an unattached socket
+    LOG = "log"  # replaying the log after the client's position
+    SNAPSHOT = "snapshot"  # the log cannot serve that position: one snapshot batch
+
+
+ATTACH_LIVE, ATTACH_LOG, ATTACH_SNAPSHOT = AttachMode.LIVE, AttachMode.LOG, AttachMode.SNAPSHOT
+ATTACH_MODES = tuple(AttachMode)
 
 MAX_EPOCH_CHARS = 64
 
@@ -110,7 +116,7 @@ NEW_SESSION = "new"
 class Attached:
     session_id: str
     epoch: str
-    mode: str
+    mode: AttachMode
     after: int
     protocol: int
 
@@ -142,7 +148,7 @@ class ProtocolError(ValueError):
 
 
 def attach_mode(log: SessionLog, after: int | None, epoch: str | None,
-                session_epoch: str) -> str:
+                session_epoch: str) -> AttachMode:
     """How to serve a viewer that resumes after seq ``after`` of ``epoch``.
 
     Positions of another epoch mean nothing here, and a log that no longer
@@ -156,7 +162,7 @@ def attach_mode(log: SessionLog, after: int | None, epoch: str | None,
     return ATTACH_SNAPSHOT
 
 
-def attached_message(session_id: str, epoch: str, mode: str, after: int) -> str:
+def attached_message(session_id: str, epoch: str, mode: AttachMode, after: int) -> str:
     """The first message on every attached socket."""
     return dumps_compact({"type": "attached", "protocol": PROTOCOL_VERSION,
                           "sessionId": session_id, "epoch": epoch, "mode": mode,
@@ -208,7 +214,8 @@ def decode_server_message(text: str) -> ServerMessage:
             raise ProtocolError("bad_message", "'attached' with a bad mode or after")
         session_id = msg.get("sessionId")
         version = msg.get("protocol")
-        return Attached(session_id if isinstance(session_id, str) else "", epoch, mode, after,
+        return Attached(session_id if isinstance(session_id, str) else "", epoch,
+                        AttachMode(mode), after,
                         version if _is_count(version) else 0)
     if kind == "error":
         code, message = msg.get("code"), msg.get("message")
@@ -252,6 +259,19 @@ def minted_url(asked: str, session_id: str) -> str | None:
     return urlunsplit(parts._replace(path=f"{base}/{session_id}"))
 
 
+def shown_url(url: str) -> str:
+    """``url`` as a message may show it: the server and the stream's path with
+    the session id (the key to the conversation, docs/security.md) left out,
+    and no query.  ``ws://host:8000/ws/sessions/Jw1u…`` -> ``ws://host:8000/ws/sessions/…``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "the stream's server"
+    base, _, last = parts.path.rpartition("/")
+    path = parts.path if last in ("", NEW_SESSION) else f"{base}/…"
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
 # A session id on the wire: what the server accepts in a URL and mints.
 SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -261,12 +281,19 @@ SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # viewer's resume.  Position 0 is exact there: a socket receives nothing
 # before its first open, and it does not reconnect before Python attaches.
 HELLO = resume_message(0)
+# A position past the end of any log: a `resume` after it is answered with a
+# snapshot (docs/protocol.md).  A page that reloads and resumes the session it
+# remembered asks this way: what it showed appears at once, a running answer
+# goes on from where the server is, and nothing is replayed twice.
+SNAPSHOT_AFTER = 2**53 - 1  # the largest integer JSON parsers agree on
+RELOAD_HELLO = resume_message(SNAPSHOT_AFTER)
 
 # What js_shim/bridge.js needs, written into its generated block
 # (streampace.session.protocol_js); nothing else of the protocol is in JS.
 JS_CONSTANTS: dict[str, Any] = {
     "version": PROTOCOL_VERSION,
     "hello": HELLO,
+    "reloadHello": RELOAD_HELLO,
     "header": PROTOCOL_HEADER.lower(),
     "forcedReconnect": {"code": int(CloseCode.FORCED_RECONNECT), "reason": "forced reconnect"},
     "normalClose": {"code": int(CloseCode.NORMAL), "reason": "client closed"},

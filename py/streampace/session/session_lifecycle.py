@@ -1,0 +1,39 @@
+"""A session's own lifecycle, as a typed state machine (sans-IO).
+
+A session is ``OPEN`` until the server shuts down (``SHUTTING_DOWN``: its run is
+stopped and a new one is refused) or it is forgotten to make room (``EVICTED``:
+every later input from a connection is answered by closing it). The session
+engine (``streampace.session.engine``) keeps one; which inputs each state
+accepts is read from the state, never from flags beside it. The diagram in
+docs/architecture.md is ``diagram(SESSION_TABLE, SessionState.OPEN)``.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from streampace.lifecycle import table
+
+__all__ = ["SESSION_TABLE", "SessionEvent", "SessionState"]
+
+
+class SessionState(Enum):
+    OPEN = "open"
+    SHUTTING_DOWN = "shutting_down"  # the server stops: no new run
+    EVICTED = "evicted"  # forgotten: connections still bound to it are closed
+
+
+class SessionEvent(Enum):
+    SHUT_DOWN = "shut_down"  # the server shuts down
+    EVICT = "evict"  # the store forgets the session (only while it is idle)
+
+
+SESSION_TABLE = table(SessionState, SessionEvent, """
+OPEN           SHUT_DOWN  SHUTTING_DOWN  the server stops: the run ends, new runs are refused
+OPEN           EVICT      EVICTED        forgotten to make room: later inputs close their
+                                         connection
+SHUTTING_DOWN  SHUT_DOWN  SHUTTING_DOWN  a second shutdown changes nothing
+SHUTTING_DOWN  EVICT      EVICTED        an idle session may still be forgotten while the
+                                         server stops
+EVICTED        SHUT_DOWN  EVICTED        a forgotten session has no run to stop
+""")
