@@ -109,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--boot", action="store_true",
                     help="boot benchmark in headless Chromium (bench/boot.py; --repeat = rounds, "
                          "default 5, quick 2)")
+    ap.add_argument("--engine", default="chromium",
+                    help="--browser: comma-separated engines, run one after another and "
+                         "compared side by side (chromium, firefox, webkit; default chromium)")
     ap.add_argument("--breakdown", action="store_true",
                     help="--browser: one extra instrumented streampace run per trace, "
                          "per-frame cost by part")

@@ -7,7 +7,7 @@
 A real ``streampace serve`` runs in a child process with the usual 1 024 file
 descriptors (soft = hard limit, as the issue measured); the bystander (a session
 streaming a delta every 20 ms) and the pinger (an idle session's socket, a ping
-every 10 ms) connect from 127.0.0.2; each attack comes from an address of its own
+every 40 ms) connect from 127.0.0.2; each attack comes from an address of its own
 (the flood from 127.0.0.1, the stalled readers from 127.0.0.3, the big answers from
 127.0.0.4, the sessions from 127.0.1.x), so one attack's sessions, still recent, do
 not meet the next one's per-address limit.  Each attack is measured side by side
@@ -62,7 +62,8 @@ BIG_FROM = "127.0.0.4"
 FD_LIMIT = 1024
 # The sessions attack fills the byte budget, refusing every new session after it
 # (as it should): it runs last.
-CLIENT_ATTACKS = ("flood", "stalled", "big", "pings", "spread", "bomb", "sessions")
+CLIENT_ATTACKS = ("flood", "stalled", "big", "pings", "spread", "bomb", "bomb-plain",
+                  "sessions")
 
 
 def _fd_limit() -> None:
@@ -427,21 +428,70 @@ async def bomb(base: str, pid: int, messages: int = 24) -> dict[str, Any]:
 
     text = json.dumps({"type": "run", "prompt": "a" * (16 * 1024 * 1024 - 64)})
     compressed, codes = 0, []
-    for _ in range(messages):
-        try:
-            ws = await _connect(f"{base}ws/sessions/new", local_addr=(BIG_FROM, 0),
-                                compression="deflate")
-            async with ws:
-                compressed += bool(ws.protocol.extensions)
-                await ws.send(json.dumps({"type": "resume", "after": 0}))
-                await ws.send(text)
-                while True:
-                    await ws.recv()
-        except websockets.ConnectionClosed as exc:
-            codes.append(exc.rcvd.code if exc.rcvd else None)
-    return {"detail": f"{messages} messages of 16 MiB offered with permessage-deflate; "
-                      f"negotiated on {compressed}; closes: "
+    for sockets in (messages, 1):  # one message per socket, then all on one socket
+        for _ in range(sockets):
+            try:
+                ws = await _connect(f"{base}ws/sessions/new", local_addr=(BIG_FROM, 0),
+                                    compression="deflate")
+                async with ws:
+                    compressed += bool(ws.protocol.extensions)
+                    await ws.send(json.dumps({"type": "resume", "after": 0}))
+                    for _ in range(messages // sockets):
+                        await ws.send(text)
+                    while True:
+                        await ws.recv()
+            except websockets.ConnectionClosed as exc:
+                codes.append(exc.rcvd.code if exc.rcvd else None)
+    return {"detail": f"{messages} messages of 16 MiB offered with permessage-deflate, one "
+                      f"per socket, then {messages} on one socket; negotiated on "
+                      f"{compressed} of {messages + 1}; closes: "
                       f"{', '.join(f'{c} x{codes.count(c)}' for c in dict.fromkeys(codes))}"}
+
+
+PLAIN_MOUNT = """
+import sys; sys.path.insert(0, sys.argv[1])
+import uvicorn
+from streampace.server import StreampaceApp
+
+async def echo(run):
+    yield {"type": "TEXT_MESSAGE_START", "messageId": "a", "role": "assistant"}
+    yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": run.prompt[:10]}
+    yield {"type": "TEXT_MESSAGE_END", "messageId": "a"}
+
+# uvicorn's defaults, as `uvicorn app:app` on the command line: no uvicorn_options().
+uvicorn.run(StreampaceApp(echo), host="127.0.0.1", port=int(sys.argv[2]), log_level="error")
+"""
+
+
+async def bomb_plain(base: str, pid: int) -> dict[str, Any]:
+    """The same bombs against a mount under plain uvicorn (not what docs/mount.md shows
+    any more): what the guards of ``uvicorn_options()`` are for.  The figures are that
+    process's, not the measured server's."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-c", PLAIN_MOUNT, PY, str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(200):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        before, peak = rss_mib(proc.pid), 0.0
+        task = asyncio.create_task(bomb(f"ws://127.0.0.1:{port}/", proc.pid))
+        while not task.done():
+            peak = max(peak, rss_mib(proc.pid))
+            await asyncio.sleep(0.02)
+        detail = task.result()["detail"]
+        await asyncio.sleep(2.0)
+        after = rss_mib(proc.pid)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=15)
+    said = "says so in its log" if "without its guards" in err else "says nothing"
+    return {"detail": f"plain uvicorn mount: {detail}; its RSS {before:.0f} / {peak:.0f} / "
+                      f"{after:.0f} MiB; the app {said}"}
 
 
 # -- one run -----------------------------------------------------------------------------
@@ -457,7 +507,7 @@ async def _attacks(base: str, pid: int, names: list[str], window_s: float,
                    ) -> list[dict[str, Any]]:
     rows = []
     attacks = {"flood": flood, "stalled": stalled, "sessions": sessions, "big": big,
-               "pings": pings, "spread": spread, "bomb": bomb}
+               "pings": pings, "spread": spread, "bomb": bomb, "bomb-plain": bomb_plain}
     for name in names:
         t_idle, cpu_idle = time.monotonic(), cpu_ms(pid)
         await asyncio.sleep(window_s)

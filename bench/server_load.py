@@ -103,6 +103,10 @@ def child(args: argparse.Namespace) -> None:
     if "client_session_ids" in names:  # named sessions, 1 000 sockets from one address
         extra.update(client_session_ids=True, max_connections_per_client=0,
                      max_sessions_per_client=0)
+    if "client_new_sessions_per_s" in names:  # every session is made in the first second
+        extra.update({name: 1_000_000 for name in (
+            "new_sessions_per_s", "new_sessions_burst", "client_new_sessions_per_s",
+            "client_new_sessions_burst")})
     config = ServerConfig(port=0, log_events=args.log_events, max_sessions=100_000, **extra)
     source = parse_source("demo", SourceOptions(speed=args.speed, seed=1))
     server = build_server(config, source, log_level="warning",

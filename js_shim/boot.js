@@ -33,6 +33,62 @@ export function mark(name) {
   } catch (_) { /* very old browsers: no marks, nothing else lost */ }
 }
 
+// What the page's Content-Security-Policy refused (the browser says it in a
+// `securitypolicyviolation` event; the exception a refusal causes rarely does),
+// for a boot failure's message. Listened to from the first import of this module.
+const violations = [];
+// Pyodide only logs a WebAssembly module the policy refused and then waits for
+// ever: the refusal ends the boot instead (raced with every loadPyodide).
+let refuseWasm = null;
+const wasmRefused = new Promise((_, reject) => { refuseWasm = reject; });
+wasmRefused.catch(() => {});
+document.addEventListener("securitypolicyviolation", (ev) => {
+  const blocked = String(ev.blockedURI || "");
+  if (violations.length < 20) {
+    violations.push({ directive: String(ev.effectiveDirective || ev.violatedDirective || ""),
+                      blocked });
+  }
+  if (blocked === "wasm-eval") refuseWasm(new Error("the page's Content-Security-Policy refused WebAssembly"));
+});
+
+// A failure before the view is live, as a reader should see it: what failed and
+// the fix, with a code for `streampace:error` ({where: "boot", code, message}).
+export function bootProblem(err) {
+  if (typeof WebAssembly === "undefined") {
+    return { code: "no_webassembly", message: "This browser cannot run streampace: WebAssembly " +
+             "is missing or turned off. Use a current Chromium, Firefox or Safari." };
+  }
+  for (const { directive, blocked } of violations) {
+    if (blocked === "wasm-eval") {
+      return { code: "csp_wasm", message: "This page's Content-Security-Policy does not allow " +
+               "WebAssembly: add 'wasm-unsafe-eval' to its script-src." };
+    }
+    if (blocked === "eval") {
+      return { code: "csp_eval", message: "This page's Content-Security-Policy does not allow " +
+               "eval, which PyScript needs: add 'unsafe-eval' to its script-src (or use the " +
+               "embed tag, which needs only 'wasm-unsafe-eval')." };
+    }
+    if (/^https?:/.test(blocked)) {
+      let origin = blocked;
+      try { origin = new URL(blocked).origin; } catch (_) { /* keep it as reported */ }
+      return { code: "csp_blocked", message: `This page's Content-Security-Policy blocked ` +
+               `${origin} (${directive}): allow it there, or serve streampace from this page's origin.` };
+    }
+  }
+  const text = String(err && err.message ? err.message : err).split("\n")[0].slice(0, 200);
+  if (text.includes("HTTP 4") || text.includes("HTTP 5") || text.includes("fetch") ||
+      text.includes("module script")) {
+    return { code: "runtime_missing", message: `streampace could not load its runtime (${text}): ` +
+             "serve js_shim/ and vendor/ side by side, and run scripts/setup." };
+  }
+  return { code: "boot_failed", message: `streampace failed to start: ${text}` };
+}
+
+// Violations seen so far (the PyScript boot watches for an `eval` one).
+export function cspViolations() {
+  return violations.slice();
+}
+
 async function fetchBytes(url, signal) {
   const response = await fetch(url, { signal });
   if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
@@ -127,6 +183,7 @@ function startRuntime({ base, useSnapshot }) {
 // Resolves to {pyodide, snapshot: bool, fallback: reason | null}. Call it as
 // early as the page can: every download starts at once.
 export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = true }) {
+  if (typeof WebAssembly === "undefined") throw new Error("no WebAssembly in this browser");
   const run = startRuntime({ base, useSnapshot });
   const { indexURL, abort, moduleP, archiveP, manifestP, snapshotP } = run;
   const options = { indexURL };
@@ -153,7 +210,7 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
       return bytes;
     });
     try {
-      pyodide = await loadPyodide({ ...options, _loadSnapshot: heap });
+      pyodide = await Promise.race([loadPyodide({ ...options, _loadSnapshot: heap }), wasmRefused]);
       mark("python-ready");
       onProgress("Starting streampace…");
       const [manifest, archive] = await Promise.all([manifestP, archiveP]);
@@ -173,7 +230,7 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
   if (pyodide === null) {
     if (run.useSnapshot) console.warn(`streampace: booting Python without the memory snapshot: ${fallback}`);
     onProgress("Starting Python (no snapshot: slower first start)…");
-    pyodide = await loadPyodide(options);
+    pyodide = await Promise.race([loadPyodide(options), wasmRefused]);
     mark("python-ready");
     onProgress("Starting streampace…");
     pyodide.FS.writeFile(config.packagePath, await archiveP);

@@ -22,7 +22,7 @@
 // itself still works; the boot then starts when PyScript imports this.
 // Nothing else of ours imports PyScript: the embed tag boots without it.
 
-import { bootRuntime, config, mark } from "./boot.js";
+import { bootProblem, bootRuntime, config, cspViolations, mark } from "./boot.js";
 
 const BASE = new URL("../", import.meta.url);
 // The whole boot starts now, while PyScript's core loads, reads its config
@@ -41,11 +41,34 @@ const booted = bootRuntime({
   runtimeInfo.fallback = info.fallback;
   return info;
 });
-booted.catch((err) => {
+// A failure before the page's Python runs is said on the page, in place of what
+// would have shown (the element with id "streampace-boot" if the page has one, else
+// the top of the body), and as a "streampace:error" {where: "boot", code, message}.
+let failed = false;
+function bootFailed(err) {
+  if (failed) return;
+  failed = true;
+  const problem = bootProblem(err);
+  const where = document.getElementById("streampace-boot");
+  const line = document.createElement("p");
+  line.className = "streampace-boot streampace-boot-failed";
+  line.setAttribute("role", "alert");
+  line.textContent = problem.message;
+  if (where !== null) where.replaceChildren(line);
+  else document.body.prepend(line);
   document.dispatchEvent(new CustomEvent("streampace:error", {
-    detail: { where: "boot", message: String(err && err.message ? err.message : err) },
+    detail: { where: "boot", ...problem, error: String(err && err.message ? err.message : err) },
   }));
+}
+booted.catch(bootFailed);
+// PyScript's core needs eval: a policy that refuses it leaves PyScript stopped
+// with only a console message, so the refusal itself is the failure.
+document.addEventListener("securitypolicyviolation", (ev) => {
+  if (ev.blockedURI === "eval" || ev.blockedURI === "wasm-eval") bootFailed(new Error("blocked by CSP"));
 });
+if (cspViolations().some((v) => v.blocked === "eval" || v.blocked === "wasm-eval")) {
+  bootFailed(new Error("blocked by CSP"));
+}
 
 // polyscript keys its package cache by this and checks `packages` against
 // its graph for this version: the vendored Pyodide's.
@@ -78,4 +101,7 @@ export async function loadPyodide({ stdout, stderr, packages } = {}) {
 
 // PyScript's core, pinned in package.json and vendored by scripts/setup_runtime.
 const core = import("../vendor/pyscript/core.js");
-core.catch((err) => console.error("streampace: PyScript's core failed to load", err));
+core.catch((err) => {
+  console.error("streampace: PyScript's core failed to load", err);
+  bootFailed(err);
+});

@@ -10,7 +10,7 @@
 import * as bridge from "./bridge.js";
 // pyproject.toml's version, written there by scripts/setup_runtime.
 import { version } from "../vendor/streampace-version.js";
-import { bootRuntime, mark } from "./boot.js";
+import { bootProblem, bootRuntime, mark } from "./boot.js";
 import { Store, defineViewElement } from "./store.js";
 
 const BASE = new URL("../", import.meta.url);
@@ -66,6 +66,7 @@ class Instance {
     this.controller = null;
     this.socket = null;
     this.destroyed = false;
+    this.failed = false;
     this.startedAt = performance.now();
     this.bootMs = null;
     // Open the socket before anything else so no message waits for the boot.
@@ -83,17 +84,23 @@ class Instance {
     this.ready = this.boot(pace, snapshot, maxLag, format, scroll, announce,
                            String(headingBase)).catch((err) => {
       if (this.destroyed) throw err; // destroyed while booting: nothing to report
+      // In the view's place: what failed and the fix (boot.js bootProblem).
+      const problem = bootProblem(err);
+      this.failed = true;
       if (this.progress !== null) {
-        this.progress.textContent = `streampace failed to start: ${err && err.message ? err.message : err}`;
+        this.progress.textContent = problem.message;
+        this.progress.classList.add("streampace-boot-failed");
       }
-      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", code: "boot_failed", message: String(err) }));
+      bridge.emit(this.target, EVENTS.error, JSON.stringify({ where: "boot", ...problem,
+                                                               error: String(err) }));
       throw err;
     });
   }
 
   async boot(pace, snapshot, maxLag, format, scroll, announce, headingBase) {
     const pyodide = await loadRuntime(this.base, (text) => {
-      if (this.progress !== null) this.progress.textContent = text;
+      // (A download still finishing after a failure does not overwrite its message.)
+      if (this.progress !== null && !this.failed) this.progress.textContent = text;
     }, snapshot);
     if (this.destroyed) throw new Error("streampace: destroyed before it started");
     // `undefined`, not null: a JS null reaches Python as JsNull, not None.

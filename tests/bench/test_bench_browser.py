@@ -1,4 +1,5 @@
-"""`python -m bench --browser` end to end on a tiny trace (headless Chromium).
+"""`python -m bench --browser` end to end on a tiny trace (headless Chromium, and
+with --engine in Firefox and WebKit).
 
 Asserts what the mode produced, never how fast: the machine is shared.
 """
@@ -11,18 +12,17 @@ import pytest
 from helpers_bench import delivered, steady_model
 
 from bench import browser_bench
+from bench.engines import engine_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.browser
 
 
-def _missing() -> str | None:
-    for path in (browser_bench.CHROMIUM, browser_bench.CHROMEDRIVER,
-                 ROOT / "vendor/pyodide/pyodide.mjs"):
-        if not Path(path).exists():
-            return f"{path} missing: run scripts/setup --browser"
-    return None
+def _missing(engine: str = "chromium") -> str | None:
+    if not (ROOT / "vendor/pyodide/pyodide.mjs").exists():
+        return "vendor/pyodide/pyodide.mjs missing: run scripts/setup --browser"
+    return engine_missing(engine)
 
 
 def test_browser_mode_plays_a_trace_through_the_page(tmp_path: Path) -> None:
@@ -71,3 +71,21 @@ def test_browser_mode_plays_a_trace_into_the_demo_and_the_embed_throttled(
         assert r["answer_chars"] == 3 * 225, page
     assert data["meta"]["cpu"] == 2.0
     assert "Whole frame at 2× CPU" in (tmp_path / "browser.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("engine", ["firefox", "webkit"])
+def test_browser_mode_in_another_engine_paces_on_its_frames(tmp_path: Path, engine: str) -> None:
+    if _missing(engine):
+        pytest.fail(_missing(engine))
+    trace = delivered("tiny", steady_model(150, 1.5, unit="ab🇯🇵 "))
+    data = browser_bench.run_browser([trace], ["streampace"], cold_runs=0, out=tmp_path,
+                                     engine=engine)
+    (run,) = data["runs"]
+    assert run["faithful"] and run["missing"] == 0 and run["broken_reveals"] == 0
+    # Grown on many frames, from frames: the fallback timeout never drained.
+    assert run["growth_frames"] > 10 and run["largest_step"] > 0
+    assert run["scheduler"]["fallback_drains"] == 0
+    assert data["meta"]["engine"] == engine
+    assert (tmp_path / f"browser-{engine}.md").is_file()
+    side = browser_bench.engines_markdown({engine: data})
+    assert "tiny" in side and "growth frames" in side

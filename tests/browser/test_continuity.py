@@ -15,12 +15,23 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, free_port, wait_for, wait_port
+from browser_harness import (
+    BOOT_TIMEOUT_S,
+    CSP,
+    ScriptedSessions,
+    build_app,
+    free_port,
+    record_figure,
+    serve_app,
+    wait_for,
+    wait_port,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -160,6 +171,7 @@ def test_a_reload_mid_answer_keeps_the_conversation(driver: Any, host: HostApp) 
     assert_id_hidden(driver, sid)
     before = driver.execute_script("return document.querySelector('#answer .sp-timeline')"
                                    ".textContent")
+    reloaded_at = time.monotonic()
     driver.refresh()
     open_host_again = ("return !!(window.streampace && window.streampace.instances.length"
                        " && window.streampace.instances[0].controller)")
@@ -169,6 +181,8 @@ def test_a_reload_mid_answer_keeps_the_conversation(driver: Any, host: HostApp) 
                      ".textContent.length >= arguments[0]", 10, len(before))
     again = driver.execute_script("return document.querySelector('#answer .sp-timeline')"
                                   ".textContent")
+    record_figure("reload mid-answer: the conversation shown again after (s)",
+                  round(time.monotonic() - reloaded_at, 2))
     assert again.startswith(before.rstrip()), (before, again)
     assert session_id(driver) == sid  # the same conversation
     assert sid not in driver.current_url
@@ -286,3 +300,41 @@ def test_the_views_words_follow_the_page_language_and_the_hosts_labels(
     assert driver.execute_script(LOOK)["roles"] == ["Me", "Assistant"] * 2
     assert driver.execute_script(
         "return document.querySelector('#answer .sp-status').textContent") == "Answered"
+
+
+# ---------------------------------------------------------------- boot failures
+STRICT = ("default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+          "img-src 'self' data:")
+
+
+@pytest.mark.parametrize(("page", "csp", "expected", "code"), [
+    # The PyScript page under the embed's strict policy: PyScript's core needs eval.
+    ("/tests/browser/pages/pyscript-api.html", CSP, "'unsafe-eval'", "csp_eval"),
+    # The embed where WebAssembly itself is not allowed.
+    ("/tests/browser/pages/yourpage.html?sid=csp", STRICT, "'wasm-unsafe-eval'", "csp_wasm"),
+])
+def test_a_boot_the_pages_policy_forbids_says_so_on_the_page(
+        driver: Any, runtime_ready: None, page: str, csp: str, expected: str,
+        code: str) -> None:
+    with serve_app(build_app(ScriptedSessions(), csp)) as port:
+        # Listening before the page's own scripts run (the event may come first).
+        listen = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": (
+            "window.__bootErrors = [];"
+            "document.addEventListener('streampace:error', (e) => __bootErrors.push(e.detail),"
+            " true);")})
+        started = time.monotonic()
+        try:
+            driver.get(f"http://127.0.0.1:{port}{page}")
+        finally:
+            driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
+                                   {"identifier": listen["identifier"]})
+        wait_for(driver, "return !!document.querySelector('.streampace-boot-failed')", 10)
+        record_figure(f"boot failure shown ({code}) after (s)",
+                      round(time.monotonic() - started, 1))
+        shown = driver.execute_script(
+            "return document.querySelector('.streampace-boot-failed').textContent")
+        assert expected in shown and "Content-Security-Policy" in shown, shown
+        assert "Loading" not in driver.execute_script("return document.body.innerText")
+        errors = driver.execute_script("return window.__bootErrors")
+        assert [(e["where"], e["code"]) for e in errors] == [("boot", code)], errors
+        assert expected in errors[0]["message"]

@@ -119,6 +119,15 @@ def body_html(driver: Any, mid: str) -> str:
         "return c.innerHTML;", mid)
 
 
+def record_copies(driver: Any) -> None:
+    """The Clipboard API needs a user gesture and permission: record the calls instead
+    (in window.__copied)."""
+    driver.execute_script(
+        "window.__copied = [];"
+        "Object.defineProperty(navigator, 'clipboard', {configurable: true,"
+        " value: {writeText: (t) => { window.__copied.push(t); return Promise.resolve(); }}});")
+
+
 def wait_done(driver: Any, mid: str, timeout: float = 60) -> None:
     wait_for(driver, "const n = document.querySelector(`#answer [data-id='${arguments[0]}']`);"
              " return n && n.getAttribute('data-state') === 'done'", timeout, mid)
@@ -281,11 +290,7 @@ Done.
 def test_highlighted_code_copy_button_and_math_in_chromium(driver: Any, md_page: Any) -> None:
     sid = "md-rich"
     switch(driver, sid)
-    # The Clipboard API needs a user gesture and permission: record the call instead.
-    driver.execute_script(
-        "window.__copied = [];"
-        "Object.defineProperty(navigator, 'clipboard', {configurable: true,"
-        " value: {writeText: (t) => { window.__copied.push(t); return Promise.resolve(); }}});")
+    record_copies(driver)
     batches = message("r1", RICH, 30, random.Random(8))
     batches[0] = [ev_run(sid), *batches[0]]
     batches[-1] = [*batches[-1], ev_end(sid)]
@@ -312,6 +317,29 @@ def test_highlighted_code_copy_button_and_math_in_chromium(driver: Any, md_page:
     assert facts["copied"] == [facts["code"]]
     assert facts["code"] == ("def area(r: float) -> float:\n"
                              "    return 3.14 * r ** 2  # circle\n")
+
+
+HIDDEN = ("Paste this:\n\n```\necho safe\x1b[201~\x08rm -rf x\r\n"
+          "access = \"user\u202e \u2066// admin\u2069 \u2066\"\n```\n")
+
+
+def test_the_copy_button_copies_what_the_block_shows(driver: Any, md_page: Any) -> None:
+    """Issue 33 item 8: ESC (the end of a terminal's bracketed paste), backspace and
+    bidi overrides went to the clipboard without showing in the block."""
+    sid = "md-hidden"
+    switch(driver, sid)
+    record_copies(driver)
+    batches = message("h1", HIDDEN, 5, random.Random(9))
+    batches[0] = [ev_run(sid), *batches[0]]
+    batches[-1] = [*batches[-1], ev_end(sid)]
+    md_page.sessions.push_spaced(sid, batches, 15)
+    wait_done(driver, "h1")
+    facts = driver.execute_script(
+        "const b = document.querySelector(\"#answer [data-id='h1'] .sp-markdown\");"
+        "b.querySelector('pre > button.sp-copy').click();"
+        "return {copied: window.__copied, code: b.querySelector('pre code').textContent};")
+    assert "\x1b" in facts["code"] and "\u202e" in facts["code"]  # the block has them ...
+    assert facts["copied"] == ["echo safe[201~rm -rf x\naccess = \"user // admin \"\n"]
 
 
 NOTES = """A claim[^1] and a second one[^src].

@@ -146,6 +146,21 @@ def test_two_stores_are_independent_and_destroy_stops_one(driver: Any, store_pag
     assert host_users(driver) == 2
 
 
+def test_a_listener_may_destroy_its_store(driver: Any, store_page: Any) -> None:
+    sid = "store-self-destroy"
+    make_store(driver, "quitter", sid)
+    wait_viewers(store_page, sid, 1)
+    driver.execute_script(
+        "const r = window.__store.stores.quitter; r.quits = 0;"
+        "r.store.subscribe(() => { r.quits++; r.store.destroy(); });")
+    store_page.sessions.push_spaced(sid, answer(sid, "q", "gone after one frame " * 5, 2), 50)
+    wait_viewers(store_page, sid, 0)
+    time.sleep(0.5)
+    assert driver.execute_script("return window.__store.stores.quitter.quits") == 1
+    assert host_users(driver) == 2  # "one" and "right" remain
+    assert not [e for e in console_errors(driver) if "favicon" not in e]
+
+
 def test_destroying_every_store_frees_the_frame_loop(driver: Any, store_page: Any) -> None:
     code = """
 import json, weakref, gc
@@ -264,3 +279,31 @@ def test_the_preact_example_streams_a_paced_answer(driver: Any, page_server: Any
     assert any(u.endswith("/node_modules/htm/preact/standalone.module.js") for u in urls)
     assert all(u.startswith((page_server.origin, page_server.ws_origin, "data:")) for u in urls)
     assert not [e for e in console_errors(driver) if "favicon" not in e]
+
+
+def test_a_question_asked_during_a_run_waits_in_the_snapshot(driver: Any,
+                                                             store_page: Any) -> None:
+    sid = "store-queue"
+    driver.get(store_page.url("/tests/browser/pages/store.html"))  # an earlier test left it
+    wait_for(driver, "return !!(window.streampace && window.__store)", BOOT_TIMEOUT_S)
+    make_store(driver, "queue", sid)
+    wait_viewers(store_page, sid, 1)
+    store_page.sessions.push(sid, [{"type": "RUN_STARTED", "threadId": sid, "runId": "r1"}])
+    wait_for(driver, "return window.__store.stores.queue.store.getSnapshot().run.status"
+                     " === 'running'", 10)
+    result = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "window.__store.stores.queue.store.send({type: 'run', prompt: 'next'}).then(done);")
+    assert result["status"] == "queued" and result["position"] == 1
+    wait_for(driver, "return window.__store.stores.queue.store.getSnapshot().queued.length"
+                     " === 1", 5)
+    queued = driver.execute_script(
+        "return window.__store.stores.queue.store.getSnapshot().queued")
+    assert queued == [{"id": result["id"], "prompt": "next", "state": "waiting"}]
+    assert store_page.sessions.client_messages(sid, "run") == []  # not sent yet
+    store_page.sessions.push(sid, [{"type": "RUN_FINISHED", "threadId": sid, "runId": "r1"}])
+    deadline = time.monotonic() + 10
+    while not store_page.sessions.client_messages(sid, "run"):
+        assert time.monotonic() < deadline, "the waiting question was not sent"
+        time.sleep(0.05)
+    assert store_page.sessions.client_messages(sid, "run") == [{"type": "run", "prompt": "next"}]

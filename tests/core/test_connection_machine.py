@@ -349,3 +349,27 @@ def test_an_unknown_session_the_page_named_itself_is_final() -> None:
     assert rig.conn.state is ConnState.CLOSED and rig.codes() == ["unknown_session"]
     assert protocol.minted_url("ws://h/ws/sessions/s", "abc") is None
     assert protocol.minted_url("ws://h/ws/sessions/new", "a/b") is None
+
+
+def test_a_session_kept_across_a_reload_asks_for_a_snapshot_and_falls_back_to_new() -> None:
+    """The tab reopened the session it was minted (js_shim/bridge.js `recall`)."""
+    rig = Rig("ws://h/ws/sessions/Jw1uN2Xq8kq1rT0yPZc3aA", asked_url="ws://h/ws/sessions/new")
+    rig.client = SessionClient(rig.events.extend, reloaded=True)
+    rig.conn.consumer = rig.client
+    rig.conn.handle("open", "")
+    # Nothing applied yet: a snapshot, not the log from 0 (a running answer is not re-paced).
+    assert rig.transport.take() == [("send", protocol.RELOAD_HELLO)]
+    # The server forgot it (a restart): forgotten here too, and a new one asked for.
+    rig.close(int(protocol.CloseCode.UNKNOWN_SESSION), "unknown session")
+    assert rig.conn.state is ConnState.WAITING
+    assert ("retarget", "ws://h/ws/sessions/new") in rig.transport.take()
+    assert rig.codes() == []  # expected, and nothing for the reader to do
+    # Once something was applied, a resume continues from there as always.
+    rig.host.tick(rig.conn.retry_in_ms() or 0)
+    rig.transport.take()
+    rig.attach("e2")
+    rig.batch(3)
+    rig.close(1006)
+    rig.host.tick(rig.conn.retry_in_ms() or 0)
+    rig.conn.handle("open", "")
+    assert json.loads(rig.transport.take()[-1][1]) == {"type": "resume", "after": 3, "epoch": "e2"}

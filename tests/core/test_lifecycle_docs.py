@@ -21,6 +21,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 TABLES = [
     ("streampace.session.run_lifecycle", "RUN_TABLE", "RunState", "IDLE"),
     ("streampace.session.session_lifecycle", "SESSION_TABLE", "SessionState", "OPEN"),
+    ("streampace.session.framing", "FRAME_TABLE", "FrameState", "WAITING"),
     ("streampace.session.delivery_lifecycle", "DELIVERY_TABLE", "DeliveryState", "OPEN"),
     ("streampace.server.viewer_lifecycle", "VIEWER_TABLE", "ViewerState", "DETACHED"),
     ("streampace.server.redis_mirror", "MIRROR_TABLE", "MirrorState", "EMPTY"),

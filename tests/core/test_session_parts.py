@@ -14,6 +14,7 @@ from streampace.session.client_messages import (
     check_resume,
     check_run,
 )
+from streampace.session.framing import FrameState, RunFramer, UpstreamError
 from streampace.session.log import LARGE_EVENT_BYTES, SessionLog
 from streampace.session.source import RunRequest, group_by_due, new_run_id
 from streampace.sim import simulate
@@ -101,3 +102,19 @@ def test_backoff_grows_with_jitter_and_a_cap() -> None:
         delays = [backoff_delay_ms(attempt, rng=rng) for _ in range(50)]
         assert all(ceiling / 2 <= d <= ceiling for d in delays)
         assert len({round(d, 3) for d in delays}) > 40  # jittered, not a fixed delay
+
+
+def test_the_framer_moves_through_its_table() -> None:
+    framer = RunFramer("t", "r", "hi")
+    assert framer.phase is FrameState.WAITING
+    # A first event that is refused returns nothing and leaves the run unopened...
+    with pytest.raises(UpstreamError):
+        framer.feed({"type": "TEXT_MESSAGE_CONTENT", "messageId": "nope", "delta": "x"})
+    assert framer.phase is FrameState.WAITING and not framer.done
+    # ... so the RUN_ERROR that ends it opens it first: viewers get a whole run.
+    out = framer.finish("upstream_protocol_error", "bad")
+    assert [e["type"] for e in out] == ["RUN_STARTED", "TEXT_MESSAGE_START",
+                                        "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_ERROR"]
+    assert framer.phase is FrameState.DONE and framer.done
+    assert framer.feed({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}) == []
+    assert framer.finish("again", "x") == []

@@ -299,6 +299,17 @@ def test_plain_append_path_shows_what_a_full_render_shows(parts: list[str],
     _same_at_every_cut(fast, full, text, cuts)
 
 
+@pytest.mark.parametrize("blank", ["\n", "  \n", "\t\n"])
+def test_a_whitespace_only_line_between_items_makes_the_list_loose(blank: str) -> None:
+    # A line of spaces is a blank line: the list is loose however the text is cut
+    # (hypothesis found the plain-append path keeping it tight for "  \n").
+    text = f"- a\n{blank}- loose\n"
+    for cuts in ([], [4], [4 + len(blank)], list(range(len(text)))):
+        fast, full = _NoOpenBlock(parser=PARSER), _FullEveryTime(parser=PARSER)
+        _same_at_every_cut(fast, full, text, cuts)
+    assert "<p>a</p>" in render_html(text)
+
+
 def test_rebuild_baseline_ends_with_the_one_shot_render() -> None:
     doc = FakeDocument()
     box = doc.createElement("div")

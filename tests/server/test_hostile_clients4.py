@@ -356,3 +356,24 @@ def test_sessions_made_empty_and_then_filled_stay_near_the_byte_budget(serve):
     held = server.hub.bytes_held()
     assert budget <= held < 2 * budget, held
     assert any(e["type"] == "RUN_FINISHED" for e in kept.events)
+
+
+def test_a_socket_past_its_message_rate_is_closed_whatever_server_runs_the_app(serve):
+    """What ASGI lets the app see it bounds itself, under any server (defect 3)."""
+    server = serve("demo", speed=200.0, client_session_ids=True, messages_burst=6,
+                   messages_per_s=0.01)
+
+    async def scenario() -> tuple[int | None, str]:
+        ws, _ = await _attach(server.ws_url("chatty"))  # message 1
+        try:
+            for _ in range(20):
+                await send(ws, type="run", prompt="hi", scenario="very_fast")
+                await send(ws, type="cancel")
+            async with asyncio.timeout(WAIT_S):
+                while True:
+                    await ws.recv()
+        except websockets.ConnectionClosed as exc:
+            return (exc.rcvd.code, exc.rcvd.reason) if exc.rcvd else (None, "")
+        return None, ""
+
+    assert asyncio.run(scenario()) == (1008, "too many messages")

@@ -63,6 +63,12 @@ class SnapshotSink:
         self.model.set_connection(state, problem)
         self._changed()
 
+    def show_queue(self, queued: list[dict[str, Any]]) -> None:
+        """The questions waiting for the current run (browser/outbox.py): the
+        snapshot's `queued`, published with the next frame's changes."""
+        self.model.set_queued(queued)
+        self._changed()
+
     def markdown_stats(self) -> dict[str, int]:
         return {}
 

@@ -81,6 +81,15 @@ def _loose(node: Node) -> bool:
                for li in node[2] if not isinstance(li, str) for k in li[2])
 
 
+def ends_with_blank_line(src: str) -> bool:
+    """The source's last line holds only spaces and tabs (CommonMark's blank
+    line: "- a\n  \n" ends with one as much as "- a\n\n" does)."""
+    if not src.endswith("\n"):
+        return False
+    start = src.rfind("\n", 0, len(src) - 1) + 1
+    return not src[start:-1].strip(" \t")
+
+
 def _join(head: Node, rest: list[Node], blank_between: bool) -> tuple[Node, ...] | None:
     if not rest or isinstance(rest[0], str) or rest[0][0] != head[0]:
         return None

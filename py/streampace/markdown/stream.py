@@ -33,6 +33,7 @@ from streampace.markdown.joins import (
     _join,
     _plain_append_state,
     _split_open_block,
+    ends_with_blank_line,
 )
 from streampace.markdown.md_rules import FOOTNOTE_KEY
 from streampace.markdown.open_block import (
@@ -368,7 +369,7 @@ class MarkdownStream:
                 if self._prefix_node is not None and prefix == self._prefix_src + self._grown:
                     # The previous last item is complete now: join what was shown.
                     joined = _join(self._prefix_node, self._rest_nodes,
-                                   blank_between=self._prefix_src.endswith("\n\n"))
+                                   blank_between=ends_with_blank_line(self._prefix_src))
                     head = joined[0] if joined is not None and len(joined) == 1 else None
                 if head is None:
                     nodes = self.parser.render(prefix, self._refs, self._ctx())[0]
@@ -377,7 +378,7 @@ class MarkdownStream:
             head = self._prefix_node
             if head is not None and head[0] in kind:
                 rest_nodes = self.parser.render(rest, self._refs, self._ctx())[0]
-                joined = _join(head, rest_nodes, blank_between=prefix.endswith("\n\n"))
+                joined = _join(head, rest_nodes, blank_between=ends_with_blank_line(prefix))
                 if joined is not None:
                     self._rest_nodes = rest_nodes
                     # What this item / row adds to the prefix once the next one starts.

@@ -12,10 +12,10 @@ scheduler is; every move is a row of :data:`DRIVE_TABLE`:
   shown it delivers frames, a fallback that fires before a frame only re-arms
   itself until the frame has been awaited :data:`FRAMES_STOPPED_MS`. A host
   whose frames come late (WebKitGTK: 40–300 ms apart while the page's text
-  grows) would otherwise drain from timeouts between frames, each drain's
-  layout delaying the next frame further, and show the text in a few large
-  steps; so frames stay the only clock while they come, and timeouts drain
-  only once frames stopped (a hidden tab).
+  grows) would otherwise drain from timeouts between frames, several drains
+  per painted frame, and show the text in a few large steps; so frames stay
+  the only clock while they come, and timeouts drain only once frames stopped
+  (a hidden tab).
 * ``HELD`` — the head waits on a held cluster: only the hold timer is armed.
 * ``DRAINING`` / ``FLUSHING`` — a drain or ``flush_now`` is running (its apply
   may call back into the scheduler): nothing is armed, and a flush asked for

@@ -51,6 +51,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the demo page and stream sessions over WebSocket",
         description="Serve the page and stream AG-UI runs to browsers (docs/server.md).",
     )
+    _source_options(serve)
+    _session_options(serve)
+    _admission_options(serve)
+    _store_and_process_options(serve)
+    record = sub.add_parser(
+        "record",
+        help="write a simulated run as JSONL with timestamps (for --source replay:PATH)",
+    )
+    record.add_argument("--scenario", default="demo", help="simulated scenario (default demo)")
+    record.add_argument("--seed", type=int, default=0)
+    record.add_argument("-o", "--output", type=Path, default=None, help="file (default stdout)")
+    return parser
+
+
+def _source_options(serve: argparse.ArgumentParser) -> None:
+    """`serve`: where it listens and where runs come from."""
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any)")
     serve.add_argument(
@@ -67,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--speed", type=_positive_float, default=1.0,
                        help="time scale for demo and replay (2 = twice as fast)")
     serve.add_argument("--seed", type=int, default=0, help="seed for the demo source")
+
+
+def _session_options(serve: argparse.ArgumentParser) -> None:
+    """`serve`: who may connect from a page, and what a session keeps."""
     serve.add_argument(
         "--allow-origin",
         action="append",
@@ -87,8 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-sessions", type=_positive_int, default=1_000,
                        help="sessions held in memory; past it the longest-idle unwatched one is "
                             "forgotten (default 1000)")
-    admission = serve.add_argument_group(
-        "admission and limits (docs/security.md)")
+
+
+def _admission_options(serve: argparse.ArgumentParser) -> None:
+    """`serve`: who may open a session socket, how often, and how many."""
+    admission = serve.add_argument_group("admission and limits (docs/security.md)")
     admission.add_argument(
         "--client-session-ids", action="store_true",
         help="also accept session ids a client made up (default: only ids the server minted "
@@ -131,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
                            help="seconds between WebSocket pings (default 20)")
     admission.add_argument("--ping-timeout", type=_positive_float, default=20.0,
                            help="seconds to wait for a pong before closing (default 20)")
+
+
+def _store_and_process_options(serve: argparse.ArgumentParser) -> None:
+    """`serve`: the session store, the processes, upstream bounds, files and logging."""
     serve.add_argument("--store", default="memory", metavar="STORE",
                        help="session store: memory (default) | redis://HOST:PORT/DB | "
                             "rediss://... | redis+cluster://HOST:PORT[,HOST:PORT...] "
@@ -150,14 +177,6 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default: the installed package's copy, else the source checkout)")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"])
-    record = sub.add_parser(
-        "record",
-        help="write a simulated run as JSONL with timestamps (for --source replay:PATH)",
-    )
-    record.add_argument("--scenario", default="demo", help="simulated scenario (default demo)")
-    record.add_argument("--seed", type=int, default=0)
-    record.add_argument("-o", "--output", type=Path, default=None, help="file (default stdout)")
-    return parser
 
 
 def _record(args: argparse.Namespace) -> int:

@@ -221,10 +221,12 @@ class SessionConnection:
         problem = close_problem(code, reason, opened)
         if (problem is not None and code == CloseCode.UNKNOWN_SESSION
                 and self.url != self.asked_url):
-            # The session the server minted for us is gone (a restarted server):
-            # ask for a new one; the resume's epoch tells the client what it lost.
+            # The session the server minted for us is gone (a restarted server, or
+            # one this tab kept across a reload): ask for a new one; the resume's
+            # epoch tells the client what it lost.  Nothing for the reader to act
+            # on, so not reported (the drop before it was).
             self._retarget(self.asked_url)
-            problem = replace(problem, final=False)
+            problem = replace(problem, final=False, report=False)
         if problem is None:
             if self._diagnosis is None:
                 self._step(ConnEvent.HANDSHAKE_FAILED)

@@ -17,6 +17,7 @@ same code, notes it and keeps its state, so all of them stay equal.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 from streampace.bounded_json import JsonLimitError
@@ -29,9 +30,11 @@ from streampace.conversation.json_patch import (
     StateLimits,
 )
 from streampace.conversation.shared_state import STATE_EVENTS, SharedState
+from streampace.lifecycle import Machine, table
 
-__all__ = ["RunFramer", "UpstreamError", "upstream_json_object", "STATE_TOO_LARGE",
-           "UPSTREAM_PROTOCOL_ERROR", "MAX_UPSTREAM_EVENT_BYTES"]
+__all__ = ["FRAME_TABLE", "FrameEvent", "FrameState", "RunFramer", "UpstreamError",
+           "upstream_json_object", "STATE_TOO_LARGE", "UPSTREAM_PROTOCOL_ERROR",
+           "MAX_UPSTREAM_EVENT_BYTES"]
 
 # RUN_ERROR codes the framer chooses (docs/security.md, docs/protocol.md).
 UPSTREAM_PROTOCOL_ERROR = "upstream_protocol_error"  # not a valid AG-UI event / stream
@@ -104,6 +107,26 @@ class _ToolArgs:
         self.parts: list[str] = []
 
 
+class FrameState(Enum):
+    WAITING = "waiting"  # nothing framed yet: RUN_STARTED and the prompt come first
+    OPEN = "open"  # the run is open: events are checked against what is open
+    DONE = "done"  # its terminal event is framed: later events are dropped
+
+
+class FrameEvent(Enum):
+    START = "start"  # RUN_STARTED (the source's or ours) and the prompt's message framed
+    UNDO_START = "undo_start"  # the event that opened the run was refused
+    END = "end"  # a terminal event framed (the source's, or a RUN_ERROR of ours)
+
+
+FRAME_TABLE = table(FrameState, FrameEvent, """
+WAITING  START       OPEN     the first event opens the run (ours when it is not RUN_STARTED)
+OPEN     UNDO_START  WAITING  the first event was refused before anything was returned:
+                              finish() opens the run again
+OPEN     END         DONE     RUN_FINISHED or RUN_ERROR: everything open was closed first
+""")
+
+
 class RunFramer:
     def __init__(self, thread_id: str, run_id: str, prompt: str, validate: bool = True, *,
                  state: SharedState | Any = None,
@@ -115,8 +138,8 @@ class RunFramer:
         self.thread_id = thread_id
         self.run_id = run_id
         self.prompt = prompt
-        self.started = False
-        self.done = False
+        self._frames: Machine[FrameState, FrameEvent] = Machine(
+            "framer", FRAME_TABLE, FrameState.WAITING)
         self.failure: UpstreamError | None = None  # why feed_group ended the run
         self._open: dict[tuple[str, str], None] = {}  # insertion-ordered set
         # Argument text of open tool calls: a TOOL_CALL_END is only ever sent for
@@ -126,6 +149,15 @@ class RunFramer:
         self.state = SharedState(None, state_limits)
         self.use_state(state)
 
+    @property
+    def phase(self) -> FrameState:
+        return self._frames.state
+
+    @property
+    def done(self) -> bool:
+        """The run's terminal event is framed: the source has nothing more to give."""
+        return self._frames.state is FrameState.DONE
+
     def use_state(self, state: SharedState | Any) -> None:
         """The session's shared state as the run starts (a transcript's
         ``shared_state``, taken as is, or a plain value, measured): the run's
@@ -134,7 +166,7 @@ class RunFramer:
                       else SharedState(state, self.state.limits))
 
     def _start(self, event: dict[str, Any] | None) -> list[dict[str, Any]]:
-        self.started = True
+        self._frames.step(FrameEvent.START)
         if event is None:
             event = {"type": ev.RUN_STARTED, "threadId": self.thread_id, "runId": self.run_id}
         else:
@@ -208,7 +240,8 @@ class RunFramer:
 
     def feed(self, event: Any) -> list[dict[str, Any]]:
         """Events to log for one source event; raises UpstreamError if it is invalid."""
-        if self.done:
+        frames = self._frames.state
+        if frames is FrameState.DONE:
             return []
         if self.validate:
             try:
@@ -219,14 +252,14 @@ class RunFramer:
                 ) from None
         t = event["type"]
         out: list[dict[str, Any]] = []
-        if not self.started:
+        if frames is FrameState.WAITING:
             if t == ev.RUN_STARTED:
                 return self._start(event)
             out.extend(self._start(None))
             try:
                 return out + self._frame(event, t)
             except UpstreamError:
-                self.started = False  # nothing was returned: finish() opens the run again
+                self._frames.step(FrameEvent.UNDO_START)
                 raise
         if t == ev.RUN_STARTED:
             raise UpstreamError("upstream_protocol_error", "RUN_STARTED inside a running run")
@@ -257,7 +290,7 @@ class RunFramer:
                         )
             out.extend(self._close_open())
             out.append(self._own_ids(event) if t == ev.RUN_FINISHED else event)
-            self.done = True
+            self._frames.step(FrameEvent.END)
             return out
         if t in _OPENERS:
             kind, field, _ = _OPENERS[t]
@@ -307,10 +340,10 @@ class RunFramer:
         """End the run with RUN_ERROR (if not ended yet), closing what is open."""
         if self.done:
             return []
-        out = [] if self.started else self._start(None)
+        out = self._start(None) if self._frames.state is FrameState.WAITING else []
         out.extend(self._close_open())
         out.append({"type": ev.RUN_ERROR, "message": message, "code": code})
-        self.done = True
+        self._frames.step(FrameEvent.END)
         return out
 
 
