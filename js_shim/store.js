@@ -30,12 +30,15 @@ function nextSnapshot(prev, patch) {
   if (patch.messages !== undefined) {
     const next = messages.slice(0, patch.length);
     for (const [index, record] of patch.messages) {
-      if (record.more !== undefined) {
-        const old = prev.messages[index];
-        next[index] = Object.freeze({ ...old, text: old.text + record.more, done: record.done });
-      } else {
-        next[index] = deepFreeze(record);
+      if (record.id !== undefined) {
+        next[index] = deepFreeze(record); // a whole message
+        continue;
       }
+      // Only grown: the new text appended (a rope in the engine, not a copy).
+      const grown = { ...prev.messages[index], done: record.done };
+      if (record.more !== undefined) grown.text += record.more;
+      if (record.reasoningMore !== undefined) grown.reasoning = (grown.reasoning ?? "") + record.reasoningMore;
+      next[index] = Object.freeze(grown);
     }
     messages = Object.freeze(next);
   }

@@ -137,7 +137,12 @@ def check_page(driver: Any, server: PageServer, path: str, view: str) -> None:
     """Load `path`, stream the rich answer into the session it opens, run axe."""
     before = len(server.sessions.minted)
     driver.get(server.url(path))
-    sid = minted_session(server, before)
+    try:
+        sid = minted_session(server, before)
+    except AssertionError:
+        state = driver.execute_script(
+            "return [document.body.dataset.source, document.body.innerText.slice(0, 300)]")
+        raise AssertionError(f"the page opened no session: {state}") from None
     wait_for(driver, "return !!document.querySelector(arguments[0] + ' .sp-view')",
              BOOT_TIMEOUT_S, view)
     server.sessions.push_spaced(sid, run_batches(sid), 20)
@@ -150,10 +155,10 @@ def check_page(driver: Any, server: PageServer, path: str, view: str) -> None:
 
 
 @pytest.mark.parametrize(("path", "view"), [
-    ("/", "#paced"),                                          # the demo
-    ("/examples/embed.html", "#answer"),                      # the embed tag
     ("/examples/pyscript.html", "#answer"),                   # a PyScript page
     ("/tests/browser/pages/a11y-element.html", "streampace-view"),  # the custom element
+    ("/examples/embed.html", "#answer"),                      # the embed tag
+    ("/", "#paced"),                                          # the demo
 ])
 def test_no_moderate_or_worse_violation_after_a_rich_run(
         driver: Any, axe_server: PageServer, path: str, view: str) -> None:

@@ -104,6 +104,7 @@ def wait_run_end(driver: Any, root: str = "#answer") -> None:
              " return v && v.getAttribute('data-run') === 'finished'", 60, root)
 
 
+@pytest.mark.engines  # also in Firefox ESR and WebKitGTK (STREAMPACE_ENGINES selects)
 def test_a_twelve_sentence_answer_is_heard_sentence_by_sentence(
         driver: Any, reading_page: PageServer) -> None:
     sid = "read-12"

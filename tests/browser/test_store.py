@@ -146,6 +146,21 @@ def test_two_stores_are_independent_and_destroy_stops_one(driver: Any, store_pag
     assert host_users(driver) == 2
 
 
+def test_a_listener_may_destroy_its_store(driver: Any, store_page: Any) -> None:
+    sid = "store-self-destroy"
+    make_store(driver, "quitter", sid)
+    wait_viewers(store_page, sid, 1)
+    driver.execute_script(
+        "const r = window.__store.stores.quitter; r.quits = 0;"
+        "r.store.subscribe(() => { r.quits++; r.store.destroy(); });")
+    store_page.sessions.push_spaced(sid, answer(sid, "q", "gone after one frame " * 5, 2), 50)
+    wait_viewers(store_page, sid, 0)
+    time.sleep(0.5)
+    assert driver.execute_script("return window.__store.stores.quitter.quits") == 1
+    assert host_users(driver) == 2  # "one" and "right" remain
+    assert not [e for e in console_errors(driver) if "favicon" not in e]
+
+
 def test_destroying_every_store_frees_the_frame_loop(driver: Any, store_page: Any) -> None:
     code = """
 import json, weakref, gc

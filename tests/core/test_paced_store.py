@@ -40,12 +40,15 @@ def replay(mirror: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, An
         while len(messages) < patch["length"]:
             messages.append(None)
         for index, record in patch["messages"]:
-            if "more" in record:
-                old = mirror["messages"][index]
-                messages[index] = {**old, "text": old["text"] + record["more"],
-                                   "done": record["done"]}
-            else:
+            if "id" in record:
                 messages[index] = record
+                continue
+            grown = dict(mirror["messages"][index], done=record["done"])
+            if "more" in record:
+                grown["text"] += record["more"]
+            if "reasoningMore" in record:
+                grown["reasoning"] = grown.get("reasoning", "") + record["reasoningMore"]
+            messages[index] = grown
         out["messages"] = messages
     for part in ("run", "connection", "queued"):
         if part in patch:
@@ -139,6 +142,8 @@ def test_a_growing_text_is_patched_with_its_new_text_only() -> None:
     patch = model.take_patch()
     assert patch is not None
     assert patch["messages"] == [[0, {"more": "yz", "done": False}]] and patch["length"] == 1
+    model.apply([text("a", "!"), end("a")])
+    assert model.take_patch() == {"messages": [[0, {"more": "!", "done": True}]], "length": 1}
 
 
 def test_a_snapshot_event_rebuilds_and_ids_reused_by_a_later_run_are_new_messages() -> None:
@@ -153,7 +158,9 @@ def test_a_snapshot_event_rebuilds_and_ids_reused_by_a_later_run_are_new_message
     assert [(m.id, m.text) for m in model.snapshot.messages] == [("u", "restored")]
 
 
-SCRIPT = [RUN, start("u", "user"), text("u", "Why pace?"), end("u"), *think("r", "think ✨"),
+SCRIPT = [RUN, start("u", "user"), text("u", "Why pace?"), end("u"), *think("r", "think ✨")[:2],
+          {"type": "REASONING_MESSAGE_CONTENT", "messageId": "r", "delta": " more"},
+          think("r", "")[2],
           start("a"), text("a", "Because 👩‍👩‍👧 bursts "), text("a", "look bad."),
           {"type": "TOOL_CALL_START", "toolCallId": "t", "toolCallName": "f"},
           {"type": "TOOL_CALL_ARGS", "toolCallId": "t", "delta": "{}"},

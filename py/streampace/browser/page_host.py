@@ -67,32 +67,14 @@ class HostLease:
         return self._host.now()
 
     def request_frame(self, callback: Callable[[], None]) -> int:
-        self._check_open()
-        cell = [0]
-
-        def run() -> None:
-            self._frames.discard(cell[0])
-            self._run(callback)
-
-        handle = cell[0] = self._host.request_frame(run)
-        self._frames.add(handle)
-        return handle
+        return self._request(self._frames, self._host.request_frame, callback)
 
     def cancel_frame(self, handle: Any) -> None:
         self._frames.discard(handle)
         self._host.cancel_frame(handle)
 
     def request_timeout(self, callback: Callable[[], None], delay_ms: float) -> int:
-        self._check_open()
-        cell = [0]
-
-        def run() -> None:
-            self._timers.discard(cell[0])
-            self._run(callback)
-
-        handle = cell[0] = self._host.request_timeout(run, delay_ms)
-        self._timers.add(handle)
-        return handle
+        return self._request(self._timers, self._host.request_timeout, callback, delay_ms)
 
     def cancel_timeout(self, handle: Any) -> None:
         self._timers.discard(handle)
@@ -136,6 +118,20 @@ class HostLease:
     def _check_open(self) -> None:
         if self.closed:
             raise RuntimeError("streampace: this view is closed")
+
+    def _request(self, handles: set[int], request: Callable[..., int],
+                 callback: Callable[[], None], *args: Any) -> int:
+        """Ask the shared host, remembering the handle until it runs or is cancelled."""
+        self._check_open()
+        cell = [0]
+
+        def run() -> None:
+            handles.discard(cell[0])
+            self._run(callback)
+
+        handle = cell[0] = request(run, *args)
+        handles.add(handle)
+        return handle
 
     def _run(self, callback: Callable[[], None]) -> None:
         if self.closed:

@@ -11,13 +11,14 @@ scheduler delivers, sans-IO so it runs unchanged in CPython and in the page:
                   queued=(...))
 
 ``StoreModel.apply(events)`` folds a batch into its :class:`LiveState` and
-rebuilds only the messages the batch touched; ``snapshot`` returns the same
-object until something changed, and an unchanged message keeps its
+notes which messages it touched and how; ``take_patch()`` is what changed
+since it was last called, JSON-safe, for the page's JS side, which keeps
+frozen copies: whole records for new or reshaped messages, and for a message
+that only grew just its new text (``more``, ``reasoningMore``) — the pieces the
+batch appended, so a frame costs O(what changed), never O(message) or
+O(transcript). ``snapshot`` (the same in Python; built when read) returns the
+same object until something changed, and an unchanged message keeps its
 ``MessageView`` object across snapshots (a host compares by identity).
-``take_patch()`` is what changed since it was last called, JSON-safe, for the
-page's JS side, which keeps frozen copies: whole records for changed
-messages, or — when only text grew — just the appended text (``more``), so a
-frame costs O(what changed), not O(transcript).
 
 Messages: one per text message of the timeline, with its role and its paced
 text (the source text so far, never rendered). An assistant message carries
@@ -148,6 +149,17 @@ def run_view(state: LiveState) -> RunView:
     return RunView(status, run.error if failed else None, run.error_code)
 
 
+class _Pending:
+    """What take_patch() has not told of one message yet: whole, or only grown."""
+
+    __slots__ = ("whole", "more", "reasoning_more")
+
+    def __init__(self) -> None:
+        self.whole = False
+        self.more: list[str] = []
+        self.reasoning_more: list[str] = []
+
+
 class StoreModel:
     """See the module docstring."""
 
@@ -156,15 +168,17 @@ class StoreModel:
         self._entries: list[_Entry] = []
         self._where: dict[ItemRef, int] = {}  # timeline item -> entry index
         self._holder: int | None = None  # entry waiting for its answer's text message
-        self._views: list[MessageView] = []
         self._run = RunView()
         self._connection = ConnectionView()
         self._queued: tuple[Any, ...] = ()
+        # The Python snapshot, built when read, from the entries changed since.
+        self._views: list[MessageView] = []
         self._snapshot = StoreSnapshot()
         self._stale = False
+        self._stale_views: set[int] = set()
         # What take_patch() has not told yet.
-        self._sent: list[MessageView] = []
-        self._dirty_views: set[int] = set()
+        self._pending: dict[int, _Pending] = {}
+        self._told_length = 0
         self._dirty_parts: set[str] = set()
 
     # -- input -------------------------------------------------------------
@@ -196,33 +210,51 @@ class StoreModel:
     # -- output ------------------------------------------------------------
     @property
     def snapshot(self) -> StoreSnapshot:
-        """The current snapshot: the same object until something changed."""
+        """The current snapshot: the same object until something changed; a
+        message that did not change keeps its MessageView."""
         if self._stale:
             self._stale = False
-            self._snapshot = StoreSnapshot(tuple(self._views), self._run, self._connection,
+            views = self._views
+            del views[len(self._entries):]
+            for index in sorted(self._stale_views):
+                view = self._view(self._entries[index])
+                if index >= len(views):
+                    views.append(view)
+                elif view != views[index]:
+                    views[index] = view
+            self._stale_views = set()
+            self._snapshot = StoreSnapshot(tuple(views), self._run, self._connection,
                                            self._queued)
         return self._snapshot
 
     def take_patch(self) -> dict[str, Any] | None:
         """What changed since the last call (None: nothing), JSON-safe:
         ``messages``: ``[[index, record], ...]`` and ``length`` — a record is a
-        whole message, or ``{"more": appended, "done": ...}`` when only its
-        text grew —, ``run``, ``connection``, ``queued``: whole, if changed."""
-        if not self._dirty_views and not self._dirty_parts:
+        whole message, or, when a message only grew, ``{"more": its new text,
+        "reasoningMore": its new reasoning, "done": ...}`` (either may be
+        absent) —, ``run``, ``connection``, ``queued``: whole, if changed.
+        Costs O(what changed): a growing message is never copied whole."""
+        if not self._pending and not self._dirty_parts and \
+                self._told_length == len(self._entries):
             return None
         patch: dict[str, Any] = {}
-        if self._dirty_views or len(self._sent) != len(self._views):
-            views, sent = self._views, self._sent
+        if self._pending or self._told_length != len(self._entries):
             changed = []
-            for i in sorted(self._dirty_views):
-                if i >= len(views):
+            for index in sorted(self._pending):
+                entry = self._entries[index]
+                pending = self._pending[index]
+                if pending.whole:
+                    changed.append([index, self._view(entry).record()])
                     continue
-                old = sent[i] if i < len(sent) else None
-                if old is not views[i]:
-                    changed.append([i, _delta_record(old, views[i])])
+                record: dict[str, Any] = {"done": self._done(entry)}
+                if pending.more:
+                    record["more"] = "".join(pending.more)
+                if pending.reasoning_more:
+                    record["reasoningMore"] = "".join(pending.reasoning_more)
+                changed.append([index, record])
             patch["messages"] = changed
-            patch["length"] = len(views)
-            self._sent = list(views)
+            patch["length"] = self._told_length = len(self._entries)
+            self._pending = {}
         parts = self._dirty_parts
         if "run" in parts:
             patch["run"] = self._run.record()
@@ -230,7 +262,6 @@ class StoreModel:
             patch["connection"] = self._connection.record()
         if "queued" in parts:
             patch["queued"] = list(self._queued)
-        self._dirty_views = set()
         self._dirty_parts = set()
         return patch
 
@@ -241,23 +272,55 @@ class StoreModel:
         else:
             for ref in ch.created:
                 self._place(ref)
-            for refs in (ch.appended, ch.ended, ch.updated, ch.tool_calls):
+            for ref, parts in ch.appended.items():
+                self._grew(ref, parts)
+            for refs in (ch.ended, ch.updated, ch.tool_calls):
                 for ref in refs:
                     index = self._where.get(ref)
-                    if index is not None:
-                        self._refresh(index)
+                    if index is None:
+                        continue
+                    if ref.kind == TOOL_CALL or refs is ch.updated:
+                        self._mark(index, whole=True)
+                    else:
+                        self._mark(index)  # ended: told by the record's "done"
         if ch.run_status or ch.reset:
             self._set_run(run_view(self.state))
+
+    def _grew(self, ref: ItemRef, parts: list[str]) -> None:
+        index = self._where.get(ref)
+        if index is None:
+            return
+        entry = self._entries[index]
+        pending = self._mark(index)
+        if pending.whole:
+            return
+        if ref == entry.message:
+            pending.more.extend(parts)
+        elif entry.reasoning and ref == entry.reasoning[-1]:
+            pending.reasoning_more.extend(parts)
+        else:
+            pending.whole = True  # tool arguments, or an earlier reasoning item
+
+    def _mark(self, index: int, whole: bool = False) -> _Pending:
+        pending = self._pending.get(index)
+        if pending is None:
+            pending = self._pending[index] = _Pending()
+        if whole:
+            pending.whole = True
+        self._stale_views.add(index)
+        self._stale = True
+        return pending
 
     def _rebuild(self) -> None:
         self._entries = []
         self._where = {}
         self._holder = None
         self._views = []
-        self._dirty_views = set()
+        self._pending = {}
+        self._stale_views = set()
+        self._told_length = -1  # the length is told even if it did not change
         for ref in self.state.timeline:
             self._place(ref)
-        self._dirty_views.update(range(len(self._views)))
         self._stale = True
 
     def _place(self, ref: ItemRef) -> None:
@@ -278,7 +341,7 @@ class StoreModel:
         else:
             return
         self._where[ref] = index
-        self._refresh(index)
+        self._mark(index, whole=True)
 
     def _message_entry(self, item: MessageItem) -> int:
         holder = self._holder
@@ -318,38 +381,30 @@ class StoreModel:
         item = self.state.all_items[first]
         key = f"{first.kind}:{first.id}:{first.use}"
         self._entries.append(_Entry(key, ident, role, item.run))
-        self._views.append(MessageView(key, ident, role, "", False))
-        index = len(self._entries) - 1
-        self._dirty_views.add(index)  # new, even if _refresh finds it as it was made
-        self._stale = True
-        return index
+        return len(self._entries) - 1
 
-    def _refresh(self, index: int) -> None:
-        view = self._view(self._entries[index])
-        if view != self._views[index]:
-            self._views[index] = view
-            self._dirty_views.add(index)
-            self._stale = True
+    def _done(self, entry: _Entry) -> bool:
+        items = self.state.all_items
+        if entry.message is not None:
+            return items[entry.message].ended
+        return all(items[ref].ended for ref in (*entry.reasoning, *entry.calls))
 
     def _view(self, entry: _Entry) -> MessageView:
         items = self.state.all_items
-        text, done = "", True
+        text = ""
         if entry.message is not None:
             message = items[entry.message]
             assert isinstance(message, MessageItem)
-            text, done = message.text, message.ended
+            text = message.text
         reasoning = None
         if entry.reasoning:
             parts = [items[ref] for ref in entry.reasoning]
             reasoning = "".join(p.text for p in parts if isinstance(p, MessageItem))
-            if entry.message is None:
-                done = done and all(p.ended for p in parts)
         calls = None
         if entry.calls:
             calls = tuple(_call_view(items[ref]) for ref in entry.calls)
-            if entry.message is None:
-                done = done and all(c.done for c in calls)
-        return MessageView(entry.key, entry.id, entry.role, text, done, reasoning, calls)
+        return MessageView(entry.key, entry.id, entry.role, text, self._done(entry), reasoning,
+                           calls)
 
     def _set_run(self, view: RunView) -> None:
         if view != self._run:
@@ -365,12 +420,3 @@ def _call_view(item: Any) -> ToolCallView:
     assert isinstance(item, ToolCallItem)
     # The result is TOOL_CALL_RESULT content: validated JSON (a string or parts).
     return ToolCallView(item.id, item.name, item.args, item.result, item.ended)
-
-
-def _delta_record(old: MessageView | None, new: MessageView) -> dict[str, Any]:
-    """`new` as a record, or only its appended text when that is all that changed."""
-    if (old is not None and old.key == new.key and old.id == new.id and old.role == new.role
-            and old.reasoning == new.reasoning and old.tool_calls == new.tool_calls
-            and len(new.text) > len(old.text) and new.text.startswith(old.text)):
-        return {"more": new.text[len(old.text):], "done": new.done}
-    return new.record()
