@@ -7,7 +7,7 @@ import { runtimeInfo } from "../js_shim/pyscript.js";
 
 const $ = (id) => document.getElementById(id);
 
-// A fresh session per page load (the server mints its id: ws/sessions/new); the
+// A session the server mints (ws/sessions/new), kept per tab (below); the
 // socket opens now, before Python boots, and buffers whatever arrives. A HEAD request for this page first asks whether
 // a streampace server is here (its responses carry X-Streampace-Protocol): on
 // plain static files no WebSocket is tried (a failed handshake would be logged
@@ -20,9 +20,14 @@ export const simSpeed = Number.isFinite(speed) && speed > 0 ? speed : 1;
 // ?max_lag=120: the pacing law's one knob (ms a grapheme may trail its arrival);
 // absent or "auto": automatic.
 export const maxLag = params.get("max_lag") || "auto";
+// The tab keeps the session the server minted (sessionStorage, as the tag's
+// default remember="tab"): a reload shows the conversation again and a running
+// answer goes on; a new tab is a new conversation.
 export const earlySocket = bridge.openSession("ws/sessions/new", {
   retryBeforeOpen: false,
   probeUrl: location.href,
+  remember: bridge.sessionStore("tab"),
+  rememberKey: bridge.sessionKey("ws/sessions/new", "demo"),
 });
 
 // ---- boot progress (js_shim/boot.js reports each step as a "streampace:progress"
