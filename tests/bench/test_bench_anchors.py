@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from helpers_bench import MID, delivered, direct, steady_model, text
 
 from bench.metrics import compute_metrics, lag_growth_per_s, largest_batch_graphemes
 from bench.traces import build_trace
 from bench.virtual import run_virtual
+
+from .helpers_bench import MID, delivered, direct, steady_model, text
 
 START = [
     {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},

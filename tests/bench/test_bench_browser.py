@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers_bench import delivered, steady_model
 
 from bench import browser_bench
 from bench.engines import engine_missing
+
+from .helpers_bench import delivered, steady_model
 
 ROOT = Path(__file__).resolve().parents[2]
 

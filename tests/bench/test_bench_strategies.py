@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers_bench import MID, delivered, direct, steady_model, text
 
 from bench.metrics import compute_metrics, lags, visible_times
 from bench.strategies import STRATEGIES, make_strategy
 from bench.virtual import VirtualHost, run_virtual
+
+from .helpers_bench import MID, delivered, direct, steady_model, text
 
 FRAME = 1000 / 60
 START = [

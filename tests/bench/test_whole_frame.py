@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from helpers_bench import direct, text
-
 from bench.whole_frame import TAIL_MS, frame_figures
+
+from .helpers_bench import direct, text
 
 LEAD = 300.0
 

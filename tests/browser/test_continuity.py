@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_harness import (
+
+from .browser_harness import (
     BOOT_TIMEOUT_S,
     CSP,
     ScriptedSessions,

@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, console_errors, record_figure, wait_for
+
+from .browser_harness import BOOT_TIMEOUT_S, console_errors, record_figure, wait_for
 
 pytestmark = pytest.mark.browser
 

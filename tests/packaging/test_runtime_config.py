@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from install_harness import ROOT
+
+from .install_harness import ROOT
 
 
 @pytest.fixture(scope="module")
