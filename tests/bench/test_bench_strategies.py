@@ -7,6 +7,7 @@ import pytest
 
 from bench.metrics import compute_metrics, lags, visible_times
 from bench.strategies import STRATEGIES, make_strategy
+from bench.traces import Trace
 from bench.virtual import VirtualHost, run_virtual
 
 from .helpers_bench import MID, delivered, direct, steady_model, text
@@ -22,7 +23,7 @@ FINISH = [
 ]
 
 
-def one_batch(n: int, unit: str = "a", end_after_ms: float | None = None):
+def one_batch(n: int, unit: str = "a", end_after_ms: float | None = None) -> Trace:
     batches = [(0.0, START), (0.0, [text(unit * n)])]
     if end_after_ms is not None:
         batches.append((end_after_ms, FINISH))

@@ -94,7 +94,11 @@ def _reference_text(port: int, session: str) -> str:
 
     async def read() -> str:
         state = LiveState()
-        client = SessionClient(state.apply)
+
+        def deliver(events: list[dict]) -> None:
+            state.apply(events)
+
+        client = SessionClient(deliver)
         async with websockets.connect(f"ws://127.0.0.1:{port}/ws/sessions/{session}") as ws:
             await ws.send(json.dumps({"type": "resume", "after": 0}))
             async with asyncio.timeout(30):
