@@ -315,12 +315,13 @@ def test_a_queued_question_is_text_with_a_withdraw_button() -> None:
                           st.text(alphabet="ab\né字 ", min_size=1, max_size=300)),
                 min_size=1, max_size=40),
        st.sampled_from(["markdown", "text"]))
-def test_what_a_plan_shows_is_the_state_text_at_every_frame(deltas, fmt) -> None:
+def test_what_a_plan_shows_is_the_state_text_at_every_frame(deltas: list[tuple[str, str]],
+                                                            fmt: str) -> None:
     view = View(text_format=fmt)
     view.feed(RUN_STARTED, start("m"), start("n"))
     for mid, delta in deltas:
         view.feed(content(mid, delta))
-        for ref, shown in view.shown.items.items():
-            assert shown.body_text() == view.state.item(ref).text
+        for mid_shown in ("m", "n"):
+            assert view.item(mid_shown).body_text() == view.state.messages[mid_shown].text
     view.feed(end("m"), end("n"), RUN_FINISHED)
     assert all(s.closed for s in view.shown.items.values() if s.markdown)
