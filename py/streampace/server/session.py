@@ -59,7 +59,7 @@ class Session:
         self.source = source
         self.created_by: str | None = None  # the address that made it (per-address limit)
         store = store if store is not None else MemoryStore()
-        self.engine = SessionEngine(
+        self.engine: SessionEngine[Viewer] = SessionEngine(
             session_id,
             epoch=uuid.uuid4().hex[:16],
             log=SessionLog(config.log_events, config.log_bytes, note_large_events),
@@ -203,7 +203,7 @@ class Session:
 
     # -- outputs --------------------------------------------------------------------
 
-    def perform(self, outputs: list[output.Output]) -> bool:
+    def perform(self, outputs: list[output.Output[Viewer]]) -> bool:
         """Carry out the engine's outputs that need no waiting; True if one was a
         refusal of a client message."""
         refused = False
@@ -216,12 +216,12 @@ class Session:
                         viewer.on_append(out.events, out.first, out.through)
                 feed.enqueue(out.events, out.through)
             elif isinstance(out, output.Attach):
-                out.viewer.attach(self, out)  # type: ignore[attr-defined]
+                out.viewer.attach(self, out)
                 self.backend.viewer_attached()
                 log.info("session %s: viewer attached after %d (%s)", self.log_name, out.after,
                          out.mode)
             elif isinstance(out, output.Refusal | output.Reply):
-                out.viewer.send_text(out.text)  # type: ignore[attr-defined]
+                out.viewer.send_text(out.text)
                 refused = refused or isinstance(out, output.Refusal)
             elif isinstance(out, output.StartRun):
                 self.run_task = asyncio.create_task(self._run(out.run_id))

@@ -7,11 +7,12 @@ Data only; the rules of what may happen to a run are the run lifecycle
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic
 
 from .framing import RunFramer
+from .outputs import Viewer
 from .source import TimedGroup
 
 __all__ = ["ActiveRun", "TimedPlayback", "DUE_SLACK_MS"]
@@ -50,10 +51,10 @@ class TimedPlayback:
 
 
 @dataclass
-class ActiveRun:
+class ActiveRun(Generic[Viewer]):
     run_id: str
     prompt: str
     scenario: str | None
     framer: RunFramer
-    requester: Hashable | None = None  # the viewer whose `run` it was (gets a refusal)
+    requester: Viewer | None = None  # the viewer whose `run` it was (gets a refusal)
     playback: TimedPlayback | None = field(default=None)
