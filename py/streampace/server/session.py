@@ -25,6 +25,7 @@ from streampace.conversation.transcript import Transcript
 from streampace.session import outputs as output
 from streampace.session.client_messages import ClientMessage
 from streampace.session.engine import SessionEngine
+from streampace.session.eviction import head_start_ms
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
 from streampace.session.protocol import CloseCode
@@ -113,6 +114,26 @@ class Session:
     @property
     def last_active(self) -> float:
         return self.engine.last_active
+
+    # -- what its store asks (store.StoredSession) --------------------------------------
+
+    @property
+    def run_here(self) -> bool:
+        return bool(self.engine.runs.active)
+
+    @property
+    def run_in_log(self) -> bool:
+        return self.conversation.run.status == "running"
+
+    @property
+    def in_use(self) -> bool:
+        return bool(self.engine.viewers) or self.run_here
+
+    def head_start_ms(self, quiet_ms: float) -> float:
+        return head_start_ms(self.engine, quiet_ms)
+
+    def lost_run_events(self, code: str, message: str) -> list[dict[str, Any]]:
+        return self.engine.lost_run_events(code, message)
 
     @property
     def feed(self) -> SharedFeed:
