@@ -59,10 +59,17 @@ from .session_lifecycle import SESSION_TABLE, SessionEvent, SessionState
 from .snapshot import snapshot_events
 from .source import RunRequest, check_source_end, new_run_id
 
-__all__ = ["SessionEngine", "SHUTDOWN_REFUSAL", "EVICTED"]
+__all__ = ["SessionEngine", "SHUTDOWN_REFUSAL", "EVICTED", "refusal"]
 
 SHUTDOWN_REFUSAL = "the server is shutting down"
 EVICTED = "the session was forgotten; reconnect"
+
+
+def refusal(viewer: Viewer, error: cm.ClientError) -> Refusal:
+    """The one way a client message is refused: by the engine, and by a driver for one
+    it could not decode or that reaches no session (the same code and text from
+    the server and the page)."""
+    return Refusal(viewer, error.code, error_message(error.code, error.message))
 
 
 class SessionEngine:
@@ -193,11 +200,7 @@ class SessionEngine:
             # The log shows a run that another process owns.
             return [PublishCancel(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)]
         except cm.ClientError as exc:
-            return self.refuse(viewer, exc)
-
-    def refuse(self, viewer: Viewer, error: cm.ClientError) -> list[Output]:
-        """A message from ``viewer`` refused (also one its driver could not decode)."""
-        return [Refusal(viewer, error.code, error_message(error.code, error.message))]
+            return [refusal(viewer, exc)]
 
     def attach(self, viewer: Viewer, after: int | None, epoch: str | None = None) -> list[Output]:
         """Attach ``viewer`` after seq ``after`` of ``epoch`` (None: from now).

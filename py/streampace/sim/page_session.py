@@ -29,7 +29,7 @@ from streampace.conversation.transcript import Transcript
 from streampace.session import client_messages as cm
 from streampace.session import limits
 from streampace.session.delivery import Batch, DeliveryBuffer
-from streampace.session.engine import SessionEngine
+from streampace.session.engine import SessionEngine, refusal
 from streampace.session.log import SessionLog
 from streampace.session.outputs import (
     Attach,
@@ -130,7 +130,7 @@ class PageSession:
         try:
             msg = cm.parse_client_message(text, limits.MAX_PROMPT_CHARS)
         except cm.ClientError as exc:
-            self._apply(self.engine.refuse(viewer, exc))
+            self._apply([refusal(viewer, exc)])
             return
         self._apply(self.engine.receive(viewer, msg))
 
