@@ -19,7 +19,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_harness import (
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+from .browser_harness import (
     BOOT_TIMEOUT_S,
     INIT_SCRIPTS_RUN_FIRST,
     ROOT,
@@ -34,9 +38,6 @@ from browser_harness import (
     serving,
     wait_for,
 )
-from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import Select
 
 pytestmark = pytest.mark.browser
 

@@ -13,14 +13,15 @@ import time
 from typing import Any
 
 import pytest
-from browser_harness import (
+from streampace.pacing.graphemes import RegexSegmenter, shows_incomplete
+
+from .browser_harness import (
     BOOT_TIMEOUT_S,
     console_errors,
     record_figure,
     requested_urls,
     wait_for,
 )
-from streampace.pacing.graphemes import RegexSegmenter, shows_incomplete
 
 pytestmark = pytest.mark.browser
 

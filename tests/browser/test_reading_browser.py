@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, PageServer, record_figure, wait_for
 from streampace.reading.sentences import split_sentences
+
+from .browser_harness import BOOT_TIMEOUT_S, PageServer, record_figure, wait_for
 
 pytestmark = pytest.mark.browser
 

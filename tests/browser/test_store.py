@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, console_errors, record_figure, wait_for
+
+from .browser_harness import BOOT_TIMEOUT_S, console_errors, record_figure, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -252,7 +253,7 @@ json.dumps([page_host.page_host_users(), page_host.shared_host() is None,
 
 def test_the_preact_example_streams_a_paced_answer(driver: Any, page_server: Any) -> None:
     # Last in this module: it leaves the store page.
-    from browser_harness import requested_urls
+    from .browser_harness import requested_urls
 
     sid, mid = "preact-example", "a"
     requested_urls(driver)

@@ -13,10 +13,11 @@ import time
 from typing import Any
 
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, console_errors, record_figure, wait_for
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 from selenium.webdriver.common.by import By
+
+from .browser_harness import BOOT_TIMEOUT_S, console_errors, record_figure, wait_for
 
 pytestmark = pytest.mark.browser
 

@@ -16,8 +16,10 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, record_figure, requested_urls, wait_for
-from install_harness import ROOT, pyproject_version, static_server, streampace_serve
+
+from tests.browser.browser_harness import BOOT_TIMEOUT_S, record_figure, requested_urls, wait_for
+
+from .install_harness import ROOT, pyproject_version, static_server, streampace_serve
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>npm embed</title>

@@ -13,8 +13,10 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, record_figure, requested_urls, wait_for
-from install_harness import ROOT, InstalledWheel, pyproject_version, streampace_serve
+
+from tests.browser.browser_harness import BOOT_TIMEOUT_S, record_figure, requested_urls, wait_for
+
+from .install_harness import ROOT, InstalledWheel, pyproject_version, streampace_serve
 
 # Page files a wheel must carry (the runtime list mirrors hatch_build.REQUIRED).
 MUST_CARRY = (

@@ -13,9 +13,10 @@ from starlette.websockets import WebSocketState
 from streampace.lifecycle import LifecycleError, Machine, unreachable
 from streampace.server import ServerConfig
 from streampace.server.session import Session
-from streampace.server.viewer import CLOSE_SLOW_CONSUMER, Viewer
+from streampace.server.viewer import Viewer
 from streampace.server.viewer_lifecycle import VIEWER_TABLE, ViewerEvent, ViewerState
 from streampace.session.delivery import DeliveryConfig
+from streampace.session.protocol import CloseCode
 
 V, E = ViewerState, ViewerEvent
 STATES = list(ViewerState)
@@ -176,18 +177,19 @@ def test_a_full_queue_leaves_the_feed_and_a_full_queue_while_live_is_behind() ->
 def test_close_from_detached_and_from_live_and_it_stays_closing() -> None:
     async def body() -> None:
         session, viewer, ws = make()
-        viewer.close(CLOSE_SLOW_CONSUMER, "test")
+        viewer.close(CloseCode.SLOW_CONSUMER, "test")
         assert viewer.state == V.CLOSING and viewer.closing
         session.attach(viewer, None)  # a late resume on a closing socket
         assert viewer.state == V.CLOSING and viewer not in session.feed.members
         viewer.send_error("x", "y")  # dropped: nothing more goes out
         await viewer.stop()
-        assert ws.closed_with == CLOSE_SLOW_CONSUMER
+        assert ws.closed_with == CloseCode.SLOW_CONSUMER
+        assert viewer.close_code is CloseCode.SLOW_CONSUMER
         assert [m.get("type") for m in ws.sent] == []
 
         session2, live, ws2 = make()
         session2.attach(live, None)
-        live.close(CLOSE_SLOW_CONSUMER, "test")
+        live.close(CloseCode.SLOW_CONSUMER, "test")
         assert live.state == V.CLOSING and live not in session2.feed.members
         session2.append([step_event(1)])  # not delivered, not an error
         await live.stop()

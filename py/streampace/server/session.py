@@ -27,7 +27,8 @@ from streampace.session.client_messages import ClientMessage
 from streampace.session.engine import SessionEngine
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
-from streampace.session.run_lifecycle import Outcome, RunState
+from streampace.session.protocol import CloseCode
+from streampace.session.run_lifecycle import STOPPED, Outcome, RunState
 from streampace.session.source import RunRequest, new_run_id, source_scenarios
 
 from .config import ServerConfig
@@ -36,7 +37,7 @@ from .memory import note_large_events
 from .sources import Source
 from .store import MemoryStore, SessionStore
 from .store_errors import StoreError
-from .viewer import CLOSE_TRY_AGAIN, Viewer
+from .viewer import Viewer
 
 __all__ = ["Session"]
 
@@ -235,10 +236,10 @@ class Session:
                     leave = getattr(gone, "leave_feed", None)
                     if leave is not None:
                         leave()  # nothing more of this log reaches it
-                    self._spawn(gone.drain_and_close(CLOSE_TRY_AGAIN, out.reason,
+                    self._spawn(gone.drain_and_close(CloseCode.TRY_AGAIN_LATER, out.reason,
                                                      DRAIN_BEFORE_CLOSE_S))
                 else:
-                    gone.close(CLOSE_TRY_AGAIN, out.reason)
+                    gone.close(CloseCode.TRY_AGAIN_LATER, out.reason)
             elif isinstance(out, output.PublishCancel):
                 self.backend.publish_cancel(out.code, out.message)
             elif isinstance(out, output.LogReplaced):
@@ -247,7 +248,7 @@ class Session:
                     if leave is not None:
                         leave()
                 self._feed = None
-            else:  # Emit and RunEnded happen inside a run's task; no timed source here
+            else:  # Emit and RunEnded happen inside a run's task
                 raise RuntimeError(f"session {self.id}: unexpected {out!r}")
         return refused
 
@@ -280,7 +281,7 @@ class Session:
                 await self._stream(run_id, request)
                 outcome = None  # the source stopped: the engine judges how
         except asyncio.CancelledError:
-            outcome = Outcome("cancelled", "run cancelled")  # a recorded stop wins
+            outcome = STOPPED  # a recorded stop wins
         except UpstreamError as exc:
             log.warning("session %s: run %s failed: %s: %s", self.log_name, run_id, exc.code,
                         exc.message)

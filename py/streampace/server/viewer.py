@@ -32,7 +32,7 @@ from streampace.lifecycle import Machine
 from streampace.session.delivery import Batch, DeliveryBuffer, DeliveryConfig
 from streampace.session.log import SessionLog
 from streampace.session.outputs import Attach
-from streampace.session.protocol import batch_message, error_message
+from streampace.session.protocol import CloseCode, batch_message, error_message
 from streampace.session.snapshot import iter_parts
 
 from .loop_host import LoopHost
@@ -45,22 +45,10 @@ if TYPE_CHECKING:
 __all__ = [
     "Viewer",
     "ViewerSession",
-    "CLOSE_GOING_AWAY",
-    "CLOSE_TOO_BIG",
-    "CLOSE_TRY_AGAIN",
-    "CLOSE_ABUSE",
-    "CLOSE_BAD_ORIGIN",
-    "CLOSE_SLOW_CONSUMER",
 ]
 
 log = logging.getLogger("streampace.server")
 
-CLOSE_GOING_AWAY = 1001
-CLOSE_TOO_BIG = 1009
-CLOSE_TRY_AGAIN = 1013
-CLOSE_ABUSE = 4400
-CLOSE_BAD_ORIGIN = 4403
-CLOSE_SLOW_CONSUMER = 4408
 
 PULL_EVENTS = 256  # events per log read while catching up
 # A snapshot part: small, so a socket that stops reading holds little of it (the
@@ -110,7 +98,7 @@ class Viewer:
         self.session: ViewerSession | None = None
         self.cursor = 0
         self.last_through = 0
-        self.close_code: int | None = None
+        self.close_code: CloseCode | None = None
         self._queue: deque[str] = deque()
         self._queued_bytes = 0
         self._parts: Iterator[tuple[list[dict[str, Any]], bool]] | None = None  # a snapshot
@@ -252,9 +240,9 @@ class Viewer:
             return False
         log.warning(
             "viewer of session %s took no data for %.0f s; closing with %d",
-            getattr(self.session, "id", "?"), self.send_timeout_s, CLOSE_SLOW_CONSUMER,
+            getattr(self.session, "id", "?"), self.send_timeout_s, CloseCode.SLOW_CONSUMER,
         )
-        self.close(CLOSE_SLOW_CONSUMER, "slow consumer: resume to continue")
+        self.close(CloseCode.SLOW_CONSUMER, "slow consumer: resume to continue")
         return True
 
     def _fell_behind(self) -> None:
@@ -262,9 +250,9 @@ class Viewer:
             return
         log.warning(
             "viewer of session %s fell behind the log (at %d, log starts at %d); closing with %d",
-            self.session.log_name, self.cursor, self.session.log.first_seq, CLOSE_SLOW_CONSUMER,
+            self.session.log_name, self.cursor, self.session.log.first_seq, CloseCode.SLOW_CONSUMER,
         )
-        self.close(CLOSE_SLOW_CONSUMER, "slow consumer: resume to continue")
+        self.close(CloseCode.SLOW_CONSUMER, "slow consumer: resume to continue")
 
     def _pull(self) -> bool:
         """Move the next chunk of the log into the buffer; False when caught up."""
@@ -372,7 +360,7 @@ class Viewer:
 
     # -- closing ------------------------------------------------------------
 
-    def close(self, code: int, reason: str = "") -> None:
+    def close(self, code: CloseCode, reason: str = "") -> None:
         """Close soon, dropping unsent data (the client can resume)."""
         before = self._machine.state
         self._move(_E.CLOSE)
@@ -385,7 +373,7 @@ class Viewer:
         self.closed.set()
         self._closer = asyncio.ensure_future(self._close(code, reason))
 
-    async def drain_and_close(self, code: int, reason: str, drain_s: float) -> None:
+    async def drain_and_close(self, code: CloseCode, reason: str, drain_s: float) -> None:
         """Deliver everything logged (bounded by ``drain_s``), then close."""
         deadline = time.monotonic() + drain_s
         while drain_s > 0 and not self.closing and not self._caught_up():
@@ -402,7 +390,7 @@ class Viewer:
         if self._closer is not None:
             await asyncio.shield(self._closer)
 
-    async def _close(self, code: int, reason: str) -> None:
+    async def _close(self, code: CloseCode, reason: str) -> None:
         await self._stop_sending()
         self._drop_queue()
         if self.ws.application_state == WebSocketState.CONNECTED:
