@@ -5,13 +5,15 @@ the same sans-IO ``SessionEngine`` the server drives with asyncio
 (``streampace.session.engine``) — the same log, transcript, run lifecycle,
 framing, resume decision, client-message rules and message text — driven here
 by the page's clock.  The simulated model is a timed source
-(``SimulatedModel``, the server's ``demo`` source) that the engine paces
-itself: its ``ArmTimer`` outputs become FrameHost timeouts.  A viewer is caught
-up and fed by the same ``ViewerFeed`` as the server's (session/viewer_feed.py:
-the snapshot, then the log, then live events through its ``DeliveryBuffer``,
-bursts every <= 150 ms, first delta at once), into the same
-``{"through": n, "events": [...]}`` text; in the page the text is handed on at
-once, so the snapshot goes as one batch and the log in one read.
+(``SimulatedModel``, the server's ``demo`` source) that ``PageRunner``
+(``sim/page_runner.py``) runs as the server's run task runs any source —
+``begin_run``, ``source_group``, ``end_run`` — waiting on FrameHost timeouts
+where the server waits on asyncio.  A viewer is caught up and fed by the same
+``ViewerFeed`` as the server's (session/viewer_feed.py: the snapshot, then the
+log, then live events through its ``DeliveryBuffer``, bursts every <= 150 ms,
+first delta at once), into the same ``{"through": n, "events": [...]}`` text;
+in the page the text is handed on at once, so the snapshot goes as one batch
+and the log in one read.
 
 The socket half (reconnects, resume after the last ``through``) is
 ``sim/page_socket.py``; it talks to this class through ``connect``,
@@ -25,7 +27,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from streampace.clock import Timeout, TimerHost
+from streampace.clock import TimerHost
 from streampace.conversation.transcript import Transcript
 from streampace.session import client_messages as cm
 from streampace.session import limits
@@ -33,9 +35,7 @@ from streampace.session.delivery import Batch, DeliveryBuffer
 from streampace.session.engine import SessionEngine, refusal
 from streampace.session.log import SessionLog
 from streampace.session.outputs import (
-    ArmTimer,
     Attach,
-    CancelTimer,
     Deliver,
     Emit,
     Output,
@@ -43,10 +43,12 @@ from streampace.session.outputs import (
     Reply,
     RunEnded,
     StartRun,
+    StopRun,
 )
 from streampace.session.shared_feed import SharedFeed
 from streampace.session.source import TimedSource, new_run_id, source_scenarios
 from streampace.session.viewer_feed import ViewerFeed
+from streampace.sim.page_runner import PageRunner
 
 __all__ = ["PageSession"]
 
@@ -103,9 +105,8 @@ class PageSession:
             run_ids=lambda: new_run_id(ids),
             scenarios=source_scenarios(source),
             trusted=getattr(source, "trusted", False),
-            timed=source,
         )
-        self._timer = Timeout(host, self._on_timer)
+        self._runner = PageRunner(host, self.engine, source, self._apply)
         self.viewer: _Viewer | None = None
 
     @property
@@ -155,14 +156,11 @@ class PageSession:
 
     def close(self) -> None:
         """The page goes away: stop the clock (nobody is left to see an ending)."""
-        self._timer.cancel()
+        self._runner.close()
         if self.viewer is not None:
             self.disconnect(self.viewer)
 
     # -- the engine's outputs ----------------------------------------------------
-
-    def _on_timer(self) -> None:
-        self._apply(self.engine.timer_fired())
 
     def _apply(self, outputs: list[Output]) -> None:
         engine = self.engine
@@ -177,14 +175,12 @@ class PageSession:
             elif isinstance(out, Reply | Refusal):
                 out.viewer.sink(out.text)  # type: ignore[attr-defined]
             elif isinstance(out, StartRun):
-                self._apply(engine.play_run(out.run_id))  # no store: nobody else runs it
+                self._runner.start(out.run_id)  # no store: nobody else runs it
+            elif isinstance(out, StopRun):
+                self._runner.stop(out.run_id)
             elif isinstance(out, RunEnded):
                 self._apply(engine.settle_run(out.run_id))
-            elif isinstance(out, ArmTimer):
-                self._timer.arm(out.delay_ms)
-            elif isinstance(out, CancelTimer):
-                self._timer.cancel()
-            else:  # StopRun, PublishCancel, LogReplaced: only a store's or a task's
+            else:  # PublishCancel, LogReplaced: only a shared store's
                 raise RuntimeError(f"page session: unexpected {out!r}")
 
     def _attach(self, out: Attach) -> None:
