@@ -28,7 +28,7 @@ from streampace.session.engine import SessionEngine
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
 from streampace.session.protocol import CloseCode
-from streampace.session.run_lifecycle import Outcome, RunState
+from streampace.session.run_lifecycle import STOPPED, Outcome, RunState
 from streampace.session.source import RunRequest, new_run_id, source_scenarios
 
 from .config import ServerConfig
@@ -248,7 +248,7 @@ class Session:
                     if leave is not None:
                         leave()
                 self._feed = None
-            else:  # Emit and RunEnded happen inside a run's task; no timed source here
+            else:  # Emit and RunEnded happen inside a run's task
                 raise RuntimeError(f"session {self.id}: unexpected {out!r}")
         return refused
 
@@ -281,7 +281,7 @@ class Session:
                 await self._stream(run_id, request)
                 outcome = None  # the source stopped: the engine judges how
         except asyncio.CancelledError:
-            outcome = Outcome("cancelled", "run cancelled")  # a recorded stop wins
+            outcome = STOPPED  # a recorded stop wins
         except UpstreamError as exc:
             log.warning("session %s: run %s failed: %s: %s", self.log_name, run_id, exc.code,
                         exc.message)

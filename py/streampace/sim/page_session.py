@@ -5,8 +5,10 @@ the same sans-IO ``SessionEngine`` the server drives with asyncio
 (``streampace.session.engine``) — the same log, transcript, run lifecycle,
 framing, resume decision, client-message rules and message text — driven here
 by the page's clock.  The simulated model is a timed source
-(``SimulatedModel``, the server's ``demo`` source) that the engine paces
-itself: its ``ArmTimer`` outputs become FrameHost timeouts.  A viewer's
+(``SimulatedModel``, the server's ``demo`` source) that ``PageRunner``
+(``sim/page_runner.py``) runs as the server's run task runs any source —
+``begin_run``, ``source_group``, ``end_run`` — waiting on FrameHost timeouts
+where the server waits on asyncio.  A viewer's
 ``DeliveryBuffer`` batches what it gets (bursts every <= 150 ms, first delta
 at once) into the same ``{"through": n, "events": [...]}`` text.
 
@@ -22,7 +24,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from streampace.clock import Timeout, TimerHost
+from streampace.clock import TimerHost
 from streampace.conversation.transcript import Transcript
 from streampace.session import client_messages as cm
 from streampace.session import limits
@@ -30,9 +32,7 @@ from streampace.session.delivery import Batch, DeliveryBuffer
 from streampace.session.engine import SessionEngine, refusal
 from streampace.session.log import SessionLog
 from streampace.session.outputs import (
-    ArmTimer,
     Attach,
-    CancelTimer,
     Deliver,
     Emit,
     Output,
@@ -40,9 +40,11 @@ from streampace.session.outputs import (
     Reply,
     RunEnded,
     StartRun,
+    StopRun,
 )
 from streampace.session.protocol import batch_message
 from streampace.session.source import TimedSource, new_run_id, source_scenarios
+from streampace.sim.page_runner import PageRunner
 
 __all__ = ["PageSession"]
 
@@ -88,9 +90,8 @@ class PageSession:
             run_ids=lambda: new_run_id(ids),
             scenarios=source_scenarios(source),
             trusted=getattr(source, "trusted", False),
-            timed=source,
         )
-        self._timer = Timeout(host, self._on_timer)
+        self._runner = PageRunner(host, self.engine, source, self._apply)
         self.viewer: _Viewer | None = None
 
     @property
@@ -135,14 +136,11 @@ class PageSession:
 
     def close(self) -> None:
         """The page goes away: stop the clock (nobody is left to see an ending)."""
-        self._timer.cancel()
+        self._runner.close()
         if self.viewer is not None:
             self.disconnect(self.viewer)
 
     # -- the engine's outputs ----------------------------------------------------
-
-    def _on_timer(self) -> None:
-        self._apply(self.engine.timer_fired())
 
     def _apply(self, outputs: list[Output]) -> None:
         engine = self.engine
@@ -158,14 +156,12 @@ class PageSession:
             elif isinstance(out, Reply | Refusal):
                 out.viewer.sink(out.text)  # type: ignore[attr-defined]
             elif isinstance(out, StartRun):
-                self._apply(engine.play_run(out.run_id))  # no store: nobody else runs it
+                self._runner.start(out.run_id)  # no store: nobody else runs it
+            elif isinstance(out, StopRun):
+                self._runner.stop(out.run_id)
             elif isinstance(out, RunEnded):
                 self._apply(engine.settle_run(out.run_id))
-            elif isinstance(out, ArmTimer):
-                self._timer.arm(out.delay_ms)
-            elif isinstance(out, CancelTimer):
-                self._timer.cancel()
-            else:  # StopRun, PublishCancel, LogReplaced: only a store's or a task's
+            else:  # PublishCancel, LogReplaced: only a shared store's
                 raise RuntimeError(f"page session: unexpected {out!r}")
 
     def _attach(self, out: Attach) -> None:
