@@ -81,6 +81,11 @@ async def until(condition: Any) -> None:
     raise AssertionError("condition not reached")
 
 
+def state_of(viewer: Viewer) -> FeedState:
+    """Read afresh: mypy keeps `viewer.state` narrowed by an earlier assert."""
+    return viewer.state
+
+
 def make(limit: int = 1 << 20) -> tuple[Session, Viewer, MemorySocket]:
     delivery = DeliveryConfig(max_wait_ms=0, ramp_wait_ms=0)  # every batch on the next tick
     config = ServerConfig(delivery=delivery, outbound_limit_bytes=limit)
@@ -94,12 +99,12 @@ def test_attach_from_now_joins_the_feed() -> None:
         session, viewer, ws = make()
         assert viewer.state == V.DETACHED
         session.attach(viewer, None)
-        assert viewer.state == V.SHARED and viewer.delivery in session.feed.members
+        assert state_of(viewer) == V.SHARED and viewer.delivery in session.feed.members
         session.append([step_event(1)])
         await until(lambda: len(ws.sent) == 2)
         assert [m.get("through") for m in ws.sent] == [None, 1]  # attached, then the batch
         await viewer.stop()
-        assert viewer.state == V.CLOSED and viewer.delivery not in session.feed.members
+        assert state_of(viewer) == V.CLOSED and viewer.delivery not in session.feed.members
 
     run(body)
 
@@ -112,7 +117,7 @@ def test_resume_catches_up_from_the_log_then_goes_live() -> None:
         assert viewer.state == V.REPLAYING
         # The sender pulls seqs 1..3 from the log, then finds it exhausted and
         # joins the session's shared feed, which delivers what follows.
-        await until(lambda: viewer.state == V.SHARED)
+        await until(lambda: state_of(viewer) == V.SHARED)
         assert viewer.cursor == 3 and viewer.feed is session.feed
         session.append([step_event(4)])
         await until(lambda: viewer.cursor == 4)
@@ -133,8 +138,8 @@ def test_a_snapshot_resume_catches_up_then_joins_the_feed() -> None:
         assert session.attach(viewer, 5, epoch="another") == "snapshot"
         assert viewer.state == V.SNAPSHOT and viewer.feed is None
         session.append([step_event(2)])  # waits in the log until the snapshot is out
-        assert viewer.state == V.SNAPSHOT and viewer.cursor == 1
-        await until(lambda: viewer.state == V.SHARED)
+        assert state_of(viewer) == V.SNAPSHOT and viewer.cursor == 1
+        await until(lambda: state_of(viewer) == V.SHARED)
         assert [m.get("type") for m in ws.sent][:1] == ["attached"]
         assert ws.sent[1]["through"] == 1 and "more" not in ws.sent[1]
         assert [e["stepName"] for e in ws.sent[2]["events"]] == ["s2"]  # then the log
@@ -151,9 +156,9 @@ def test_a_full_queue_leaves_the_feed_and_a_full_queue_while_live_is_behind() ->
         assert viewer.state == V.SHARED
         session.append([step_event(1, size=400)])
         await until(lambda: viewer.state != V.SHARED)  # the feed's batch goes over the limit
-        assert viewer.state == V.REPLAYING and viewer.feed is None
+        assert state_of(viewer) == V.REPLAYING and viewer.feed is None
         session.append([step_event(2)])
-        assert viewer.state == V.REPLAYING  # not taken live: the sender pulls it later
+        assert state_of(viewer) == V.REPLAYING  # not taken live: the sender pulls it later
         ws.gate.set()
         await until(lambda: viewer.state == V.SHARED)  # caught up: back on the shared feed
         assert viewer.cursor == 2
@@ -196,7 +201,7 @@ def test_close_from_detached_and_from_live_and_it_stays_closing() -> None:
         assert live.state == V.CLOSING and live.delivery not in session2.feed.members
         session2.append([step_event(1)])  # not delivered, not an error
         await live.stop()
-        assert live.state == V.CLOSED and live.closing
+        assert state_of(live) == V.CLOSED and live.closing
 
     run(body)
 
