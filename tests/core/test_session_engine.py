@@ -13,9 +13,7 @@ from streampace.session import client_messages as cm
 from streampace.session.engine import EVICTED, SHUTDOWN_REFUSAL, SessionEngine
 from streampace.session.log import SessionLog
 from streampace.session.outputs import (
-    ArmTimer,
     Attach,
-    CancelTimer,
     Deliver,
     Disconnect,
     Emit,
@@ -31,19 +29,42 @@ from streampace.session.outputs import (
 from streampace.session.run_lifecycle import Outcome, RunState
 from streampace.session.session_lifecycle import SessionState
 from streampace.session.source import new_run_id
+from streampace.sim.page_runner import PageRunner
 from streampace.sim.timed_model import SimulatedModel
 from streampace.testing import ManualHost
 
 
-def engine(*, shared: bool = False, timed: Any = None, scenarios: Any = None,
+def engine(*, shared: bool = False, trusted: bool = False, scenarios: Any = None,
            log_events: int = 1000) -> tuple[SessionEngine, ManualHost]:
     host = ManualHost()
     ids = random.Random(1)
     eng: SessionEngine[Any] = SessionEngine("s", epoch="e1", log=SessionLog(log_events, 1 << 20),
                         transcript=Transcript(100, 1 << 20), clock=host.now,
                         run_ids=lambda: new_run_id(ids), scenarios=scenarios,
-                        timed=timed, trusted=timed is not None, shared_log=shared)
+                        trusted=trusted, shared_log=shared)
     return eng, host
+
+
+def timed_runner(eng: SessionEngine, host: ManualHost, source: Any
+                 ) -> tuple[PageRunner, list[Output]]:
+    """The page's run driver on ``source``; what it asks is kept, Emits logged at once."""
+    done: list[Output] = []
+
+    def apply(outputs: list[Output]) -> None:
+        for out in outputs:
+            done.append(out)
+            if isinstance(out, Emit):
+                done.extend(eng.append(out.events))
+            elif isinstance(out, RunEnded):
+                done.extend(eng.settle_run(out.run_id))
+
+    return PageRunner(host, eng, source, apply), done
+
+
+def next_timeout(host: ManualHost) -> bool:
+    """Move the clock to the next timeout and fire it; False if none is armed."""
+    at = host.next_timeout_at()
+    return at is not None and host.run_until(at) > 0
 
 
 def emitted(outputs: list[Output]) -> list[dict[str, Any]]:
@@ -225,38 +246,41 @@ def test_a_reload_replaces_the_log_and_says_so() -> None:
     assert eng.load("e2", SessionLog(10, 1000), Transcript(10, 1000), True) == [LogReplaced()]
 
 
-def test_a_timed_run_is_paced_by_the_engine_and_a_cancel_ends_it_at_once() -> None:
-    eng, host = engine(timed=SimulatedModel(speed=50.0, seed=3), scenarios=("agentic",))
+def test_a_timed_run_is_paced_by_its_driver_and_a_cancel_ends_it_at_once() -> None:
+    eng, host = engine(trusted=True, scenarios=("agentic",))
+    runner, done = timed_runner(eng, host, SimulatedModel(speed=50.0, seed=3))
     [_attach, start] = eng.receive("v", cm.RunMessage("hello", "agentic"))
     assert isinstance(start, StartRun)
-    assert eng.play_run(start.run_id) == [ArmTimer(0.0)]
-    logged: list[dict[str, Any]] = []
+    runner.start(start.run_id)
+    assert done == [] and host.next_timeout_at() == host.now()  # the next turn of the clock
     for _ in range(3):
-        out = eng.timer_fired()
-        logged += emitted(out)
-        [arm] = [o for o in out if isinstance(o, ArmTimer)]
-        host.advance(arm.delay_ms)
-    assert logged[0]["type"] == "RUN_STARTED"
-    out = eng.receive("v", cm.CancelMessage())
-    assert isinstance(out[0], CancelTimer) and isinstance(out[-1], RunEnded)
-    assert emitted(out)[-1]["code"] == cm.CANCEL_CODE
-    assert eng.timer_fired() == []  # a late fire after the stop does nothing
+        assert next_timeout(host)
+    logged = emitted(done)
+    assert logged[0]["type"] == "RUN_STARTED" and logged[-1]["type"] != "RUN_ERROR"
+    assert host.pending_timeouts == 1 and eng.wants_source(start.run_id)
+    [stop] = eng.receive("v", cm.CancelMessage())
+    assert stop == StopRun(start.run_id)
+    done.clear()
+    runner.stop(stop.run_id)
+    assert isinstance(done[0], Emit) and isinstance(done[-1], RunEnded)
+    assert emitted(done)[-1]["code"] == cm.CANCEL_CODE
+    assert host.pending_timeouts == 0 and eng.run_state is RunState.IDLE
+    assert not eng.run_held
 
 
 def test_a_timed_run_ends_when_its_source_has_no_more() -> None:
-    eng, host = engine(timed=SimulatedModel(speed=100.0, seed=3))
+    eng, host = engine(trusted=True)
+    runner, done = timed_runner(eng, host, SimulatedModel(speed=100.0, seed=3))
     [start] = eng.start_run("hello", None)
     assert isinstance(start, StartRun)
-    eng.play_run(start.run_id)
-    events: list[dict[str, Any]] = []
+    runner.start(start.run_id)
     for _ in range(10_000):
-        out = eng.timer_fired()
-        events += emitted(out)
-        if isinstance(out[-1], RunEnded):
+        if not next_timeout(host):
             break
-        assert isinstance(out[-1], ArmTimer)
-        host.advance(out[-1].delay_ms)
+    events = emitted(done)
     assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
+    assert isinstance(done[-1], RunEnded) and eng.run_state is RunState.IDLE
+    assert host.pending_timeouts == 0
 
 
 def test_eviction_closes_bound_connections_and_answers_later_inputs() -> None:

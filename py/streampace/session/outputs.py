@@ -15,14 +15,13 @@ driver's ``SessionEngine[ItsViewer]`` hands back ``Output[ItsViewer]`` and uses
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .protocol import AttachMode
 
 __all__ = ["Attach", "Deliver", "LogReplaced", "Emit", "RunEnded", "StartRun", "StopRun",
-           "PublishCancel", "Reply", "Refusal", "Disconnect", "ArmTimer", "CancelTimer",
-           "Output", "Viewer"]
+           "PublishCancel", "Reply", "Refusal", "Disconnect", "Output", "Viewer"]
 
 Viewer = TypeVar("Viewer", bound=Hashable)
 
@@ -128,20 +127,6 @@ class Disconnect(Generic[Viewer]):
     drain: bool = False  # send what was queued for it first (a notice it must read)
 
 
-@dataclass(frozen=True, slots=True)
-class ArmTimer:
-    """Call ``timer_fired`` after ``delay_ms`` (a timed run's next group); replaces
-    any armed one."""
-
-    delay_ms: float = field(default=0.0)
-
-
-@dataclass(frozen=True, slots=True)
-class CancelTimer:
-    """The armed timer is no longer wanted."""
-
-
 # Generic in the viewer type: ``Output[V]``.
 Output = (Attach[Viewer] | Deliver | LogReplaced | Emit | RunEnded | StartRun | StopRun
-          | PublishCancel | Reply[Viewer] | Refusal[Viewer] | Disconnect[Viewer] | ArmTimer
-          | CancelTimer)
+          | PublishCancel | Reply[Viewer] | Refusal[Viewer] | Disconnect[Viewer])
