@@ -40,15 +40,16 @@ from __future__ import annotations
 
 import json
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
 from streampace.browser.ffi import js, to_js
 from streampace.browser.labels import labels_for
+from streampace.conversation.stream_identity import StreamTracker
 
-__all__ = ["EVENTS", "PageView", "bridge", "mount"]
+__all__ = ["EVENTS", "PageView", "bridge", "mount", "revealed_text"]
 
 # What `PageView.on` accepts; the first three are the embed's DOM events.
 EVENTS = ("message-end", "run-end", "error", "status", "queue")
@@ -117,7 +118,8 @@ class PageView:
         self._text: list[Callable[[str, str], None]] = []
         self._paced: list[Callable[[list[dict]], None]] = []
         self._handlers: dict[str, list[Callable[[dict], None]]] = {name: [] for name in EVENTS}
-        self._chunk_message: str | None = None
+        # Which message an id-less chunk continues: the one chunk rule (stream_identity).
+        self._streams = StreamTracker()
         self._frame_events: list[tuple[str, dict]] = []
         self._simulate = "never"
         self._probing = False
@@ -247,19 +249,9 @@ class PageView:
             self._tell(name, detail)
 
     def _tell_text(self, events: list[dict]) -> None:
-        for event in events:
-            kind = event.get("type")
-            if kind not in _TEXT_TYPES:
-                continue
-            message_id = event.get("messageId")
-            if kind == "TEXT_MESSAGE_CHUNK":
-                # A chunk may leave out the id: it continues the last chunked message.
-                message_id = message_id or self._chunk_message
-                self._chunk_message = message_id
-            delta = event.get("delta")
-            if isinstance(delta, str) and delta and isinstance(message_id, str):
-                for fn in self._text:
-                    self._call(fn, message_id, delta)
+        for message_id, delta in revealed_text(self._streams, events):
+            for fn in self._text:
+                self._call(fn, message_id, delta)
 
     def _dispatch(self, name: str, detail: dict) -> None:
         if name in _FRAME_EVENTS:
@@ -279,6 +271,20 @@ class PageView:
 
     def _report(self, exc: BaseException) -> None:
         js.console.error("streampace: " + "".join(traceback.format_exception(exc)))
+
+
+def revealed_text(streams: StreamTracker, events: list[dict]) -> Iterator[tuple[str, str]]:
+    """``(message id, text)`` for each slice of message text in ``events``, the
+    message resolved by ``streams`` — the one chunk rule (stream_identity), so an
+    id-less chunk is told as the message the view shows it in."""
+    for event in events:
+        # Every event steps the tracker: other events end a chunk stream.
+        stream = streams.step(event).stream
+        if event.get("type") not in _TEXT_TYPES or stream is None:
+            continue
+        delta = event.get("delta")
+        if isinstance(delta, str) and delta:
+            yield stream.id, delta
 
 
 def mount(target: Any, stream: str | None = None, *, simulate: str = "never",
