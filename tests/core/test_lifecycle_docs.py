@@ -28,6 +28,7 @@ TABLES = [
     ("streampace.server.redis_store", "STORE_TABLE", "StoreState", "NEW"),
     ("streampace.server.redis_reader", "READER_TABLE", "ReaderState", "IDLE"),
     ("streampace.pacing.drive", "DRIVE_TABLE", "DriveState", "IDLE"),
+    ("streampace.sim.fallback", "SOURCE_TABLE", "SourceState", "UNDECIDED"),
 ]
 _MARK = re.compile(r"<!-- diagram: ([\w.]+)\.(\w+) (\w+) -->\n```mermaid\n(.*?)```", re.S)
 

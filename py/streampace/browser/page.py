@@ -48,6 +48,7 @@ from streampace.browser.embed import pacing_config
 from streampace.browser.ffi import js, to_js
 from streampace.browser.labels import labels_for
 from streampace.conversation.stream_identity import StreamTracker
+from streampace.sim.fallback import SourceChoice, SourceState
 
 __all__ = ["EVENTS", "PageView", "bridge", "mount", "revealed_text"]
 
@@ -121,8 +122,8 @@ class PageView:
         # Which message an id-less chunk continues: the one chunk rule (stream_identity).
         self._streams = StreamTracker()
         self._frame_events: list[tuple[str, dict]] = []
-        self._simulate = "never"
-        self._probing = False
+        # With simulate="fallback": the first reports decide the source (sim/fallback.py).
+        self._choice: SourceChoice | None = None
         self.simulated = False
         # The view's own host: its errors become "error" events.
         self.view = StreamView(_EventBridge(self._js_bridge, self._dispatch), self.element,
@@ -163,7 +164,6 @@ class PageView:
         (static files), the in-page simulated model instead; "always"."""
         if simulate not in _SIMULATE:
             raise ValueError(f"simulate: one of {_SIMULATE}")
-        self._simulate = simulate
         if simulate == "always":
             self._use_simulation()
             return self
@@ -173,7 +173,7 @@ class PageView:
         if simulate == "fallback":
             # Ask this page's server first: on static files no WebSocket is tried.
             options = {"retryBeforeOpen": False, "probeUrl": str(js.location.href)}
-        self._probing = simulate == "fallback"
+        self._choice = SourceChoice() if simulate == "fallback" else None
         self.simulated = False
         options["rememberKey"] = self._js_bridge.sessionKey(stream, self._slot)
         js_options = to_js(options, dict_converter=js.Object.fromEntries)
@@ -232,11 +232,10 @@ class PageView:
         self.view.switch_session(SimulatedSession(self.view.host, session_id, speed=self.speed))
 
     def _on_status(self, state: str, detail: dict) -> None:
-        if self._probing and state in ("open", "closed"):
-            self._probing = False
-            if state == "closed" and not detail.get("wasOpen") and self._simulate == "fallback":
-                # Deferred: the socket's own callback is still on the stack.
-                self.view.host.request_timeout(self._use_simulation, 0)
+        if (self._choice is not None
+                and self._choice.report(state, detail) is SourceState.SIMULATION):
+            # Deferred: the socket's own callback is still on the stack.
+            self.view.host.request_timeout(self._use_simulation, 0)
         self._dispatch("status", {"state": state, **detail})
 
     def _on_paced(self, events: list[dict]) -> None:
