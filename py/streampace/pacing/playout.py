@@ -89,6 +89,7 @@ _PRIOR_GAP_MS = 150.0  # before the first gap is seen (the seed server's batchin
 _RATE_TAU_MS = 1000.0  # arrival-rate memory
 _RATE_STEP = 2.0  # one delivery moves the rate at most this-fold
 _SPAN_EARLY = 0.7  # the k-th span's weight is at least this / (k + 2): the prior fades fast
+_FAST_PATH_GAPS = 2  # a server's first gaps (its fast path) are shorter than its cadence
 _GAP_ALPHA = 0.25  # EWMA weight of one gap
 _PEAK_DECAY_MS = 3000.0  # the jitter cushion decays back to the typical span over this
 _PEAK_DEV = 2.0  # a span beyond typical + this × its deviation widens the cushion
@@ -291,9 +292,7 @@ class AdaptiveLaw:
             tr.dev += _GAP_ALPHA * (abs(clipped - tr.gap) - tr.dev)
             tr.gap += _GAP_ALPHA * (clipped - tr.gap)
             tr.floor += _GAP_ALPHA * (min(g, tr.gap) - tr.floor)
-        # From the prior on, faster at first: a transport's first gaps (a
-        # server's fast path for the first delta) are shorter than its cadence.
-        a = max(_GAP_ALPHA, _SPAN_EARLY / (tr.gaps_seen + 2))
+        a = max(_GAP_ALPHA, _span_weight(tr.gaps_seen, tr.span > span >= g))
         tr.span_dev += a * (abs(span - tr.span) - tr.span_dev)
         tr.span += a * (min(span, 3.0 * tr.span) - tr.span)
         tr.gaps_seen += 1
@@ -401,3 +400,21 @@ def _frame_step_floor(tr: Track, now: float, r: float) -> float:
     # baseline, and a float rounding to 0.9999999 of a grapheme would show
     # nothing this frame and two the next.
     return (1.0 + 1e-6) / dt if 0.0 < dt <= _FRAME_MAX_MS else 0.0
+
+
+def _span_weight(k: int, faster_cadence: bool) -> float:
+    """Weight of the ``k``-th span (from 0) against the estimate so far.
+
+    From the prior on, faster at first — but a transport's first
+    ``_FAST_PATH_GAPS`` gaps (a server's fast path for the first deltas) are
+    shorter than its cadence, so they fade the prior gently.  After them a
+    span that took its whole gap and is shorter than the estimate is direct
+    evidence of a faster cadence and takes over quickly (40 ms batches are
+    learnt within a few deliveries, not a dozen).  Other spans keep the gentle
+    fade: one cut short by the rate estimate, which the fast path's dense
+    first deliveries inflate (made quick, held clusters froze on cjk_emoji),
+    and a slower cadence (learnt at the usual pace, fresher meanwhile).
+    """
+    if k < _FAST_PATH_GAPS or not faster_cadence:
+        return _SPAN_EARLY / (k + 2)
+    return _SPAN_EARLY / (k - _FAST_PATH_GAPS + 1)
