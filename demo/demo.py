@@ -27,7 +27,7 @@ from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
-from streampace.sim.page_socket import SimulatedSession
+from streampace.client.page_socket import SimulatedSession
 
 __all__ = ["Demo", "main", "SCENARIO_CHOICES"]
 

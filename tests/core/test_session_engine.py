@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import pytest
+from streampace.client.page_runner import PageRunner
 from streampace.conversation.transcript import Transcript
 from streampace.lifecycle import LifecycleError
 from streampace.session import client_messages as cm
@@ -29,7 +30,6 @@ from streampace.session.outputs import (
 from streampace.session.run_lifecycle import Outcome, RunState
 from streampace.session.session_lifecycle import SessionState
 from streampace.session.source import new_run_id
-from streampace.sim.page_runner import PageRunner
 from streampace.sim.timed_model import SimulatedModel
 from streampace.testing import ManualHost
 

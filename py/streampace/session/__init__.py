@@ -17,6 +17,6 @@
 - `limits` — the default bounds (log, history, prompt) of the server and the page alike.
 
 The server (`streampace.server.session`) drives the engine with asyncio and
-WebSockets; the page's simulated session (`streampace.sim.page_session`) with
+WebSockets; the page's simulated session (`streampace.client.page_session`) with
 FrameHost timers.  Like the rest of the core, nothing here does I/O.
 """
