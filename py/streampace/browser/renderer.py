@@ -517,7 +517,7 @@ class DomRenderer:
                     self._emit("streampace:message-end", {
                         "messageId": ref.id, "role": item.role, "text": item.text})
         run = state.run
-        if ch.run_status and run.status in ("finished", "error"):
+        if ch.run_status and run.status in (items.RunStatus.FINISHED, items.RunStatus.ERROR):
             outcome = run.outcome
             self._emit("streampace:run-end", {
                 "status": outcome, "outcome": outcome, "runId": run.run_id,
@@ -527,7 +527,8 @@ class DomRenderer:
 
     def _run_status(self) -> None:
         run = self.state.run
-        self.timeline.setAttribute("aria-busy", "true" if run.status == "running" else "false")
+        running = run.status is items.RunStatus.RUNNING
+        self.timeline.setAttribute("aria-busy", "true" if running else "false")
         self.root.setAttribute("data-run", run.outcome)
         self.status.textContent = status_text(run, self.labels)
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 from streampace.conversation import events as ev
+from streampace.session.run_lifecycle import RunStatus
 
 from .redis_conn import RedisConnection, Tail
 from .redis_keys import SessionKeys
@@ -67,7 +68,7 @@ class RunLease:
             return False, None
         try:
             await self._mirror.catch_up()  # current history, and the seq floor
-            if self._session.conversation.run.status == "running":
+            if self._session.conversation.run.status is RunStatus.RUNNING:
                 await self._end_lost_run(token)  # a lost run nobody has ended yet
             index = await self._conn.next_run_index(self._keys)
         except BaseException:
@@ -157,7 +158,7 @@ class RunLease:
         """The stream shows a run open, yet nobody holds its lease: its process died.
         End it with RUN_ERROR run_lost so no viewer waits forever."""
         session = self._session
-        if session.conversation.run.status != "running" or session.engine.runs.active:
+        if session.conversation.run.status is not RunStatus.RUNNING or session.engine.runs.active:
             return
         if await self._conn.lease_held(self._keys):
             return
@@ -173,7 +174,7 @@ class RunLease:
     async def _end_lost_run(self, token: str) -> None:
         session = self._session
         await self._mirror.catch_up()
-        if session.conversation.run.status != "running":
+        if session.conversation.run.status is not RunStatus.RUNNING:
             return
         log.warning("session %s: run %s lost its process; ending it (run_lost)", session.log_name,
                     session.conversation.run.run_id)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 from streampace.session.eviction import head_start_ms
+from streampace.session.run_lifecycle import RunStatus
 
 from .redis_conn import RedisConnection, unreachable
 from .redis_keys import CONTROL_CHANNEL, SessionKeys, dumps
@@ -113,12 +114,12 @@ class RedisBackend:
     @property
     def run_open(self) -> bool:
         """The log shows a run going on (here or at another process)."""
-        return (self._session.conversation.run.status == "running"
+        return (self._session.conversation.run.status is RunStatus.RUNNING
                 or bool(self._session.engine.runs.active))
 
     async def check_quiet(self, now: float, quiet_s: float) -> None:
         """A stream that shows a run but has been quiet: is its owner alive?"""
-        if (self._session.conversation.run.status == "running"
+        if (self._session.conversation.run.status is RunStatus.RUNNING
                 and not self._session.engine.runs.active
                 and now - self.mirror.last_data > quiet_s):
             self.mirror.last_data = now  # next look one quiet period from now

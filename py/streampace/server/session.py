@@ -189,13 +189,6 @@ class Session:
         self.perform(self.engine.stop(code, message, run_id))
         return self.run_task
 
-    def request_cancel(self, code: str, message: str) -> None:
-        """Stop the run wherever it executes (here, or the process the store names)."""
-        if self.engine.runs.active:
-            self.stop_run(code, message)
-        elif self.running:
-            self.backend.publish_cancel(code, message)
-
     def shut_down(self, code: str, message: str) -> asyncio.Task[None] | None:
         """Refuse new runs, stop this one; its task to wait for, if any."""
         self.perform(self.engine.shut_down(code, message))
