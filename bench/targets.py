@@ -33,17 +33,6 @@ _AVERAGING = (
     "the CV here but pushes the worst lag over cherry_jitter's on fast, long, md_long and "
     "ultra_fast, and the mean lag over 1.5× the oracle on long and md_long.")
 WHY_MISSED: dict[tuple[str | None, str], str] = {  # (None, target): any trace
-    ("slow", "mean lag ≤ 1.5× oracle"):
-        "≈ 10 graphemes per delivery every 150–400 ms: the oracle shows each token whole at "
-        "the model's pace (≈ 57 ms, 65 on the paint grid); spreading a delivery evenly over "
-        "its ≈ 150 ms span costs half a span plus a frame before any cushion for late "
-        "deliveries, and front-loading each batch would raise the jerk CV over the seed's "
-        "(ours 0.58 at 60 Hz is at the limit). cherry_jitter misses both too here "
-        "(≈ 100 ms, CV 0.59).",
-    ("slow", "worst lag ≤ cherry_jitter"):
-        "a model hiccup (3–6× its token gap) makes the next delivery late; the law "
-        "stretches the rest of the current batch instead of stopping dead (a freeze), "
-        "which lengthens the lag of its last graphemes.",
     ("very_fast", "jerk CV ≤ 1.1× mosoo_450"):
         "the seed is pinned at its 800/s ceiling (13–14 graphemes every frame: CV 0.04) "
         "while it falls behind a 1 400/s model without bound (mean lag ≈ 530 ms); keeping "

@@ -138,6 +138,25 @@ def test_a_model_faster_than_the_seed_ceiling_does_not_fall_behind(rig_factory: 
         lags[len(lags) // 10: len(lags) // 5]) + 100
 
 
+@pytest.mark.parametrize("hz", [60, 120])
+def test_a_slow_source_shows_each_delivery_one_grapheme_per_frame_as_it_lands(
+        rig_factory: RigFactory, ag: type[AG], hz: int) -> None:
+    # A slow model (≈ 55 graphemes/s: ten every 180 ms), under one grapheme
+    # per frame: frames show 0 or 1 whatever the timing, so the delivery is
+    # shown as it lands instead of spread over the time until the next one.
+    period = 1000 / hz
+    deliveries = steady(180, 55, 5000)
+    run = play(rig_factory(ADAPTIVE), ag, deliveries, period=period)
+    assert run["shown"] == run["arrived"]
+    later = [n for t, n in run["frames"] if t >= 1000]
+    assert max(later) == 1
+    # Each delivery is out before the next lands, within its size in frames.
+    assert max(run["before"][5:]) == 0
+    batch = 55 * 180 / 1000
+    half = len(run["lags"]) // 2
+    assert statistics.mean(run["lags"][half:]) <= (batch / 2 + 1) * period
+
+
 def test_after_a_stall_the_backlog_drains_in_bounded_steps_and_time(rig_factory: RigFactory,
                                                                     ag: type[AG]) -> None:
     rate = 400.0
