@@ -24,8 +24,10 @@ TABLES = [
     ("streampace.session.session_lifecycle", "SESSION_TABLE", "SessionState", "OPEN"),
     ("streampace.session.framing", "FRAME_TABLE", "FrameState", "WAITING"),
     ("streampace.session.delivery_lifecycle", "DELIVERY_TABLE", "DeliveryState", "OPEN"),
-    ("streampace.server.viewer_lifecycle", "VIEWER_TABLE", "ViewerState", "DETACHED"),
+    ("streampace.session.viewer_feed", "FEED_TABLE", "FeedState", "DETACHED"),
     ("streampace.server.redis_mirror", "MIRROR_TABLE", "MirrorState", "EMPTY"),
+    ("streampace.server.redis_store", "STORE_TABLE", "StoreState", "NEW"),
+    ("streampace.server.redis_reader", "READER_TABLE", "ReaderState", "IDLE"),
     ("streampace.pacing.drive", "DRIVE_TABLE", "DriveState", "IDLE"),
 ]
 _MARK = re.compile(r"<!-- diagram: ([\w.]+)\.(\w+) (\w+) -->\n```mermaid\n(.*?)```", re.S)

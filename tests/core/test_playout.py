@@ -157,6 +157,22 @@ def test_a_slow_source_shows_each_delivery_one_grapheme_per_frame_as_it_lands(
     assert statistics.mean(run["lags"][half:]) <= (batch / 2 + 1) * period
 
 
+def test_a_provider_sending_a_character_every_half_ms_is_kept_up_with_from_the_start(
+        rig_factory: RigFactory, ag: type[AG]) -> None:
+    # 2 000 graphemes/s in deliveries 5 ms apart: the first rate comes from the
+    # prior's 150 ms cadence; while the cadence is learnt the low-pass filter
+    # must not hold the play-out under the measured rate, or a backlog builds.
+    period = 1000 / 120
+    deliveries = steady(5, 2000, 1500)
+    run = play(rig_factory(ADAPTIVE), ag, deliveries, period=period)
+    assert run["shown"] == run["arrived"]
+    # The first 300 ms (600 graphemes) within 3 frames on average (it was
+    # ≈ 4 frames with the filter rising from the prior's guess), then about
+    # one delivery queued.
+    assert statistics.mean(run["lags"][:600]) <= 3 * period
+    assert max(run["before"][60:]) <= 2 * 10
+
+
 def test_after_a_stall_the_backlog_drains_in_bounded_steps_and_time(rig_factory: RigFactory,
                                                                     ag: type[AG]) -> None:
     rate = 400.0

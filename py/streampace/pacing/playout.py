@@ -48,7 +48,10 @@ Adaptive playout, per session (one :class:`Track` each):
   r + 250/s, at least the seed's 800/s-class step, 1.3 × r for models faster
   than that) — never a fixed ceiling a fast model can outrun, and never a jump
   after a stall: a backlog drains at the ceiling, in bounded steps, within a
-  bounded time.  A low-pass filter (60 ms) keeps rate changes gradual.
+  bounded time.  A low-pass filter (60 ms) keeps rate changes gradual —
+  except that over a session's first ten gaps it never holds the rate under
+  the source's measured one while more is queued than that: the filter would
+  start from the prior's guess and let a fast source's backlog build.
 * **Slow sources** (under ``_SLOW_RATE``, about a grapheme per 60 Hz frame: a
   slow model's few graphemes every 150–400 ms): whatever is queued shows at
   least one grapheme per frame.  Below one grapheme per frame every frame
@@ -102,6 +105,7 @@ _CEIL_X = 1.8  # ceiling = min(max(_CEIL_X r, r + _CEIL_ADD), max(_CEIL_FAST r, 
 _CEIL_ADD = 0.25  # graphemes/ms
 _CEIL_FAST = 1.3
 _SMOOTH_MS = 60.0  # time constant of the play-out rate's low-pass filter
+_WARM_GAPS = 10  # while fewer gaps are learnt, the filter never holds the rate under r
 _DEADLINE_GROUPS = 16  # oldest deliveries the deadline looks at per drain
 _SLOW_RATE = 0.075  # graphemes/ms: a source under this shows ≥ 1 grapheme per frame
 _FRAME_MAX_MS = 40.0  # drains further apart are no animation frames (a hidden tab's timer)
@@ -345,6 +349,11 @@ class AdaptiveLaw:
         else:
             dt = max(0.0, now - tr.out_at)
             out = tr.out + (target - tr.out) * (1.0 - math.exp(-dt / _SMOOTH_MS))
+        if tr.gaps_seen < _WARM_GAPS and r > 0:
+            # Learning the cadence: filtering up from the prior's first guess
+            # would hold the play-out under the source's rate while its backlog
+            # builds (a provider sending a character every 0.5 ms).
+            out = max(out, min(target, r))
         out = min(max(out, floor), ceiling)
         need = self._deadline_rate(tr, now, pending)
         if need > out:

@@ -5,9 +5,10 @@ resume, what a client message does — are the sans-IO engine's
 (``streampace.session.engine``).  This class carries out its outputs with
 asyncio: a run's body is a task that streams the source and emits what the
 engine frames through the session's store backend (``store.py``: memory or
-Redis — composed, not subclassed); logged events fan out to the viewers, live
-ones through one shared feed (``fanout.py``), the others through their own
-buffers (``viewer.py``).
+Redis — composed, not subclassed); logged events fan out to the viewers
+(``viewer.py``), each caught up and fed by its ``ViewerFeed``
+(session/viewer_feed.py): live ones through one shared feed
+(session/shared_feed.py), the others through their own buffers.
 """
 
 from __future__ import annotations
@@ -25,14 +26,16 @@ from streampace.conversation.transcript import Transcript
 from streampace.session import outputs as output
 from streampace.session.client_messages import ClientMessage
 from streampace.session.engine import SessionEngine
+from streampace.session.eviction import head_start_ms
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
 from streampace.session.protocol import CloseCode
-from streampace.session.run_lifecycle import STOPPED, Outcome, RunState
+from streampace.session.run_lifecycle import STOPPED, Outcome, RunState, RunStatus
+from streampace.session.shared_feed import SharedFeed
 from streampace.session.source import RunRequest, new_run_id, source_scenarios
 
 from .config import ServerConfig
-from .fanout import SharedFeed
+from .loop_host import LoopHost
 from .memory import note_large_events
 from .sources import Source
 from .store import MemoryStore, SessionStore
@@ -59,7 +62,7 @@ class Session:
         self.source = source
         self.created_by: str | None = None  # the address that made it (per-address limit)
         store = store if store is not None else MemoryStore()
-        self.engine = SessionEngine(
+        self.engine: SessionEngine[Viewer] = SessionEngine(
             session_id,
             epoch=uuid.uuid4().hex[:16],
             log=SessionLog(config.log_events, config.log_bytes, note_large_events),
@@ -114,11 +117,31 @@ class Session:
     def last_active(self) -> float:
         return self.engine.last_active
 
+    # -- what its store asks (store.StoredSession) --------------------------------------
+
+    @property
+    def run_here(self) -> bool:
+        return bool(self.engine.runs.active)
+
+    @property
+    def run_in_log(self) -> bool:
+        return self.conversation.run.status is RunStatus.RUNNING
+
+    @property
+    def in_use(self) -> bool:
+        return bool(self.engine.viewers) or self.run_here
+
+    def head_start_ms(self, quiet_ms: float) -> float:
+        return head_start_ms(self.engine, quiet_ms)
+
+    def lost_run_events(self, code: str, message: str) -> list[dict[str, Any]]:
+        return self.engine.lost_run_events(code, message)
+
     @property
     def feed(self) -> SharedFeed:
         """The delivery buffer shared by this session's live viewers (made in the loop)."""
         if self._feed is None:
-            self._feed = SharedFeed(self.delivery_config, self.log.head)
+            self._feed = SharedFeed(self.delivery_config, LoopHost(), self.log.head)
         return self._feed
 
     # -- inputs: viewers and the store ----------------------------------------------
@@ -196,25 +219,22 @@ class Session:
 
     # -- outputs --------------------------------------------------------------------
 
-    def perform(self, outputs: list[output.Output]) -> bool:
+    def perform(self, outputs: list[output.Output[Viewer]]) -> bool:
         """Carry out the engine's outputs that need no waiting; True if one was a
         refusal of a client message."""
         refused = False
         for out in outputs:
             if isinstance(out, output.Deliver):
-                feed = self.feed
-                members = feed.members
-                for viewer in list(self.viewers):
-                    if viewer not in members:  # members get them from the feed
-                        viewer.on_append(out.events, out.first, out.through)
-                feed.enqueue(out.events, out.through)
+                for viewer in list(self.viewers):  # a member of the shared feed ignores it
+                    viewer.on_append(out.events, out.first, out.through)
+                self.feed.enqueue(out.events, out.through)
             elif isinstance(out, output.Attach):
-                out.viewer.attach(self, out)  # type: ignore[attr-defined]
+                out.viewer.attach(self, out)
                 self.backend.viewer_attached()
                 log.info("session %s: viewer attached after %d (%s)", self.log_name, out.after,
                          out.mode)
             elif isinstance(out, output.Refusal | output.Reply):
-                out.viewer.send_text(out.text)  # type: ignore[attr-defined]
+                out.viewer.send_text(out.text)
                 refused = refused or isinstance(out, output.Refusal)
             elif isinstance(out, output.StartRun):
                 self.run_task = asyncio.create_task(self._run(out.run_id))
