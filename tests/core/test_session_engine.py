@@ -303,7 +303,6 @@ def test_a_cancel_sent_while_a_timed_runs_events_go_out_ends_it_once() -> None:
                 apply(eng.settle_run(out.run_id))
 
     runner = PageRunner(host, eng, SimulatedModel(speed=1e6, seed=3), apply)
-    eng.receive("v", cm.ResumeMessage(None, None))
     [start] = eng.start_run("hello", None)
     assert isinstance(start, StartRun)
     runner.start(start.run_id)
