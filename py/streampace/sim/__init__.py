@@ -8,7 +8,8 @@
 - `text` — the corpus the simulated model answers from.
 - `timed_model` — the simulated model as a timed source of a session.
 - `page_session` — the session engine on FrameHost timers, in the page, for the
-  static-files use; `page_socket` — its socket side.
+  static-files use; `page_runner` — its run driver (a timed source through
+  `begin_run` / `source_group` / `end_run`); `page_socket` — its socket side.
 
 Sans-IO like the core (it runs in the page), but not part of it: nothing in
 the core imports it.
