@@ -21,14 +21,14 @@ import random
 import traceback
 from typing import Any
 
-import js
-from pyodide.ffi import create_proxy
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
+from streampace.browser.ffi import create_proxy, js
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
-from streampace.sim.fallback import SourceChoice, SourceState
-from streampace.sim.page_socket import SimulatedSession
+from streampace.client.fallback import SourceChoice, SourceState
+from streampace.client.page_socket import SimulatedSession
+from streampace.conversation.items import RunStatus
 
 __all__ = ["Demo", "main", "SCENARIO_CHOICES"]
 
@@ -95,7 +95,7 @@ class Demo:
     # -- source selection --------------------------------------------------
     def _on_status(self, state: str, detail: dict) -> None:
         if self.mode is None:
-            decided = self.choice.report(state, detail)  # the rule: sim/fallback.py
+            decided = self.choice.report(state, detail)  # the rule: client/fallback.py
             if decided is SourceState.SERVER:
                 self.mode = "server"
                 self.source_label.textContent = "Source: streampace server (WebSocket)"
@@ -163,7 +163,7 @@ class Demo:
 
     def _on_delivered(self, events: list[dict]) -> None:
         self.delivered.apply(events)
-        running = self.delivered.state.run.status == "running"
+        running = self.delivered.state.run.status is RunStatus.RUNNING
         stop_had_focus = self.doc.activeElement == self.stop_button
         self.run_button.disabled = running
         self.stop_button.disabled = not running

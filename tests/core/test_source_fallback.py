@@ -1,8 +1,8 @@
-"""sim/fallback.py: the one rule for falling back to the in-page simulation."""
+"""client/fallback.py: the one rule for falling back to the in-page simulation."""
 
 from __future__ import annotations
 
-from streampace.sim.fallback import SourceChoice, SourceState
+from streampace.client.fallback import SourceChoice, SourceState
 
 
 def test_an_open_first_keeps_the_server_whatever_fails_later() -> None:

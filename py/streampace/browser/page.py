@@ -25,7 +25,7 @@ events; `on(name, ...)` the view's events: "message-end", "run-end", "error"
 (the details of the embed's DOM events, which still fire), "queue" (the
 questions waiting for the current run: {"queued": [...]}) and "status" (the
 connection's state: "connecting", "diagnosing", "open", "attached", "waiting",
-"closed"; streampace.session.connection). In a frame that ends a message
+"closed"; streampace.client.connection). In a frame that ends a message
 or a run, its text is told first, then "message-end" / "run-end". A subscriber
 that raises is reported on the console and the view goes on.
 
@@ -47,8 +47,8 @@ from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
 from streampace.browser.ffi import js, to_js
 from streampace.browser.labels import labels_for
+from streampace.client.fallback import SourceChoice, SourceState
 from streampace.conversation.stream_identity import StreamTracker
-from streampace.sim.fallback import SourceChoice, SourceState
 
 __all__ = ["EVENTS", "PageView", "bridge", "mount", "revealed_text"]
 
@@ -122,7 +122,7 @@ class PageView:
         # Which message an id-less chunk continues: the one chunk rule (stream_identity).
         self._streams = StreamTracker()
         self._frame_events: list[tuple[str, dict]] = []
-        # With simulate="fallback": the first reports decide the source (sim/fallback.py).
+        # With simulate="fallback": the first reports decide the source (client/fallback.py).
         self._choice: SourceChoice | None = None
         self.simulated = False
         # The view's own host: its errors become "error" events.
@@ -225,7 +225,7 @@ class PageView:
 
     # -- internals ---------------------------------------------------------
     def _use_simulation(self) -> None:
-        from streampace.sim.page_socket import SimulatedSession
+        from streampace.client.page_socket import SimulatedSession
 
         self.simulated = True
         session_id = f"page-{int(js.performance.now() * 1000) % 1_000_000_000}"
