@@ -51,14 +51,15 @@ def test_a_line_longer_than_the_budget_goes_whole_and_small_batches_are_not_cut(
     assert len(slices) == 0
 
 
-def test_a_barrier_waiting_takes_everything_at_once() -> None:
+def test_a_barrier_does_not_take_a_backlog_at_once() -> None:
     slices = FrameSlices(budget_ms=1.0, min_chars=10, ms_per_char=0.01)
     text = "word\n" * 400
     slices.push([_delta(text), {"type": "TEXT_MESSAGE_END", "messageId": "m1"},
                  {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}])
-    events, chars = slices.take()
-    assert chars == len(text) and [e["type"] for e in events][-1] == "RUN_FINISHED"
-    assert len(slices) == 0 and slices.cuts == 0
+    frames = _drain(slices)
+    assert len(frames) == 20 and all(sum(len(e.get("delta", "")) for e in f) <= 100
+                                     for f in frames)
+    assert [e["type"] for e in frames[-1]][-2:] == ["TEXT_MESSAGE_END", "RUN_FINISHED"]
 
 
 def test_the_cost_per_character_is_learnt_from_the_frames() -> None:

@@ -11,9 +11,11 @@ cut into slices each frame can afford, the view's work per frame stays within
 Rules (the scheduler's, for an unpaced view): strict order; text is only cut
 right after a line break, which is always a grapheme boundary (UAX #29 GB4),
 so no frame shows a broken cluster; a slice is never empty while work is
-waiting (a line longer than the budget goes whole); everything waiting goes at
-once when a barrier (message end, run end, snapshot) is among it, as the
-scheduler's exits do. The cost per character is learnt from the frames' own
+waiting (a line longer than the budget goes whole). Unlike the scheduler's
+exits, a barrier (message end, run end) does not take everything waiting at
+once: a view that fell behind on a slow device (`--cpu 4`, frames 150 ms
+apart) took 1.2 s in one frame at a message's end that way; it catches up in
+slices instead. The cost per character is learnt from the frames' own
 applies (`spent`), so the slices fit the device: large on a desktop, small on
 a phone. Pure Python: no js here (the caller owns the frame and the clock).
 """
@@ -23,7 +25,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from streampace.conversation.event_schema import BARRIER_TYPES, PACED_CONTENT_TYPES
+from streampace.conversation.event_schema import PACED_CONTENT_TYPES
 
 __all__ = ["FrameSlices"]
 
@@ -41,21 +43,16 @@ class FrameSlices:
         self.min_chars = min_chars
         self.ms_per_char = ms_per_char  # learnt: mean apply ms per character
         self._pending: deque[dict[str, Any]] = deque()
-        self._barriers = 0  # barriers among the pending events
         self.cuts = 0  # text deltas cut across frames (bench, tests)
 
     def __len__(self) -> int:
         return len(self._pending)
 
     def push(self, events: list[dict[str, Any]]) -> None:
-        for event in events:
-            self._pending.append(event)
-            if event.get("type") in BARRIER_TYPES:
-                self._barriers += 1
+        self._pending.extend(events)
 
     def clear(self) -> None:
         self._pending.clear()
-        self._barriers = 0
 
     def chars_per_frame(self) -> int:
         return max(self.min_chars, int(self.budget_ms / max(self.ms_per_char, 1e-6)))
@@ -63,10 +60,6 @@ class FrameSlices:
     def take(self) -> tuple[list[dict[str, Any]], int]:
         """The next frame's events and how many text characters they carry."""
         pending = self._pending
-        if self._barriers:
-            everything = list(pending)
-            self.clear()
-            return everything, sum(_text_length(e) for e in everything)
         room = self.chars_per_frame()
         out: list[dict[str, Any]] = []
         chars = 0
