@@ -4,6 +4,7 @@
     python -m bench --quick     # 8 traces, 60 Hz, one repeat (< 1 min)
     python -m bench --browser   # real headless Chromium, streampace vs mosoo_450 vs naive
     python -m bench --boot      # navigation → ready: stock PyScript vs Pyodide vs embed vs demo
+    python -m bench.sizes       # what users download: wheel, npm tarball, runtime files
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ from bench.whole_frame import (
     install_probe,
     play_page,
     protocol_header,
+    send_arrivals,
     set_cpu,
     start_probe,
 )
@@ -479,16 +480,8 @@ class BenchServer:
                         await ws.receive_text()
 
             reader = asyncio.create_task(drain())
-            loop = asyncio.get_running_loop()
-            t0 = loop.time() + LEAD_MS / 1000.0
-            first = trace.arrivals[0][0] if trace.arrivals else 0.0
             try:
-                for k, (t, batch) in enumerate(trace.arrivals, 1):
-                    delay = t0 + (t - first) / 1000.0 - loop.time()
-                    if delay > 0:
-                        await asyncio.sleep(delay)
-                    await ws.send_text(json.dumps({"through": k, "events": batch},
-                                                  ensure_ascii=False))
+                await send_arrivals(ws, trace, LEAD_MS)
                 await reader
             except (WebSocketDisconnect, RuntimeError):
                 pass

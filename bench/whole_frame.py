@@ -171,16 +171,21 @@ class SessionPlayer:
             player.cancel()
 
     async def _play(self, ws: Any, trace: Trace) -> None:
-        loop = asyncio.get_running_loop()
-        t0 = loop.time() + self.lead_ms / 1000.0
-        first = trace.arrivals[0][0] if trace.arrivals else 0.0
         with contextlib.suppress(RuntimeError, OSError):
-            for k, (t, batch) in enumerate(trace.arrivals, 1):
-                delay = t0 + (t - first) / 1000.0 - loop.time()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                await ws.send_text(json.dumps({"through": k, "events": batch},
-                                              ensure_ascii=False))
+            await send_arrivals(ws, trace, self.lead_ms)
+
+
+async def send_arrivals(ws: Any, trace: Trace, lead_ms: float) -> None:
+    """Send the trace's socket messages on a Starlette WebSocket at their recorded
+    times, the first ``lead_ms`` from now, numbered as session batches."""
+    loop = asyncio.get_running_loop()
+    t0 = loop.time() + lead_ms / 1000.0
+    first = trace.arrivals[0][0] if trace.arrivals else 0.0
+    for k, (t, batch) in enumerate(trace.arrivals, 1):
+        delay = t0 + (t - first) / 1000.0 - loop.time()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        await ws.send_text(json.dumps({"through": k, "events": batch}, ensure_ascii=False))
 
 
 def protocol_header(app: Any) -> Any:

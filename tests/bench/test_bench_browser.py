@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers_bench import delivered, steady_model
 
 from bench import browser_bench
 from bench.engines import engine_missing
+
+from .helpers_bench import delivered, steady_model
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,8 +27,8 @@ def _missing(engine: str = "chromium") -> str | None:
 
 
 def test_browser_mode_plays_a_trace_through_the_page(tmp_path: Path) -> None:
-    if _missing():
-        pytest.fail(_missing())
+    if missing := _missing():
+        pytest.fail(missing)
     model = steady_model(150, 1.5, unit="ab🇯🇵 ")
     trace = delivered("tiny", model)
     data = browser_bench.run_browser([trace], ["streampace", "naive", "store"], cold_runs=0,
@@ -56,8 +57,8 @@ def test_browser_mode_plays_a_trace_through_the_page(tmp_path: Path) -> None:
 
 def test_browser_mode_plays_a_trace_into_the_demo_and_the_embed_throttled(
         tmp_path: Path) -> None:
-    if _missing():
-        pytest.fail(_missing())
+    if missing := _missing():
+        pytest.fail(missing)
     model = steady_model(150, 1.5, unit="ab ")
     trace = delivered("tiny", model)
     data = browser_bench.run_browser([trace], ["streampace"], cold_runs=0, out=tmp_path,
@@ -75,8 +76,8 @@ def test_browser_mode_plays_a_trace_into_the_demo_and_the_embed_throttled(
 
 @pytest.mark.parametrize("engine", ["firefox", "webkit"])
 def test_browser_mode_in_another_engine_paces_on_its_frames(tmp_path: Path, engine: str) -> None:
-    if _missing(engine):
-        pytest.fail(_missing(engine))
+    if missing := _missing(engine):
+        pytest.fail(missing)
     trace = delivered("tiny", steady_model(150, 1.5, unit="ab🇯🇵 "))
     data = browser_bench.run_browser([trace], ["streampace"], cold_runs=0, out=tmp_path,
                                      engine=engine)

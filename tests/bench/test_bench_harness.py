@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers_bench import MID, direct, text
 
 from bench.metrics import TraceTruth, compute_metrics
 from bench.strategies import STRATEGIES
 from bench.traces import Trace, build_trace
 from bench.virtual import run_virtual
+
+from .helpers_bench import MID, direct, text
 
 FRAME = 1000 / 60
 START = [

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers_bench import MID, delivered, direct, steady_model, text
 
 from bench.metrics import compute_metrics, lags, visible_times
 from bench.strategies import STRATEGIES, make_strategy
+from bench.traces import Trace
 from bench.virtual import VirtualHost, run_virtual
+
+from .helpers_bench import MID, delivered, direct, steady_model, text
 
 FRAME = 1000 / 60
 START = [
@@ -21,7 +23,7 @@ FINISH = [
 ]
 
 
-def one_batch(n: int, unit: str = "a", end_after_ms: float | None = None):
+def one_batch(n: int, unit: str = "a", end_after_ms: float | None = None) -> Trace:
     batches = [(0.0, START), (0.0, [text(unit * n)])]
     if end_after_ms is not None:
         batches.append((end_after_ms, FINISH))

@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import regex
-from helpers_bench import delivered, steady_model
 
 from bench.metrics import compute_metrics
 from bench.report import targets_table, who_wins_table
 from bench.targets import trace_targets
 from bench.traces import build_trace, deliver
 from bench.virtual import run_virtual
+
+from .helpers_bench import delivered, steady_model
 
 
 def _gaps(name: str) -> np.ndarray:

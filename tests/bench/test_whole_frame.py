@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from helpers_bench import direct, text
+from collections.abc import Iterable
+from typing import Any
 
+from bench.traces import Trace
 from bench.whole_frame import TAIL_MS, frame_figures
+
+from .helpers_bench import direct, text
 
 LEAD = 300.0
 
 
-def _trace(chars: int = 30_000, batches: int = 100, gap_ms: float = 100.0):
+def _trace(chars: int = 30_000, batches: int = 100, gap_ms: float = 100.0) -> Trace:
     size = chars // batches
     return direct("synthetic", [(i * gap_ms, [text("x" * size)]) for i in range(batches)])
 
 
-def _probe(frames, loaf=(), longtasks=(), started_at=1000.0):
+def _probe(frames: list[list[float]], loaf: Iterable[list[Any]] = (),
+           longtasks: Iterable[list[float]] = (), started_at: float = 1000.0) -> dict[str, Any]:
     return {"startedAt": started_at, "frames": frames, "loaf": list(loaf),
             "longtasks": list(longtasks), "errors": []}
 

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_harness import (
+from streampace.session.protocol import PROTOCOL_HEADER, PROTOCOL_VERSION
+
+from .browser_harness import (
     BOOT_TIMEOUT_S,
     CSP,
     ROOT,
@@ -20,7 +22,6 @@ from browser_harness import (
     serve_app,
     wait_for,
 )
-from streampace.session.protocol import PROTOCOL_HEADER, PROTOCOL_VERSION
 
 pytestmark = pytest.mark.browser
 

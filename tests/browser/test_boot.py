@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_harness import (
+
+from .browser_harness import (
     CSP,
     FALLBACK_NOTE,
     PageServer,

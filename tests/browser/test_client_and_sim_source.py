@@ -35,6 +35,12 @@ def make_client() -> tuple[SessionClient, list[dict], list[StreamError]]:
     return client, got, errors
 
 
+def state_of(conn: SessionConnection) -> ConnState:
+    """The connection's state read afresh: after `assert conn.state is X`, mypy keeps
+    `conn.state` narrowed to X across the calls that move it on."""
+    return conn.state
+
+
 def connect(sim: SimulatedSession, host: ManualHost,
             ) -> tuple[SessionConnection, SessionClient, list[dict], list[StreamError]]:
     """The page's wiring (browser/controller.py) without the DOM."""
@@ -179,7 +185,7 @@ def test_sim_source_queues_sends_while_disconnected_and_resumes_after_its_positi
     host.tick(1500)
     assert got and got[0]["type"] == "RUN_STARTED"
     sim.drop()
-    assert conn.state is ConnState.WAITING
+    assert state_of(conn) is ConnState.WAITING
     through = client.last_through
     conn.send(protocol.cancel_message())  # while disconnected: sent after the resume
     host.tick(2000)
@@ -203,7 +209,7 @@ def test_sim_socket_before_attach_greets_and_keeps_everything_in_order() -> None
     assert conn.state is ConnState.WAITING and conn.opens == 1  # the replay
     assert got and got[0]["type"] == "RUN_STARTED"
     for _ in range(1200):
-        if conn.state is ConnState.ATTACHED and not sim.run_active and not sim.pending_events():
+        if state_of(conn) is ConnState.ATTACHED and not sim.run_active and not sim.pending_events():
             break
         host.tick(50)
     host.tick(1000)

@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_harness import (
+
+from .browser_harness import (
     BOOT_TIMEOUT_S,
     CSP,
     PageServer,

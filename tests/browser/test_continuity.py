@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_harness import (
+
+from .browser_harness import (
     BOOT_TIMEOUT_S,
     CSP,
     ScriptedSessions,
@@ -32,12 +33,11 @@ from browser_harness import (
     wait_for,
     wait_port,
 )
+from .hostapp.app import answer_words
 
 pytestmark = pytest.mark.browser
 
 HOSTAPP = Path(__file__).resolve().parent / "hostapp" / "app.py"
-sys.path.insert(0, str(HOSTAPP.parent))
-from app import answer_words  # noqa: E402
 
 
 class HostApp:

@@ -13,14 +13,14 @@ import time
 from typing import Any
 
 import pytest
-from browser_harness import (
+from streampace.pacing.graphemes import RegexSegmenter, shows_incomplete
+
+from .browser_harness import (
     BOOT_TIMEOUT_S,
     console_errors,
-    record_figure,
     requested_urls,
     wait_for,
 )
-from streampace.pacing.graphemes import RegexSegmenter, shows_incomplete
 
 pytestmark = pytest.mark.browser
 
@@ -57,7 +57,6 @@ def page(driver: Any, page_server: Any) -> Any:
     pieces = [f"[{i:03d}] " for i in range(60)]
     sessions.push(sid, [*run_start(sid), msg_start("b1"), delta("b1", pieces[0])])
     requested_urls(driver)  # start the performance log afresh
-    t0 = time.monotonic()
     driver.get(page_server.url(f"/tests/browser/pages/stream.html?sid={sid}"))
     # The socket is open before Python is: push while it boots.
     wait_for(driver, "return window.streampace && window.streampace.instances.length > 0")
@@ -68,10 +67,6 @@ def page(driver: Any, page_server: Any) -> Any:
             booting_pushes += 1
     sessions.push(sid, [msg_end("b1"), run_end(sid)])
     wait_for(driver, "return !!window.__rec.ready", BOOT_TIMEOUT_S)
-    record_figure("embed boot to ready, cold cache (ms)",
-                  driver.execute_script("return Math.round(window.__rec.bootMs)"))
-    record_figure("embed boot wall clock incl. page load, cold (s)",
-                  round(time.monotonic() - t0, 2))
     return {"sid": sid, "pieces": pieces, "booting_pushes": booting_pushes}
 
 
@@ -122,8 +117,8 @@ def test_boot_and_messages_sent_during_boot_are_all_shown_in_order(driver: Any, 
     wait_text(driver, expected)
     # Counted by the page (the boot can be quicker than this test's pushes).
     assert driver.execute_script("return window.__rec.bufferedAtAttach") > 0, \
-        "no batch reached the page while Python was still booting"
-    record_figure("embed: batches pushed by the test while booting", page["booting_pushes"])
+        f"no batch reached the page while Python was still booting " \
+        f"(the test pushed {page['booting_pushes']} then)"
     st = stats(driver)
     assert st["client"]["duplicates"] == 0
     assert st["client"]["batches"] == len(page["pieces"]) + 1
@@ -186,8 +181,8 @@ def test_pacing_on_real_frames_stays_within_budget(driver: Any, page_server: Any
     # 1080 graphemes at <= 840/s cannot take less than 1.29 s, give or take the
     # recorder's resolution: one frame interval (WebKit's can be long).
     resolution = max([50.0] + [b[0] - a[0] for a, b in zip(rec, rec[1:], strict=False)])
-    assert last_t - first_t >= 1000 * (len(body) - MAX_RATE * 0.05) / MAX_RATE - resolution
-    record_figure("1080-grapheme backlog: frames with new text", len(changes))
+    assert last_t - first_t >= 1000 * (len(body) - MAX_RATE * 0.05) / MAX_RATE - resolution, \
+        f"{len(changes)} frames with new text"
 
     # A message already followed by its END is a barrier: shown whole at once.
     switch(driver, sid + "-barrier")
@@ -199,10 +194,12 @@ def test_pacing_on_real_frames_stays_within_budget(driver: Any, page_server: Any
     assert all(n in (0, len(whole)) for n in lengths), "barrier text was paced"
 
 
-def test_frame_figures_during_a_stream(driver: Any, page_server: Any, page: Any) -> None:
+def test_the_page_counts_its_frame_work_during_a_stream(driver: Any, page_server: Any,
+                                                       page: Any) -> None:
+    """The page's own stats count the frames Python worked in. The figures (Python ms
+    per frame, long tasks) are bench/browser_bench.py's: `python -m bench --browser`."""
     sid = "figures"
     switch(driver, sid)
-    driver.execute_script("window.__rec.longtasks.length = 0")
     sessions = page_server.sessions
     sessions.push(sid, [*run_start(sid), msg_start("f1")])
     words = [f"token{i} " for i in range(300)]
@@ -212,11 +209,6 @@ def test_frame_figures_during_a_stream(driver: Any, page_server: Any, page: Any)
     wait_text(driver, "".join(words))
     st = stats(driver)
     work = st["frameWorkMs"]
-    record_figure("Python ms per frame with work, p50/p99 (n)",
-                  f"{work['p50']:.2f} / {work['p99']:.2f} ({work['n']})")
-    longtasks = driver.execute_script("return window.__rec.longtasks")
-    record_figure("long tasks (>50 ms) during a 3 s stream",
-                  f"{len(longtasks)} (max {max((d for _, d in longtasks), default=0):.0f} ms)")
     assert work["n"] > 0 and st["scheduler"]["graphemes"] > 0
 
 
@@ -268,8 +260,6 @@ def test_page_segmenter_passes_the_grapheme_break_vectors(driver: Any, page: Any
         "const seg = new Intl.Segmenter(undefined, {granularity: 'grapheme'});"
         "return arguments[0].filter(v => JSON.stringify([...seg.segment(v.join(''))]"
         ".map(s => s.segment)) === JSON.stringify(v)).length;", grapheme_vectors)
-    record_figure("Intl.Segmenter alone: GraphemeBreakTest vectors passed",
-                  f"{raw_ok}/{len(grapheme_vectors)}")
     out = driver.execute_async_script(
         "const [code, vectors, done] = arguments;"
         "(async () => {"
@@ -283,9 +273,8 @@ def test_page_segmenter_passes_the_grapheme_break_vectors(driver: Any, page: Any
     assert not out.startswith("error"), out
     res = json.loads(out)
     assert res["intl"] is True
-    record_figure("page IntlSegmenter (Python): GraphemeBreakTest vectors passed",
-                  f"{len(grapheme_vectors) - len(res['failed'])}/{len(grapheme_vectors)}")
-    assert [grapheme_vectors[i] for i in res["failed"]] == []
+    assert [grapheme_vectors[i] for i in res["failed"]] == [], \
+        f"Intl.Segmenter alone passed {raw_ok}/{len(grapheme_vectors)}"
     assert [grapheme_vectors[i] for i in res["fallback_failed"]] == []
     assert res["cuts"] >= 231 and res["missed"] == []
 
@@ -335,9 +324,8 @@ def test_split_vector_clusters_are_never_visible_broken_in_the_page(
         driver.execute_script("window.__gbObs.disconnect()")
     seen |= {r[1] for r in frames(driver)}
     broken = sorted(seen - allowed)
-    record_figure("page: split vector cuts streamed / shown broken",
-                  f"{len(sample)} / {len(broken)}")
-    assert broken == [], f"visible text ended inside a cluster at UTF-16 offsets {broken}"
+    assert broken == [], (f"visible text ended inside a cluster at UTF-16 offsets {broken}"
+                          f" ({len(sample)} split cuts streamed)")
     assert len(seen) > len(sample) // 2  # shown progressively, not only at the end
 
 
@@ -472,7 +460,6 @@ def test_hidden_tab_keeps_filling_and_shows_no_burst_on_return(driver: Any, page
     # Text was still pending at the return, so the frames after it had work.
     pending_at_return = graphemes_between(bounds, rec[back][1], len(final))
     assert pending_at_return > 0, "nothing left to reveal after the return: vacuous check"
-    record_figure("hidden tab: graphemes pending at return", pending_at_return)
     over = []
     for i in range(back + 1, len(rec)):
         shown = graphemes_between(bounds, rec[i - 1][1], rec[i][1])
@@ -641,14 +628,13 @@ def test_micropip_works_offline_with_local_wheels(driver: Any, page: Any, page_s
 
 
 # ---------------------------------------------------------------- warm boot
-def test_warm_boot_figure(driver: Any, page_server: Any, page: Any) -> None:
+def test_a_warm_boot_shows_the_stream(driver: Any, page_server: Any, page: Any) -> None:
+    """Boot times, cold and warm: `python -m bench --boot` (bench/boot.py)."""
     sid = "warm"
     page_server.sessions.push(sid, [*run_start(sid), msg_start("w1"), delta("w1", "warm"),
                                     msg_end("w1"), run_end(sid)])
     driver.get(page_server.url(f"/tests/browser/pages/stream.html?sid={sid}"))
     wait_for(driver, "return !!window.__rec.ready", BOOT_TIMEOUT_S)
-    record_figure("embed boot to ready, warm cache (ms)",
-                  driver.execute_script("return Math.round(window.__rec.bootMs)"))
     wait_text(driver, "warm")
 
 

@@ -12,7 +12,8 @@ import json
 from typing import Any
 
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, wait_for
+
+from .browser_harness import BOOT_TIMEOUT_S, wait_for
 
 pytestmark = pytest.mark.browser
 

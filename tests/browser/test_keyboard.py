@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, PageServer, free_port, serving, wait_for
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
+
+from .browser_harness import BOOT_TIMEOUT_S, PageServer, free_port, serving, wait_for
 
 pytestmark = pytest.mark.browser
 

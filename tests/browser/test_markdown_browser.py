@@ -7,14 +7,17 @@ really run: the XSS corpus must produce zero calls of `window.__xss`.
 from __future__ import annotations
 
 import random
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_harness import (
+from streampace.markdown import render_html
+
+from tests.markdown.commonmark_spec import normalise
+from tests.markdown.xss_corpus import PAYLOADS
+
+from .browser_harness import (
     BOOT_TIMEOUT_S,
     PageServer,
     ScriptedSessions,
@@ -23,11 +26,6 @@ from browser_harness import (
     serve_app,
     wait_for,
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "markdown"))
-from commonmark_spec import normalise  # noqa: E402
-from streampace.markdown import render_html  # noqa: E402
-from xss_corpus import PAYLOADS  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from browser_harness import ROOT
+from .browser_harness import ROOT
 
 # Assignments/calls only, so prose that names them does not count.
 SINKS = re.compile(

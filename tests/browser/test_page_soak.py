@@ -17,7 +17,12 @@ from typing import Any
 
 import pytest
 import websockets
-from browser_harness import (
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+from streampace.browser.client import SessionClient
+from streampace.conversation.live_state import LiveState
+
+from .browser_harness import (
     BOOT_TIMEOUT_S,
     ROOT,
     console_errors,
@@ -26,11 +31,7 @@ from browser_harness import (
     wait_for,
     wait_port,
 )
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
-from streampace.browser.client import SessionClient
-from streampace.conversation.live_state import LiveState
-from test_demo import RUN_DONE
+from .test_demo import RUN_DONE
 
 pytestmark = pytest.mark.browser
 
@@ -93,7 +94,11 @@ def _reference_text(port: int, session: str) -> str:
 
     async def read() -> str:
         state = LiveState()
-        client = SessionClient(state.apply)
+
+        def deliver(events: list[dict]) -> None:
+            state.apply(events)
+
+        client = SessionClient(deliver)
         async with websockets.connect(f"ws://127.0.0.1:{port}/ws/sessions/{session}") as ws:
             await ws.send(json.dumps({"type": "resume", "after": 0}))
             async with asyncio.timeout(30):

@@ -13,10 +13,11 @@ import time
 from typing import Any
 
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, console_errors, record_figure, wait_for
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 from selenium.webdriver.common.by import By
+
+from .browser_harness import BOOT_TIMEOUT_S, console_errors, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -279,8 +280,6 @@ def test_a_long_code_line_never_widens_the_page(driver: Any, page_server: Any, c
             " const inside = (el) => el.scrollWidth > el.clientWidth;"
             "return {page: d.scrollWidth, window: d.clientWidth,"
             " scrolls: [inside(pre), inside(code)]}")
-        record_figure(f"page width with a 140-character code line, css={css} (px)",
-                      f"{widths['page']} in a {widths['window']} px window")
         assert widths["page"] <= widths["window"], widths
         # The code block scrolls inside itself rather than being cut or widening: the
         # code element with our stylesheet, the pre itself (its inline style) without it.

@@ -151,8 +151,11 @@ def seed_rig() -> Rig:
     return make_rig(PacingConfig.seed())
 
 
+RigFactory = Callable[..., Rig]  # make_rig's signature: config, segmenter, start_ms
+
+
 @pytest.fixture
-def rig_factory() -> Callable[..., Rig]:
+def rig_factory() -> RigFactory:
     return make_rig
 
 

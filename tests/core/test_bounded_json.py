@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -27,13 +29,13 @@ def _nesting(value: object) -> int:
 
 
 @given(_json)
-def test_depth_is_the_nesting_of_the_value(value):
+def test_depth_is_the_nesting_of_the_value(value: Any) -> None:
     text = json.dumps(value, ensure_ascii=False)
     assert depth(text, 1000) == _nesting(value)
     assert loads(text, max_bytes=10**6, max_depth=1000) == value
 
 
-def test_deep_input_is_refused_before_parsing():
+def test_deep_input_is_refused_before_parsing() -> None:
     text = "[" * 100_000 + "]" * 100_000
     with pytest.raises(JsonLimitError) as err:
         loads(text, max_bytes=10**6, max_depth=64)
@@ -42,20 +44,20 @@ def test_deep_input_is_refused_before_parsing():
     assert loads("[" * 64 + "]" * 64, max_bytes=10**6, max_depth=64) is not None
 
 
-def test_brackets_inside_strings_do_not_count():
+def test_brackets_inside_strings_do_not_count() -> None:
     text = json.dumps({"a": "[[[[{{{{" * 1000, "b": ["\\\"[", "]"]})
     assert depth(text, 10) == 2
     assert loads(text, max_bytes=10**6, max_depth=2)["b"] == ['\\"[', "]"]
 
 
-def test_size_is_bounded_in_utf8_bytes():
+def test_size_is_bounded_in_utf8_bytes() -> None:
     with pytest.raises(JsonLimitError) as err:
         loads('"' + "é" * 600 + '"', max_bytes=1000)
     assert err.value.reason == "too_big"
     assert loads('"' + "é" * 400 + '"', max_bytes=1000) == "é" * 400
 
 
-def test_bytes_must_be_utf8():
+def test_bytes_must_be_utf8() -> None:
     with pytest.raises(JsonLimitError) as err:
         loads(b'{"a": "\xff"}', max_bytes=100)
     assert err.value.reason == "bad_json"
@@ -63,28 +65,28 @@ def test_bytes_must_be_utf8():
 
 
 @pytest.mark.parametrize("text", ['{"a": "unterminated', '"\\', "[1, 2", "nope", ""])
-def test_bad_json_is_one_error(text):
+def test_bad_json_is_one_error(text: str) -> None:
     with pytest.raises(JsonLimitError) as err:
         loads(text * 50, max_bytes=10**6)
     assert err.value.reason == "bad_json"
 
 
-def _count_pattern_calls(monkeypatch, text: str) -> tuple[int, str]:
+def _count_pattern_calls(monkeypatch: pytest.MonkeyPatch, text: str) -> tuple[int, str]:
     """Pattern matches made while checking ``text``, and the refusal reason (or "ok")."""
     import streampace.bounded_json as bj
 
     calls = 0
 
     class Counting:
-        def __init__(self, real):
+        def __init__(self, real: re.Pattern[str]) -> None:
             self.real = real
 
-        def match(self, s, pos):
+        def match(self, s: str, pos: int) -> re.Match[str] | None:
             nonlocal calls
             calls += 1
             return self.real.match(s, pos)
 
-        def subn(self, repl, s):
+        def subn(self, repl: str, s: str) -> tuple[str, int]:
             nonlocal calls
             calls += 1
             return self.real.subn(repl, s)
@@ -98,7 +100,7 @@ def _count_pattern_calls(monkeypatch, text: str) -> tuple[int, str]:
         return calls, exc.reason
 
 
-def test_hostile_escapes_scan_in_linear_steps(monkeypatch):
+def test_hostile_escapes_scan_in_linear_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     # Many escaped quotes and no closing quote, after brackets that make the raw
     # count need the exact scan: one pass of the possessive pattern (which cannot backtrack
     # and always matches, so it never restarts inside the string).
@@ -112,7 +114,7 @@ def test_hostile_escapes_scan_in_linear_steps(monkeypatch):
     assert _count_pattern_calls(monkeypatch, "[" * 70 + text + "]" * 70)[0] == 1
 
 
-def test_values_are_counted_before_parsing():
+def test_values_are_counted_before_parsing() -> None:
     assert loads("[" + ",".join(["[]"] * 99) + "]", max_bytes=10**6, max_values=100) is not None
     for text in ("[" + ",".join(["[]"] * 100) + "]",  # 101 values
                  json.dumps({str(i): i for i in range(200)}),
@@ -123,7 +125,7 @@ def test_values_are_counted_before_parsing():
 
 
 @given(_json)
-def test_the_value_count_is_exact_for_valid_json(value):
+def test_the_value_count_is_exact_for_valid_json(value: Any) -> None:
     def count(v: object) -> int:
         if isinstance(v, list):
             return 1 + sum(map(count, v))
@@ -141,7 +143,7 @@ def test_the_value_count_is_exact_for_valid_json(value):
 
 
 @pytest.mark.parametrize("shape", ["wide", "deep_blocks", "pairs_high", "unclosed"])
-def test_depth_of_large_shapes(shape):
+def test_depth_of_large_shapes(shape: str) -> None:
     if shape == "wide":
         text, expected = "[" + ",".join(["[[]]"] * 100_000) + "]", 3
     elif shape == "deep_blocks":  # 60 levels, over and over

@@ -3,6 +3,8 @@ cancel callables, its fake clock) and on a host (ManualHost)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from streampace.pacing.coalescer import CoalescerClosedError, StreamCoalescer
 from streampace.testing import ManualHost
@@ -13,11 +15,11 @@ class FakeClock:
     insertion order over a snapshot of the map, each removed before it runs."""
 
     def __init__(self) -> None:
-        self.now = 0
+        self.now = 0.0
         self.next = 0
-        self.tasks: dict[int, tuple[float, object]] = {}
+        self.tasks: dict[int, tuple[float, Callable[[], object]]] = {}
 
-    def schedule(self, task, delay_ms: float) -> int:
+    def schedule(self, task: Callable[[], object], delay_ms: float) -> int:
         id_ = self.next
         self.next += 1
         self.tasks[id_] = (self.now + delay_ms, task)

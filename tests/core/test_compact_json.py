@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,12 +18,12 @@ _JSON = st.recursive(
 
 
 @given(_JSON)
-def test_same_text_as_json_dumps(value):
+def test_same_text_as_json_dumps(value: Any) -> None:
     assert dumps_compact(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     assert dumps_compact_ascii(value) == json.dumps(value, separators=(",", ":"))
 
 
-def test_numbers_json_cannot_carry_are_refused():
+def test_numbers_json_cannot_carry_are_refused() -> None:
     """No bare NaN / Infinity token ever reaches the wire (issue 33 item 6)."""
     import pytest
 

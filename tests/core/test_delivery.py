@@ -694,8 +694,8 @@ def _event(draw: st.DrawFn) -> dict:
     )
 
 
-def _per_stream_text(events: list[dict]) -> dict[tuple[str, str], str]:
-    out: dict[tuple[str, str], str] = {}
+def _per_stream_text(events: list[dict]) -> dict[tuple[str, str | None], str]:
+    out: dict[tuple[str, str | None], str] = {}
     for e in events:
         if isinstance(e.get("delta"), str) and e["delta"]:
             key = (e["type"], e.get("messageId") or e.get("toolCallId"))
@@ -758,11 +758,12 @@ def test_property_published_equals_compacted_input(steps: list, config: Delivery
         assert last_kept_seq <= throughs[-1] <= seq
     # Each batch claims exactly its own events: every event it carries has a seq
     # above the previous batch's through and at most its own.
-    previous = 0
+    previous: int | None = 0
     for batch in sink.batches:
         for event in batch.events:
             n = seq_of.get(id(event))
             if n is not None:
+                assert previous is not None and batch.through is not None, (previous, batch)
                 assert previous < n <= batch.through, (previous, n, batch.through)
         previous = batch.through
     assert clock.pending_timeouts == 0

@@ -54,7 +54,7 @@ def stream(rig: SlowFrames, text: str, gaps: list[int]) -> list[int]:
     return [rig.frame_after(gap) for gap in gaps]
 
 
-def test_late_frames_each_commit_once_and_no_timeout_drains_between_them():
+def test_late_frames_each_commit_once_and_no_timeout_drains_between_them() -> None:
     rig = SlowFrames()
     text = "word " * 600
     per_frame = stream(rig, text, WEBKIT_GAPS * 3)
@@ -66,7 +66,7 @@ def test_late_frames_each_commit_once_and_no_timeout_drains_between_them():
     assert rig.host.timeouts_run > 0  # the fallback did fire, and waited for the frame
 
 
-def test_each_late_frame_shows_only_what_its_interval_earned():
+def test_each_late_frame_shows_only_what_its_interval_earned() -> None:
     rig = SlowFrames(PacingConfig.seed())
     stream(rig, "x" * 3000, WEBKIT_GAPS)
     steps = [(n, at - before)
@@ -78,7 +78,7 @@ def test_each_late_frame_shows_only_what_its_interval_earned():
     assert [s for s in steps if s[0] > ceiling * s[1] / 1000 + 1] == []
 
 
-def test_frames_that_stop_hand_over_to_the_fallback_after_a_second():
+def test_frames_that_stop_hand_over_to_the_fallback_after_a_second() -> None:
     rig = SlowFrames(PacingConfig.seed())  # 800 graphemes/s at most: text is left for each step
     stream(rig, "word " * 800, [16] * 5)
     frames_done = len(rig.commits)
@@ -94,7 +94,7 @@ def test_frames_that_stop_hand_over_to_the_fallback_after_a_second():
     assert rig.commits[-1][1] == "frame"  # a late frame again waits for its frame
 
 
-def test_random_late_and_coalesced_frames_never_commit_twice_per_frame():
+def test_random_late_and_coalesced_frames_never_commit_twice_per_frame() -> None:
     rng = random.Random(32)
     rig = SlowFrames()
     gaps = [rng.choice([4, 16, 33, 70, 150, 400, 900]) for _ in range(300)]

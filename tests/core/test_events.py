@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from ag_ui.core.events import Event, EventType
@@ -86,7 +87,7 @@ INVALID = [
 ]
 
 
-def test_every_agui_1_0_type_has_a_constant_and_rules():
+def test_every_agui_1_0_type_has_a_constant_and_rules() -> None:
     official = {e.value for e in EventType}
     assert official == set(ev.EVENT_TYPES)
     for name in official:
@@ -94,14 +95,14 @@ def test_every_agui_1_0_type_has_a_constant_and_rules():
 
 
 @pytest.mark.parametrize("event", VALID, ids=lambda e: e["type"])
-def test_valid_events_pass_ours_and_the_official_models(event):
+def test_valid_events_pass_ours_and_the_official_models(event: dict[str, Any]) -> None:
     assert validate_event(event) == event
     AGUI.validate_python(event)
     assert parse_event(json.dumps(event)) == event
 
 
 @pytest.mark.parametrize(("event", "field"), INVALID, ids=lambda x: str(x)[:40])
-def test_invalid_events_are_rejected_naming_the_field(event, field):
+def test_invalid_events_are_rejected_naming_the_field(event: dict[str, Any], field: str) -> None:
     with pytest.raises(EventError) as info:
         validate_event(event)
     assert field in str(info.value)
@@ -109,12 +110,12 @@ def test_invalid_events_are_rejected_naming_the_field(event, field):
         AGUI.validate_python(event)  # ours is never laxer than the official models
 
 
-def test_empty_ids_are_rejected_stricter_than_the_models():
+def test_empty_ids_are_rejected_stricter_than_the_models() -> None:
     with pytest.raises(EventError, match="messageId: must be a non-empty string"):
         validate_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "", "delta": "x"})
 
 
-def test_legacy_thinking_events_are_accepted_but_not_1_0():
+def test_legacy_thinking_events_are_accepted_but_not_1_0() -> None:
     for legacy in ev.LEGACY_TYPES:
         assert validate_event({"type": legacy, "delta": ""})["type"] == legacy
         assert legacy not in ev.EVENT_TYPES
@@ -127,21 +128,21 @@ def test_legacy_thinking_events_are_accepted_but_not_1_0():
     ('{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "\\ud83d"}', "surrogate"),
     ('{"type": "CUSTOM", "name": "n", "value": {"k": ["\\udc00"]}}', "value.k[0]"),
 ])
-def test_parse_event_errors(text, needle):
+def test_parse_event_errors(text: str, needle: str) -> None:
     with pytest.raises(EventError, match=needle.replace("[", r"\[").replace("]", r"\]")):
         parse_event(text)
 
 
-def test_parse_event_rejects_non_str():
+def test_parse_event_rejects_non_str() -> None:
     with pytest.raises(EventError, match="input"):
         parse_event(b"{}")  # type: ignore[arg-type]
 
 
-def test_event_error_is_a_value_error():
+def test_event_error_is_a_value_error() -> None:
     assert issubclass(EventError, ValueError)
 
 
-def test_parse_batch_all_or_nothing_with_index():
+def test_parse_batch_all_or_nothing_with_index() -> None:
     good = json.dumps(VALID[:3])
     assert parse_batch(good) == VALID[:3]
     bad = json.dumps([VALID[0], {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m"}])
@@ -151,7 +152,7 @@ def test_parse_batch_all_or_nothing_with_index():
         parse_batch(json.dumps(VALID[0]))
 
 
-def test_classification_helpers():
+def test_classification_helpers() -> None:
     assert ev.is_barrier({"type": "TEXT_MESSAGE_END"})
     assert ev.is_barrier({"type": "MESSAGES_SNAPSHOT"})
     assert not ev.is_barrier({"type": "TOOL_CALL_END"})

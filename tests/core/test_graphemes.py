@@ -35,7 +35,7 @@ def _property_set(prop: str) -> set[int]:
     return {ord(m) for m in regex.findall(rf"\p{{{prop}}}", ALL_SCALARS)}
 
 
-def test_extended_pictographic_table_covers_what_the_host_segmenter_joins():
+def test_extended_pictographic_table_covers_what_the_host_segmenter_joins() -> None:
     # The table is emoji-data.txt's Extended_Pictographic (3537 code points,
     # incl. reserved SMP blocks); `regex` ships a narrower set.  A superset is
     # the safe direction: at worst one emoji waits for the next delta.
@@ -49,18 +49,18 @@ def test_extended_pictographic_table_covers_what_the_host_segmenter_joins():
         assert not is_extended_pictographic(cp), hex(cp)
 
 
-def test_regional_indicator_table_matches_unicode_data():
+def test_regional_indicator_table_matches_unicode_data() -> None:
     expected = _property_set("Regional_Indicator")
     assert {c for c in range(0x1F000, 0x1F300) if is_regional_indicator(c)} == expected
 
 
 @pytest.mark.parametrize("hst", ["L", "V", "T"])
-def test_hangul_jamo_are_held(hst):
+def test_hangul_jamo_are_held(hst: str) -> None:
     for cp in _property_set(f"Hangul_Syllable_Type={hst}"):
         assert may_extend(chr(cp)), hex(cp)
 
 
-def test_regex_segmenter_is_uax29():
+def test_regex_segmenter_is_uax29() -> None:
     seg = RegexSegmenter()
     text = f"a{FAMILY}{FLAG_JP}e\u0301{THUMB_MEDIUM}{HANGUL_JAMO}\r\n漢"
     assert seg.split(text) == ["a", FAMILY, FLAG_JP, "e\u0301", THUMB_MEDIUM, HANGUL_JAMO,
@@ -68,11 +68,12 @@ def test_regex_segmenter_is_uax29():
     assert isinstance(seg, Segmenter)
 
 
-def test_default_segmenter_is_regex_on_host():
+def test_default_segmenter_is_regex_on_host() -> None:
     assert isinstance(default_segmenter(), RegexSegmenter)
 
 
-def test_default_segmenter_falls_back_to_uax29_in_python_without_regex(monkeypatch):
+def test_default_segmenter_falls_back_to_uax29_in_python_without_regex(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # Was code points (every flag, ZWJ sequence and accent cut); now FallbackSegmenter.
     monkeypatch.setitem(sys.modules, "regex", None)  # import regex -> ImportError
     seg = default_segmenter()
@@ -80,17 +81,18 @@ def test_default_segmenter_falls_back_to_uax29_in_python_without_regex(monkeypat
     assert seg.split(FLAG_JP + "a" + FAMILY) == [FLAG_JP, "a", FAMILY]
 
 
-def test_code_point_segmenter_splits_at_code_points():
+def test_code_point_segmenter_splits_at_code_points() -> None:
     assert CodePointSegmenter().split(FLAG_JP + "a") == ["\U0001F1EF", "\U0001F1F5", "a"]
 
 
-def test_fallback_segmenter_passes_every_grapheme_break_test_vector(grapheme_vectors):
+def test_fallback_segmenter_passes_every_grapheme_break_test_vector(
+        grapheme_vectors: list[list[str]]) -> None:
     seg = FallbackSegmenter()
     failed = [v for v in grapheme_vectors if seg.split("".join(v)) != v]
     assert failed == [], f"{len(failed)} of {len(grapheme_vectors)} vectors segmented wrongly"
 
 
-def test_fallback_segmenter_agrees_with_regex_on_real_text():
+def test_fallback_segmenter_agrees_with_regex_on_real_text() -> None:
     text = ("Zoë naïve café, e\u0301t\u00e9 \u0915\u094d\u0937\u093f \u0939\u093f\u0928"
             "\u094d\u0926\u0940 \u09b8\u09cd\u09ac \u0e01\u0e33 \uac01\u1100\u1161\u11a8 "
             f"{FAMILY} {FLAG_JP}{FLAG_JP}\U0001F1EF {THUMB_MEDIUM} {HEART_VS16} {SCOTLAND} "
@@ -99,7 +101,7 @@ def test_fallback_segmenter_agrees_with_regex_on_real_text():
     assert FallbackSegmenter().split(text) == RegexSegmenter().split(text)
 
 
-def test_core_modules_import_without_regex():
+def test_core_modules_import_without_regex() -> None:
     code = (
         "import sys; sys.modules['regex'] = None\n"
         "import streampace.pacing.graphemes as g, streampace.pacing.scheduler as s\n"
@@ -134,7 +136,7 @@ def test_core_modules_import_without_regex():
     "漢", " ", "1", ".",            # any base takes a combining mark / ZWJ
     "\u0600",                       # Prepend joins whatever follows (GB9b)
 ])
-def test_may_extend_true(cluster):
+def test_may_extend_true(cluster: str) -> None:
     assert may_extend(cluster)
 
 
@@ -142,11 +144,11 @@ def test_may_extend_true(cluster):
     "", "\n", "\r\n", "\t", "\x00", "\x1b", "\x7f", "\x85", "\u00ad", "\u200b", "\u2028",
     "\u2029", "\ufeff",
 ])
-def test_may_extend_false_only_after_a_control(cluster):
+def test_may_extend_false_only_after_a_control(cluster: str) -> None:
     assert not may_extend(cluster)
 
 
-def test_only_controls_are_final():
+def test_only_controls_are_final() -> None:
     """Every code point may_extend calls final is Control or LF (GB4) per `regex`."""
     final = {c for c in range(0x110000)
              if not 0xD800 <= c <= 0xDFFF and not may_extend(chr(c))}
@@ -156,7 +158,8 @@ def test_only_controls_are_final():
     assert all(is_control(c) for c in range(0x7F, 0xA0))
 
 
-def test_every_proper_prefix_of_a_vector_cluster_may_extend(multi_code_point_clusters):
+def test_every_proper_prefix_of_a_vector_cluster_may_extend(
+        multi_code_point_clusters: list[str]) -> None:
     """The holdback's premise, on Unicode's own vectors: a delta that ends inside
     a cluster ends in a cluster that may_extend says could still grow."""
     seg = RegexSegmenter()
@@ -169,13 +172,14 @@ def test_every_proper_prefix_of_a_vector_cluster_may_extend(multi_code_point_clu
     assert missed == []
 
 
-def test_regex_segmenter_passes_every_grapheme_break_test_vector(grapheme_vectors):
+def test_regex_segmenter_passes_every_grapheme_break_test_vector(
+        grapheme_vectors: list[list[str]]) -> None:
     seg = RegexSegmenter()
     failed = [v for v in grapheme_vectors if seg.split("".join(v)) != v]
     assert failed == [], f"{len(failed)} of {len(grapheme_vectors)} vectors segmented wrongly"
 
 
-def test_regex_segmenter_closes_regex_gb11_gap():
+def test_regex_segmenter_closes_regex_gb11_gap() -> None:
     # U+2701 is Extended_Pictographic (emoji-data.txt) but not in regex's table.
     seg = RegexSegmenter()
     scissors = "\u2701\u200d\u2701"
@@ -185,7 +189,7 @@ def test_regex_segmenter_closes_regex_gb11_gap():
     assert seg.split(FAMILY + "\u200d\u2701") == [FAMILY + "\u200d\u2701"]
 
 
-def test_may_extend_agrees_with_segmentation_for_single_code_points():
+def test_may_extend_agrees_with_segmentation_for_single_code_points() -> None:
     """Any code point X that a real segmenter joins to a following code point
     (for the continuations that matter) must be classified as extendable."""
     seg = RegexSegmenter()
@@ -200,14 +204,14 @@ def test_may_extend_agrees_with_segmentation_for_single_code_points():
                 assert may_extend(x), (hex(ord(x)), hex(ord(f)))
 
 
-def test_ascii_fast_path_matches_uax29():
+def test_ascii_fast_path_matches_uax29() -> None:
     seg = RegexSegmenter()
     ascii_all = "".join(chr(c) for c in range(128))
     for text in (ascii_all, "plain words", "a\r\nb\rc\n", "\r"):
         assert seg.split(text) == regex.findall(r"\X", text)
 
 
-def test_is_extend_like_is_a_subset_of_grapheme_extend():
+def test_is_extend_like_is_a_subset_of_grapheme_extend() -> None:
     extend = _property_set("Grapheme_Cluster_Break=Extend")
     like = {ord(ch) for ch in ALL_SCALARS if is_extend_like(ch)}
     # unicodedata and regex may follow different Unicode versions (CPython
@@ -222,7 +226,7 @@ class _FakeLengths:
         self._lengths = lengths
         self.destroyed = False
 
-    def to_py(self):
+    def to_py(self) -> _FakeLengths:
         return self
 
     def tolist(self) -> list[int]:
@@ -246,7 +250,7 @@ class _FakeBridge:
         return _FakeLengths([len(c) for c in self._findall(text)])
 
 
-def test_intl_segmenter_path_gets_the_gb11_fix_too():
+def test_intl_segmenter_path_gets_the_gb11_fix_too() -> None:
     from streampace.browser.segmenter import IntlSegmenter
 
     seg = IntlSegmenter(_FakeBridge())
@@ -256,7 +260,7 @@ def test_intl_segmenter_path_gets_the_gb11_fix_too():
     assert seg.split(FAMILY + FLAG_JP) == [FAMILY, FLAG_JP]
 
 
-def test_rejoin_emoji_zwj_only_joins_adjacent_clusters():
+def test_rejoin_emoji_zwj_only_joins_adjacent_clusters() -> None:
     parts = ["x", "\u2701\u200d", "\u2701", "\u0308", "\u200d", "\U0001F600"]
     out = rejoin_emoji_zwj(parts)
     assert "".join(out) == "".join(parts)

@@ -17,6 +17,8 @@ from streampace.pacing.graphemes import (
     shows_incomplete,
 )
 
+from .conftest import AG, Rig, RigFactory
+
 FAMILY = "\U0001F468\u200D\U0001F469\u200D\U0001F467"  # 👨‍👩‍👧
 THUMB_DARK = "\U0001F44D\U0001F3FF"  # 👍🏿
 HEART = "\u2764\uFE0F"  # ❤️
@@ -51,7 +53,7 @@ CASES = [
 ]
 
 
-def _stream(rig, ag, seq: str, cut: int) -> str:
+def _stream(rig: Rig, ag: type[AG], seq: str, cut: int) -> str:
     """Between-delta screen text for `seq` cut at `cut` (in code units)."""
     rig.sched.enqueue("s", [ag.start(), ag.content("ab" + seq[:cut])])
     rig.frames(6, 1000 / 60)  # 100 ms: the pacer catches up with the first delta
@@ -67,7 +69,8 @@ def _stream(rig, ag, seq: str, cut: int) -> str:
 @pytest.mark.parametrize(("seq", "held"), CASES,
                          ids=lambda v: "-".join(f"{ord(c):X}" for c in v)
                          if isinstance(v, str) else None)
-def test_each_cut_shows_what_the_reader_may_see(rig_factory, ag, seq, held):
+def test_each_cut_shows_what_the_reader_may_see(rig_factory: RigFactory, ag: type[AG], seq: str,
+                                                held: set[int]) -> None:
     for cut in range(1, len(seq)):
         rig = rig_factory()
         between = _stream(rig, ag, seq, cut)
@@ -78,7 +81,7 @@ def test_each_cut_shows_what_the_reader_may_see(rig_factory, ag, seq, held):
 @pytest.mark.parametrize(("seq", "held"), CASES,
                          ids=lambda v: "-".join(f"{ord(c):X}" for c in v)
                          if isinstance(v, str) else None)
-def test_the_rule_on_the_cluster_the_segmenters_leave_last(seq, held):
+def test_the_rule_on_the_cluster_the_segmenters_leave_last(seq: str, held: set[int]) -> None:
     """The same verdicts from the rule itself, whichever segmenter cut the head."""
     for seg in (RegexSegmenter(), FallbackSegmenter()):
         for cut in range(1, len(seq)):
@@ -86,7 +89,7 @@ def test_the_rule_on_the_cluster_the_segmenters_leave_last(seq, held):
             assert shows_incomplete(last) is (cut in held), (seg.name, cut, last)
 
 
-def test_a_lone_continuation_of_a_cluster_on_screen_is_held(rig, ag):
+def test_a_lone_continuation_of_a_cluster_on_screen_is_held(rig: Rig, ag: type[AG]) -> None:
     """क shown, then a delta of just the virama: what the reader would see is
     क्, which still waits for its consonant."""
     rig.sched.enqueue("s", [ag.start(), ag.content("ab\u0915")])
@@ -105,7 +108,7 @@ def test_a_lone_continuation_of_a_cluster_on_screen_is_held(rig, ag):
                                   "\r", "\r\n", "",
                                   # a SpacingMark after the pictograph ends GB11's chance
                                   "\u231A\u0903\u0308", "\u231A\u0903\u0903\u0308"])
-def test_complete_or_mark_ready_clusters_are_not_held(text):
+def test_complete_or_mark_ready_clusters_are_not_held(text: str) -> None:
     clusters = RegexSegmenter().split(text) or [""]
     assert not shows_incomplete(clusters[-1])
 
@@ -116,11 +119,11 @@ def test_complete_or_mark_ready_clusters_are_not_held(text):
                                      "\u1100\u1161", "\u0915\u094D", "\u0915\u094D\u200D",
                                      "\u17D2", "\u1780\u17D2", "\u0600", "\U000110BD",
                                      "\u231A\u0308", "\u231A\u0308\u200D"])
-def test_incomplete_clusters_are_held(cluster):
+def test_incomplete_clusters_are_held(cluster: str) -> None:
     assert shows_incomplete(cluster)
 
 
-def test_the_hold_rule_is_inside_the_segmentation_rule():
+def test_the_hold_rule_is_inside_the_segmentation_rule() -> None:
     """Whatever the rule holds could still grow under UAX #29 (it is never a
     reason to hold something complete)."""
     sample = [chr(c) for c in range(0x20, 0x3400)] + [chr(c) for c in range(0x1F000, 0x1FB00)]

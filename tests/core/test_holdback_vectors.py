@@ -23,6 +23,8 @@ from streampace.pacing.drive import FRAMES_STOPPED_MS
 from streampace.pacing.graphemes import RegexSegmenter, shows_incomplete
 from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 
+from .conftest import AG, Rig, RigFactory
+
 GAP_MS = 100
 
 
@@ -30,7 +32,7 @@ def _hex(s: str) -> str:
     return " ".join(f"{ord(c):04X}" for c in s)
 
 
-def _run_frames(rig, ms: float, dt: float = 16) -> None:
+def _run_frames(rig: Rig, ms: float, dt: float = 16) -> None:
     t = 0.0
     while t < ms:
         step = min(dt, ms - t)
@@ -38,7 +40,7 @@ def _run_frames(rig, ms: float, dt: float = 16) -> None:
         t += step
 
 
-def _inner_piece_ends(rig, lo: int, hi: int) -> list[int]:
+def _inner_piece_ends(rig: Rig, lo: int, hi: int) -> list[int]:
     """Ends of delivered text pieces strictly between offsets lo and hi."""
     out, pos = [], 0
     for e in rig.delivered():
@@ -50,7 +52,7 @@ def _inner_piece_ends(rig, lo: int, hi: int) -> list[int]:
     return out
 
 
-def _split_and_stream(rig, ag, lead: str, cluster: str, cut: int, gap_ms: float,
+def _split_and_stream(rig: Rig, ag: type[AG], lead: str, cluster: str, cut: int, gap_ms: float,
                       shown: str = "") -> list[int]:
     """Stream `lead + cluster` cut at `cut`; `shown` is the message's text so far."""
     rig.sched.enqueue("s", [ag.content(lead + cluster[:cut])])
@@ -73,7 +75,8 @@ def _held(cluster: str, cut: int) -> bool:
     return shows_incomplete(RegexSegmenter().split(cluster[:cut])[-1])
 
 
-def _classify(rig_factory, ag, clusters, *, after_text: bool) -> tuple[list[str], list[str]]:
+def _classify(rig_factory: RigFactory, ag: type[AG], clusters: list[str], *,
+              after_text: bool) -> tuple[list[str], list[str]]:
     """(held cuts shown broken, unheld cuts not shown early)."""
     broken, late = [], []
     for cluster, cut in _cuts(clusters):
@@ -98,7 +101,8 @@ def _classify(rig_factory, ag, clusters, *, after_text: bool) -> tuple[list[str]
     return broken, late
 
 
-def test_the_rule_holds_exactly_the_cuts_that_would_show_broken(multi_code_point_clusters):
+def test_the_rule_holds_exactly_the_cuts_that_would_show_broken(
+        multi_code_point_clusters: list[str]) -> None:
     """The verdicts themselves, on the vectors: which cuts are held."""
     cuts = _cuts(multi_code_point_clusters)
     assert len(cuts) >= 231  # Unicode 15.0: 167 clusters, 231 inner cuts
@@ -120,22 +124,24 @@ def test_the_rule_holds_exactly_the_cuts_that_would_show_broken(multi_code_point
 
 
 def test_held_cuts_are_never_shown_and_the_others_are_shown_at_once(
-        rig_factory, ag, multi_code_point_clusters):
+        rig_factory: RigFactory, ag: type[AG], multi_code_point_clusters: list[str]) -> None:
     broken, late = _classify(rig_factory, ag, multi_code_point_clusters, after_text=False)
     assert broken == [], f"{len(broken)} held cuts shown broken: {broken[:20]}"
     assert late == [], f"{len(late)} cuts held for nothing: {late[:20]}"
 
 
-def test_the_same_when_the_message_already_has_text_on_screen(rig_factory, ag,
-                                                              multi_code_point_clusters):
+def test_the_same_when_the_message_already_has_text_on_screen(
+        rig_factory: RigFactory, ag: type[AG],
+        multi_code_point_clusters: list[str]) -> None:
     """Same, when the pacer has caught up with earlier text of the message and
     the cut delta starts with a line break (shown before the gap ends)."""
     broken, late = _classify(rig_factory, ag, multi_code_point_clusters, after_text=True)
     assert broken == [] and late == [], (broken[:10], late[:10])
 
 
-def test_without_holdback_the_held_cuts_are_shown_broken(rig_factory, ag,
-                                                         multi_code_point_clusters):
+def test_without_holdback_the_held_cuts_are_shown_broken(
+        rig_factory: RigFactory, ag: type[AG],
+        multi_code_point_clusters: list[str]) -> None:
     """The check above can fail: with holdback_ms=0 (the seed) the cuts the rule
     holds are shown broken."""
     cuts = [(c, k) for c, k in _cuts(multi_code_point_clusters) if _held(c, k)]
@@ -149,8 +155,9 @@ def test_without_holdback_the_held_cuts_are_shown_broken(rig_factory, ag,
 
 @pytest.mark.parametrize("cluster", ["\u0600a", "\uAC00\u11A8", "\u2701\u200d\u2701",
                                      "\U0001F1E6\U0001F1E7"], ids=_hex)
-def test_extension_after_the_holdback_is_shown_late_but_text_is_whole(rig_factory, ag,
-                                                                      cluster):
+def test_extension_after_the_holdback_is_shown_late_but_text_is_whole(rig_factory: RigFactory,
+                                                                      ag: type[AG],
+                                                                      cluster: str) -> None:
     """Past holdback_ms a held first half is shown alone (the documented limit);
     the text is still complete and in order."""
     rig = rig_factory()
@@ -162,7 +169,7 @@ def test_extension_after_the_holdback_is_shown_late_but_text_is_whole(rig_factor
     assert rig.text() == cluster
 
 
-def test_overload_exit_delivers_the_held_cluster_too(rig, ag):
+def test_overload_exit_delivers_the_held_cluster_too(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("o" * 4200 + "\U0001F468\u200D")])
     rig.host.frame(16)
     assert rig.sched.stats()["overloads"] == 1
@@ -173,7 +180,8 @@ def test_overload_exit_delivers_the_held_cluster_too(rig, ag):
     assert rig.text() == "o" * 4200 + "\U0001F468\u200D\U0001F469 done"
 
 
-def test_a_hold_arms_no_timer_until_the_pacer_waits_on_it(rig_factory, ag):
+def test_a_hold_arms_no_timer_until_the_pacer_waits_on_it(rig_factory: RigFactory,
+                                                          ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig(holdback_ms=1000))
     rig.sched.enqueue("s", [ag.content("ab\U0001F44D")])
     assert rig.sched.stats()["held"] == 1
@@ -273,7 +281,7 @@ def _behind(parts: list[str], gaps: list[int], hz: int, holdback_ms: float = 250
 
 
 @pytest.mark.parametrize("hz", [60, 120])
-def test_hold_costs_at_most_one_cluster_of_lag(hz):
+def test_hold_costs_at_most_one_cluster_of_lag(hz: int) -> None:
     """Realistic splits (decomposed Latin, Devanagari vowel sign, Hangul LV + T,
     emoji ZWJ), deltas 400 ms apart so the pacer catches up with each: frame by
     frame the held stream is never more than one cluster behind the same text
@@ -286,7 +294,7 @@ def test_hold_costs_at_most_one_cluster_of_lag(hz):
 
 
 @st.composite
-def _vector_stream(draw, clusters: list[str]) -> tuple[list[str], list[int]]:
+def _vector_stream(draw: st.DrawFn, clusters: list[str]) -> tuple[list[str], list[int]]:
     tokens = st.sampled_from([*clusters, "a", " ", "\n", "word "])
     text = "".join(draw(st.lists(tokens, min_size=1, max_size=20)))
     cuts = sorted(draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=8)))
@@ -297,7 +305,7 @@ def _vector_stream(draw, clusters: list[str]) -> tuple[list[str], list[int]]:
 
 
 def test_random_splits_of_vector_text_hold_and_lag_at_most_one_cluster(
-        multi_code_point_clusters):
+        multi_code_point_clusters: list[str]) -> None:
     """Random text built from the vectors' clusters, cut anywhere, deltas 0-130 ms
     apart: nothing the rule holds is shown broken, and frame by frame the held
     stream is at most one cluster behind the cluster-aligned stream without

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streampace.conversation.json_value import JsonValueError, copy_value, measure
 
-BIG = {"max_size": 1 << 30, "max_nodes": 1 << 30, "max_depth": 1 << 30}
+
+class Bounds(TypedDict):
+    max_size: int
+    max_nodes: int
+    max_depth: int
+
+
+BIG: Bounds = {"max_size": 1 << 30, "max_nodes": 1 << 30, "max_depth": 1 << 30}
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)

@@ -23,7 +23,7 @@ TABLES = [
     ("streampace.session.session_lifecycle", "SESSION_TABLE", "SessionState", "OPEN"),
     ("streampace.session.framing", "FRAME_TABLE", "FrameState", "WAITING"),
     ("streampace.session.delivery_lifecycle", "DELIVERY_TABLE", "DeliveryState", "OPEN"),
-    ("streampace.server.viewer_lifecycle", "VIEWER_TABLE", "ViewerState", "DETACHED"),
+    ("streampace.session.viewer_feed", "FEED_TABLE", "FeedState", "DETACHED"),
     ("streampace.server.redis_mirror", "MIRROR_TABLE", "MirrorState", "EMPTY"),
     ("streampace.pacing.drive", "DRIVE_TABLE", "DriveState", "IDLE"),
 ]
@@ -37,13 +37,13 @@ def _table(module: str, name: str, states: str, initial: str) -> tuple[Any, type
 
 
 @pytest.mark.parametrize("spec", TABLES, ids=lambda spec: spec[1])
-def test_every_state_is_reachable_and_every_rule_says_why(spec):
+def test_every_state_is_reachable_and_every_rule_says_why(spec: tuple[str, str, str, str]) -> None:
     table, states, initial = _table(*spec)
     assert unreachable(table, initial, states) == []
     assert all(rule.why for rule in table.values())
 
 
-def test_the_docs_show_each_table_as_generated():
+def test_the_docs_show_each_table_as_generated() -> None:
     found = {(m.group(1), m.group(2)): (m.group(3), m.group(4))
              for m in _MARK.finditer(DOC.read_text(encoding="utf-8"))}
     for module, name, states, initial in TABLES:

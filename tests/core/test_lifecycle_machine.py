@@ -28,7 +28,7 @@ TABLE = {
 }
 
 
-def test_step_follows_the_table_and_refuses_the_rest():
+def test_step_follows_the_table_and_refuses_the_rest() -> None:
     door = Machine("door", TABLE, Door.SHUT)
     assert door.accepts(Act.OPEN)
     assert door.accepts(Act.LOCK)
@@ -42,11 +42,11 @@ def test_step_follows_the_table_and_refuses_the_rest():
     assert repr(door) == "<door LOCKED>"
 
 
-def test_unreachable_names_states_no_event_leads_to():
+def test_unreachable_names_states_no_event_leads_to() -> None:
     assert unreachable(TABLE, Door.SHUT, Door) == [Door.GONE]
 
 
-def test_diagram_lists_every_move_in_table_order():
+def test_diagram_lists_every_move_in_table_order() -> None:
     assert diagram(TABLE, Door.SHUT).splitlines() == [
         "stateDiagram-v2",
         "    [*] --> SHUT",
@@ -56,7 +56,7 @@ def test_diagram_lists_every_move_in_table_order():
     ]
 
 
-def test_a_table_is_read_from_text_in_order_with_continued_reasons():
+def test_a_table_is_read_from_text_in_order_with_continued_reasons() -> None:
     rules = table(Door, Act, """
         # comments and blank lines are skipped
 
@@ -80,6 +80,6 @@ SHUT  LOCK  LOCKED  a key
     ("SHUT  OPEN  OPEN  once\nSHUT  OPEN  LOCKED  twice", "listed twice"),
     ("   a reason of nothing", "continuation before any rule"),
 ])
-def test_a_bad_table_fails_when_it_is_read(text, error):
+def test_a_bad_table_fails_when_it_is_read(text: str, error: str) -> None:
     with pytest.raises(ValueError, match=error):
         table(Door, Act, text)

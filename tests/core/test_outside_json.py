@@ -4,6 +4,7 @@ raises RecursionError — client messages, upstream events, event validation."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -93,7 +94,8 @@ def test_property_each_parser_accepts_within_its_depth_and_refuses_beyond(
     inner = ("[" * levels + "0" + "]" * levels) if kind == "[" else ('{"a":' * levels + "1"
                                                               + "}" * levels)
     text = '{"type": "CUSTOM", "name": "n", "value": ' + inner + "}"
-    parsers = {  # parser, its refusal, the deepest value nesting it accepts
+    # parser, its refusal, the deepest value nesting it accepts
+    parsers: dict[str, tuple[Callable[[str], object], type[Exception], int]] = {
         "event": (parse_event, EventError, MAX_EVENT_DEPTH - 1),
         "upstream": (lambda t: upstream_json_object(t, "x", "y"), UpstreamError,
                      MAX_EVENT_DEPTH - 1),

@@ -13,12 +13,14 @@ import pytest
 from streampace.pacing.playout import STEP_RATE
 from streampace.pacing.scheduler import PacingConfig
 
+from .conftest import AG, Rig, RigFactory
+
 F60 = 1000 / 60
 ADAPTIVE = PacingConfig(holdback_ms=0)
 SEED = PacingConfig.seed(holdback_ms=0)
 
 
-def play(rig, ag, deliveries: list[tuple[float, int]], period: float = F60,
+def play(rig: Rig, ag: type[AG], deliveries: list[tuple[float, int]], period: float = F60,
          tail_ms: float = 2000.0) -> dict:
     """Deliver (t_ms, graphemes) batches of one message; run frames; measure.
 
@@ -70,7 +72,8 @@ def steady(gap_ms: float, rate: float, duration_ms: float, first_at: float = 5.0
     return out
 
 
-def test_first_text_of_an_idle_session_is_on_the_very_next_frame(rig_factory, ag):
+def test_first_text_of_an_idle_session_is_on_the_very_next_frame(rig_factory: RigFactory,
+                                                                 ag: type[AG]) -> None:
     for config, expect_next_frame in ((ADAPTIVE, True), (SEED, False)):
         rig = rig_factory(config)
         rig.host.tick(3)  # the delivery lands 3 ms into a frame
@@ -81,7 +84,8 @@ def test_first_text_of_an_idle_session_is_on_the_very_next_frame(rig_factory, ag
 
 
 @pytest.mark.parametrize("gap_ms", [40, 150, 300])
-def test_steady_lag_tracks_the_transport_not_a_constant(rig_factory, ag, gap_ms):
+def test_steady_lag_tracks_the_transport_not_a_constant(rig_factory: RigFactory, ag: type[AG],
+                                                        gap_ms: int) -> None:
     deliveries = steady(gap_ms, 400, 4000)
     adaptive = play(rig_factory(ADAPTIVE), ag, deliveries)
     seed = play(rig_factory(SEED), ag, deliveries)
@@ -99,7 +103,8 @@ def test_steady_lag_tracks_the_transport_not_a_constant(rig_factory, ag, gap_ms)
     assert statistics.mean(adaptive["before"][len(deliveries) // 2:]) <= 0.35 * batch + 2
 
 
-def test_speed_is_constant_within_a_batch_where_the_seed_pulses(rig_factory, ag):
+def test_speed_is_constant_within_a_batch_where_the_seed_pulses(rig_factory: RigFactory,
+                                                                ag: type[AG]) -> None:
     deliveries = steady(150, 420, 4000)
     adaptive = play(rig_factory(ADAPTIVE), ag, deliveries)
     seed = play(rig_factory(SEED), ag, deliveries)
@@ -113,7 +118,8 @@ def test_speed_is_constant_within_a_batch_where_the_seed_pulses(rig_factory, ag)
     assert spread(seed) >= 4
 
 
-def test_a_model_faster_than_the_seed_ceiling_does_not_fall_behind(rig_factory, ag):
+def test_a_model_faster_than_the_seed_ceiling_does_not_fall_behind(rig_factory: RigFactory,
+                                                                   ag: type[AG]) -> None:
     rate = 2000.0
     deliveries = steady(150, rate, 6000)
     adaptive = play(rig_factory(ADAPTIVE), ag, deliveries)
@@ -132,7 +138,43 @@ def test_a_model_faster_than_the_seed_ceiling_does_not_fall_behind(rig_factory, 
         lags[len(lags) // 10: len(lags) // 5]) + 100
 
 
-def test_after_a_stall_the_backlog_drains_in_bounded_steps_and_time(rig_factory, ag):
+@pytest.mark.parametrize("hz", [60, 120])
+def test_a_slow_source_shows_each_delivery_one_grapheme_per_frame_as_it_lands(
+        rig_factory: RigFactory, ag: type[AG], hz: int) -> None:
+    # A slow model (≈ 55 graphemes/s: ten every 180 ms), under one grapheme
+    # per frame: frames show 0 or 1 whatever the timing, so the delivery is
+    # shown as it lands instead of spread over the time until the next one.
+    period = 1000 / hz
+    deliveries = steady(180, 55, 5000)
+    run = play(rig_factory(ADAPTIVE), ag, deliveries, period=period)
+    assert run["shown"] == run["arrived"]
+    later = [n for t, n in run["frames"] if t >= 1000]
+    assert max(later) == 1
+    # Each delivery is out before the next lands, within its size in frames.
+    assert max(run["before"][5:]) == 0
+    batch = 55 * 180 / 1000
+    half = len(run["lags"]) // 2
+    assert statistics.mean(run["lags"][half:]) <= (batch / 2 + 1) * period
+
+
+def test_a_provider_sending_a_character_every_half_ms_is_kept_up_with_from_the_start(
+        rig_factory: RigFactory, ag: type[AG]) -> None:
+    # 2 000 graphemes/s in deliveries 5 ms apart: the first rate comes from the
+    # prior's 150 ms cadence; while the cadence is learnt the low-pass filter
+    # must not hold the play-out under the measured rate, or a backlog builds.
+    period = 1000 / 120
+    deliveries = steady(5, 2000, 1500)
+    run = play(rig_factory(ADAPTIVE), ag, deliveries, period=period)
+    assert run["shown"] == run["arrived"]
+    # The first 300 ms (600 graphemes) within 3 frames on average (it was
+    # ≈ 4 frames with the filter rising from the prior's guess), then about
+    # one delivery queued.
+    assert statistics.mean(run["lags"][:600]) <= 3 * period
+    assert max(run["before"][60:]) <= 2 * 10
+
+
+def test_after_a_stall_the_backlog_drains_in_bounded_steps_and_time(rig_factory: RigFactory,
+                                                                    ag: type[AG]) -> None:
     rate = 400.0
     deliveries = steady(150, rate, 2000)
     stall_end = deliveries[-1][0] + 1500.0
@@ -155,7 +197,7 @@ def _frame_times(run: dict) -> tuple[list[float], list[int]]:
     return [t for t, _n in run["frames"]], [n for _t, n in run["frames"]]
 
 
-def test_max_lag_knob_is_a_deadline_outside_stalls(rig_factory, ag):
+def test_max_lag_knob_is_a_deadline_outside_stalls(rig_factory: RigFactory, ag: type[AG]) -> None:
     deliveries = steady(300, 400, 4000)
     auto = play(rig_factory(ADAPTIVE), ag, deliveries)
     capped = play(rig_factory(PacingConfig(holdback_ms=0, max_lag_ms=100)), ag, deliveries)
@@ -164,7 +206,7 @@ def test_max_lag_knob_is_a_deadline_outside_stalls(rig_factory, ag):
     assert capped["shown"] == capped["arrived"]
 
 
-def test_seed_config_is_the_seed_law_with_holdback(rig_factory):
+def test_seed_config_is_the_seed_law_with_holdback(rig_factory: RigFactory) -> None:
     cfg = PacingConfig.seed()
     assert (cfg.law, cfg.tau_ms, cfg.min_rate, cfg.max_rate, cfg.overload_graphemes,
             cfg.max_events_per_frame, cfg.fallback_ms) == ("seed", 250, 20, 800, 4096, 512, 50)

@@ -18,7 +18,7 @@ from streampace.session.run_lifecycle import (
 )
 
 
-def test_normal_run_goes_idle_starting_running_ending_idle():
+def test_normal_run_goes_idle_starting_running_ending_idle() -> None:
     lc = RunLifecycle()
     seen = [lc.state]
     lc.start("r1")
@@ -33,7 +33,7 @@ def test_normal_run_goes_idle_starting_running_ending_idle():
                     RunState.IDLE]
 
 
-def test_stop_before_begin_wins_and_begin_says_do_not_run():
+def test_stop_before_begin_wins_and_begin_says_do_not_run() -> None:
     lc = RunLifecycle()
     lc.start("r1")
     assert lc.stop("cancelled", "by viewer")
@@ -44,7 +44,7 @@ def test_stop_before_begin_wins_and_begin_says_do_not_run():
     assert not lc.active
 
 
-def test_stop_during_run_beats_the_body_outcome():
+def test_stop_during_run_beats_the_body_outcome() -> None:
     lc = RunLifecycle()
     lc.start("r1")
     lc.begin()
@@ -52,20 +52,25 @@ def test_stop_during_run_beats_the_body_outcome():
     assert lc.end(Outcome("cancelled", "task cancelled")).code == "server_shutdown"
 
 
-def test_a_stop_while_idle_is_a_table_entry_that_changes_nothing():
+def test_a_stop_while_idle_is_a_table_entry_that_changes_nothing() -> None:
     lc = RunLifecycle()
     assert lc.stop("cancelled", "x") is False
     assert lc.state is RunState.IDLE and lc.outcome is None
 
 
-def test_refused_run_returns_to_idle_without_an_outcome():
+def state_of(lc: RunLifecycle) -> RunState:
+    """Read afresh: mypy keeps `lc.state` narrowed by an earlier assert."""
+    return lc.state
+
+
+def test_refused_run_returns_to_idle_without_an_outcome() -> None:
     lc = RunLifecycle()
     lc.start("r1")
     lc.refuse()
     assert lc.state == RunState.IDLE and lc.outcome is None
 
 
-def test_a_run_accepted_while_one_ends_starts_when_it_settles():
+def test_a_run_accepted_while_one_ends_starts_when_it_settles() -> None:
     lc = RunLifecycle()
     lc.start("r1")
     lc.begin()
@@ -73,11 +78,11 @@ def test_a_run_accepted_while_one_ends_starts_when_it_settles():
     lc.start("r2")  # shared log: the terminal event is in the log, the lease not yet free
     assert lc.state is RunState.HANDING_OVER and lc.run_id == "r1"
     assert lc.settle() == "r2"
-    assert lc.state is RunState.STARTING and lc.run_id == "r2" and lc.outcome is None
+    assert state_of(lc) is RunState.STARTING and lc.run_id == "r2" and lc.outcome is None
     assert lc.runs_started == 2 and lc.runs_settled == 1
 
 
-def test_a_cancel_while_handing_over_stops_the_queued_run_when_it_starts():
+def test_a_cancel_while_handing_over_stops_the_queued_run_when_it_starts() -> None:
     lc = RunLifecycle()
     lc.start("r1")
     lc.begin()
@@ -88,10 +93,10 @@ def test_a_cancel_while_handing_over_stops_the_queued_run_when_it_starts():
     assert lc.state is RunState.ENDING and lc.outcome == Outcome("cancelled", "by viewer")
     assert lc.begin() is False  # its body must not touch the source
     lc.end(Outcome())
-    assert lc.settle() is None and lc.state is RunState.IDLE
+    assert lc.settle() is None and state_of(lc) is RunState.IDLE
 
 
-def test_transitions_not_in_the_table_raise():
+def test_transitions_not_in_the_table_raise() -> None:
     lc = RunLifecycle()
     with pytest.raises(LifecycleError):
         lc.settle()
@@ -111,13 +116,13 @@ def test_every_pair_is_listed_or_raises(state: RunState, event: RunEvent) -> Non
         assert machine.state is state
 
 
-def test_every_state_is_reachable_and_every_rule_says_why():
+def test_every_state_is_reachable_and_every_rule_says_why() -> None:
     assert unreachable(RUN_TABLE, RunState.IDLE, RunState) == []
     assert all(rule.why for rule in RUN_TABLE.values())
 
 
 @given(st.lists(st.sampled_from(["start", "begin", "stop", "end", "settle", "refuse"])))
-def test_any_event_sequence_keeps_state_in_the_table(events):
+def test_any_event_sequence_keeps_state_in_the_table(events: list[str]) -> None:
     lc = RunLifecycle()
     for name in events:
         before = lc.state

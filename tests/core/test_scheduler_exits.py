@@ -8,6 +8,8 @@ from streampace.pacing.drive import DriveState
 from streampace.pacing.scheduler import PacingConfig, PacingScheduler
 from streampace.testing import ManualHost
 
+from .conftest import AG, Rig, RigFactory
+
 F60 = 1000 / 60
 FAMILY_HALF = "\U0001F468\u200D"
 
@@ -15,8 +17,8 @@ FAMILY_HALF = "\U0001F468\u200D"
 # ---------------------------------------------------------------- exits
 
 @pytest.mark.parametrize("config", [PacingConfig(), PacingConfig.seed()], ids=["adaptive", "seed"])
-def test_overload_dumps_5000_graphemes_in_one_frame_last_cluster_included(rig_factory, ag,
-                                                                           config):
+def test_overload_dumps_5000_graphemes_in_one_frame_last_cluster_included(
+        rig_factory: RigFactory, ag: type[AG], config: PacingConfig) -> None:
     rig = rig_factory(config)
     text = "o" * 4999 + "\U0001F44D"  # the last cluster is one the rule holds
     rig.sched.enqueue("s", [ag.start(), ag.content(text)])
@@ -29,7 +31,8 @@ def test_overload_dumps_5000_graphemes_in_one_frame_last_cluster_included(rig_fa
 
 @pytest.mark.parametrize("barrier", ["end", "run_finished", "run_error", "state_snapshot",
                                      "messages_snapshot"])
-def test_a_barrier_delivers_the_held_cluster_with_everything_before_it(rig, ag, barrier):
+def test_a_barrier_delivers_the_held_cluster_with_everything_before_it(rig: Rig, ag: type[AG],
+                                                                       barrier: str) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("ok " + FAMILY_HALF)])
     rig.frames(10)
     assert rig.text() == "ok "
@@ -39,7 +42,7 @@ def test_a_barrier_delivers_the_held_cluster_with_everything_before_it(rig, ag, 
     assert rig.sched.queued_events() == 0
 
 
-def test_flush_now_delivers_the_held_cluster(rig, ag):
+def test_flush_now_delivers_the_held_cluster(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("ok " + FAMILY_HALF)])
     rig.frames(10)
     rig.sched.flush_now("s")
@@ -47,7 +50,7 @@ def test_flush_now_delivers_the_held_cluster(rig, ag):
     assert rig.sched.stats()["held"] == 0
 
 
-def test_flush_of_one_session_leaves_the_others_draining_on_frames(rig, ag):
+def test_flush_of_one_session_leaves_the_others_draining_on_frames(rig: Rig, ag: type[AG]) -> None:
     """Before issue 20 session b's one-letter delta waited for a hold timer."""
     rig.sched.enqueue("a", [ag.content("a" * 100, "ma")])
     rig.sched.enqueue("b", [ag.content("x", "mb")])
@@ -59,7 +62,8 @@ def test_flush_of_one_session_leaves_the_others_draining_on_frames(rig, ag):
     assert rig.sched.queued_events() == 0
 
 
-def test_flush_of_each_session_delivers_its_own_held_text(rig_factory, ag):
+def test_flush_of_each_session_delivers_its_own_held_text(rig_factory: RigFactory,
+                                                          ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig(holdback_ms=1000))
     rig.sched.enqueue("b", [ag.content("b\U0001F1EF", "mb")])
     rig.sched.enqueue("a", [ag.content("a" + FAMILY_HALF, "ma")])
@@ -76,7 +80,8 @@ def test_flush_of_each_session_delivers_its_own_held_text(rig_factory, ag):
 
 
 @pytest.mark.parametrize("tail", ["abc", "漢字。", "x y"])
-def test_a_short_tail_drains_on_frames_alone(rig_factory, ag, tail):
+def test_a_short_tail_drains_on_frames_alone(
+        rig_factory: RigFactory, ag: type[AG], tail: str) -> None:
     """A 3-grapheme tail drains through the 20/s floor on frames; no timer is
     needed (the hold rule holds none of its clusters)."""
     rig = rig_factory(PacingConfig.seed())
@@ -88,7 +93,8 @@ def test_a_short_tail_drains_on_frames_alone(rig_factory, ag, tail):
     assert rig.host.timeouts_run == 0
 
 
-def test_first_text_shows_on_the_next_frame_cjk_and_emoji_included(rig_factory, ag):
+def test_first_text_shows_on_the_next_frame_cjk_and_emoji_included(rig_factory: RigFactory,
+                                                                   ag: type[AG]) -> None:
     for first in ("H", "你", "。", "\U0001F44D\U0001F3FD "):
         rig = rig_factory()
         rig.host.tick(5)  # lands 5 ms into a frame
@@ -109,10 +115,15 @@ class _StaleHost(ManualHost):
         pass
 
 
-def test_a_host_that_fires_cancelled_timers_gets_one_commit_per_frame(ag):
+def test_a_host_that_fires_cancelled_timers_gets_one_commit_per_frame(ag: type[AG]) -> None:
     host = _StaleHost()
     applies: list[float] = []
-    sched = PacingScheduler(host, lambda s, e: applies.append(host.now()) or True)
+
+    def apply(session: str, events: list[dict]) -> bool:
+        applies.append(host.now())
+        return True
+
+    sched = PacingScheduler(host, apply)
     per_frame = []
     for k in range(60):
         if k % 9 == 0:
@@ -125,7 +136,7 @@ def test_a_host_that_fires_cancelled_timers_gets_one_commit_per_frame(ag):
     assert max(per_frame) == 1, per_frame
 
 
-def test_the_stale_host_would_double_commit_without_generations(ag):
+def test_the_stale_host_would_double_commit_without_generations(ag: type[AG]) -> None:
     """The check above can fail: a bare host callback (no guard) runs twice."""
     host = _StaleHost()
     fired = []
@@ -135,11 +146,15 @@ def test_the_stale_host_would_double_commit_without_generations(ag):
     assert fired == [1]
 
 
-def test_unpaced_batches_are_committed_on_the_next_frame_one_per_frame(ag):
+def test_unpaced_batches_are_committed_on_the_next_frame_one_per_frame(ag: type[AG]) -> None:
     host = ManualHost(1000.0)
     calls: list[tuple[float, list[dict]]] = []
-    sched = PacingScheduler(host, lambda s, e: calls.append((host.now(), e)) or True,
-                            PacingConfig.unpaced())
+
+    def apply(session: str, events: list[dict]) -> bool:
+        calls.append((host.now(), events))
+        return True
+
+    sched = PacingScheduler(host, apply, PacingConfig.unpaced())
     sched.enqueue("s", [ag.start(), ag.content("x" * 300)])
     sched.enqueue("s", [ag.content("y" * 300)])  # a second socket batch, same frame
     assert calls == []  # never outside a frame
@@ -152,10 +167,15 @@ def test_unpaced_batches_are_committed_on_the_next_frame_one_per_frame(ag):
     assert sched.stats()["overloads"] == 0
 
 
-def test_unpaced_in_a_hidden_tab_drains_on_the_fallback_timeout(ag):
+def test_unpaced_in_a_hidden_tab_drains_on_the_fallback_timeout(ag: type[AG]) -> None:
     host = ManualHost(1000.0)
     calls: list[list[dict]] = []
-    sched = PacingScheduler(host, lambda s, e: calls.append(e) or True, PacingConfig.unpaced())
+
+    def apply(session: str, events: list[dict]) -> bool:
+        calls.append(events)
+        return True
+
+    sched = PacingScheduler(host, apply, PacingConfig.unpaced())
     sched.enqueue("s", [ag.content("hidden")])
     host.tick(50)
     assert len(calls) == 1 and host.frames_run == 0
@@ -163,16 +183,21 @@ def test_unpaced_in_a_hidden_tab_drains_on_the_fallback_timeout(ag):
 
 # ---------------------------------------------------------------- the drive machine
 
-def test_drive_states_as_the_scheduler_moves(rig_factory, ag):
+def drive_state(rig: Rig) -> DriveState:
+    """Read afresh: mypy keeps `sched.drive_state` narrowed by an earlier assert."""
+    return rig.sched.drive_state
+
+
+def test_drive_states_as_the_scheduler_moves(rig_factory: RigFactory, ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig(holdback_ms=1000))
-    assert rig.sched.drive_state is DriveState.IDLE
+    assert drive_state(rig) is DriveState.IDLE
     rig.sched.enqueue("s", [ag.content("ab\U0001F44D")])
-    assert rig.sched.drive_state is DriveState.ARMED
+    assert drive_state(rig) is DriveState.ARMED
     rig.frames(20)
-    assert rig.sched.drive_state is DriveState.HELD  # only the thumb left, held
+    assert drive_state(rig) is DriveState.HELD  # only the thumb left, held
     assert rig.host.pending_frames == 0
     rig.sched.enqueue("s", [ag.content(" ok")])
-    assert rig.sched.drive_state is DriveState.ARMED
+    assert drive_state(rig) is DriveState.ARMED
     rig.frames_until_idle()
-    assert rig.sched.drive_state is DriveState.IDLE
+    assert drive_state(rig) is DriveState.IDLE
     assert rig.host.pending_frames == 0 and rig.host.pending_timeouts == 0

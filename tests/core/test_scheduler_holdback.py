@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 import regex
 from streampace.pacing.graphemes import shows_incomplete
 from streampace.pacing.scheduler import PacingConfig
+
+from .conftest import AG, Rig, RigFactory
 
 FAMILY = "\U0001F468\u200D\U0001F469\u200D\U0001F467"
 KISS = "\U0001F469\u200D\u2764\uFE0F\u200D\U0001F48B\u200D\U0001F468"
@@ -44,7 +47,7 @@ def visible_boundaries(text: str) -> set[int]:
     return out
 
 
-def piece_ends(rig, mid: str = "m1") -> list[int]:
+def piece_ends(rig: Rig, mid: str = "m1") -> list[int]:
     ends, pos = [], 0
     for e in rig.delivered():
         if e.get("messageId") == mid and e["type"].endswith(("_CONTENT", "_CHUNK")):
@@ -56,8 +59,8 @@ def piece_ends(rig, mid: str = "m1") -> list[int]:
 
 @pytest.mark.parametrize("gap_ms", [0, 16, 100, 140])
 @pytest.mark.parametrize("cluster", HELD_CLUSTERS, ids=lambda c: "-".join(f"{ord(x):X}" for x in c))
-def test_cluster_split_at_every_code_point_is_never_delivered_in_pieces(rig_factory, ag,
-                                                                        cluster, gap_ms):
+def test_cluster_split_at_every_code_point_is_never_delivered_in_pieces(
+        rig_factory: RigFactory, ag: type[AG], cluster: str, gap_ms: int) -> None:
     for cut in range(1, len(cluster)):
         rig = rig_factory()
         first, second = "ab" + cluster[:cut], cluster[cut:] + "cd"
@@ -77,7 +80,7 @@ def test_cluster_split_at_every_code_point_is_never_delivered_in_pieces(rig_fact
         assert not bad, (cut, gap_ms, [e["delta"] for e in rig.delivered() if "delta" in e])
 
 
-def test_held_cluster_waits_without_spinning_frames(rig_factory, ag):
+def test_held_cluster_waits_without_spinning_frames(rig_factory: RigFactory, ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig(holdback_ms=1000))
     rig.sched.enqueue("s", [ag.content("hi \U0001F468\u200D")])
     rig.frames(20, 16)
@@ -87,7 +90,7 @@ def test_held_cluster_waits_without_spinning_frames(rig_factory, ag):
     assert rig.sched.pending_graphemes() == 1
 
 
-def test_hold_expires_after_holdback_ms(rig_factory, ag):
+def test_hold_expires_after_holdback_ms(rig_factory: RigFactory, ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig(holdback_ms=150))
     t0 = rig.host.now()
     rig.sched.enqueue("s", [ag.content("\U0001F44D")])
@@ -100,7 +103,7 @@ def test_hold_expires_after_holdback_ms(rig_factory, ag):
     assert rig.accepted[0].at <= t0 + 150 + 16
 
 
-def test_holdback_ms_is_configurable(rig_factory, ag):
+def test_holdback_ms_is_configurable(rig_factory: RigFactory, ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig(holdback_ms=40))
     rig.sched.enqueue("s", [ag.content("\U0001F44D")])
     rig.host.tick(40)
@@ -109,7 +112,8 @@ def test_holdback_ms_is_configurable(rig_factory, ag):
 
 
 @pytest.mark.parametrize("release", ["end", "run_finished", "state_snapshot", "flush"])
-def test_hold_is_released_by_barriers_and_flush(rig_factory, ag, release):
+def test_hold_is_released_by_barriers_and_flush(rig_factory: RigFactory, ag: type[AG],
+                                                release: str) -> None:
     rig = rig_factory(PacingConfig(holdback_ms=1000))
     rig.sched.enqueue("s", [ag.start(), ag.content("ok \U0001F1EF")])
     rig.frames(10, 16)
@@ -123,7 +127,7 @@ def test_hold_is_released_by_barriers_and_flush(rig_factory, ag, release):
     assert rig.sched.queued_events() == 0
 
 
-def test_next_delta_that_does_not_extend_releases_the_hold(rig, ag):
+def test_next_delta_that_does_not_extend_releases_the_hold(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.content("\U0001F44D")])
     assert rig.sched.stats()["held"] == 1
     rig.sched.enqueue("s", [ag.content(" yes")])
@@ -136,7 +140,8 @@ def test_next_delta_that_does_not_extend_releases_the_hold(rig, ag):
     assert rig.text() == "\U0001F44D yes"
 
 
-def test_plain_letters_and_cjk_wait_only_for_their_last_cluster(rig_factory, ag):
+def test_plain_letters_and_cjk_wait_only_for_their_last_cluster(rig_factory: RigFactory,
+                                                                ag: type[AG]) -> None:
     # Until issue 12 item 7 these were never held, and "가" + U+11A8 (GB8) or
     # "c" + U+0301 split across deltas was shown broken.
     rig = rig_factory(PacingConfig(holdback_ms=1000))
@@ -149,7 +154,7 @@ def test_plain_letters_and_cjk_wait_only_for_their_last_cluster(rig_factory, ag)
     assert rig.sched.stats()["held"] == 0
 
 
-def test_deltas_entirely_absorbed_into_the_held_cluster(rig, ag):
+def test_deltas_entirely_absorbed_into_the_held_cluster(rig: Rig, ag: type[AG]) -> None:
     parts = ["\U0001F468", "\u200D", "\U0001F469", "\u200D", "\U0001F467"]
     for p in parts:
         rig.sched.enqueue("s", [ag.content(p)])
@@ -159,7 +164,8 @@ def test_deltas_entirely_absorbed_into_the_held_cluster(rig, ag):
     assert [e["delta"] for e in rig.delivered() if "delta" in e] == [FAMILY]
 
 
-def test_base_plus_combining_mark_is_merged_while_the_base_is_queued(rig, ag):
+def test_base_plus_combining_mark_is_merged_while_the_base_is_queued(rig: Rig,
+                                                                     ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.content("cafe"), ag.content("\u0301!")])
     rig.sched.enqueue("s", [ag.end()])
     rig.frames_until_idle()
@@ -167,12 +173,12 @@ def test_base_plus_combining_mark_is_merged_while_the_base_is_queued(rig, ag):
     assert rig.text() == "cafe\u0301!"
 
 
-def test_completion_moves_earlier_and_nothing_overtakes(rig, ag):
+def test_completion_moves_earlier_and_nothing_overtakes(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("a\U0001F468\u200D"), ag.tool_start()])
     rig.frames(3, 16)
     rig.sched.enqueue("s", [ag.content("\U0001F469 b"), ag.end()])
     rig.frames_until_idle()
-    out = [(e["type"], e.get("delta")) for e in rig.delivered()]
+    out: list[tuple[str, Any]] = [(e["type"], e.get("delta")) for e in rig.delivered()]
     assert ("TOOL_CALL_START", None) in out
     i = out.index(("TOOL_CALL_START", None))
     before = "".join(d for t, d in out[:i] if t == "TEXT_MESSAGE_CONTENT")
@@ -181,7 +187,7 @@ def test_completion_moves_earlier_and_nothing_overtakes(rig, ag):
 
 
 def test_chunk_hold_is_released_when_another_event_type_closes_the_chunk_message(
-        rig_factory, ag):
+        rig_factory: RigFactory, ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig(holdback_ms=1000))
     rig.sched.enqueue("s", [ag.chunk("hey \U0001F44D", "c1", role="assistant")])
     rig.frames(20, 16)
@@ -191,7 +197,7 @@ def test_chunk_hold_is_released_when_another_event_type_closes_the_chunk_message
     assert rig.text("c1") == "hey \U0001F44D"
 
 
-def test_hold_does_not_apply_across_messages(rig, ag):
+def test_hold_does_not_apply_across_messages(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.content("\U0001F468\u200D", "a"),
                             ag.content("\U0001F469", "b")])
     rig.host.tick(150)
@@ -199,7 +205,7 @@ def test_hold_does_not_apply_across_messages(rig, ag):
     assert rig.text("a") == "\U0001F468\u200D" and rig.text("b") == "\U0001F469"
 
 
-def test_hidden_page_hold_is_released_by_timers_alone(rig, ag):
+def test_hidden_page_hold_is_released_by_timers_alone(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.content("x\U0001F1EF")])
     for _ in range(20):
         rig.host.tick(50)
@@ -207,7 +213,8 @@ def test_hidden_page_hold_is_released_by_timers_alone(rig, ag):
     assert rig.host.frames_run == 0
 
 
-def test_holdback_zero_is_the_seeds_per_event_segmentation(rig_factory, ag):
+def test_holdback_zero_is_the_seeds_per_event_segmentation(rig_factory: RigFactory,
+                                                           ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig(holdback_ms=0))
     rig.sched.enqueue("s", [ag.content("\U0001F468\u200D"), ag.content("\U0001F469")])
     rig.frames_until_idle()
@@ -215,13 +222,13 @@ def test_holdback_zero_is_the_seeds_per_event_segmentation(rig_factory, ag):
     assert rig.sched.stats()["held"] == 0
 
 
-def test_user_echo_is_never_held(rig, ag):
+def test_user_echo_is_never_held(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start("u", role="user"), ag.content("hi \U0001F44D", "u")])
     rig.host.frame(16)
     assert rig.text("u") == "hi \U0001F44D"
 
 
-def test_reasoning_messages_get_holdback_too(rig, ag):
+def test_reasoning_messages_get_holdback_too(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.reasoning("\U0001F914\u200D")])
     rig.frames(5, 16)
     rig.sched.enqueue("s", [ag.reasoning("\U0001F4A1"), ag.reasoning_end()])
@@ -230,7 +237,8 @@ def test_reasoning_messages_get_holdback_too(rig, ag):
         "\U0001F914\u200D\U0001F4A1"]
 
 
-def test_all_pairs_of_cluster_split_positions_keep_text(rig_factory, ag):
+def test_all_pairs_of_cluster_split_positions_keep_text(rig_factory: RigFactory,
+                                                        ag: type[AG]) -> None:
     text = FAMILY + FLAG_JP + "x" + THUMB_MEDIUM
     for i, j in itertools.combinations(range(1, len(text)), 2):
         rig = rig_factory()
@@ -243,7 +251,7 @@ def test_all_pairs_of_cluster_split_positions_keep_text(rig_factory, ag):
         assert set(piece_ends(rig)) <= boundaries(text), (i, j)
 
 
-def test_no_burst_when_a_hold_ends(seed_rig, ag):
+def test_no_burst_when_a_hold_ends(seed_rig: Rig, ag: type[AG]) -> None:
     rig = seed_rig
     rig.sched.enqueue("s", [ag.content("\U0001F44D")])
     rig.host.tick(140)  # held: nothing armed, nothing shown
@@ -257,7 +265,7 @@ def test_no_burst_when_a_hold_ends(seed_rig, ag):
 
 
 
-def test_no_burst_when_a_hold_ends_adaptive(rig, ag):
+def test_no_burst_when_a_hold_ends_adaptive(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.content("\U0001F44D")])
     rig.host.tick(140)  # held: nothing armed, nothing shown
     assert rig.host.pending_frames == 0

@@ -11,15 +11,18 @@ import pytest
 from streampace.pacing.drive import FRAMES_STOPPED_MS
 from streampace.pacing.scheduler import PacingConfig
 
+from .conftest import AG, Rig, RigFactory
+
 F60 = 1000 / 60
 F120 = 1000 / 120
 
 
-def per_call_graphemes(rig) -> list[int]:
+def per_call_graphemes(rig: Rig) -> list[int]:
     return [sum(len(e.get("delta", "")) for e in c.events) for c in rig.accepted]
 
 
-def test_mid_stream_batch_of_1000_chars_is_spread_over_more_than_70_frames(seed_rig, ag):
+def test_mid_stream_batch_of_1000_chars_is_spread_over_more_than_70_frames(seed_rig: Rig,
+                                                                           ag: type[AG]) -> None:
     seed_rig.sched.enqueue("s", [ag.start(), ag.content("a" * 1000)])
     frames = seed_rig.frames_until_idle(16)
     sizes = per_call_graphemes(seed_rig)
@@ -28,7 +31,7 @@ def test_mid_stream_batch_of_1000_chars_is_spread_over_more_than_70_frames(seed_
     assert seed_rig.text() == "a" * 1000
 
 
-def test_rate_is_backlog_over_tau(seed_rig, ag):
+def test_rate_is_backlog_over_tau(seed_rig: Rig, ag: type[AG]) -> None:
     # 100 pending -> 400 graphemes/s -> 6.4 per 16 ms frame: floor 6, carry .4
     seed_rig.sched.enqueue("s", [ag.content("b" * 100)])
     seed_rig.frames(1, 16)
@@ -36,7 +39,7 @@ def test_rate_is_backlog_over_tau(seed_rig, ag):
     assert seed_rig.sched.stats()["last_rate"] == pytest.approx(400)
 
 
-def test_fraction_carries_to_next_frame(rig_factory, ag):
+def test_fraction_carries_to_next_frame(rig_factory: RigFactory, ag: type[AG]) -> None:
     # 50 g/s fixed (min == max): 0.8 per 16 ms frame; 1 at frames 2,3,4,5(4.0 total at 80 ms)
     rig = rig_factory(PacingConfig.seed(min_rate=50, max_rate=50, holdback_ms=0))
     rig.sched.enqueue("s", [ag.content("x" * 10)])
@@ -47,13 +50,13 @@ def test_fraction_carries_to_next_frame(rig_factory, ag):
     assert delivered == [0, 1, 2, 3, 4]
 
 
-def test_budget_uses_real_elapsed_time_not_frame_count(seed_rig, ag):
+def test_budget_uses_real_elapsed_time_not_frame_count(seed_rig: Rig, ag: type[AG]) -> None:
     seed_rig.sched.enqueue("s", [ag.content("c" * 100)])
     seed_rig.host.frame(40)  # a slow frame: 400 g/s * 40 ms = 16
     assert per_call_graphemes(seed_rig) == [16]
 
 
-def test_three_char_tail_drains_through_20_per_second_floor(seed_rig, ag):
+def test_three_char_tail_drains_through_20_per_second_floor(seed_rig: Rig, ag: type[AG]) -> None:
     seed_rig.sched.enqueue("s", [ag.content("xyz")])
     frames = seed_rig.frames_until_idle(16)
     # 20/s = 0.32 per frame: 3 graphemes need 150 ms, i.e. 10 frames
@@ -61,14 +64,15 @@ def test_three_char_tail_drains_through_20_per_second_floor(seed_rig, ag):
     assert per_call_graphemes(seed_rig) == [1, 1, 1]
 
 
-def test_rate_capped_at_800_per_second(seed_rig, ag):
+def test_rate_capped_at_800_per_second(seed_rig: Rig, ag: type[AG]) -> None:
     seed_rig.sched.enqueue("s", [ag.content("d" * 4000)])
     seed_rig.frames(10, 10)
     assert max(per_call_graphemes(seed_rig)) == 8  # 800/s * 10 ms
 
 
 @pytest.mark.parametrize("config", [PacingConfig(), PacingConfig.seed()], ids=["adaptive", "seed"])
-def test_60hz_and_120hz_show_same_progress(rig_factory, ag, config):
+def test_60hz_and_120hz_show_same_progress(
+        rig_factory: RigFactory, ag: type[AG], config: PacingConfig) -> None:
     progress = {}
     for hz in (60, 120):
         rig = rig_factory(config)
@@ -84,14 +88,14 @@ def test_60hz_and_120hz_show_same_progress(rig_factory, ag, config):
         assert abs(a - b) <= 2, progress
 
 
-def test_frame_and_fallback_timeout_are_armed_together(rig, ag):
+def test_frame_and_fallback_timeout_are_armed_together(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.content("abc")])
     assert rig.host.pending_frames == 1
     assert rig.host.pending_timeouts == 1
     assert rig.host.next_timeout_at() == pytest.approx(1000 + 50)
 
 
-def test_frame_first_cancels_the_fallback(rig, ag):
+def test_frame_first_cancels_the_fallback(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.custom()])
     rig.host.advance(16)
     rig.host.run_frame()
@@ -101,7 +105,7 @@ def test_frame_first_cancels_the_fallback(rig, ag):
     assert len(rig.calls) == 1
 
 
-def test_timeout_first_cancels_the_frame(rig, ag):
+def test_timeout_first_cancels_the_frame(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.custom()])
     rig.host.tick(50)
     assert len(rig.calls) == 1
@@ -109,7 +113,7 @@ def test_timeout_first_cancels_the_frame(rig, ag):
     assert rig.host.run_frame() == 0
 
 
-def test_hidden_page_timeouts_alone_drain_the_queue(rig, ag):
+def test_hidden_page_timeouts_alone_drain_the_queue(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("h" * 200)])
     for _ in range(200):
         if not rig.sched.queued_events():
@@ -121,7 +125,7 @@ def test_hidden_page_timeouts_alone_drain_the_queue(rig, ag):
     assert all(c.at % 50 == 0 for c in rig.calls)
 
 
-def test_no_burst_after_long_idle_gap(seed_rig, ag):
+def test_no_burst_after_long_idle_gap(seed_rig: Rig, ag: type[AG]) -> None:
     rig = seed_rig
     rig.sched.enqueue("s", [ag.content("a" * 10)])
     rig.frames_until_idle(16)
@@ -133,7 +137,7 @@ def test_no_burst_after_long_idle_gap(seed_rig, ag):
     assert per_call_graphemes(rig)[n_before:] == [12]
 
 
-def test_no_burst_after_long_idle_gap_adaptive(rig, ag):
+def test_no_burst_after_long_idle_gap_adaptive(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.content("a" * 10)])
     rig.frames_until_idle(16)
     rig.host.tick(10_000)  # idle for 10 s
@@ -146,14 +150,14 @@ def test_no_burst_after_long_idle_gap_adaptive(rig, ag):
     assert len(first) == 1 and 1 <= first[0] <= 1 + 16 * 0.84
 
 
-def test_nothing_is_armed_when_idle(rig, ag):
+def test_nothing_is_armed_when_idle(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.content("ab")])
     rig.frames_until_idle(16)
     assert rig.host.pending_frames == 0
     assert rig.host.pending_timeouts == 0
 
 
-def test_one_apply_per_drain(rig, ag):
+def test_one_apply_per_drain(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("z" * 300), ag.tool_start(), ag.end()])
     rig.sched.enqueue("t", [ag.start("m2"), ag.content("q" * 50, "m2")])
     before = 0
@@ -163,7 +167,7 @@ def test_one_apply_per_drain(rig, ag):
         before = len(rig.calls)
 
 
-def test_stats_counters_and_last_drain(seed_rig, ag):
+def test_stats_counters_and_last_drain(seed_rig: Rig, ag: type[AG]) -> None:
     seed_rig.sched.enqueue("s", [ag.content("a" * 100)])
     seed_rig.host.frame(16)
     st = seed_rig.sched.stats()
@@ -175,7 +179,7 @@ def test_stats_counters_and_last_drain(seed_rig, ag):
     assert seed_rig.sched.stats()["last_drain_source"] == "timeout"
 
 
-def test_pending_graphemes_per_session(rig, ag):
+def test_pending_graphemes_per_session(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("a", [ag.content("👍🏽ab", "x")])
     rig.sched.enqueue("b", [ag.content("漢字", "y")])
     assert rig.sched.pending_graphemes("a") == 3
@@ -184,11 +188,12 @@ def test_pending_graphemes_per_session(rig, ag):
     assert rig.sched.pending_graphemes("nobody") == 0
 
 
-def test_segmentation_happens_once_per_event_at_enqueue(rig_factory, ag):
+def test_segmentation_happens_once_per_event_at_enqueue(rig_factory: RigFactory,
+                                                        ag: type[AG]) -> None:
     class Counting:
         calls = 0
 
-        def split(self, text):
+        def split(self, text: str) -> list[str]:
             Counting.calls += 1
             return list(text)
 
@@ -199,7 +204,7 @@ def test_segmentation_happens_once_per_event_at_enqueue(rig_factory, ag):
     assert Counting.calls == 2
 
 
-def test_queue_is_compacted(rig_factory, ag):
+def test_queue_is_compacted(rig_factory: RigFactory, ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig(max_events_per_frame=100))
     for _ in range(50):
         rig.sched.enqueue("s", [ag.custom(i) for i in range(100)])
@@ -208,7 +213,7 @@ def test_queue_is_compacted(rig_factory, ag):
     assert len(rig.sched._queue.entries) < 2048  # not 5000 dead entries
 
 
-def test_config_validation():
+def test_config_validation() -> None:
     with pytest.raises(ValueError):
         PacingConfig(law="fast")
     with pytest.raises(ValueError):
@@ -221,7 +226,7 @@ def test_config_validation():
         PacingConfig(max_events_per_frame=0)
 
 
-def test_stats_are_json_safe_even_after_overload(rig, ag):
+def test_stats_are_json_safe_even_after_overload(rig: Rig, ag: type[AG]) -> None:
     import json
 
     rig.sched.enqueue("s", [ag.content("o" * 5000)])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 import regex
 from ag_ui.core.events import Event
@@ -67,7 +68,7 @@ def visible_bounds(text: str) -> set[int]:
 
 
 @st.composite
-def split_text(draw, tokens=ALL_TOKENS, max_tokens=25) -> list[str]:
+def split_text(draw: st.DrawFn, tokens: list[str]=ALL_TOKENS, max_tokens: int=25) -> list[str]:
     text = "".join(draw(st.lists(st.sampled_from(tokens), min_size=1, max_size=max_tokens)))
     cuts = sorted(draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=8)))
     cuts = [c for c in cuts if 0 < c < len(text)]
@@ -75,12 +76,13 @@ def split_text(draw, tokens=ALL_TOKENS, max_tokens=25) -> list[str]:
 
 
 @st.composite
-def session_stream(draw, sid: str) -> list[dict]:
+def session_stream(draw: st.DrawFn, sid: str) -> list[dict]:
     blocks: list[list[dict]] = []
     for k in range(draw(st.integers(1, 5))):
         mid = f"{sid}-m{k}"
         kind = draw(st.sampled_from(["assistant", "assistant", "user", "chunk", "reasoning",
                                      "tool", "snapshot", "custom", "state_delta"]))
+        block: list[dict[str, Any]]
         if kind in ("assistant", "user"):
             ended = kind == "user" or draw(st.booleans())
             block = [{"type": "TEXT_MESSAGE_START", "messageId": mid, "role": kind}]
@@ -276,7 +278,7 @@ def check_invariants(rec: Recorder, config: PacingConfig, streams: dict[str, lis
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.data_too_large])
 @given(config=CONFIGS, data=st.data())
-def test_random_streams_under_random_drivers(config, data):
+def test_random_streams_under_random_drivers(config: PacingConfig, data: st.DataObject) -> None:
     n_sessions = data.draw(st.integers(1, 3), label="sessions")
     streams = {f"s{i}": data.draw(session_stream(f"s{i}"), label=f"s{i}")
                for i in range(n_sessions)}
@@ -290,7 +292,8 @@ def test_random_streams_under_random_drivers(config, data):
 @given(parts=split_text(tokens=ALL_TOKENS, max_tokens=30),
        gaps=st.lists(st.integers(0, 130), min_size=10, max_size=10),
        hz=st.sampled_from([60, 120, 144]), reject=st.booleans())
-def test_holdback_never_shows_a_split_cluster(parts, gaps, hz, reject):
+def test_holdback_never_shows_a_split_cluster(
+        parts: list[str], gaps: list[int], hz: int, reject: bool) -> None:
     """Deltas of one message at most 130 ms apart (< holdback_ms): no piece
     shown ends where the rest of its cluster would change it visibly,
     whatever the provider's split points."""
@@ -305,7 +308,7 @@ def test_holdback_never_shows_a_split_cluster(parts, gaps, hz, reject):
         ev = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": part}
         stream.append(ev)
         sched.enqueue("s", [ev])
-        gap = gaps[i % len(gaps)]
+        gap: float = gaps[i % len(gaps)]
         while gap > 0:
             step = min(gap, 1000 / hz)
             host.frame(step)

@@ -17,7 +17,7 @@ FORBIDDEN = {"js", "pyodide", "asyncio", "socket"}
 
 
 @pytest.mark.parametrize("path", CORE, ids=lambda p: p.relative_to(_ROOT).as_posix())
-def test_core_module_imports_no_io(path):
+def test_core_module_imports_no_io(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = set()
     for node in ast.walk(tree):
@@ -28,7 +28,7 @@ def test_core_module_imports_no_io(path):
     assert not found & FORBIDDEN, f"{path.name} imports {sorted(found & FORBIDDEN)}"
 
 
-def test_scheduler_stack_imports_without_optional_packages(monkeypatch):
+def test_scheduler_stack_imports_without_optional_packages(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
     import sys
 

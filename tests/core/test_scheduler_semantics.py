@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from streampace.conversation.events import EventError
 from streampace.pacing.scheduler import PacingConfig
 
+from .conftest import AG, Rig, RigFactory
+
 F60 = 1000 / 60
 
 
-def types(events):
+def types(events: list[dict[str, Any]]) -> list[str]:
     return [e["type"] for e in events]
 
 
 # ---------------------------------------------------------------- barriers
 
-def test_batch_already_followed_by_end_is_delivered_whole_in_one_frame(rig, ag):
+def test_batch_already_followed_by_end_is_delivered_whole_in_one_frame(rig: Rig,
+                                                                       ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("w" * 1000), ag.end()])
     rig.host.frame(16)
     assert len(rig.accepted) == 1
@@ -25,7 +30,7 @@ def test_batch_already_followed_by_end_is_delivered_whole_in_one_frame(rig, ag):
     assert rig.sched.queued_events() == 0
 
 
-def test_end_arriving_later_flushes_the_tail_next_frame(rig, ag):
+def test_end_arriving_later_flushes_the_tail_next_frame(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("t" * 500)])
     rig.frames(3, 16)
     assert 0 < len(rig.text()) < 500
@@ -38,7 +43,8 @@ def test_end_arriving_later_flushes_the_tail_next_frame(rig, ag):
 
 @pytest.mark.parametrize("terminal", ["run_error", "run_finished", "state_snapshot",
                                       "messages_snapshot"])
-def test_terminal_and_snapshot_events_dump_pending_text(rig, ag, terminal):
+def test_terminal_and_snapshot_events_dump_pending_text(
+        rig: Rig, ag: type[AG], terminal: str) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("p" * 800)])
     rig.host.frame(16)
     rig.sched.enqueue("s", [getattr(ag, terminal)()])
@@ -51,13 +57,14 @@ def test_terminal_and_snapshot_events_dump_pending_text(rig, ag, terminal):
     {"type": "REASONING_END", "messageId": "r1"},
     {"type": "REASONING_MESSAGE_END", "messageId": "r1"},
 ])
-def test_reasoning_barriers(rig, ag, barrier):
+def test_reasoning_barriers(rig: Rig, ag: type[AG], barrier: dict[str, Any]) -> None:
     rig.sched.enqueue("s", [ag.reasoning("thinking " * 50), barrier])
     rig.host.frame(16)
     assert rig.text("r1") == "thinking " * 50
 
 
-def test_reconnect_snapshot_after_partial_text_delivers_everything_before_it(rig, ag):
+def test_reconnect_snapshot_after_partial_text_delivers_everything_before_it(rig: Rig,
+                                                                             ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("partial " * 40)])
     rig.frames(2, 16)
     # reconnect: the server resends state as snapshots, followed by new text
@@ -74,7 +81,8 @@ def test_reconnect_snapshot_after_partial_text_delivers_everything_before_it(rig
 
 
 @pytest.mark.parametrize("config", [PacingConfig(), PacingConfig.seed()], ids=["adaptive", "seed"])
-def test_everything_up_to_the_last_barrier_is_unpaced(rig_factory, ag, config):
+def test_everything_up_to_the_last_barrier_is_unpaced(rig_factory: RigFactory, ag: type[AG],
+                                                      config: PacingConfig) -> None:
     rig = rig_factory(config)
     rig.sched.enqueue("s", [ag.start("a"), ag.content("x" * 300, "a"), ag.end("a"),
                             ag.start("b"), ag.content("y" * 300, "b"), ag.end("b"),
@@ -86,7 +94,7 @@ def test_everything_up_to_the_last_barrier_is_unpaced(rig_factory, ag, config):
     assert 0 < len(rig.text("c")) <= 15
 
 
-def test_tool_call_end_is_not_a_barrier(rig, ag):
+def test_tool_call_end_is_not_a_barrier(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("k" * 300), ag.tool_start(),
                             ag.tool_args('{"q":1}'), ag.tool_end()])
     rig.host.frame(16)
@@ -96,7 +104,7 @@ def test_tool_call_end_is_not_a_barrier(rig, ag):
 
 # ---------------------------------------------------------------- overload
 
-def test_5000_pending_graphemes_are_delivered_in_one_frame(rig, ag):
+def test_5000_pending_graphemes_are_delivered_in_one_frame(rig: Rig, ag: type[AG]) -> None:
     # Ends in LF: any other last cluster may still grow and waits for the next
     # delta even in an overload (test_holdback_vectors.py).
     rig.sched.enqueue("s", [ag.start(), ag.content("o" * 4999 + "\n")])
@@ -105,7 +113,7 @@ def test_5000_pending_graphemes_are_delivered_in_one_frame(rig, ag):
     assert rig.sched.stats()["overloads"] == 1
 
 
-def test_exactly_4096_pending_is_still_paced_4097_is_overload(seed_rig, ag):
+def test_exactly_4096_pending_is_still_paced_4097_is_overload(seed_rig: Rig, ag: type[AG]) -> None:
     rig = seed_rig
     rig.sched.enqueue("s", [ag.content("o" * 4096)])
     rig.host.frame(16)
@@ -122,7 +130,7 @@ def test_exactly_4096_pending_is_still_paced_4097_is_overload(seed_rig, ag):
     assert rig.sched.pending_graphemes() == 0
 
 
-def test_overload_threshold_is_the_same_for_the_adaptive_law(rig, ag):
+def test_overload_threshold_is_the_same_for_the_adaptive_law(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.content("o" * 4096)])
     rig.host.frame(16)
     assert rig.sched.stats()["overloads"] == 0 and 0 < len(rig.text()) < 4096
@@ -136,7 +144,7 @@ def test_overload_threshold_is_the_same_for_the_adaptive_law(rig, ag):
     assert 4097 < len(rig.text()) < 4097 + 100  # paced again, not dumped
 
 
-def test_overload_resets_carry_and_resumes_pacing(seed_rig, ag):
+def test_overload_resets_carry_and_resumes_pacing(seed_rig: Rig, ag: type[AG]) -> None:
     rig = seed_rig
     rig.sched.enqueue("s", [ag.content("o" * 5000)])
     rig.host.frame(16)
@@ -147,7 +155,7 @@ def test_overload_resets_carry_and_resumes_pacing(seed_rig, ag):
 
 # ---------------------------------------------------------------- ordering
 
-def test_structural_events_never_overtake_text(rig, ag):
+def test_structural_events_never_overtake_text(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("abcdefghij" * 20), ag.tool_start(),
                             ag.custom(1), ag.content("tail")])
     seen_tool = False
@@ -164,7 +172,7 @@ def test_structural_events_never_overtake_text(rig, ag):
     assert rig.text() == "abcdefghij" * 20 + "tail"
 
 
-def test_601_events_go_out_as_512_then_89(rig, ag):
+def test_601_events_go_out_as_512_then_89(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.custom(i) for i in range(601)])
     rig.host.frame(16)
     rig.host.frame(16)
@@ -172,7 +180,7 @@ def test_601_events_go_out_as_512_then_89(rig, ag):
     assert [e["value"] for c in rig.accepted for e in c.events] == list(range(601))
 
 
-def test_only_the_head_sessions_contiguous_run_per_drain(rig, ag):
+def test_only_the_head_sessions_contiguous_run_per_drain(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("a", [ag.custom(1), ag.custom(2)])
     rig.sched.enqueue("b", [ag.custom(3)])
     rig.sched.enqueue("a", [ag.custom(4)])
@@ -181,14 +189,14 @@ def test_only_the_head_sessions_contiguous_run_per_drain(rig, ag):
         ("a", [1, 2]), ("b", [3]), ("a", [4])]
 
 
-def test_user_echo_is_atomic(rig, ag):
+def test_user_echo_is_atomic(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start("u", role="user"), ag.content("hello " * 100, "u")])
     rig.host.frame(16)
     assert rig.text("u") == "hello " * 100
     assert rig.sched.pending_graphemes() == 0
 
 
-def test_user_chunk_is_atomic_and_role_is_forgotten_at_end(rig, ag):
+def test_user_chunk_is_atomic_and_role_is_forgotten_at_end(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.chunk("q" * 200, "u", role="user")])
     rig.host.frame(16)
     assert rig.text("u") == "q" * 200
@@ -199,7 +207,7 @@ def test_user_chunk_is_atomic_and_role_is_forgotten_at_end(rig, ag):
     assert 0 < len(rig.text("m")) < 200
 
 
-def test_chunk_remainder_drops_role_and_name(rig, ag):
+def test_chunk_remainder_drops_role_and_name(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.chunk("c" * 100, "m1", role="assistant", name="bot")])
     rig.frames(3, 16)
     first, *rest = [e for e in rig.delivered() if e["type"] == "TEXT_MESSAGE_CHUNK"]
@@ -208,14 +216,14 @@ def test_chunk_remainder_drops_role_and_name(rig, ag):
     assert all(e["messageId"] == "m1" for e in rest)
 
 
-def test_whole_event_is_delivered_as_the_same_dict(rig, ag):
+def test_whole_event_is_delivered_as_the_same_dict(rig: Rig, ag: type[AG]) -> None:
     ev = ag.content("abc")
     rig.sched.enqueue("s", [ev, ag.end()])
     rig.host.frame(16)
     assert rig.accepted[0].events[0] is ev
 
 
-def test_split_pieces_do_not_mutate_the_input_event(rig, ag):
+def test_split_pieces_do_not_mutate_the_input_event(rig: Rig, ag: type[AG]) -> None:
     ev = ag.content("x" * 100)
     rig.sched.enqueue("s", [ev])
     rig.frames_until_idle()
@@ -224,7 +232,7 @@ def test_split_pieces_do_not_mutate_the_input_event(rig, ag):
 
 # ---------------------------------------------------------------- flush, clear
 
-def test_flush_now_delivers_the_remainder_exactly_once(rig, ag):
+def test_flush_now_delivers_the_remainder_exactly_once(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.start(), ag.content("f" * 300), ag.tool_start()])
     rig.frames(2, 16)
     rig.sched.flush_now("s")
@@ -236,7 +244,7 @@ def test_flush_now_delivers_the_remainder_exactly_once(rig, ag):
     assert types(rig.delivered()).count("TOOL_CALL_START") == 1
 
 
-def test_flush_now_keeps_other_sessions_queued(rig, ag):
+def test_flush_now_keeps_other_sessions_queued(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("a", [ag.content("a" * 100, "ma")])
     rig.sched.enqueue("b", [ag.content("b" * 100, "mb")])
     rig.sched.enqueue("a", [ag.custom()])
@@ -248,13 +256,13 @@ def test_flush_now_keeps_other_sessions_queued(rig, ag):
     assert rig.text("ma") == "a" * 100
 
 
-def test_flush_of_more_than_512_events_keeps_the_per_apply_cap(rig, ag):
+def test_flush_of_more_than_512_events_keeps_the_per_apply_cap(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("s", [ag.custom(i) for i in range(700)])
     rig.sched.flush_now("s")
     assert [len(c.events) for c in rig.accepted] == [512, 188]
 
 
-def test_clear_one_session(rig, ag):
+def test_clear_one_session(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("a", [ag.content("a" * 50, "ma")])
     rig.sched.enqueue("b", [ag.content("b" * 50, "mb")])
     rig.sched.clear("a")
@@ -264,7 +272,7 @@ def test_clear_one_session(rig, ag):
     assert {c.session for c in rig.calls} == {"b"}
 
 
-def test_clear_everything_disarms(rig, ag):
+def test_clear_everything_disarms(rig: Rig, ag: type[AG]) -> None:
     rig.sched.enqueue("a", [ag.content("a" * 50)])
     rig.sched.clear()
     assert rig.sched.queued_events() == 0 and rig.sched.pending_graphemes() == 0
@@ -275,7 +283,7 @@ def test_clear_everything_disarms(rig, ag):
 
 # ---------------------------------------------------------------- rejection
 
-def test_rejected_batches_lose_nothing(rig, ag):
+def test_rejected_batches_lose_nothing(rig: Rig, ag: type[AG]) -> None:
     rejecting = {"on": True}
     rig.reject = lambda s, evs: rejecting["on"]
     rig.sched.enqueue("s", [ag.start(), ag.content("r" * 200), ag.end()])
@@ -289,7 +297,7 @@ def test_rejected_batches_lose_nothing(rig, ag):
                                       "TEXT_MESSAGE_END"]
 
 
-def test_rejected_piece_is_offered_again_not_skipped(rig, ag):
+def test_rejected_piece_is_offered_again_not_skipped(rig: Rig, ag: type[AG]) -> None:
     flip = iter([False, True, False, False, False, False] + [False] * 100)
     rig.reject = lambda s, evs: next(flip)
     rig.sched.enqueue("s", [ag.content("abcdefghijklmnopqrstuvwxyz" * 4)])
@@ -297,10 +305,10 @@ def test_rejected_piece_is_offered_again_not_skipped(rig, ag):
     assert rig.text() == "abcdefghijklmnopqrstuvwxyz" * 4
 
 
-def test_apply_raising_counts_as_reject_and_keeps_the_loop_alive(rig, ag):
+def test_apply_raising_counts_as_reject_and_keeps_the_loop_alive(rig: Rig, ag: type[AG]) -> None:
     boom = {"n": 1}
 
-    def reject(s, evs):
+    def reject(s: str, evs: list[dict[str, Any]]) -> bool:
         if boom["n"]:
             boom["n"] -= 1
             raise RuntimeError("renderer failed")
@@ -316,7 +324,7 @@ def test_apply_raising_counts_as_reject_and_keeps_the_loop_alive(rig, ag):
     assert [c.events[0]["type"] for c in rig.accepted] == ["CUSTOM"]
 
 
-def test_flush_now_rejected_keeps_everything(rig, ag):
+def test_flush_now_rejected_keeps_everything(rig: Rig, ag: type[AG]) -> None:
     rig.reject = lambda s, evs: True
     rig.sched.enqueue("s", [ag.content("x" * 10)])
     rig.sched.flush_now("s")
@@ -326,7 +334,7 @@ def test_flush_now_rejected_keeps_everything(rig, ag):
 
 # ---------------------------------------------------------------- reentrancy, input
 
-def test_apply_may_enqueue_flush_and_clear(rig_factory, ag):
+def test_apply_may_enqueue_flush_and_clear(rig_factory: RigFactory, ag: type[AG]) -> None:
     rig = rig_factory()
     actions = iter([
         lambda: rig.sched.enqueue("s", [ag.custom("from-apply")]),
@@ -334,7 +342,7 @@ def test_apply_may_enqueue_flush_and_clear(rig_factory, ag):
         lambda: rig.sched.clear("other"),
     ])
 
-    def reject(s, evs):
+    def reject(s: str, evs: list[dict[str, Any]]) -> bool:
         act = next(actions, None)
         if act is not None:
             act()
@@ -349,7 +357,7 @@ def test_apply_may_enqueue_flush_and_clear(rig_factory, ag):
     assert values == ["o", "a", "from-apply"]
 
 
-def test_bad_input_raises_and_queues_nothing_from_that_call(rig, ag):
+def test_bad_input_raises_and_queues_nothing_from_that_call(rig: Rig, ag: type[AG]) -> None:
     with pytest.raises(EventError, match=r"\[1\]"):
         rig.sched.enqueue("s", [ag.custom(), {"no": "type"}])
     with pytest.raises(EventError, match="delta"):
@@ -359,7 +367,7 @@ def test_bad_input_raises_and_queues_nothing_from_that_call(rig, ag):
     assert rig.sched.queued_events() == 1
 
 
-def test_empty_delta_is_not_paced(rig_factory, ag):
+def test_empty_delta_is_not_paced(rig_factory: RigFactory, ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig())
     rig.sched.enqueue("s", [ag.content("")])
     assert rig.sched.pending_graphemes() == 0
@@ -367,11 +375,12 @@ def test_empty_delta_is_not_paced(rig_factory, ag):
     assert rig.delivered() == [ag.content("")]
 
 
-def test_flush_requested_inside_a_flush_apply_delivers_nothing_twice(rig_factory, ag):
+def test_flush_requested_inside_a_flush_apply_delivers_nothing_twice(rig_factory: RigFactory,
+                                                                     ag: type[AG]) -> None:
     rig = rig_factory(PacingConfig(max_events_per_frame=2))
     asked = {"n": 0}
 
-    def reject(s, evs):
+    def reject(s: str, evs: list[dict[str, Any]]) -> bool:
         if asked["n"] == 0:
             asked["n"] += 1
             rig.sched.flush_now("s")  # deferred until this apply returns

@@ -13,9 +13,7 @@ from streampace.session import client_messages as cm
 from streampace.session.engine import EVICTED, SHUTDOWN_REFUSAL, SessionEngine
 from streampace.session.log import SessionLog
 from streampace.session.outputs import (
-    ArmTimer,
     Attach,
-    CancelTimer,
     Deliver,
     Disconnect,
     Emit,
@@ -31,19 +29,42 @@ from streampace.session.outputs import (
 from streampace.session.run_lifecycle import Outcome, RunState
 from streampace.session.session_lifecycle import SessionState
 from streampace.session.source import new_run_id
+from streampace.sim.page_runner import PageRunner
 from streampace.sim.timed_model import SimulatedModel
 from streampace.testing import ManualHost
 
 
-def engine(*, shared: bool = False, timed: Any = None, scenarios: Any = None,
+def engine(*, shared: bool = False, trusted: bool = False, scenarios: Any = None,
            log_events: int = 1000) -> tuple[SessionEngine, ManualHost]:
     host = ManualHost()
     ids = random.Random(1)
     eng = SessionEngine("s", epoch="e1", log=SessionLog(log_events, 1 << 20),
                         transcript=Transcript(100, 1 << 20), clock=host.now,
                         run_ids=lambda: new_run_id(ids), scenarios=scenarios,
-                        timed=timed, trusted=timed is not None, shared_log=shared)
+                        trusted=trusted, shared_log=shared)
     return eng, host
+
+
+def timed_runner(eng: SessionEngine, host: ManualHost, source: Any
+                 ) -> tuple[PageRunner, list[Output]]:
+    """The page's run driver on ``source``; what it asks is kept, Emits logged at once."""
+    done: list[Output] = []
+
+    def apply(outputs: list[Output]) -> None:
+        for out in outputs:
+            done.append(out)
+            if isinstance(out, Emit):
+                done.extend(eng.append(out.events))
+            elif isinstance(out, RunEnded):
+                done.extend(eng.settle_run(out.run_id))
+
+    return PageRunner(host, eng, source, apply), done
+
+
+def next_timeout(host: ManualHost) -> bool:
+    """Move the clock to the next timeout and fire it; False if none is armed."""
+    at = host.next_timeout_at()
+    return at is not None and host.run_until(at) > 0
 
 
 def emitted(outputs: list[Output]) -> list[dict[str, Any]]:
@@ -60,11 +81,21 @@ def log_emits(eng: SessionEngine, outputs: list[Output]) -> list[Output]:
     return out
 
 
+# Read afresh: after `assert eng.run_state is X`, mypy keeps it narrowed to X
+# across the engine calls that move it on.
+def run_state(eng: SessionEngine) -> RunState:
+    return eng.run_state
+
+
+def session_state(eng: SessionEngine) -> SessionState:
+    return eng.state
+
+
 def types(events: list[dict[str, Any]]) -> list[str]:
     return [e["type"] for e in events]
 
 
-def test_resume_attaches_live_from_the_log_or_from_a_snapshot():
+def test_resume_attaches_live_from_the_log_or_from_a_snapshot() -> None:
     eng, _ = engine()
     eng.append([{"type": "STEP_STARTED", "stepName": f"s{i}"} for i in range(3)])
     [a] = eng.receive("v1", cm.ResumeMessage(1, None))
@@ -81,7 +112,7 @@ def test_resume_attaches_live_from_the_log_or_from_a_snapshot():
     assert eng.viewers == {"v2"}
 
 
-def test_a_run_from_start_to_settle():
+def test_a_run_from_start_to_settle() -> None:
     eng, _ = engine()
     out = eng.receive("v", cm.RunMessage("hello", None))
     assert isinstance(out[0], Attach) and out[0].mode == "live"  # a run attaches from now
@@ -90,7 +121,7 @@ def test_a_run_from_start_to_settle():
     assert eng.run_held
     request = eng.begin_run(start.run_id)
     assert request is not None and request.prompt == "hello" and request.run_index == 0
-    assert eng.run_state is RunState.RUNNING
+    assert run_state(eng) is RunState.RUNNING
     mid = "m1"
     out = log_emits(eng, eng.source_group(start.run_id, [
         {"type": "TEXT_MESSAGE_START", "messageId": mid, "role": "assistant"},
@@ -105,10 +136,10 @@ def test_a_run_from_start_to_settle():
     assert not eng.wants_source(start.run_id)
     assert eng.end_run(start.run_id) == [RunEnded(start.run_id)]  # ended by the source
     assert eng.settle_run(start.run_id) == []
-    assert eng.run_state is RunState.IDLE and not eng.run_held and eng.runs.runs_settled == 1
+    assert run_state(eng) is RunState.IDLE and not eng.run_held and eng.runs.runs_settled == 1
 
 
-def test_a_cancel_stops_a_running_body_and_its_stop_wins():
+def test_a_cancel_stops_a_running_body_and_its_stop_wins() -> None:
     eng, _ = engine()
     [start] = eng.start_run("p", None)
     assert isinstance(start, StartRun)
@@ -121,7 +152,7 @@ def test_a_cancel_stops_a_running_body_and_its_stop_wins():
     assert isinstance(out[-1], RunEnded)
 
 
-def test_a_cancel_before_the_body_began_ends_the_run_with_one_terminal_event():
+def test_a_cancel_before_the_body_began_ends_the_run_with_one_terminal_event() -> None:
     eng, _ = engine()
     [start] = eng.start_run("p", None)
     assert isinstance(start, StartRun)
@@ -133,7 +164,7 @@ def test_a_cancel_before_the_body_began_ends_the_run_with_one_terminal_event():
     assert eng.settle_run(start.run_id) == [] and eng.run_count == 0
 
 
-def test_a_refused_run_replies_to_the_viewer_that_asked():
+def test_a_refused_run_replies_to_the_viewer_that_asked() -> None:
     eng, _ = engine()
     eng.attach("v", None)
     [start] = eng.receive("v", cm.RunMessage("p", None))
@@ -145,7 +176,7 @@ def test_a_refused_run_replies_to_the_viewer_that_asked():
     assert eng.run_state is RunState.IDLE and eng.log.head == 0
 
 
-def test_client_rules_refuse_with_the_protocol_codes():
+def test_client_rules_refuse_with_the_protocol_codes() -> None:
     eng, _ = engine(scenarios=("fast",))
     assert [o.code for o in eng.receive("v", cm.CancelMessage())
             if isinstance(o, Refusal)] == ["no_run"]
@@ -156,7 +187,7 @@ def test_client_rules_refuse_with_the_protocol_codes():
             if isinstance(o, Refusal)] == ["run_active"]
 
 
-def test_shutdown_stops_the_run_and_refuses_new_ones():
+def test_shutdown_stops_the_run_and_refuses_new_ones() -> None:
     eng, _ = engine()
     [start] = eng.start_run("p", None)
     assert isinstance(start, StartRun)
@@ -170,10 +201,10 @@ def test_shutdown_stops_the_run_and_refuses_new_ones():
     assert json.loads(refusal.text)["message"] == SHUTDOWN_REFUSAL
     assert eng.shut_down("server_shutdown", "bye") == []  # a second one changes nothing
     assert eng.evict() == []  # idle: it may still be forgotten while the server stops
-    assert eng.state is SessionState.EVICTED
+    assert session_state(eng) is SessionState.EVICTED
 
 
-def test_a_stop_for_another_run_is_ignored():
+def test_a_stop_for_another_run_is_ignored() -> None:
     eng, _ = engine()
     [start] = eng.start_run("p", None)
     assert isinstance(start, StartRun)
@@ -182,7 +213,7 @@ def test_a_stop_for_another_run_is_ignored():
     assert eng.run_state is RunState.RUNNING
 
 
-def test_shared_log_a_run_elsewhere_holds_the_session_and_a_cancel_is_published():
+def test_shared_log_a_run_elsewhere_holds_the_session_and_a_cancel_is_published() -> None:
     eng, _ = engine(shared=True)
     eng.append([{"type": "RUN_STARTED", "threadId": "s", "runId": "r-other"}])
     assert eng.run_held and eng.run_state is RunState.IDLE
@@ -192,7 +223,7 @@ def test_shared_log_a_run_elsewhere_holds_the_session_and_a_cancel_is_published(
             if isinstance(o, Refusal)] == ["run_active"]
 
 
-def test_shared_log_the_next_run_waits_for_the_ending_one_to_settle():
+def test_shared_log_the_next_run_waits_for_the_ending_one_to_settle() -> None:
     eng, _ = engine(shared=True)
     [start] = eng.start_run("first", None)
     assert isinstance(start, StartRun)
@@ -201,55 +232,58 @@ def test_shared_log_the_next_run_waits_for_the_ending_one_to_settle():
     eng.append(emitted(ending))  # the store wrote the terminal event; the lease is not free yet
     assert eng.run_state is RunState.ENDING and not eng.run_held
     assert eng.receive("v", cm.RunMessage("second", None))[1:] == []  # queued
-    assert eng.run_state is RunState.HANDING_OVER and eng.run_held
+    assert run_state(eng) is RunState.HANDING_OVER and eng.run_held
     [nxt] = eng.settle_run(start.run_id)
     assert isinstance(nxt, StartRun) and nxt.run_id != start.run_id
     request = eng.begin_run(nxt.run_id)
     assert request is not None and request.prompt == "second" and request.run_index == 1
 
 
-def test_a_reload_replaces_the_log_and_says_so():
+def test_a_reload_replaces_the_log_and_says_so() -> None:
     eng, _ = engine(shared=True)
     assert eng.load("e2", SessionLog(10, 1000), Transcript(10, 1000), replacing=False) == []
     assert eng.epoch == "e2"
     assert eng.load("e2", SessionLog(10, 1000), Transcript(10, 1000), True) == [LogReplaced()]
 
 
-def test_a_timed_run_is_paced_by_the_engine_and_a_cancel_ends_it_at_once():
-    eng, host = engine(timed=SimulatedModel(speed=50.0, seed=3), scenarios=("agentic",))
+def test_a_timed_run_is_paced_by_its_driver_and_a_cancel_ends_it_at_once() -> None:
+    eng, host = engine(trusted=True, scenarios=("agentic",))
+    runner, done = timed_runner(eng, host, SimulatedModel(speed=50.0, seed=3))
     [_attach, start] = eng.receive("v", cm.RunMessage("hello", "agentic"))
     assert isinstance(start, StartRun)
-    assert eng.play_run(start.run_id) == [ArmTimer(0.0)]
-    logged: list[dict[str, Any]] = []
+    runner.start(start.run_id)
+    assert done == [] and host.next_timeout_at() == host.now()  # the next turn of the clock
     for _ in range(3):
-        out = eng.timer_fired()
-        logged += emitted(out)
-        [arm] = [o for o in out if isinstance(o, ArmTimer)]
-        host.advance(arm.delay_ms)
-    assert logged[0]["type"] == "RUN_STARTED"
-    out = eng.receive("v", cm.CancelMessage())
-    assert isinstance(out[0], CancelTimer) and isinstance(out[-1], RunEnded)
-    assert emitted(out)[-1]["code"] == cm.CANCEL_CODE
-    assert eng.timer_fired() == []  # a late fire after the stop does nothing
+        assert next_timeout(host)
+    logged = emitted(done)
+    assert logged[0]["type"] == "RUN_STARTED" and logged[-1]["type"] != "RUN_ERROR"
+    assert host.pending_timeouts == 1 and eng.wants_source(start.run_id)
+    [stop] = eng.receive("v", cm.CancelMessage())
+    assert stop == StopRun(start.run_id)
+    done.clear()
+    runner.stop(stop.run_id)
+    assert isinstance(done[0], Emit) and isinstance(done[-1], RunEnded)
+    assert emitted(done)[-1]["code"] == cm.CANCEL_CODE
+    assert host.pending_timeouts == 0 and eng.run_state is RunState.IDLE
+    assert not eng.run_held
 
 
-def test_a_timed_run_ends_when_its_source_has_no_more():
-    eng, host = engine(timed=SimulatedModel(speed=100.0, seed=3))
+def test_a_timed_run_ends_when_its_source_has_no_more() -> None:
+    eng, host = engine(trusted=True)
+    runner, done = timed_runner(eng, host, SimulatedModel(speed=100.0, seed=3))
     [start] = eng.start_run("hello", None)
     assert isinstance(start, StartRun)
-    eng.play_run(start.run_id)
-    events: list[dict[str, Any]] = []
+    runner.start(start.run_id)
     for _ in range(10_000):
-        out = eng.timer_fired()
-        events += emitted(out)
-        if isinstance(out[-1], RunEnded):
+        if not next_timeout(host):
             break
-        assert isinstance(out[-1], ArmTimer)
-        host.advance(out[-1].delay_ms)
+    events = emitted(done)
     assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
+    assert isinstance(done[-1], RunEnded) and eng.run_state is RunState.IDLE
+    assert host.pending_timeouts == 0
 
 
-def test_eviction_closes_bound_connections_and_answers_later_inputs():
+def test_eviction_closes_bound_connections_and_answers_later_inputs() -> None:
     eng, _ = engine()
     eng.connect("early")  # bound at the handshake, never attached
     assert eng.idle
@@ -265,7 +299,7 @@ def test_eviction_closes_bound_connections_and_answers_later_inputs():
         busy.evict()
 
 
-def test_an_input_for_a_run_that_is_not_current_is_a_bug():
+def test_an_input_for_a_run_that_is_not_current_is_a_bug() -> None:
     eng, _ = engine()
     with pytest.raises(RuntimeError):
         eng.begin_run("run-nope")

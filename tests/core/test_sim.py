@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 import statistics
+from typing import Any
 
 import pytest
 import regex
@@ -167,7 +168,8 @@ def test_timestamps_start_at_zero_and_never_decrease(scenario: str) -> None:
 
 @pytest.mark.parametrize("scenario", QUICK)
 def test_same_arguments_give_identical_runs(scenario: str) -> None:
-    args = {"seed": 5, "speed": 1.5, "prompt": "hi", "thread_id": "t", "run_id": "r"}
+    args: dict[str, Any] = {"seed": 5, "speed": 1.5, "prompt": "hi", "thread_id": "t",
+                            "run_id": "r"}
     assert simulate(scenario, **args) == simulate(scenario, **args)
     assert list(iter_simulate(scenario, **args)) == simulate(scenario, **args)
 

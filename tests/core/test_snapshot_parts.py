@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from streampace.conversation.items import MessageItem
 from streampace.conversation.live_state import LiveState
 from streampace.conversation.transcript import Transcript
 from streampace.session.log import event_size
@@ -32,8 +34,9 @@ def _split_deltas(events: list[dict]) -> list[dict]:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), TEXT), max_size=12),
        st.lists(TEXT, max_size=3), st.integers(1024, 8192))
-def test_parts_are_bounded_and_join_back_to_the_same_events(messages, deltas, max_bytes):
-    snap = [
+def test_parts_are_bounded_and_join_back_to_the_same_events(
+        messages: list[tuple[str, str]], deltas: list[str], max_bytes: int) -> None:
+    snap: list[dict[str, Any]] = [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
         {"type": "MESSAGES_SNAPSHOT", "messages": [
             {"id": mid, "role": "assistant", "content": text} for mid, text in messages]},
@@ -49,7 +52,7 @@ def test_parts_are_bounded_and_join_back_to_the_same_events(messages, deltas, ma
     assert _split_deltas(joined) == _split_deltas(snap)
 
 
-def test_a_50_mb_answer_travels_in_parts_and_a_page_shows_it_whole():
+def test_a_50_mb_answer_travels_in_parts_and_a_page_shows_it_whole() -> None:
     conv = Transcript(1000, 4 * 1024 * 1024)
     conv.apply_event({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
     conv.apply_event({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
@@ -67,10 +70,12 @@ def test_a_50_mb_answer_travels_in_parts_and_a_page_shows_it_whole():
     assert len(parts) > 90
     state = LiveState()
     state.apply(join_parts(parts))
-    assert state.items()[0].text == answer and state.status == "finished"
+    first = state.items()[0]
+    assert isinstance(first, MessageItem)
+    assert first.text == answer and state.status == "finished"
 
 
-def test_separate_messages_with_one_id_are_never_joined():
+def test_separate_messages_with_one_id_are_never_joined() -> None:
     snap = [{"type": "MESSAGES_SNAPSHOT", "messages": [
         {"id": "a1", "role": "assistant", "content": "x" * 900},
         {"id": "a1", "role": "assistant", "content": "y" * 900},  # a later run's reuse
@@ -80,7 +85,7 @@ def test_separate_messages_with_one_id_are_never_joined():
     assert [m["content"] for m in joined[0]["messages"]] == ["x" * 900, "y" * 900]
 
 
-def test_a_finished_or_failed_run_frames_the_snapshot():
+def test_a_finished_or_failed_run_frames_the_snapshot() -> None:
     conv = Transcript()
     assert [e["type"] for e in snapshot_events(conv)] == ["MESSAGES_SNAPSHOT", "STATE_SNAPSHOT"]
     conv.apply_event({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})

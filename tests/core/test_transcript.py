@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streampace.conversation import events as ev
-from streampace.conversation.items import ItemRef
+from streampace.conversation.items import ItemRef, MessageItem, ToolCallItem
 from streampace.conversation.live_state import LiveState
 from streampace.conversation.transcript import Transcript
 from streampace.sim import messages_snapshot, visible_text
@@ -25,7 +25,7 @@ def _view(state: Transcript) -> list[tuple[Any, ...]]:
     """
     out: list[tuple[Any, ...]] = []
     for item in state.items():
-        if item.kind == "tool_call":
+        if isinstance(item, ToolCallItem):
             out.append((item.kind, item.id, item.name, item.args, item.result))
         elif item.text or item.role != "assistant":
             out.append((item.kind, item.id, item.role, item.text))
@@ -34,7 +34,7 @@ def _view(state: Transcript) -> list[tuple[Any, ...]]:
 
 def _texts(state: Transcript) -> dict[str, str]:
     return {i.id: i.text for i in state.items()
-            if i.kind != "tool_call" and (i.text or i.role != "assistant")}
+            if isinstance(i, MessageItem) and (i.text or i.role != "assistant")}
 
 
 def _resumed(events: list[dict[str, Any]], cut: int) -> LiveState:
@@ -186,7 +186,8 @@ def test_an_id_a_later_run_reuses_is_a_new_item_without_anomaly() -> None:
                           ItemRef("tool_call", "t", 1), ItemRef("message", "a1", 1)]
     assert not ch.appended and not ch.updated
     assert live.messages["a1"].text == "second answer"  # an id names its latest item
-    assert live.item(ItemRef("message", "a1")).text == "first answer"
+    first = live.item(ItemRef("message", "a1"))
+    assert isinstance(first, MessageItem) and first.text == "first answer"
 
 
 def test_every_viewer_sees_the_reused_ids_as_new_items() -> None:
@@ -362,7 +363,7 @@ def test_live_state_server_snapshots_and_sim_views_agree(events: list[dict[str, 
     server.apply(events)
     history = [(m["id"], m.get("content")) for m in server.history() if m["role"] != "tool"]
     for item in live.items():
-        if item.kind != "tool_call" and item.ended and item.text:
+        if isinstance(item, MessageItem) and item.ended and item.text:
             assert (item.id, item.text) in history
 
     # Each run's items are what that run alone makes: an id an earlier run used
@@ -381,7 +382,7 @@ def test_live_state_server_snapshots_and_sim_views_agree(events: list[dict[str, 
 
 
 def _calls(state: Transcript) -> list[tuple[Any, ...]]:
-    return sorted((i.id, i.name, i.args) for i in state.items() if i.kind == "tool_call")
+    return sorted((i.id, i.name, i.args) for i in state.items() if isinstance(i, ToolCallItem))
 
 
 def _split_runs(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -399,7 +400,7 @@ def _made(state: Transcript, which: Any) -> list[tuple[Any, ...]]:
     for item in state.items():
         if not which(item):
             continue
-        if item.kind == "tool_call":
+        if isinstance(item, ToolCallItem):
             if item.name or item.args:
                 out.append((item.kind, item.id, item.name, item.args))
         elif item.text or item.role != "assistant":

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from fake_dom import FakeDocument, element, inner_html
 from streampace.browser.markdown_dom import MarkdownView
 from streampace.markdown import MarkdownStream, SetFootnotes, render_html
+
+from .fake_dom import FakeDocument, element, inner_html
 
 DOC = ("Water boils at 100 °C[^1] at sea level[^sea].\n\nSee also[^1].\n\n"
        "[^1]: At 1 atm.\n\n[^sea]: The *standard* pressure,\n    101.325 kPa.\n")

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from fake_dom import FakeDocument, element, inner_html
 from streampace.browser.markdown_dom import MarkdownView
 from streampace.markdown import MarkdownStream, render_html
 from streampace.markdown.highlight import LANGUAGES, LINE_CAP, Highlighter, highlight, language_of
 from streampace.markdown.tree import text_of
-from test_markdown_hostile import calls
+
+from .fake_dom import FakeDocument, element, inner_html
+from .test_markdown_hostile import calls
 
 SAMPLES = {
     "python": ('@dataclass\ndef f(x: int) -> str:\n    """doc\n    more"""\n'

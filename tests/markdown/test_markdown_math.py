@@ -6,7 +6,8 @@ import pytest
 from streampace.markdown import MarkdownStream, render_html
 from streampace.markdown.math import MAX_DEPTH, tex_to_mathml
 from streampace.markdown.tree import MATHML_TAGS
-from test_markdown_hostile import _max_depth, calls
+
+from .test_markdown_hostile import _max_depth, calls
 
 ALLOWED_MATH_ATTRS = {"display", "mathvariant", "stretchy", "movablelimits", "linethickness",
                       "width", "columnalign", "encoding"}

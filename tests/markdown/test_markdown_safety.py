@@ -11,7 +11,8 @@ import streampace
 from streampace.markdown import render_html
 from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
 from streampace.markdown.tree import MATHML_TAGS
-from xss_corpus import PAYLOADS
+
+from .xss_corpus import PAYLOADS
 
 ALLOWED_TAGS = {
     "p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "ul", "ol", "li", "pre", "code",

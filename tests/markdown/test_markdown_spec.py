@@ -10,7 +10,9 @@ Figures: docs/markdown.md.
 
 from __future__ import annotations
 
-from commonmark_spec import (
+from streampace.markdown import render_html
+
+from .commonmark_spec import (
     EXCLUDED_SECTIONS,
     load_examples,
     outside_raw_html_and_images,
@@ -18,7 +20,6 @@ from commonmark_spec import (
     run,
     summary,
 )
-from streampace.markdown import render_html
 
 FLOORS = {
     "ATX headings": 18, "Autolinks": 13, "Backslash escapes": 12, "Blank lines": 1,

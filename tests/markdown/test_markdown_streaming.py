@@ -7,8 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from commonmark_spec import load_examples, normalise
-from fake_dom import FakeDocument, FakeElement, inner_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streampace.browser.markdown_dom import MarkdownView, RebuildView
@@ -17,6 +15,9 @@ from streampace.markdown.parser import Context, Parser
 from streampace.markdown.tree import Node, text_of
 
 from bench.traces_markdown import _section
+
+from .commonmark_spec import load_examples, normalise
+from .fake_dom import FakeDocument, FakeElement, inner_html
 
 PARSER = Parser()
 

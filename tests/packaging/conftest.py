@@ -13,11 +13,9 @@ from typing import Any
 
 import pytest
 
-# The browser helpers (driver, request log) are shared with tests/browser.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
+from tests.browser.browser_harness import make_driver, runtime_missing  # shared with tests/browser
 
-from browser_harness import make_driver, runtime_missing  # noqa: E402
-from install_harness import ROOT, InstalledWheel  # noqa: E402
+from .install_harness import ROOT, InstalledWheel
 
 
 @pytest.fixture(scope="session")

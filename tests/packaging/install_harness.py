@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from browser_harness import free_port  # on sys.path: conftest.py puts tests/browser there
+from tests.browser.browser_harness import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -23,6 +23,7 @@ from ag_ui.encoder import EventEncoder
 from streampace.server import StreampaceApp
 from streampace.server.agent_source import AgentSource
 from streampace.server.mount import RunRequest
+from websockets.typing import Origin
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "byo_agent.py"
@@ -43,7 +44,7 @@ class Served:
         sock.bind(("127.0.0.1", 0))
         self.sock = sock
         self.port = sock.getsockname()[1]
-        self.origin = f"http://127.0.0.1:{self.port}"
+        self.origin = Origin(f"http://127.0.0.1:{self.port}")
         options.setdefault("ws_per_message_deflate", False)
         self.server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning",
                                                     **options))
@@ -78,7 +79,7 @@ def example(runtime_laid_out: None) -> Iterator[tuple[ModuleType, Served]]:
 
 async def run_and_collect(url: str, origin: str, prompt: str) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
-    async with websockets.connect(url, origin=origin) as ws:
+    async with websockets.connect(url, origin=Origin(origin)) as ws:
         await ws.send(json.dumps({"type": "run", "prompt": prompt}))
         while not events or events[-1]["type"] not in ("RUN_FINISHED", "RUN_ERROR"):
             batch = json.loads(await asyncio.wait_for(ws.recv(), WAIT_S))
@@ -122,7 +123,7 @@ def test_example_serves_its_page_and_the_tag_with_the_runtime(example: Any) -> N
 @pytest.mark.browser
 def test_example_page_boots_the_mounted_tag_and_streams_the_agent(example: Any,
                                                                   driver: Any) -> None:
-    from browser_harness import BOOT_TIMEOUT_S, requested_urls, wait_for
+    from tests.browser.browser_harness import BOOT_TIMEOUT_S, requested_urls, wait_for
 
     _, served = example
     requested_urls(driver)
@@ -172,9 +173,10 @@ def test_example_refuses_a_foreign_origin(example: Any) -> None:
 
     async def attempt() -> int:
         async with websockets.connect(served.ws("/streampace/ws/sessions/x"),
-                                      origin="http://evil.example") as ws:
+                                      origin=Origin("http://evil.example")) as ws:
             with pytest.raises(websockets.ConnectionClosed) as closed:
                 await asyncio.wait_for(ws.recv(), WAIT_S)
+            assert closed.value.rcvd is not None
             return closed.value.rcvd.code
 
     assert asyncio.run(attempt()) == 4403

@@ -16,8 +16,10 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, record_figure, requested_urls, wait_for
-from install_harness import ROOT, pyproject_version, static_server, streampace_serve
+
+from tests.browser.browser_harness import BOOT_TIMEOUT_S, requested_urls, wait_for
+
+from .install_harness import ROOT, pyproject_version, static_server, streampace_serve
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>npm embed</title>
@@ -108,7 +110,7 @@ def test_tarball_holds_exactly_what_the_tag_needs(tarball: Path) -> None:
     assert extra == {"README.md", "package.json"}
     assert not [n for n in names if n.startswith("vendor/pyscript/") or n.endswith(".py")
                 or "test-wheels" in n or n.split("/")[-1].startswith(".")]
-    record_figure("npm tarball size (bytes)", tarball.stat().st_size)
+    # Its size, beside the wheel's: `python -m bench.sizes`.
 
 
 def test_readme_shows_the_one_tag(site: Path) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from install_harness import ROOT
+
+from .install_harness import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,9 @@ def setup_runtime() -> dict[str, Any]:
 def test_runtime_config_is_pyscript_toml(runtime_laid_out: None) -> None:
     table = tomllib.loads((ROOT / "pyscript.toml").read_text(encoding="utf-8"))["streampace"]
     text = (ROOT / "vendor" / "runtime-config.mjs").read_text(encoding="utf-8")
-    written = json.loads(re.search(r"Object\.freeze\((\{.*\})\);", text, re.S).group(1))
+    frozen = re.search(r"Object\.freeze\((\{.*\})\);", text, re.S)
+    assert frozen is not None, "runtime-config.mjs freezes no object"
+    written = json.loads(frozen.group(1))
     assert {"pyodide": table["pyodide"], "package": table["package"],
             "packagePath": table["package_path"], "snapshot": table["snapshot"]} == {
         k: written[k] for k in ("pyodide", "package", "packagePath", "snapshot")}

@@ -13,8 +13,10 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_harness import BOOT_TIMEOUT_S, record_figure, requested_urls, wait_for
-from install_harness import ROOT, InstalledWheel, pyproject_version, streampace_serve
+
+from tests.browser.browser_harness import BOOT_TIMEOUT_S, requested_urls, wait_for
+
+from .install_harness import ROOT, InstalledWheel, pyproject_version, streampace_serve
 
 # Page files a wheel must carry (the runtime list mirrors hatch_build.REQUIRED).
 MUST_CARRY = (
@@ -55,7 +57,7 @@ def test_wheel_carries_the_page_and_the_runtime(installed_wheel: InstalledWheel)
                 for n in names if n.startswith("streampace/_site/vendor/pyscript/")}
     assert pyscript == set(runpy.run_path(str(ROOT / "scripts" / "setup_runtime"))
                            ["PYSCRIPT_FILES"])
-    record_figure("wheel size (bytes)", installed_wheel.wheel.stat().st_size)
+    # Its size, beside the npm package's: `python -m bench.sizes`.
 
 
 def test_installed_package_serves_from_any_directory(installed_wheel: InstalledWheel,

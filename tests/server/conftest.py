@@ -85,8 +85,11 @@ def store_kind(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
+Serve = Callable[..., RunningServer]  # what `serve` yields: start_server's keywords
+
+
 @pytest.fixture
-def serve(request: pytest.FixtureRequest) -> Iterator[Callable[..., RunningServer]]:
+def serve(request: pytest.FixtureRequest) -> Iterator[Serve]:
     started: list[RunningServer] = []
     callspec = getattr(request.node, "callspec", None)
     kind = callspec.params.get("store_kind", "memory") if callspec else "memory"
@@ -269,10 +272,13 @@ def split_runs(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 # -- fake upstreams ----------------------------------------------------------
 
 
+UpstreamScript = Callable[[BaseHTTPRequestHandler, Any], None]  # writes the response
+
+
 class FakeUpstream:
     """A real HTTP server on loopback; ``script(handler, body)`` writes the response."""
 
-    def __init__(self, script: Callable[[BaseHTTPRequestHandler, Any], None]) -> None:
+    def __init__(self, script: UpstreamScript) -> None:
         self.requests: list[Any] = []
         self.release = threading.Event()  # lets stalling scripts end at teardown
         upstream = self
@@ -304,11 +310,14 @@ class FakeUpstream:
         self.httpd.server_close()
 
 
+Upstream = Callable[[UpstreamScript], FakeUpstream]  # what `upstream` yields
+
+
 @pytest.fixture
-def upstream() -> Iterator[Callable[..., FakeUpstream]]:
+def upstream() -> Iterator[Upstream]:
     made: list[FakeUpstream] = []
 
-    def factory(script: Callable[[BaseHTTPRequestHandler, Any], None]) -> FakeUpstream:
+    def factory(script: UpstreamScript) -> FakeUpstream:
         u = FakeUpstream(script)
         made.append(u)
         return u
@@ -333,6 +342,25 @@ def write_raw(handler: BaseHTTPRequestHandler, data: bytes, pause_s: float = 0.0
     handler.wfile.flush()
     if pause_s:
         time.sleep(pause_s)
+
+
+def sse_reply(*chunks: bytes | Callable[[Any], bytes],
+              content_type: str = "text/event-stream") -> UpstreamScript:
+    """A script that sends the SSE headers, then writes each chunk in turn (a
+    callable chunk is made from the request body)."""
+
+    def script(handler: BaseHTTPRequestHandler, body: Any) -> None:
+        sse_headers(handler, content_type=content_type)
+        for chunk in chunks:
+            write_raw(handler, chunk(body) if callable(chunk) else chunk)
+
+    return script
+
+
+def run_started_sse(body: Any) -> bytes:
+    """RUN_STARTED for the run an AG-UI request body asks for, as one SSE event."""
+    return sse_event({"type": "RUN_STARTED", "threadId": body["threadId"],
+                      "runId": body["runId"]})
 
 
 def sse_event(obj: Any) -> bytes:

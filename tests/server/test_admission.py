@@ -9,7 +9,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +17,8 @@ import uvicorn
 import websockets
 from streampace.server import StreampaceApp
 
-from .conftest import WAIT_S, Received, close_code, recv_until, runs_ended, send
+from .conftest import WAIT_S, Received, Serve, close_code, recv_until, runs_ended, send
+from .redis_harness import RedisProcess
 
 OTHER_ADDRESS = "127.0.0.2"  # loopback too: another client as far as the server can tell
 
@@ -37,7 +38,8 @@ def _new(server: Any) -> str:
 
 
 @pytest.mark.parametrize("store_kind", ["memory", "redis"])
-def test_sockets_that_never_attach_create_nothing_and_are_closed(serve, store_kind, request):
+def test_sockets_that_never_attach_create_nothing_and_are_closed(
+        serve: Serve, store_kind: str, request: pytest.FixtureRequest) -> None:
     server = serve("demo", client_session_ids=True, attach_timeout_s=0.3)
     redis = request.getfixturevalue("redis_server") if store_kind == "redis" else None
 
@@ -64,7 +66,7 @@ def test_sockets_that_never_attach_create_nothing_and_are_closed(serve, store_ki
 # -- session ids are capabilities ----------------------------------------------------
 
 
-def test_the_server_mints_ids_and_refuses_ids_it_did_not_make(serve):
+def test_the_server_mints_ids_and_refuses_ids_it_did_not_make(serve: Serve) -> None:
     server = serve("demo", speed=200.0, client_session_ids=False)
 
     async def scenario() -> tuple[dict, dict, dict, Received, int | None]:
@@ -91,7 +93,7 @@ def test_the_server_mints_ids_and_refuses_ids_it_did_not_make(serve):
     assert "made-up-by-a-client" not in server.hub.sessions
 
 
-def test_client_chosen_ids_where_the_operator_allows_them(serve):
+def test_client_chosen_ids_where_the_operator_allows_them(serve: Serve) -> None:
     server = serve("demo", client_session_ids=True)
 
     async def scenario() -> dict:
@@ -109,6 +111,7 @@ class _Mounted:
     """A StreampaceApp served by plain uvicorn (as a host application would)."""
 
     def __init__(self, app: Any, **uvicorn_options: Any) -> None:
+        self.app = app
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         self.sock = sock
@@ -133,7 +136,7 @@ class _Mounted:
         self.sock.close()
 
 
-async def _echo(run: Any):
+async def _echo(run: Any) -> AsyncIterator[dict[str, Any]]:
     yield {"type": "TEXT_MESSAGE_START", "messageId": "a", "role": "assistant"}
     yield {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": run.prompt}
     yield {"type": "TEXT_MESSAGE_END", "messageId": "a"}
@@ -147,7 +150,6 @@ def mounted() -> Iterator[Any]:
         app = StreampaceApp(_echo, **options)
         m = _Mounted(app, **(app.uvicorn_options() if guarded else {}))
         made.append(m)
-        m.app = app  # type: ignore[attr-defined]
         return m
 
     yield factory
@@ -155,7 +157,7 @@ def mounted() -> Iterator[Any]:
         m.stop()
 
 
-def test_the_authorize_hook_decides_at_the_handshake(mounted):
+def test_the_authorize_hook_decides_at_the_handshake(mounted: Callable[..., _Mounted]) -> None:
     asked: list[tuple[str, bool, str | None]] = []
     owners: dict[str, str] = {}
 
@@ -193,7 +195,8 @@ def test_the_authorize_hook_decides_at_the_handshake(mounted):
     assert list(m.app.hub.sessions) == [sid]  # refused sockets made and read nothing
 
 
-def test_a_rebinding_page_is_refused_and_allowed_hosts_let_a_real_name_in(mounted):
+def test_a_rebinding_page_is_refused_and_allowed_hosts_let_a_real_name_in(
+        mounted: Callable[..., _Mounted]) -> None:
     local = mounted()
     named = mounted(allowed_hosts=["chat.example"])
 
@@ -226,7 +229,7 @@ def test_a_rebinding_page_is_refused_and_allowed_hosts_let_a_real_name_in(mounte
 # -- per-address limits -----------------------------------------------------------------
 
 
-def test_sockets_per_address_are_limited_and_other_addresses_are_not(serve):
+def test_sockets_per_address_are_limited_and_other_addresses_are_not(serve: Serve) -> None:
     server = serve("demo", client_session_ids=True, max_connections_per_client=3)
 
     async def scenario() -> tuple[int | None, dict]:
@@ -243,7 +246,7 @@ def test_sockets_per_address_are_limited_and_other_addresses_are_not(serve):
     assert refused == 4429 and hello["sessionId"] == "other"
 
 
-def test_sessions_per_address_are_limited(serve):
+def test_sessions_per_address_are_limited(serve: Serve) -> None:
     server = serve("demo", max_sessions_per_client=2)
 
     async def scenario() -> tuple[int | None, str]:
@@ -264,7 +267,7 @@ def test_sessions_per_address_are_limited(serve):
 # -- eviction and the byte budget --------------------------------------------------------
 
 
-def test_a_session_used_recently_is_never_forgotten_for_a_new_one(serve):
+def test_a_session_used_recently_is_never_forgotten_for_a_new_one(serve: Serve) -> None:
     server = serve("demo", speed=200.0, client_session_ids=True, max_sessions=1, quiet_s=600)
 
     async def scenario() -> tuple[int | None, Received]:
@@ -287,7 +290,8 @@ def test_a_session_used_recently_is_never_forgotten_for_a_new_one(serve):
     assert server.hub.sessions["recent"].log.head == got.through  # kept whole
 
 
-def test_over_the_byte_budget_new_sessions_and_runs_are_refused_and_old_text_stays(serve):
+def test_over_the_byte_budget_new_sessions_and_runs_are_refused_and_old_text_stays(
+        serve: Serve) -> None:
     server = serve("demo", speed=200.0, client_session_ids=True, memory_budget_bytes=20_000)
 
     async def scenario() -> tuple[int | None, str, Received, Received]:
@@ -354,7 +358,7 @@ def _read_to_eof(sock: socket.socket) -> bytes:
     return data
 
 
-def test_a_peer_that_answers_no_ping_is_closed(serve):
+def test_a_peer_that_answers_no_ping_is_closed(serve: Serve) -> None:
     server = serve("demo", client_session_ids=True, ws_ping_interval_s=0.2,
                    ws_ping_timeout_s=0.2)
     sock = _raw_handshake(server.ws_url("silent"))
@@ -405,7 +409,8 @@ def _masked_text(text: str) -> bytes:
     return frame.serialize(mask=True, extensions=[])
 
 
-def test_connections_without_a_whole_request_are_cut_after_the_handshake_timeout(serve):
+def test_connections_without_a_whole_request_are_cut_after_the_handshake_timeout(
+        serve: Serve) -> None:
     server = serve("demo", handshake_timeout_s=0.3)
     port = int(server.url.rsplit(":", 1)[1].strip("/"))
     silent = socket.create_connection(("127.0.0.1", port), timeout=WAIT_S)
@@ -419,12 +424,15 @@ def test_connections_without_a_whole_request_are_cut_after_the_handshake_timeout
     assert server.server.guard.timed_out == 2 and server.server.guard.open == 0
 
 
-def test_a_host_applications_uvicorn_gets_the_guards_below_asgi(mounted):
+def test_a_host_applications_uvicorn_gets_the_guards_below_asgi(
+        mounted: Callable[..., _Mounted]) -> None:
     from streampace.server import ServerConfig
 
     config = ServerConfig(handshake_timeout_s=0.3, max_connections_per_client=2)
     m = mounted(guarded=True, config=config)
-    guard = m.server.config.http.guard  # the class uvicorn_options() handed to uvicorn
+    # The class uvicorn_options() handed to uvicorn (typed there as a name or a class).
+    http_protocol: Any = m.server.config.http
+    guard = http_protocol.guard
     silent = socket.create_connection(("127.0.0.1", m.port), timeout=WAIT_S)
     try:
         assert _read_to_eof(silent) == b""  # no whole request: cut, as under serve
@@ -449,7 +457,7 @@ def test_a_host_applications_uvicorn_gets_the_guards_below_asgi(mounted):
 
 @pytest.mark.parametrize("store_kind", ["redis"])
 def test_with_redis_max_sessions_bounds_the_store_and_quiet_sessions_make_room(
-        serve, store_kind, redis_server):
+        serve: Serve, store_kind: str, redis_server: RedisProcess) -> None:
     first = serve("demo", speed=200.0, client_session_ids=True, max_sessions=2, quiet_s=600)
     second = serve("demo", speed=200.0, client_session_ids=True, max_sessions=2, quiet_s=600)
 

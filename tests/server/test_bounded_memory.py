@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 from streampace.conversation.transcript import Transcript
 from streampace.session.framing import MAX_EVENT_DELTA, RunFramer
 
-from .conftest import assert_conformant, sse_headers, watch_run, write_raw
+from .conftest import Serve, Upstream, assert_conformant, sse_headers, watch_run, write_raw
 from .test_upstreams import chat_chunk
 
 
@@ -27,7 +29,7 @@ def _run(conv: Transcript, n: int, prompt: str, answer: str) -> None:
         conv.apply_event(event)
 
 
-def test_history_and_snapshots_stay_within_their_bounds():
+def test_history_and_snapshots_stay_within_their_bounds() -> None:
     conv = Transcript(max_messages=50, max_bytes=256 * 1024)
     for n in range(300):  # the issue: many runs with 32 KB prompts in one session
         _run(conv, n, "p" * 32_768, f"answer {n} " + "w " * 200)
@@ -43,7 +45,7 @@ def test_history_and_snapshots_stay_within_their_bounds():
     assert len(snap) <= 256 * 1024 + 50 * 200
 
 
-def test_the_latest_run_is_kept_whole_past_the_bounds():
+def test_the_latest_run_is_kept_whole_past_the_bounds() -> None:
     """Issue 18 item 6: a 10 MB answer used to be trimmed away when its run ended, so
     a viewer resuming from a snapshot lost it.  The bounds hold for the history
     before the latest run."""
@@ -55,7 +57,7 @@ def test_the_latest_run_is_kept_whole_past_the_bounds():
     assert [m["content"] for m in conv.as_messages()] == ["next", "short"]
 
 
-def test_the_run_in_progress_is_never_trimmed():
+def test_the_run_in_progress_is_never_trimmed() -> None:
     conv = Transcript(max_messages=2, max_bytes=1_000)
     conv.apply_event({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
     conv.apply_event({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
@@ -68,7 +70,7 @@ def test_the_run_in_progress_is_never_trimmed():
     assert conv.as_messages()[-1]["content"] == "xy" * 500
 
 
-def test_history_is_not_copied_per_run():
+def test_history_is_not_copied_per_run() -> None:
     conv = Transcript()
     for n in range(3):
         _run(conv, n, "hello", "an answer")
@@ -78,7 +80,7 @@ def test_history_is_not_copied_per_run():
     assert all(a["content"] is b["content"] for a, b in zip(first, second, strict=True))
 
 
-def test_streamed_text_is_joined_once_per_message():
+def test_streamed_text_is_joined_once_per_message() -> None:
     # O(text): deltas are kept as parts; content is built by one join at the END.
     conv = Transcript()
     conv.apply_event({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})
@@ -92,10 +94,10 @@ def test_streamed_text_is_joined_once_per_message():
     assert len(conv.messages["m"].body._parts) == 1  # joined once, when read
 
 
-def test_a_huge_upstream_delta_is_cut_into_bounded_events(serve, upstream):
+def test_a_huge_upstream_delta_is_cut_into_bounded_events(serve: Serve, upstream: Upstream) -> None:
     big = "".join(chr(0x41 + i % 26) for i in range(1_000_000)) + "🙂" * 1000
 
-    def script(h, body):
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         write_raw(h, chat_chunk({"content": big}))
         write_raw(h, b"data: [DONE]\n\n")
@@ -113,7 +115,7 @@ def test_a_huge_upstream_delta_is_cut_into_bounded_events(serve, upstream):
     assert max(len(json.dumps(b)) for b in got.batches) < 200_000
 
 
-def test_trimming_never_leaves_a_tool_result_without_its_call():
+def test_trimming_never_leaves_a_tool_result_without_its_call() -> None:
     """Found by the 10-minute soak: history trimmed between an assistant message's
     tool call and its result restored the result as a nameless tool call."""
     from streampace.conversation.live_state import LiveState

@@ -8,9 +8,11 @@ import json
 import pytest
 import websockets
 from streampace.session.delivery import compact
+from websockets.typing import Origin
 
 from .conftest import (
     Received,
+    Serve,
     assert_conformant,
     close_code,
     errors_at_least,
@@ -38,10 +40,10 @@ BAD = [
 ]
 
 
-def test_bad_messages_get_errors_and_the_socket_stays_usable(serve):
+def test_bad_messages_get_errors_and_the_socket_stays_usable(serve: Serve) -> None:
     server = serve("demo", speed=200.0)
 
-    async def scenario():
+    async def scenario() -> Received:
         async with websockets.connect(server.ws_url("bad")) as ws:
             got = Received()
             # Six refusals (the abuse limit is 10 within 10 s).
@@ -69,10 +71,10 @@ def test_bad_messages_get_errors_and_the_socket_stays_usable(serve):
 
 
 @pytest.mark.parametrize(("raw", "code"), BAD[5:])
-def test_each_bad_field_has_its_code(serve, raw, code):
+def test_each_bad_field_has_its_code(serve: Serve, raw: str, code: str) -> None:
     server = serve("demo", speed=200.0)
 
-    async def scenario():
+    async def scenario() -> Received:
         async with websockets.connect(server.ws_url("f")) as ws:
             await ws.send(raw)
             return await recv_until(ws, Received(), errors_at_least(1))
@@ -83,10 +85,10 @@ def test_each_bad_field_has_its_code(serve, raw, code):
     assert got.errors[0]["type"] == "error"
 
 
-def test_repeated_abuse_closes_with_4400_and_others_are_unaffected(serve):
+def test_repeated_abuse_closes_with_4400_and_others_are_unaffected(serve: Serve) -> None:
     server = serve("demo", speed=50.0)
 
-    async def scenario():
+    async def scenario() -> tuple[int | None, Received]:
         url = server.ws_url("abuse")
         async with websockets.connect(url) as good, websockets.connect(url) as bad:
             await send(good, type="resume", after=0)
@@ -105,10 +107,10 @@ def test_repeated_abuse_closes_with_4400_and_others_are_unaffected(serve):
     assert_conformant(got.events, prompt="after the abuse")
 
 
-def test_oversize_message_closes_with_1009(serve):
+def test_oversize_message_closes_with_1009(serve: Serve) -> None:
     server = serve("demo", max_message_bytes=4096)
 
-    async def scenario():
+    async def scenario() -> int | None:
         async with websockets.connect(server.ws_url("big")) as ws:
             await ws.send(json.dumps({"type": "run", "prompt": "x" * 10_000}))
             return await close_code(ws)
@@ -116,10 +118,10 @@ def test_oversize_message_closes_with_1009(serve):
     assert asyncio.run(scenario()) == 1009
 
 
-def test_bad_session_id_closes_with_4400(serve):
+def test_bad_session_id_closes_with_4400(serve: Serve) -> None:
     server = serve("demo")
 
-    async def scenario():
+    async def scenario() -> int | None:
         async with websockets.connect(server.url.replace("http", "ws") + "ws/sessions/"
                                       + "x" * 65) as ws:
             return await close_code(ws)
@@ -128,11 +130,11 @@ def test_bad_session_id_closes_with_4400(serve):
 
 
 @pytest.mark.parametrize("origin", ["http://evil.example", "http://127.0.0.1:1", "null"])
-def test_disallowed_origin_closes_with_4403(serve, origin):
+def test_disallowed_origin_closes_with_4403(serve: Serve, origin: str) -> None:
     server = serve("demo")
 
-    async def scenario():
-        async with websockets.connect(server.ws_url("o"), origin=origin) as ws:
+    async def scenario() -> int | None:
+        async with websockets.connect(server.ws_url("o"), origin=Origin(origin)) as ws:
             return await close_code(ws)
 
     assert asyncio.run(scenario()) == 4403
@@ -140,27 +142,27 @@ def test_disallowed_origin_closes_with_4403(serve, origin):
     assert "o" not in server.hub.sessions
 
 
-def test_own_origin_and_allowlisted_origins_are_accepted(serve):
+def test_own_origin_and_allowlisted_origins_are_accepted(serve: Serve) -> None:
     server = serve("demo", speed=200.0, allow_origins=("http://app.example",))
     port = server.url.rsplit(":", 1)[1].strip("/")
 
-    async def scenario(origin):
+    async def scenario(origin: Origin | None) -> Received:
         session = f"ok{abs(hash(origin)) % 10_000}"
         async with websockets.connect(server.ws_url(session), origin=origin) as ws:
             await send(ws, type="resume", after=0)
             await send(ws, type="run", prompt="hi", scenario="very_fast")
             return await recv_until(ws, Received(), runs_ended(1))
 
-    for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}",
-                   "http://app.example", None):
+    for origin in (Origin(f"http://127.0.0.1:{port}"), Origin(f"http://localhost:{port}"),
+                   Origin("http://app.example"), None):
         got = asyncio.run(scenario(origin))
         assert got.events[-1]["type"] == "RUN_FINISHED"
 
 
-def test_session_limit_forgets_idle_sessions_and_refuses_when_all_are_busy(serve):
+def test_session_limit_forgets_idle_sessions_and_refuses_when_all_are_busy(serve: Serve) -> None:
     server = serve("demo", max_sessions=2, quiet_s=0)  # no quiet period: s1 goes at once
 
-    async def scenario():
+    async def scenario() -> tuple[int | None, Received]:
         a = await websockets.connect(server.ws_url("s1"))
         b = await websockets.connect(server.ws_url("s2"))
         await send(a, type="resume", after=0)
@@ -189,7 +191,8 @@ def test_session_limit_forgets_idle_sessions_and_refuses_when_all_are_busy(serve
     assert "s1" not in server.hub.sessions and "s2" in server.hub.sessions
 
 
-def test_a_socket_that_has_not_attached_holds_no_session_so_eviction_cannot_split_it(serve):
+def test_a_socket_that_has_not_attached_holds_no_session_so_eviction_cannot_split_it(
+        serve: Serve) -> None:
     """Issue 18 item 9: a socket that connected before its (idle, unattached) session
     was evicted used to keep running under the old session object, unseen by another
     socket on the same id.  A socket is now bound to its session by its first
@@ -197,7 +200,7 @@ def test_a_socket_that_has_not_attached_holds_no_session_so_eviction_cannot_spli
     gets the one session of that id."""
     server = serve("demo", speed=200.0, max_sessions=1, quiet_s=0)
 
-    async def scenario():
+    async def scenario() -> tuple[Received, Received]:
         early = await websockets.connect(server.ws_url("x"))  # not attached: no session
         async with websockets.connect(server.ws_url("y")) as other:
             await send(other, type="resume", after=0)

@@ -8,11 +8,12 @@ import socket
 import pytest
 import websockets
 
-from .conftest import Received, close_code, errors_at_least, recv_until, runs_ended, send
+from .conftest import Received, Serve, close_code, errors_at_least, recv_until, runs_ended, send
 
 
 @pytest.mark.parametrize("raw", ["[" * 1000, "{\"a\":" * 1000])
-def test_deeply_nested_json_is_a_bad_json_error_and_the_socket_stays(serve, raw):
+def test_deeply_nested_json_is_a_bad_json_error_and_the_socket_stays(
+        serve: Serve, raw: str) -> None:
     server = serve("demo", speed=100.0)
 
     async def scenario() -> Received:
@@ -28,7 +29,7 @@ def test_deeply_nested_json_is_a_bad_json_error_and_the_socket_stays(serve, raw)
     assert "deep" in got.errors[0]["message"]
 
 
-def test_nested_json_counts_toward_the_abuse_meter(serve):
+def test_nested_json_counts_toward_the_abuse_meter(serve: Serve) -> None:
     server = serve("demo", abuse_errors=3)
 
     async def scenario() -> int | None:
@@ -41,7 +42,7 @@ def test_nested_json_counts_toward_the_abuse_meter(serve):
 
 
 @pytest.mark.parametrize("path", ["a%2Fb", "a%2fb%2F..", "%2F", "a/b"])
-def test_encoded_slash_in_a_session_id_closes_with_4400(serve, path):
+def test_encoded_slash_in_a_session_id_closes_with_4400(serve: Serve, path: str) -> None:
     server = serve("demo")
 
     async def scenario() -> int | None:
@@ -67,7 +68,7 @@ def _raw_request(port: int, path: str, upgrade: bool) -> bytes:
 
 
 @pytest.mark.parametrize("length", [8_200, 9_000, 60_000])
-def test_a_very_long_websocket_url_gets_an_answer(serve, length):
+def test_a_very_long_websocket_url_gets_an_answer(serve: Serve, length: int) -> None:
     server = serve("demo")
     port = int(server.url.rstrip("/").rsplit(":", 1)[1])
     answer = _raw_request(port, "/ws/sessions/" + "a" * length, upgrade=True)

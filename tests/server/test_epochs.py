@@ -11,13 +11,15 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import websockets
 from streampace.browser.client import SessionClient
+from streampace.conversation.items import MessageItem
 from streampace.conversation.live_state import LiveState
 
-from .conftest import WAIT_S, Received, recv_until, runs_ended, send
+from .conftest import WAIT_S, Received, Serve, recv_until, runs_ended, send
 
 
 def _attached(epoch: str, mode: str, after: int = 0) -> str:
@@ -33,7 +35,7 @@ RUN = {"type": "RUN_STARTED", "threadId": "s", "runId": "r1"}
 START = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
 
 
-def test_client_resets_to_the_snapshot_of_a_new_epoch_and_ends_the_lost_run():
+def test_client_resets_to_the_snapshot_of_a_new_epoch_and_ends_the_lost_run() -> None:
     got: list[dict] = []
     client = SessionClient(got.extend)
     client.receive(_attached("e1", "log"))
@@ -59,7 +61,7 @@ def test_client_resets_to_the_snapshot_of_a_new_epoch_and_ends_the_lost_run():
     assert client.stats["duplicates"] == 1
 
 
-def test_resume_with_another_epoch_gets_a_snapshot_even_inside_the_log(serve):
+def test_resume_with_another_epoch_gets_a_snapshot_even_inside_the_log(serve: Serve) -> None:
     server = serve("demo", speed=200.0)
 
     async def scenario() -> tuple[Received, Received]:
@@ -119,17 +121,17 @@ class _Resumer:
     def resume_message(self) -> str:
         return self.client.resume_message()
 
-    def feed(self, text: str) -> None:
+    def feed(self, text: str | bytes) -> None:
         before = len(self.events)
         self.client.receive(text)
         self.state.apply(self.events[before:])
 
     def answer(self) -> str:
         return "\n".join(i.text for i in self.state.items()
-                         if getattr(i, "role", None) == "assistant")
+                         if isinstance(i, MessageItem) and i.role == "assistant")
 
 
-def test_resume_into_a_restarted_server_process(tmp_path):
+def test_resume_into_a_restarted_server_process(tmp_path: Path) -> None:
     port = _free_port()
     url = f"ws://127.0.0.1:{port}/ws/sessions/restart"
     proc = _start(port)

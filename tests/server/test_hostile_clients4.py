@@ -17,6 +17,8 @@ from streampace.server import StreampaceApp
 from .conftest import (
     WAIT_S,
     Received,
+    Serve,
+    Upstream,
     close_code,
     recv_until,
     runs_ended,
@@ -58,7 +60,7 @@ def _read_until_closed(sock: socket.socket) -> bytes:
 
 
 @pytest.mark.parametrize("attach", [False, True])
-def test_a_ping_flood_from_a_socket_that_does_not_read_is_cut(serve, attach):
+def test_a_ping_flood_from_a_socket_that_does_not_read_is_cut(serve: Serve, attach: bool) -> None:
     """Defect 1: each ping queued a pong and reading went on (+343 MiB in 15 s)."""
     server = serve("demo", client_session_ids=True, attach_timeout_s=WAIT_S * 2)
     sock = _raw_handshake(server.ws_url("pinger"))
@@ -112,7 +114,8 @@ async def _no_viewers(server: Any) -> None:
 
 
 @pytest.mark.parametrize("store_kind", ["memory", "redis"])
-def test_sessions_left_empty_lock_nobody_out(serve, store_kind, request):
+def test_sessions_left_empty_lock_nobody_out(
+        serve: Serve, store_kind: str, request: pytest.FixtureRequest) -> None:
     """Addresses that each attach once and leave used to fill --max-sessions and
     their own share with "recent" empty sessions: every newcomer got 1013 for
     the whole quiet period."""
@@ -153,7 +156,7 @@ def test_sessions_left_empty_lock_nobody_out(serve, store_kind, request):
         assert int(redis.command("ZCARD", "sp:sessions").strip()[1:]) <= 6
 
 
-def test_new_sessions_are_rate_limited_per_address_and_in_all(serve):
+def test_new_sessions_are_rate_limited_per_address_and_in_all(serve: Serve) -> None:
     server = serve("demo", client_session_ids=False, new_sessions_per_s=0.01,
                    new_sessions_burst=4, client_new_sessions_per_s=0.01,
                    client_new_sessions_burst=2)
@@ -179,7 +182,7 @@ def _from(address: str) -> dict[str, Any]:
     return {"additional_headers": {"X-Forwarded-For": address}}
 
 
-def test_forwarded_headers_from_loopback_are_not_trusted_by_default(serve):
+def test_forwarded_headers_from_loopback_are_not_trusted_by_default(serve: Serve) -> None:
     """One local peer writing a new X-Forwarded-For per request made 90 sessions
     past a limit of 64."""
     server = serve("demo", client_session_ids=False, max_sessions_per_client=2)
@@ -197,7 +200,7 @@ def test_forwarded_headers_from_loopback_are_not_trusted_by_default(serve):
     assert asyncio.run(scenario()) == [None, None, 4429]
 
 
-def test_a_named_proxy_is_trusted_and_ipv6_clients_count_by_prefix(serve):
+def test_a_named_proxy_is_trusted_and_ipv6_clients_count_by_prefix(serve: Serve) -> None:
     server = serve("demo", client_session_ids=False, max_sessions_per_client=2,
                    forwarded_allow_ips=("127.0.0.1",))
 
@@ -218,7 +221,8 @@ def test_a_named_proxy_is_trusted_and_ipv6_clients_count_by_prefix(serve):
 # -- defect 3: a compression bomb on a mount ---------------------------------------------
 
 
-def test_a_mount_without_the_guards_says_so_once_and_refuses_what_it_can_see(caplog):
+def test_a_mount_without_the_guards_says_so_once_and_refuses_what_it_can_see(
+        caplog: pytest.LogCaptureFixture) -> None:
     """Under uvicorn's defaults the mount negotiated permessage-deflate and took
     16 MiB messages; it now says once in its log that the guards are missing, and
     refuses a message over its own bound as soon as it sees one."""
@@ -255,7 +259,7 @@ def test_a_mount_without_the_guards_says_so_once_and_refuses_what_it_can_see(cap
 @pytest.mark.parametrize("store_kind", ["memory", "redis"])
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999"])
 def test_state_values_json_cannot_carry_end_the_run_before_they_are_logged(
-        serve, upstream, store_kind, token):
+        serve: Serve, upstream: Upstream, store_kind: str, token: str) -> None:
     """They were relayed as bare NaN / Infinity tokens, which strict JSON clients
     cannot parse."""
     from .test_hostile_state import _check, _good_run, _hostile_run, _session
@@ -287,7 +291,7 @@ def test_state_values_json_cannot_carry_end_the_run_before_they_are_logged(
 
 @pytest.mark.parametrize("store_kind", ["memory", "redis"])
 def test_an_upstream_gets_a_thread_id_that_is_not_the_session_key(
-        serve, upstream, store_kind):
+        serve: Serve, upstream: Upstream, store_kind: str) -> None:
     from .test_hostile_state import _good_run
 
     def script(h: Any, body: Any) -> None:
@@ -330,7 +334,7 @@ def test_an_upstream_gets_a_thread_id_that_is_not_the_session_key(
 # -- defect 4: the byte budget as sessions grow ----------------------------------------------
 
 
-def test_sessions_made_empty_and_then_filled_stay_near_the_byte_budget(serve):
+def test_sessions_made_empty_and_then_filled_stay_near_the_byte_budget(serve: Serve) -> None:
     """The budget was checked only when a session was made: 12 sessions made empty
     and then filled reached 4.1x it."""
     budget = 400_000
@@ -363,7 +367,8 @@ def test_sessions_made_empty_and_then_filled_stay_near_the_byte_budget(serve):
     assert any(e["type"] == "RUN_FINISHED" for e in kept.events)
 
 
-def test_a_socket_past_its_message_rate_is_closed_whatever_server_runs_the_app(serve):
+def test_a_socket_past_its_message_rate_is_closed_whatever_server_runs_the_app(
+        serve: Serve) -> None:
     """What ASGI lets the app see it bounds itself, under any server (defect 3)."""
     server = serve("demo", speed=200.0, client_session_ids=True, messages_burst=6,
                    messages_per_s=0.01)

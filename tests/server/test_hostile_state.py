@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import websockets
 
 from .conftest import (
     BOTH_STORES,
+    FakeUpstream,
     Received,
+    Serve,
+    Upstream,
+    UpstreamScript,
     assert_conformant,
     recv_until,
     runs_ended,
@@ -60,8 +65,8 @@ def _good_run(body: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _script(delta: list[dict[str, Any]]):
-    def script(h, body):
+def _script(delta: list[dict[str, Any]]) -> UpstreamScript:
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         events = _hostile_run(body, delta) if body["messages"][-1]["content"] == "one" \
             else _good_run(body)
@@ -96,7 +101,7 @@ async def _session(url: str) -> tuple[Received, Received, Received]:
     return live, replay, snap
 
 
-def _check(up, live: Received, replay: Received, snap: Received, code: str,
+def _check(up: FakeUpstream, live: Received, replay: Received, snap: Received, code: str,
            message: str) -> None:
     hostile, good = split_runs(live.events)
     assert_conformant(hostile, prompt="one")
@@ -119,7 +124,7 @@ def _check(up, live: Received, replay: Received, snap: Received, code: str,
     assert state == [{**STATE, "b": 1}]
 
 
-def test_a_doubling_patch_is_refused_before_it_is_logged(serve, upstream):
+def test_a_doubling_patch_is_refused_before_it_is_logged(serve: Serve, upstream: Upstream) -> None:
     up = upstream(_script(DOUBLING))
     server = serve(f"agui:{up.url}")
     assert len(json.dumps(DOUBLING)) < 1100
@@ -128,14 +133,15 @@ def test_a_doubling_patch_is_refused_before_it_is_logged(serve, upstream):
            "document would be larger than 1048576 characters")
 
 
-def test_a_600_deep_patch_is_an_upstream_protocol_error(serve, upstream):
+def test_a_600_deep_patch_is_an_upstream_protocol_error(serve: Serve, upstream: Upstream) -> None:
     up = upstream(_script([{"op": "add", "path": "/deep", "value": _deep(600)}]))
     server = serve(f"agui:{up.url}")
     live, replay, snap = asyncio.run(_session(server.ws_url("deep")))
     _check(up, live, replay, snap, "upstream_protocol_error", "deeper than 48")
 
 
-def test_a_patch_deeper_than_the_state_may_be_is_state_too_large(serve, upstream):
+def test_a_patch_deeper_than_the_state_may_be_is_state_too_large(
+        serve: Serve, upstream: Upstream) -> None:
     # Within one event's depth (48), beyond the state's (32).
     up = upstream(_script([{"op": "add", "path": "/deep", "value": _deep(40)}]))
     server = serve(f"agui:{up.url}")
@@ -143,12 +149,14 @@ def test_a_patch_deeper_than_the_state_may_be_is_state_too_large(serve, upstream
     _check(up, live, replay, snap, "state_too_large", "deeper than 32 levels")
 
 
-def test_a_runs_state_events_are_checked_against_the_state_earlier_runs_left(serve, upstream):
+def test_a_runs_state_events_are_checked_against_the_state_earlier_runs_left(
+        serve: Serve, upstream: Upstream) -> None:
     """The session engine hands each run's framer the session's state: a patch
     that fits an empty state but not the one the first run left is refused."""
-    def script(h, body):
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         ids = {"threadId": body["threadId"], "runId": body["runId"]}
+        state: dict[str, Any]
         if body["messages"][-1]["content"] == "one":
             state = {"type": "STATE_SNAPSHOT", "snapshot": {"big": "y" * 900_000}}
         else:

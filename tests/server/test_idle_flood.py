@@ -47,7 +47,8 @@ def own_fds() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
-def test_a_flood_of_idle_connections_from_one_client_locks_nobody_out(own_fds, tmp_path):
+def test_a_flood_of_idle_connections_from_one_client_locks_nobody_out(
+        own_fds: None, tmp_path: Path) -> None:
     errors = tmp_path / "server.err"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = f"{SRC}{os.pathsep}{env.get('PYTHONPATH', '')}"

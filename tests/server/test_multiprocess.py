@@ -86,7 +86,7 @@ def _canonical(r: Received) -> bytes:
 
 
 def test_three_processes_see_identical_streams_and_a_cancel_crosses_processes(
-        redis_url, procs):
+        redis_url: str, procs: list[ServerProcess]) -> None:
     a, b, c = (ServerProcess(redis_url) for _ in range(3))
     procs += [a, b, c]
 
@@ -114,7 +114,7 @@ def test_three_processes_see_identical_streams_and_a_cancel_crosses_processes(
 
 
 def test_kill_9_of_the_run_owner_ends_the_run_elsewhere_and_resume_moves_over(
-        redis_url, procs):
+        redis_url: str, procs: list[ServerProcess]) -> None:
     a, b = ServerProcess(redis_url, speed=2.0), ServerProcess(redis_url, speed=2.0)
     procs += [a, b]
 
@@ -153,7 +153,8 @@ def test_kill_9_of_the_run_owner_ends_the_run_elsewhere_and_resume_moves_over(
     assert b.alive()
 
 
-def test_redis_down_mid_run_gives_clear_errors_and_recovers(tmp_path, procs):
+def test_redis_down_mid_run_gives_clear_errors_and_recovers(
+        tmp_path: Path, procs: list[ServerProcess]) -> None:
     redis = RedisProcess(tmp_path / "r").start()
     try:
         a = ServerProcess(redis.url, "--log-level", "info", speed=2.0)
@@ -190,7 +191,8 @@ def test_redis_down_mid_run_gives_clear_errors_and_recovers(tmp_path, procs):
     assert_conformant(after.events, prompt="after")
 
 
-def test_workers_flag_serves_one_session_from_several_processes(redis_url, procs):
+def test_workers_flag_serves_one_session_from_several_processes(
+        redis_url: str, procs: list[ServerProcess]) -> None:
     w = ServerProcess(redis_url, "--workers", "2", speed=50.0)
     procs.append(w)
     assert "2 workers" in w.line
@@ -221,7 +223,8 @@ def _ppid(pid: int) -> int | None:
     return int(stat.rpartition(")")[2].split()[1])
 
 
-def test_a_password_in_the_store_url_is_never_printed(redis_server, procs):
+def test_a_password_in_the_store_url_is_never_printed(
+        redis_server: RedisProcess, procs: list[ServerProcess]) -> None:
     url = f"redis://user:sekrit-pw@127.0.0.1:{redis_server.port}/0"
     p = ServerProcess(url, "--log-level", "debug")
     procs.append(p)
@@ -241,7 +244,7 @@ def test_a_password_in_the_store_url_is_never_printed(redis_server, procs):
     assert "redis" in out  # it did log about the store
 
 
-def test_store_urls_are_checked_and_redacted():
+def test_store_urls_are_checked_and_redacted() -> None:
     from streampace.server.store import check_store_spec, redact_url
 
     assert redact_url("rediss://u:p@h:6380/2") == "rediss://u:***@h:6380/2"
@@ -254,7 +257,8 @@ def test_store_urls_are_checked_and_redacted():
         assert "pw" not in str(err.value)
 
 
-def test_every_process_announces_the_session_epoch_so_a_resume_moves_over(redis_url, procs):
+def test_every_process_announces_the_session_epoch_so_a_resume_moves_over(
+        redis_url: str, procs: list[ServerProcess]) -> None:
     """The epoch lives in Redis: a client that reconnects to another process resumes
     in the same numbering instead of being reset to a snapshot (a 'restart')."""
     a, b = ServerProcess(redis_url), ServerProcess(redis_url)

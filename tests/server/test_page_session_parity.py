@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -24,7 +25,7 @@ from streampace.sim.page_socket import SimulatedSession
 from streampace.sim.timed_model import SimulatedModel
 from streampace.testing import ManualHost
 
-from .conftest import assert_conformant, split_runs
+from .conftest import Serve, assert_conformant, split_runs
 
 SPEED = 100.0  # divides due times only; the events do not depend on it
 WHOLE = 10**9
@@ -39,7 +40,7 @@ class _StallingDemo(DemoSource):
         self.stall_at = stall_at
         self.stalled = asyncio.Event()
 
-    async def stream(self, request: RunRequest):  # type: ignore[override]
+    async def stream(self, request: RunRequest) -> AsyncIterator[list[dict[str, Any]]]:
         n = 0
         async for group in super().stream(request):
             if n == self.stall_at:
@@ -100,7 +101,7 @@ def _page_log(seed: int, runs: list[Run], cancel_at: int | None = None) -> list[
 
 
 @pytest.mark.parametrize("scenario", ["demo", "agentic", "cjk_emoji"])
-def test_same_scenario_and_seed_give_the_same_events(scenario):
+def test_same_scenario_and_seed_give_the_same_events(scenario: str) -> None:
     runs = [("Tell me about tea", scenario), ("And coffee?", scenario)]
     server = _server_log(11, runs)
     page = _page_log(11, runs)
@@ -112,7 +113,7 @@ def test_same_scenario_and_seed_give_the_same_events(scenario):
     assert "You asked" not in json.dumps(page)
 
 
-def test_a_cancel_closes_the_same_items_with_the_same_terminal_event():
+def test_a_cancel_closes_the_same_items_with_the_same_terminal_event() -> None:
     runs = [("Search for tea", "agentic")]
     server = _server_log(5, runs, cancel_at=6)
     page = _page_log(5, runs, cancel_at=6)
@@ -137,17 +138,17 @@ BAD = [
 ]
 
 
-def test_bad_client_messages_get_the_same_replies(serve):
+def test_bad_client_messages_get_the_same_replies(serve: Serve) -> None:
     server = serve("demo", speed=SPEED)
 
     async def from_server() -> list[str]:
-        out = []
+        out: list[str] = []
         for raw in BAD:  # a socket each: the abuse meter closes one after ten refusals
             async with websockets.connect(server.ws_url("bad")) as ws:
                 await ws.send(json.dumps({"type": "resume", "after": 0}))
                 assert json.loads(await ws.recv())["type"] == "attached"
                 await ws.send(raw)
-                out.append(await asyncio.wait_for(ws.recv(), 10))
+                out.append(await asyncio.wait_for(ws.recv(decode=True), 10))
         return out
 
     host = ManualHost()

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import FakeUpstream, sse_event, sse_headers, write_raw
+from .conftest import FakeUpstream, Serve, sse_event, sse_headers, write_raw
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -73,7 +73,7 @@ def _openai(h: Any, body: dict) -> None:
 
 
 @pytest.mark.parametrize("kind", ["replay", "agui", "openai"])
-def test_demo_page_streams_from_each_source(serve, tmp_path, kind):
+def test_demo_page_streams_from_each_source(serve: Serve, tmp_path: Path, kind: str) -> None:
     missing = _missing()
     if missing:
         pytest.skip(missing)

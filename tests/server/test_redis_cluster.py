@@ -15,7 +15,7 @@ import asyncio
 import json
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -26,8 +26,8 @@ from streampace.session.delivery import compact
 from .conftest import WAIT_S, Received, close_code, recv_until, runs_ended, send
 from .redis_cluster_harness import RedisCluster
 from .redis_harness import redis_available
+from .redis_viewers import Viewer, assert_same_view, resume_into_a_new_epoch, run_again_for_both
 from .test_multiprocess import ServerProcess, procs  # noqa: F401 - the fixture
-from .test_redis_restart import Viewer
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def _canonical(r: Received) -> bytes:
 
 
 def test_sessions_spread_over_masters_and_each_keeps_its_keys_in_one_slot(
-        cluster, procs):  # noqa: F811
+        cluster: RedisCluster, procs: list[ServerProcess]) -> None:  # noqa: F811
     a = ServerProcess(cluster.url, speed=50.0)
     procs.append(a)
     names = [f"spread{i}" for i in range(8)]
@@ -93,7 +93,7 @@ def test_sessions_spread_over_masters_and_each_keeps_its_keys_in_one_slot(
 
 
 def test_two_processes_fan_out_one_run_identically_and_a_resume_moves_over(
-        cluster, procs):  # noqa: F811
+        cluster: RedisCluster, procs: list[ServerProcess]) -> None:  # noqa: F811
     a, b = ServerProcess(cluster.url), ServerProcess(cluster.url)
     procs += [a, b]
 
@@ -122,7 +122,8 @@ def test_two_processes_fan_out_one_run_identically_and_a_resume_moves_over(
     assert compact(head.events + rest.events) == compact(ona.events)
 
 
-def test_max_sessions_counts_the_sessions_of_the_whole_cluster(cluster, procs):  # noqa: F811
+def test_max_sessions_counts_the_sessions_of_the_whole_cluster(
+        cluster: RedisCluster, procs: list[ServerProcess]) -> None:  # noqa: F811
     for port in cluster.masters():  # earlier tests' sessions would count
         cluster.command(port, "FLUSHALL")
     a = ServerProcess(cluster.url, "--max-sessions", "3", "--session-quiet", "600")
@@ -157,7 +158,8 @@ ACL_COMMANDS = (
     "subscribe", "unsubscribe", "cluster|slots", "cluster|shards", "command")
 
 
-def test_an_acl_user_with_only_the_listed_commands_serves_sessions(cluster, procs):  # noqa: F811
+def test_an_acl_user_with_only_the_listed_commands_serves_sessions(
+        cluster: RedisCluster, procs: list[ServerProcess]) -> None:  # noqa: F811
     for port in cluster.masters():
         cluster.command(port, "FLUSHALL")
     for port in cluster.live_ports():  # ACLs are per node
@@ -170,8 +172,8 @@ def test_an_acl_user_with_only_the_listed_commands_serves_sessions(cluster, proc
     b = ServerProcess(url, speed=20.0)
     procs += [a, b]
 
-    async def scenario() -> list[str]:
-        codes = []
+    async def scenario() -> list[str | None]:
+        codes: list[str | None] = []
         for i in range(3):  # the third makes room: a quiet session is forgotten
             async with websockets.connect(a.ws(f"acl{i}")) as wa, \
                     websockets.connect(b.ws(f"acl{i}")) as wb:
@@ -201,7 +203,7 @@ def _on_another_master(cluster: RedisCluster, than: str) -> str:
 
 
 def test_a_master_killed_mid_run_ends_the_run_the_same_for_every_viewer(
-        cluster, procs):  # noqa: F811
+        cluster: RedisCluster, procs: list[ServerProcess]) -> None:  # noqa: F811
     """The session's master is SIGKILLed mid-run; its replica (in sync) takes over.  The
     run cannot be written meanwhile: every viewer is told (store_unavailable), the run
     ends (run_lost) for all with the same text under the same epoch, and the next run
@@ -223,25 +225,19 @@ def test_a_master_killed_mid_run_ends_the_run_the_same_for_every_viewer(
         for v in (va, vb):
             await v.read_until(lambda v: v.state.status in ("finished", "error"))
         await asyncio.to_thread(cluster.wait_ok)
-        await send(va.ws, type="run", prompt="after the kill", scenario="very_fast")
-        for v in (va, vb):
-            await v.read_until(lambda v: v.state.status == "finished"
-                               and "after the kill" in v.text())
-        await va.ws.close()
-        await vb.ws.close()
+        await run_again_for_both(va, vb, "after the kill")
         return va, vb, epoch
 
     va, vb, epoch = asyncio.run(asyncio.wait_for(scenario(), 3 * WAIT_S))
     for v in (va, vb):
         assert "store_unavailable" in v.errors
         assert v.closes == []  # nothing was lost: nobody had to start over
-    assert va.client.epoch == vb.client.epoch == epoch
-    assert va.text() == vb.text()
-    assert va.client.last_through == vb.client.last_through
+    assert_same_view(va, vb)
+    assert va.client.epoch == epoch
 
 
 def test_a_master_killed_after_its_replica_fell_behind_loses_events_visibly(
-        cluster, procs):  # noqa: F811
+        cluster: RedisCluster, procs: list[ServerProcess]) -> None:  # noqa: F811
     """The replica of the session's master stops (SIGSTOP) and loses its link while the
     run streams on, so the master acknowledges events it never replicates; then the
     master is SIGKILLed and the replica, resumed, is promoted.  Both processes' viewers
@@ -252,7 +248,7 @@ def test_a_master_killed_after_its_replica_fell_behind_loses_events_visibly(
     master = cluster.master_of(_slot("sp:{failover}:log"))
     replica = cluster.replica_of(master)
 
-    async def scenario() -> tuple[Viewer, Viewer, str, float]:
+    async def scenario() -> tuple[Viewer, Viewer, str | None, float]:
         va, vb = Viewer(a, "failover"), Viewer(b, "failover")
         await va.open()
         await vb.open()
@@ -272,17 +268,10 @@ def test_a_master_killed_after_its_replica_fell_behind_loses_events_visibly(
         await vb.read_to_close()
         closed_after = time.monotonic() - killed
         await asyncio.to_thread(cluster.wait_ok)
-        for v in (va, vb):
-            await v.open()
-            await v.read_until(lambda v: v.client.epoch not in (None, old_epoch))
+        await resume_into_a_new_epoch((va, vb), old_epoch)
         for v in (va, vb):  # the interrupted run ends (run_lost) for both
             await v.read_until(lambda v: v.state.status in ("finished", "error"))
-        await send(va.ws, type="run", prompt="after the failover", scenario="very_fast")
-        for v in (va, vb):
-            await v.read_until(lambda v: v.state.status == "finished"
-                               and "after the failover" in v.text())
-        await va.ws.close()
-        await vb.ws.close()
+        await run_again_for_both(va, vb, "after the failover")
         return va, vb, old_epoch, closed_after
 
     try:
@@ -295,16 +284,16 @@ def test_a_master_killed_after_its_replica_fell_behind_loses_events_visibly(
     for v in (va, vb):
         assert "store_unavailable" in v.errors
         assert 1013 in v.closes
-    assert va.client.epoch == vb.client.epoch != old_epoch
-    assert va.text() == vb.text()
-    assert va.client.last_through == vb.client.last_through
+    assert_same_view(va, vb)
+    assert va.client.epoch != old_epoch
     assert "after the failover" in va.text()
 
 
-def test_a_mounted_app_takes_the_cluster_store_and_refuses_a_bad_one(cluster):
+def test_a_mounted_app_takes_the_cluster_store_and_refuses_a_bad_one(
+        cluster: RedisCluster) -> None:
     from streampace.server import StreampaceApp
 
-    async def agent(_request):  # never run here
+    async def agent(_request: Any) -> AsyncIterator[dict[str, Any]]:  # never run here
         yield {"type": "RUN_STARTED"}
 
     app = StreampaceApp(agent, store=cluster.url)

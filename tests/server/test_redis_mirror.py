@@ -41,7 +41,7 @@ def _step(i: int) -> dict[str, Any]:
 
 
 @pytest.fixture
-def session_and_backend(redis_url: str):
+def session_and_backend(redis_url: str) -> tuple[Session, rs.RedisBackend, rs.RedisStore]:
     config = ServerConfig(log_events=100)
     store = rs.RedisStore(redis_url, config)
     session = Session(f"m{uuid.uuid4().hex[:8]}", parse_source("demo"), config, store)
@@ -50,7 +50,8 @@ def session_and_backend(redis_url: str):
     return session, backend, store
 
 
-def test_a_gap_makes_the_mirror_stale_and_a_reload_current(session_and_backend):
+def test_a_gap_makes_the_mirror_stale_and_a_reload_current(
+        session_and_backend: tuple[Session, rs.RedisBackend, rs.RedisStore]) -> None:
     session, backend, store = session_and_backend
 
     async def body() -> tuple[list[MirrorState], _Sink, int]:
@@ -81,7 +82,8 @@ def test_a_gap_makes_the_mirror_stale_and_a_reload_current(session_and_backend):
     assert head == 9  # the reloaded log continues from the stream's contiguous tail
 
 
-def test_an_outage_is_told_once_until_redis_answers_again(session_and_backend):
+def test_an_outage_is_told_once_until_redis_answers_again(
+        session_and_backend: tuple[Session, rs.RedisBackend, rs.RedisStore]) -> None:
     session, backend, store = session_and_backend
 
     async def body() -> tuple[list[MirrorState], _Sink]:

@@ -13,65 +13,24 @@ and `through` as the others.
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
-from typing import Any
+from pathlib import Path
 
-import websockets
-from streampace.browser.client import SessionClient
-from streampace.conversation.live_state import LiveState
-
-from .conftest import WAIT_S, send
+from .conftest import send
 from .redis_harness import RedisProcess
+from .redis_viewers import Viewer, assert_same_view, resume_into_a_new_epoch, run_again_for_both
 from .test_multiprocess import ServerProcess, procs  # noqa: F401 - the fixture
 
 
-class Viewer:
-    """A page's client in Python: what it would show, across resumes."""
-
-    def __init__(self, proc: ServerProcess, session: str) -> None:
-        self.proc = proc
-        self.session = session
-        self.state = LiveState()
-        self.client = SessionClient(self.state.apply)
-        self.errors: list[str] = []
-        self.closes: list[int | None] = []
-        self.ws: Any = None
-
-    async def open(self) -> None:
-        self.ws = await websockets.connect(self.proc.ws(self.session), max_size=None)
-        await self.ws.send(self.client.resume_message())
-
-    async def read_until(self, pred: Any) -> None:
-        async with asyncio.timeout(WAIT_S):
-            while not pred(self):
-                msg = json.loads(text := await self.ws.recv())
-                if msg.get("type") == "error":
-                    self.errors.append(msg["code"])
-                self.client.receive(text)
-
-    async def read_to_close(self) -> None:
-        try:
-            await self.read_until(lambda _v: False)
-        except websockets.ConnectionClosed as exc:
-            self.closes.append(exc.rcvd.code if exc.rcvd else None)
-
-    def text(self) -> str:
-        return "\n".join(i.text for i in self.state.items() if i.kind == "message")
-
-    def contents(self) -> int:
-        return self.client.stats["events"]
-
-
 def test_redis_restarted_empty_while_a_process_is_paused_never_splits_an_epoch(
-        tmp_path, procs):  # noqa: F811
+        tmp_path: Path, procs: list[ServerProcess]) -> None:  # noqa: F811
     redis = RedisProcess(tmp_path / "r").start()
     try:
         a = ServerProcess(redis.url, speed=1.0)
         b = ServerProcess(redis.url, speed=1.0)
         procs += [a, b]
 
-        async def scenario() -> tuple[Viewer, Viewer, str]:
+        async def scenario() -> tuple[Viewer, Viewer, str | None]:
             va, vb = Viewer(a, "rs"), Viewer(b, "rs")
             await va.open()
             await vb.open()
@@ -88,19 +47,12 @@ def test_redis_restarted_empty_while_a_process_is_paused_never_splits_an_epoch(
             await va.read_to_close()
             b.proc.send_signal(signal.SIGCONT)
             await vb.read_to_close()
-            for v in (va, vb):  # each resumes where it was, on its own process
-                await v.open()
-                # The client takes the new epoch once the snapshot is whole.
-                await v.read_until(lambda v: v.client.epoch not in (None, old_epoch))
+            # Each resumes where it was, on its own process.
+            await resume_into_a_new_epoch((va, vb), old_epoch)
             assert va.client.epoch == vb.client.epoch
             assert va.text() == vb.text()
             # The session works again, for both, identically.
-            await send(va.ws, type="run", prompt="after the restart", scenario="very_fast")
-            for v in (va, vb):
-                await v.read_until(lambda v: v.state.status in ("finished", "error")
-                                   and "after the restart" in v.text())
-            await va.ws.close()
-            await vb.ws.close()
+            await run_again_for_both(va, vb, "after the restart", ended=("finished", "error"))
             return va, vb, old_epoch
 
         va, vb, old_epoch = asyncio.run(scenario())
@@ -113,6 +65,5 @@ def test_redis_restarted_empty_while_a_process_is_paused_never_splits_an_epoch(
         assert "store_unavailable" in v.errors
         assert v.closes == [1013]
         assert v.client.stats["runs_lost"] == 1  # the interrupted run ended, visibly
-    assert va.client.epoch == vb.client.epoch != old_epoch
-    assert va.text() == vb.text()
-    assert va.client.last_through == vb.client.last_through
+    assert_same_view(va, vb)
+    assert va.client.epoch != old_epoch

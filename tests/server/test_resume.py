@@ -6,6 +6,9 @@ import asyncio
 import json
 import socket
 import time
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
 
 import websockets
 from streampace.session.delivery import compact
@@ -19,6 +22,9 @@ from .conftest import (
     BOTH_STORES,
     WAIT_S,
     Received,
+    RunningServer,
+    Serve,
+    Upstream,
     assert_conformant,
     first_snapshot,
     recv_until,
@@ -35,7 +41,7 @@ def _content_count(r: Received) -> int:
     return sum(e["type"] == "TEXT_MESSAGE_CONTENT" for e in r.events)
 
 
-async def _late_join(server, session: str, prompt: str,
+async def _late_join(server: RunningServer, session: str, prompt: str,
                      after_contents: int) -> tuple[Received, Received]:
     """A first viewer starts a demo run; a second joins (resume after=0) once the
     first has seen `after_contents` content events. Both read to the run's end."""
@@ -53,10 +59,10 @@ async def _late_join(server, session: str, prompt: str,
         return a, b
 
 
-def test_resume_after_a_drop_loses_and_duplicates_nothing(serve):
+def test_resume_after_a_drop_loses_and_duplicates_nothing(serve: Serve) -> None:
     server = serve("demo", speed=3.0)
 
-    async def scenario():
+    async def scenario() -> tuple[Received, Received, Received]:
         url = server.ws_url("drop")
         async with websockets.connect(url) as steady:
             await send(steady, type="resume", after=0)
@@ -84,7 +90,7 @@ def test_resume_after_a_drop_loses_and_duplicates_nothing(serve):
     assert rest.through == full.through
 
 
-def test_fresh_viewer_mid_run_gets_the_whole_run_from_the_log(serve):
+def test_fresh_viewer_mid_run_gets_the_whole_run_from_the_log(serve: Serve) -> None:
     server = serve("demo", speed=3.0)
 
     a, b = asyncio.run(_late_join(server, "join", "join late", after_contents=4))
@@ -92,10 +98,10 @@ def test_fresh_viewer_mid_run_gets_the_whole_run_from_the_log(serve):
     assert compact(a.events) == compact(b.events)
 
 
-def test_resume_past_the_log_gets_snapshots_when_idle(serve):
+def test_resume_past_the_log_gets_snapshots_when_idle(serve: Serve) -> None:
     server = serve("demo", speed=200.0, log_events=20)
 
-    async def scenario():
+    async def scenario() -> tuple[Received, Received]:
         url = server.ws_url("snap")
         async with websockets.connect(url) as ws:
             await send(ws, type="resume", after=0)
@@ -134,7 +140,7 @@ def test_resume_past_the_log_gets_snapshots_when_idle(serve):
     assert_conformant(split_runs(snap.events)[-1], prompt="second")
 
 
-def test_resume_past_the_log_mid_run_reopens_what_is_streaming(serve):
+def test_resume_past_the_log_mid_run_reopens_what_is_streaming(serve: Serve) -> None:
     server = serve("demo", speed=3.0, log_events=8)
 
     a, b = asyncio.run(_late_join(server, "midsnap", "snapshot me", after_contents=12))
@@ -209,14 +215,14 @@ class StalledClient:
         self.sock.close()
 
 
-def test_slow_consumer_is_disconnected_and_can_resume(serve, tmp_path):
+def test_slow_consumer_is_disconnected_and_can_resume(serve: Serve, tmp_path: Path) -> None:
     # 1500 deltas of 8 KiB, 4 ms apart: ~12 MB over ~6 s, which a reading viewer
     # takes easily and a viewer that stopped reading cannot.
     big = "x" * 8192
     n = 1500
-    events = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 0},
-              {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant",
-               "timestamp": 0}]
+    events: list[dict[str, Any]] = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 0},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant", "timestamp": 0}]
     events += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": big,
                 "timestamp": 4 * i} for i in range(n)]
     events += [{"type": "TEXT_MESSAGE_END", "messageId": "m", "timestamp": 4 * n},
@@ -231,7 +237,7 @@ def test_slow_consumer_is_disconnected_and_can_resume(serve, tmp_path):
     stalled.send_json({"type": "resume", "after": 0})
     peak = 0
 
-    async def good_viewer():
+    async def good_viewer() -> Received:
         nonlocal peak
         async with websockets.connect(url, max_size=None) as good:
             await send(good, type="resume", after=0)
@@ -257,7 +263,7 @@ def test_slow_consumer_is_disconnected_and_can_resume(serve, tmp_path):
     # What it got before the cut is a prefix of the run.
     assert compact(seen.events) == compact(got.events[: len(seen.events)]) or seen.events == []
 
-    async def resume():
+    async def resume() -> Received:
         async with websockets.connect(url, max_size=None) as back:
             await send(back, type="resume", after=seen.through)
             return await recv_until(back, Received(), runs_ended(1), timeout=60)
@@ -269,12 +275,13 @@ def test_slow_consumer_is_disconnected_and_can_resume(serve, tmp_path):
     assert peak <= limit + limit // 2 + 64 * 1024, peak
 
 
-def test_viewer_that_falls_out_of_the_log_is_cut_and_resumes_from_a_snapshot(serve, tmp_path):
+def test_viewer_that_falls_out_of_the_log_is_cut_and_resumes_from_a_snapshot(
+        serve: Serve, tmp_path: Path) -> None:
     big = "y" * 8192
     n = 1500
-    events = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 0},
-              {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant",
-               "timestamp": 0}]
+    events: list[dict[str, Any]] = [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "timestamp": 0},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant", "timestamp": 0}]
     events += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": big,
                 "timestamp": 2 * i} for i in range(n)]
     events += [{"type": "TEXT_MESSAGE_END", "messageId": "m", "timestamp": 2 * n},
@@ -301,7 +308,7 @@ def test_viewer_that_falls_out_of_the_log_is_cut_and_resumes_from_a_snapshot(ser
     assert seen.events[0]["type"] == "RUN_STARTED"
     assert seen.events[0]["threadId"] == "behind"
 
-    async def resume():
+    async def resume() -> Received:
         async with websockets.connect(url, max_size=None) as back:
             await send(back, type="resume", after=seen.through)
             # Either the run is still going (snapshot inside a re-opened run, then live
@@ -330,17 +337,18 @@ def test_viewer_that_falls_out_of_the_log_is_cut_and_resumes_from_a_snapshot(ser
     assert text == big * n
 
 
-def test_json_of_batches_is_compact_utf8(serve):
+def test_json_of_batches_is_compact_utf8(serve: Serve) -> None:
     server = serve("demo", speed=200.0)
 
-    async def scenario():
+    async def scenario() -> list[str]:
         async with websockets.connect(server.ws_url("u")) as ws:
             await send(ws, type="resume", after=0)
             await send(ws, type="run", prompt="日本語 🇯🇵", scenario="cjk_emoji")
-            raws = []
+            raws: list[str] = []
             async with asyncio.timeout(20):
                 while True:
                     raw = await ws.recv()
+                    assert isinstance(raw, str), raw  # text frames only
                     raws.append(raw)
                     if '"RUN_FINISHED"' in raw:
                         return raws
@@ -352,8 +360,8 @@ def test_json_of_batches_is_compact_utf8(serve):
     assert all(json.loads(r)["events"] for r in raws[1:])
 
 
-def test_snapshot_state_follows_state_snapshot_and_deltas(serve, tmp_path):
-    events = [
+def test_snapshot_state_follows_state_snapshot_and_deltas(serve: Serve, tmp_path: Path) -> None:
+    events: list[dict[str, Any]] = [
         {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
         {"type": "STATE_SNAPSHOT", "snapshot": {"plan": ["a"], "done": False}},
         {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/plan/-", "value": "b"},
@@ -365,7 +373,7 @@ def test_snapshot_state_follows_state_snapshot_and_deltas(serve, tmp_path):
     ]
     server = serve(f"replay:{write_jsonl(tmp_path / 's.jsonl', events)}", log_events=3)
 
-    async def scenario():
+    async def scenario() -> Received:
         url = server.ws_url("state")
         async with websockets.connect(url) as ws:
             await send(ws, type="resume", after=0)
@@ -380,7 +388,8 @@ def test_snapshot_state_follows_state_snapshot_and_deltas(serve, tmp_path):
     assert [m["content"] for m in snap[1]["messages"]] == ["plan", "planned"]
 
 
-def test_a_late_viewer_after_idless_chunks_gets_the_whole_text(serve, upstream):
+def test_a_late_viewer_after_idless_chunks_gets_the_whole_text(
+        serve: Serve, upstream: Upstream) -> None:
     """Issue 8: the server's snapshot used to drop text of TEXT_MESSAGE_CHUNK events
     without a messageId; a viewer resuming past the log now shows what live ones do."""
     import threading
@@ -392,7 +401,7 @@ def test_a_late_viewer_after_idless_chunks_gets_the_whole_text(serve, upstream):
     pieces = [f"w{i} " for i in range(40)]
     go_on = threading.Event()
 
-    def script(h, body):
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         tid, rid = body["threadId"], body["runId"]
         write_raw(h, sse_event({"type": "RUN_STARTED", "threadId": tid, "runId": rid}))

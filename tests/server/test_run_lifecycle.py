@@ -24,6 +24,7 @@ from streampace.session.run_lifecycle import RunState
 from .conftest import (
     WAIT_S,
     Received,
+    Serve,
     assert_conformant,
     recv_until,
     runs_ended,
@@ -74,11 +75,11 @@ async def _until_idle(session: Session, timeout: float = 5.0) -> None:
             await asyncio.sleep(0.001)
 
 
-def test_cancel_before_the_run_task_first_runs_ends_the_run_and_frees_the_session():
+def test_cancel_before_the_run_task_first_runs_ends_the_run_and_frees_the_session() -> None:
     async def scenario() -> tuple[Session, _Sink]:
         session = Session("s", _StepSource(), ServerConfig())
         sink = _Sink()
-        session.viewers.add(sink)  # type: ignore[arg-type]
+        session.viewers.add(sink)
         session.start_run("p", None)
         session.stop_run("cancelled", "run cancelled by a viewer")  # same loop step
         await _until_idle(session)
@@ -97,7 +98,7 @@ def test_cancel_before_the_run_task_first_runs_ends_the_run_and_frees_the_sessio
     assert session.idle and session.run_state is RunState.IDLE
 
 
-def test_run_then_cancel_back_to_back_on_one_socket(serve):
+def test_run_then_cancel_back_to_back_on_one_socket(serve: Serve) -> None:
     server = serve("demo", speed=50.0)
 
     async def scenario() -> Received:
@@ -139,12 +140,13 @@ _ACTIONS = st.lists(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(actions=_ACTIONS)
-def test_any_interleaving_of_run_cancel_resume_disconnect_ends_every_run_once(actions):
+def test_any_interleaving_of_run_cancel_resume_disconnect_ends_every_run_once(
+        actions: list[tuple[Any, ...]]) -> None:
     async def scenario() -> tuple[Session, _Sink, int]:
         source = _StepSource()
         session = Session("p", source, ServerConfig())
         witness = _Sink()  # attached throughout: sees the whole log
-        session.viewers.add(witness)  # type: ignore[arg-type]
+        session.viewers.add(witness)
         extra: list[_Sink] = []
         started = 0
         for action in actions:
@@ -159,9 +161,9 @@ def test_any_interleaving_of_run_cancel_resume_disconnect_ends_every_run_once(ac
             elif kind == "attach":
                 sink = _Sink()
                 extra.append(sink)
-                session.viewers.add(sink)  # type: ignore[arg-type]
+                session.viewers.add(sink)
             elif kind == "detach" and extra:
-                session.detach(extra.pop())  # type: ignore[arg-type]
+                session.detach(extra.pop())
             elif kind == "fail":
                 source.fail_at = action[1] if action[1] < 3 else None
             elif kind == "yield":
@@ -169,8 +171,8 @@ def test_any_interleaving_of_run_cancel_resume_disconnect_ends_every_run_once(ac
                     await asyncio.sleep(0)
         await _until_idle(session)
         for sink in extra:
-            session.detach(sink)  # type: ignore[arg-type]
-        session.detach(witness)  # type: ignore[arg-type]
+            session.detach(sink)
+        session.detach(witness)
         return session, witness, started
 
     session, witness, started = asyncio.run(scenario())

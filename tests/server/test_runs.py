@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 import websockets
@@ -12,6 +13,7 @@ from streampace.sim import SCENARIOS, simulate, stamped, visible_text
 from .conftest import (
     BOTH_STORES,
     Received,
+    Serve,
     assert_conformant,
     recv_until,
     runs_ended,
@@ -36,7 +38,7 @@ def _model_part(events: list[dict]) -> list[dict]:
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_demo_run_is_conformant_and_equals_the_source(serve, scenario):
+def test_demo_run_is_conformant_and_equals_the_source(serve: Serve, scenario: str) -> None:
     server = serve("demo", speed=200.0)
     got = asyncio.run(watch_run(server.ws_url("s1"), prompt="Hi 👋🏽", scenario=scenario))
     assert_conformant(got.events, prompt="Hi 👋🏽")
@@ -47,7 +49,7 @@ def test_demo_run_is_conformant_and_equals_the_source(serve, scenario):
     assert got.events[-1]["type"] == "RUN_FINISHED"
 
 
-def test_replay_source_replays_the_file(serve, tmp_path):
+def test_replay_source_replays_the_file(serve: Serve, tmp_path: Path) -> None:
     recorded = stamped(simulate("cjk_emoji", seed=3, thread_id="old", run_id="old-run"),
                        start_ms=1_700_000_000_000)
     path = write_jsonl(tmp_path / "run.jsonl", recorded)
@@ -59,7 +61,8 @@ def test_replay_source_replays_the_file(serve, tmp_path):
     assert visible_text(_model_part(got.events)) == visible_text(recorded)
 
 
-def test_batching_first_delta_alone_terminal_immediate_and_bounded(serve, tmp_path):
+def test_batching_first_delta_alone_terminal_immediate_and_bounded(
+        serve: Serve, tmp_path: Path) -> None:
     # 100 deltas 10 ms apart: a 1 s answer.  With 150 ms batches it arrives in a
     # handful of messages, not 100 and not 1.
     t0 = 1_000
@@ -93,10 +96,10 @@ def test_batching_first_delta_alone_terminal_immediate_and_bounded(serve, tmp_pa
     assert text == "".join(f"w{i} " for i in range(100))
 
 
-def test_two_viewers_see_identical_events(serve):
+def test_two_viewers_see_identical_events(serve: Serve) -> None:
     server = serve("demo", speed=20.0)
 
-    async def scenario():
+    async def scenario() -> tuple[Received, Received]:
         url = server.ws_url("shared")
         async with websockets.connect(url) as a, websockets.connect(url) as b:
             await send(a, type="resume", after=0)
@@ -113,10 +116,10 @@ def test_two_viewers_see_identical_events(serve):
     assert ra.through == rb.through
 
 
-def test_cancel_ends_the_run_with_run_error_cancelled(serve):
+def test_cancel_ends_the_run_with_run_error_cancelled(serve: Serve) -> None:
     server = serve("demo", speed=1.0)
 
-    async def scenario():
+    async def scenario() -> Received:
         async with websockets.connect(server.ws_url("c1")) as ws:
             await send(ws, type="resume", after=0)
             await send(ws, type="run", prompt="long please", scenario="demo")

@@ -8,7 +8,7 @@ import asyncio
 import websockets
 from streampace.browser.client import SessionClient
 
-from .conftest import Received, recv_until, runs_ended, send
+from .conftest import Received, Serve, recv_until, runs_ended, send
 
 
 def _user_text(events: list[dict]) -> str:
@@ -18,7 +18,7 @@ def _user_text(events: list[dict]) -> str:
                    if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] in user)
 
 
-def test_early_flush_batch_carries_its_own_last_seq_and_the_client_keeps_it(serve):
+def test_early_flush_batch_carries_its_own_last_seq_and_the_client_keeps_it(serve: Serve) -> None:
     # The issue's repro: a 5000-char prompt makes the first enqueue of the run
     # cross 4096 units, so the buffer flushes before the call's last event.
     server = serve("demo", speed=20.0)
@@ -34,6 +34,7 @@ def test_early_flush_batch_carries_its_own_last_seq_and_the_client_keeps_it(serv
             async def pred_recv() -> None:
                 while not runs_ended(1)(r):
                     text = await ws.recv()
+                    assert isinstance(text, str), text  # the protocol sends text frames
                     raw.append(text)
                     r.add(text)
 
@@ -67,7 +68,7 @@ def _assistant_text(events: list[dict]) -> str:
                    if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] in ids)
 
 
-def test_resume_mid_paste_gets_the_answer_past_the_last_applied_through(serve):
+def test_resume_mid_paste_gets_the_answer_past_the_last_applied_through(serve: Serve) -> None:
     """The issue's repro: resuming after the user echo (seqs 1-4) of a `paste` run
     got `through: 4` together with the whole answer, which a client drops."""
     server = serve("demo", speed=4.0)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import websockets
 
-from .conftest import WAIT_S, Received, assert_conformant, recv_until, send
+from .conftest import WAIT_S, Received, Serve, assert_conformant, recv_until, send
 
 
 def _content_count(r: Received) -> int:
@@ -36,7 +36,7 @@ async def _watch_until_closed(url: str, got: Received, started: threading.Event)
     return None
 
 
-def test_shutdown_ends_runs_flushes_and_closes_1001(serve):
+def test_shutdown_ends_runs_flushes_and_closes_1001(serve: Serve) -> None:
     server = serve("demo", speed=1.0)
     got = Received()
     started = threading.Event()
@@ -53,7 +53,7 @@ def test_shutdown_ends_runs_flushes_and_closes_1001(serve):
     assert got.events[-1]["code"] == "server_shutdown"
 
 
-def test_cli_prints_url_and_ctrl_c_is_graceful(tmp_path):
+def test_cli_prints_url_and_ctrl_c_is_graceful(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     src = Path(__file__).resolve().parents[2] / "py"
     env["PYTHONPATH"] = f"{src}{os.pathsep}{env.get('PYTHONPATH', '')}"
@@ -63,12 +63,15 @@ def test_cli_prints_url_and_ctrl_c_is_graceful(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     try:
+        assert proc.stdout is not None and proc.stderr is not None  # both are PIPEs
         line = ""
         deadline = time.monotonic() + WAIT_S
         while "serving" not in line:
             assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
             line = proc.stdout.readline()
-        url = re.search(r"http://\S+/", line).group(0)
+        served = re.search(r"http://\S+/", line)
+        assert served is not None, line
+        url = served.group(0)
         assert url.startswith("http://127.0.0.1:")
         got = Received()
         started = threading.Event()
@@ -90,7 +93,7 @@ def test_cli_prints_url_and_ctrl_c_is_graceful(tmp_path):
     assert_conformant(got.events, prompt="stop me")
 
 
-def test_cli_rejects_a_bad_source(tmp_path):
+def test_cli_rejects_a_bad_source(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "RUN_STARTED"}\n')
     for args, needle in (

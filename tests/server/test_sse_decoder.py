@@ -24,7 +24,8 @@ _TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r\n")
                                  st.lists(_TEXT, min_size=1, max_size=3)), max_size=6),
        newline=st.sampled_from([b"\n", b"\r", b"\r\n"]), cuts=st.lists(st.integers(0, 400)),
        bom=st.booleans())
-def test_any_chunking_and_line_ending_gives_the_same_events(events, newline, cuts, bom):
+def test_any_chunking_and_line_ending_gives_the_same_events(
+        events: list[tuple[str, list[str]]], newline: bytes, cuts: list[int], bom: bool) -> None:
     raw = b"\xef\xbb\xbf" if bom else b""
     expected = []
     for name, lines in events:
@@ -40,7 +41,7 @@ def test_any_chunking_and_line_ending_gives_the_same_events(events, newline, cut
     assert _decode(chunks) == expected
 
 
-def test_invalid_utf8_is_an_error_after_the_events_before_it():
+def test_invalid_utf8_is_an_error_after_the_events_before_it() -> None:
     d = SseDecoder(1 << 20)
     good = d.feed(b'data: {"a": "\xc3\xa9"}\n\n')
     assert good == [SseEvent("message", '{"a": "é"}')]
@@ -58,7 +59,7 @@ def test_invalid_utf8_is_an_error_after_the_events_before_it():
         SseDecoder(1 << 20).feed(b"data: \xed\xa0\x80\n\n")  # an encoded surrogate
 
 
-def test_events_before_a_fault_in_the_same_chunk_are_returned_first():
+def test_events_before_a_fault_in_the_same_chunk_are_returned_first() -> None:
     d = SseDecoder(1 << 20)
     assert d.feed(b"data: a\n\ndata: \xff\n\n") == [SseEvent("message", "a")]
     with pytest.raises(SseError):
@@ -67,7 +68,7 @@ def test_events_before_a_fault_in_the_same_chunk_are_returned_first():
         d.close()
 
 
-def test_lines_and_events_are_bounded():
+def test_lines_and_events_are_bounded() -> None:
     d = SseDecoder(1000)
     for _ in range(3):
         d.feed(b"x" * 300)  # no line break yet: held, up to the bound
@@ -81,12 +82,12 @@ def test_lines_and_events_are_bounded():
     assert info.value.reason == "too_big"
 
 
-def test_many_lines_in_one_chunk_are_linear():
+def test_many_lines_in_one_chunk_are_linear() -> None:
     n = 50_000
     chunk = b"data: x\n\n" * n
     assert len(SseDecoder(1 << 20).feed(chunk)) == n
 
 
-def test_a_last_line_without_its_break_still_counts_but_an_unfinished_event_does_not():
+def test_a_last_line_without_its_break_still_counts_but_an_unfinished_event_does_not() -> None:
     assert _decode([b"data: a\n\ndata: b"]) == [SseEvent("message", "a")]
     assert _decode([b"data: a\n\ndata: b\n\n"])[-1] == SseEvent("message", "b")

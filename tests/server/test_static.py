@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 import httpx
 import pytest
 
+from .conftest import RunningServer, Serve
+
 
 @pytest.fixture
-def site(tmp_path, serve):
+def site(tmp_path: Path, serve: Serve) -> RunningServer:
     root = tmp_path / "root"
     (root / "py" / "streampace").mkdir(parents=True)
     (root / "js_shim").mkdir()
@@ -44,7 +47,7 @@ def site(tmp_path, serve):
     return server
 
 
-def _raw_get(server, target: str) -> int:
+def _raw_get(server: RunningServer, target: str) -> int:
     """Send the request line exactly as given (no client-side normalisation)."""
     host, port = server.url.split("//")[1].strip("/").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as s:
@@ -74,7 +77,8 @@ def _raw_get(server, target: str) -> int:
         ("/wheels/mine-1.0-py3-none-any.whl", "application/zip"),
     ],
 )
-def test_whitelisted_files_with_types_and_headers(site, path, ctype):
+def test_whitelisted_files_with_types_and_headers(
+        site: RunningServer, path: str, ctype: str) -> None:
     r = httpx.get(site.url.rstrip("/") + path)
     assert r.status_code == 200
     assert r.headers["content-type"].startswith(ctype)
@@ -91,13 +95,13 @@ def test_whitelisted_files_with_types_and_headers(site, path, ctype):
         assert r.headers["cache-control"] == "no-cache"
 
 
-def _script_src(site, path: str) -> str:
+def _script_src(site: RunningServer, path: str) -> str:
     csp = httpx.get(site.url.rstrip("/") + path).headers.get_list("content-security-policy")
     assert len(csp) == 1, csp  # one policy: a second could only narrow the first
     return next(d for d in csp[0].split(";") if d.strip().startswith("script-src"))
 
 
-def test_only_pyscript_pages_may_eval(site):
+def test_only_pyscript_pages_may_eval(site: RunningServer) -> None:
     # PyScript's core builds helpers with Function(...): its pages need 'unsafe-eval'.
     assert "'unsafe-eval'" in _script_src(site, "/examples/mine.html")
     for path in ("/", "/examples/embed.html", "/js_shim/old.js", "/pyscript.toml"):
@@ -130,16 +134,16 @@ def test_only_pyscript_pages_may_eval(site):
         "/vendor/../pyproject.toml",
     ],
 )
-def test_traversal_and_non_whitelisted_paths_are_404(site, target):
+def test_traversal_and_non_whitelisted_paths_are_404(site: RunningServer, target: str) -> None:
     assert _raw_get(site, target) == 404
 
 
-def test_other_methods_refused(site):
+def test_other_methods_refused(site: RunningServer) -> None:
     r = httpx.post(site.url + "index.html", content=b"x")
     assert r.status_code in (404, 405)
 
 
-def test_missing_root_files_are_404_not_500(serve, tmp_path):
+def test_missing_root_files_are_404_not_500(serve: Serve, tmp_path: Path) -> None:
     server = serve("demo", root=tmp_path)
     assert httpx.get(server.url).status_code == 404
     assert httpx.get(server.url + "vendor/pyodide/pyodide.mjs").status_code == 404
@@ -147,7 +151,7 @@ def test_missing_root_files_are_404_not_500(serve, tmp_path):
 
 # -- caching and precompressed files (scripts/setup_runtime writes the .gz) ----
 @pytest.fixture
-def gz_site(tmp_path, serve):
+def gz_site(tmp_path: Path, serve: Serve) -> tuple[RunningServer, bytes]:
     import gzip
 
     root = tmp_path / "root"
@@ -170,7 +174,8 @@ def gz_site(tmp_path, serve):
     return serve("demo", root=root), wasm
 
 
-def test_precompressed_gzip_is_sent_to_clients_that_accept_it(gz_site):
+def test_precompressed_gzip_is_sent_to_clients_that_accept_it(
+        gz_site: tuple[RunningServer, bytes]) -> None:
     server, wasm = gz_site
     url = server.url.rstrip("/") + "/vendor/pyodide/pyodide.asm.wasm"
     r = httpx.get(url, headers={"Accept-Encoding": "gzip"})
@@ -188,7 +193,8 @@ def test_precompressed_gzip_is_sent_to_clients_that_accept_it(gz_site):
 
 @pytest.mark.parametrize(("name", "text"), [("pyodide.asm.mjs", "export const x = 1;\n"),
                                           ("pyodide.mjs", "export const z = 1;\n")])
-def test_a_stale_gz_is_never_sent(gz_site, name, text):
+def test_a_stale_gz_is_never_sent(
+        gz_site: tuple[RunningServer, bytes], name: str, text: str) -> None:
     server, _ = gz_site
     r = httpx.get(server.url.rstrip("/") + "/vendor/pyodide/" + name,
                   headers={"Accept-Encoding": "gzip"})
@@ -198,7 +204,8 @@ def test_a_stale_gz_is_never_sent(gz_site, name, text):
 
 @pytest.mark.parametrize("path", ["/vendor/streampace.zip", "/vendor/snapshot/manifest.json",
                                   "/vendor/pyodide/pyodide.asm.wasm", "/index.html"])
-def test_revalidation_answers_304_and_rebuilt_files_are_never_immutable(gz_site, path):
+def test_revalidation_answers_304_and_rebuilt_files_are_never_immutable(
+        gz_site: tuple[RunningServer, bytes], path: str) -> None:
     server, _ = gz_site
     url = server.url.rstrip("/") + path
     first = httpx.get(url, headers={"Accept-Encoding": "gzip"})

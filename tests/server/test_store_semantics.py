@@ -93,7 +93,8 @@ def shared_redis(redis_server: Any) -> str:
     resume=st.lists(st.integers(0, 3000), max_size=6),
 )
 def test_every_resume_point_gets_the_same_answer_from_both_stores(
-        shared_redis, spec, cut, log_events, log_bytes, chunk, resume):
+        shared_redis: str, spec: list[tuple[str, int]], cut: int | None, log_events: int,
+        log_bytes: int, chunk: int, resume: list[int]) -> None:
     events = _runs(spec, cut)
     config = ServerConfig(log_events=log_events, log_bytes=log_bytes)
     memory, fresh = asyncio.run(_both(shared_redis, events, config, chunk))

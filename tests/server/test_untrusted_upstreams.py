@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -13,9 +16,13 @@ from hypothesis import strategies as st
 from streampace.session.framing import RunFramer
 
 from .conftest import (
+    Serve,
+    Upstream,
+    UpstreamScript,
     assert_conformant,
     sse_event,
     sse_headers,
+    sse_reply,
     watch_run,
     write_jsonl,
     write_raw,
@@ -46,7 +53,7 @@ GHOST = [
 ]
 
 
-def test_framer_keeps_what_it_framed_before_an_invalid_event_of_the_same_group():
+def test_framer_keeps_what_it_framed_before_an_invalid_event_of_the_same_group() -> None:
     events = _framed_run([GHOST])
     assert_conformant(events, prompt="hi")
     model = [e for e in events if e.get("messageId") == "m"]
@@ -57,7 +64,8 @@ def test_framer_keeps_what_it_framed_before_an_invalid_event_of_the_same_group()
     assert "ghost" in events[-1]["message"]
 
 
-def test_replay_with_an_invalid_event_in_one_timestamp_group_is_conformant(serve, tmp_path):
+def test_replay_with_an_invalid_event_in_one_timestamp_group_is_conformant(
+        serve: Serve, tmp_path: Path) -> None:
     # The issue's repro: all six events share one timestamp (one group).
     path = write_jsonl(tmp_path / "ghost.jsonl", [dict(e, timestamp=1000) for e in GHOST])
     server = serve(f"replay:{path}")
@@ -68,8 +76,9 @@ def test_replay_with_an_invalid_event_in_one_timestamp_group_is_conformant(serve
                    if e.get("messageId") == "m") == "a"
 
 
-def test_openai_lone_surrogate_first_delta_gives_a_conformant_run(serve, upstream):
-    def script(h, body):
+def test_openai_lone_surrogate_first_delta_gives_a_conformant_run(
+        serve: Serve, upstream: Upstream) -> None:
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         write_raw(h, b'data: {"choices":[{"index":0,"delta":{"content":"\\udc00"}}]}\n\n')
         write_raw(h, b"data: [DONE]\n\n")
@@ -91,11 +100,11 @@ MALFORMED_TOOL_CALLS = {
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED_TOOL_CALLS))
-def test_openai_malformed_tool_calls_are_an_upstream_protocol_error(serve, upstream, case,
-                                                                    caplog):
+def test_openai_malformed_tool_calls_are_an_upstream_protocol_error(
+        serve: Serve, upstream: Upstream, case: str, caplog: pytest.LogCaptureFixture) -> None:
     calls = MALFORMED_TOOL_CALLS[case]
 
-    def script(h, body):
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         write_raw(h, chat_chunk({"content": "before "}))
         write_raw(h, chat_chunk({"tool_calls": calls}))
@@ -113,8 +122,9 @@ def test_openai_malformed_tool_calls_are_an_upstream_protocol_error(serve, upstr
     assert not [r for r in caplog.records if r.exc_info], "no traceback for upstream garbage"
 
 
-def test_agui_upstream_thread_and_run_ids_are_rewritten_to_the_sessions(serve, upstream):
-    def script(h, body):
+def test_agui_upstream_thread_and_run_ids_are_rewritten_to_the_sessions(
+        serve: Serve, upstream: Upstream) -> None:
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         for e in [
             {"type": "RUN_STARTED", "threadId": "their-thread", "runId": "their-run"},
@@ -174,7 +184,7 @@ def test_property_every_framed_run_is_conformant(groups: list, ending: str) -> N
                for e in out)
 
 
-def test_snapshot_of_a_run_with_a_cut_off_tool_call_shows_what_live_viewers_saw():
+def test_snapshot_of_a_run_with_a_cut_off_tool_call_shows_what_live_viewers_saw() -> None:
     """Found by the 10-minute soak: a fresh viewer's snapshot had an extra empty
     message and lost the partial arguments of a tool call left open by RUN_ERROR."""
     from streampace.conversation.live_state import LiveState
@@ -210,8 +220,8 @@ def _assistant_text(events: list[dict]) -> str:
                    if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] not in user)
 
 
-def _agui_text_then(raw_tail: bytes):
-    def script(h, body):
+def _agui_text_then(raw_tail: bytes) -> UpstreamScript:
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         ids = {"threadId": body["threadId"], "runId": body["runId"]}
         for e in ({"type": "RUN_STARTED", **ids},
@@ -226,12 +236,12 @@ def _agui_text_then(raw_tail: bytes):
 
 @pytest.mark.parametrize("kind", ["agui", "openai"])
 def test_invalid_utf8_from_an_upstream_ends_the_run_keeping_what_came_before(
-        serve, upstream, kind):
+        serve: Serve, upstream: Upstream, kind: str) -> None:
     if kind == "agui":
         script = _agui_text_then(
             b'data: {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "bad \xff"}\n\n')
     else:
-        def script(h, body):
+        def script(h: BaseHTTPRequestHandler, body: Any) -> None:
             sse_headers(h)
             write_raw(h, chat_chunk({"content": "kept "}))
             write_raw(h, b'data: {"choices":[{"index":0,"delta":{"content":"bad \xc3("}}]}\n\n')
@@ -248,9 +258,9 @@ def test_invalid_utf8_from_an_upstream_ends_the_run_keeping_what_came_before(
 
 
 @pytest.mark.parametrize("content", [42, ["a", "b"], {"text": "x"}, True])
-def test_a_non_string_openai_content_is_a_protocol_error_not_dropped(serve, upstream,
-                                                                      content):
-    def script(h, body):
+def test_a_non_string_openai_content_is_a_protocol_error_not_dropped(
+        serve: Serve, upstream: Upstream, content: Any) -> None:
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         write_raw(h, chat_chunk({"content": "kept "}))
         write_raw(h, chat_chunk({"content": content}))
@@ -270,8 +280,9 @@ def test_a_non_string_openai_content_is_a_protocol_error_not_dropped(serve, upst
     ({"reasoning_content": 7}, "reasoning_content"),
     ({"tool_calls": {"index": 0}}, "tool_calls"),
 ])
-def test_other_mistyped_openai_fields(serve, upstream, delta, field):
-    def script(h, body):
+def test_other_mistyped_openai_fields(
+        serve: Serve, upstream: Upstream, delta: dict[str, Any], field: str) -> None:
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         write_raw(h, chat_chunk(delta))
         write_raw(h, b"data: [DONE]\n\n")
@@ -283,7 +294,7 @@ def test_other_mistyped_openai_fields(serve, upstream, delta, field):
     assert field in got.events[-1]["message"]
 
 
-def test_an_upstream_event_over_the_size_bound_is_refused(serve, upstream):
+def test_an_upstream_event_over_the_size_bound_is_refused(serve: Serve, upstream: Upstream) -> None:
     # One SSE line past 1 MiB with no end: the server stops buffering at the bound.
     big = b'data: {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "' \
         + b"y" * (3 * 1024 * 1024)
@@ -296,8 +307,9 @@ def test_an_upstream_event_over_the_size_bound_is_refused(serve, upstream):
     assert _assistant_text(got.events) == "kept "
 
 
-def test_an_upstream_error_body_is_logged_not_shown(serve, upstream, caplog):
-    def script(h, body):
+def test_an_upstream_error_body_is_logged_not_shown(
+        serve: Serve, upstream: Upstream, caplog: pytest.LogCaptureFixture) -> None:
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         page = b"<html>internal-host-7.corp:8443 stack trace</html>"
         h.send_response(502)
         h.send_header("Content-Type", "text/html")
@@ -315,20 +327,30 @@ def test_an_upstream_error_body_is_logged_not_shown(serve, upstream, caplog):
     assert any("internal-host-7" in r.getMessage() for r in caplog.records)
 
 
-def test_no_viewer_message_from_a_source_error_carries_the_upstream_url(serve, upstream):
+def test_no_viewer_message_from_a_source_error_carries_the_upstream_url(
+        serve: Serve, upstream: Upstream) -> None:
     """Every failure an upstream can cause, one after another: the RUN_ERROR
     messages name the failure, never the upstream's address."""
+    def status_500(h: BaseHTTPRequestHandler, b: Any) -> None:
+        h.send_response(500)
+        h.send_header("Content-Length", "0")
+        h.end_headers()
+
+    def body_ends_short(h: BaseHTTPRequestHandler, b: Any) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Content-Length", "100")
+        h.end_headers()
+        h.close_connection = True
+        write_raw(h, b"data: {}\n")
+
     failures = [
-        lambda h, b: (h.send_response(500), h.send_header("Content-Length", "0"),
-                      h.end_headers()),
-        lambda h, b: (sse_headers(h, content_type="text/html"), write_raw(h, b"<html>")),
-        lambda h, b: (sse_headers(h), write_raw(h, b"data: {nope\n\n")),
-        lambda h, b: (sse_headers(h), write_raw(h, b"data: \xfe\n\n")),
-        lambda h, b: (sse_headers(h), write_raw(h, sse_event({"type": "NOPE"}))),
-        lambda h, b: (h.send_response(200), h.send_header("Content-Type", "text/event-stream"),
-                      h.send_header("Content-Length", "100"), h.end_headers(),
-                      setattr(h, "close_connection", True),
-                      write_raw(h, b"data: {}\n")),  # the body ends short
+        status_500,
+        sse_reply(b"<html>", content_type="text/html"),
+        sse_reply(b"data: {nope\n\n"),
+        sse_reply(b"data: \xfe\n\n"),
+        sse_reply(sse_event({"type": "NOPE"})),
+        body_ends_short,
     ]
     calls = iter(failures)
     up = upstream(lambda h, b: next(calls)(h, b))
@@ -343,13 +365,14 @@ def test_no_viewer_message_from_a_source_error_carries_the_upstream_url(serve, u
                           "upstream_ended_early"}, codes
 
 
-def test_runs_load_no_ca_bundle(serve, upstream, monkeypatch):
+def test_runs_load_no_ca_bundle(
+        serve: Serve, upstream: Upstream, monkeypatch: pytest.MonkeyPatch) -> None:
     """httpx loads the CA bundle for every client it makes (~60 ms of the event
     loop, which every other session waits for): runs share one TLS context made
     when the source is."""
     import ssl
 
-    def script(h, body):
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         ids = {"threadId": body["threadId"], "runId": body["runId"]}
         write_raw(h, sse_event({"type": "RUN_STARTED", **ids}))
@@ -360,7 +383,7 @@ def test_runs_load_no_ca_bundle(serve, upstream, monkeypatch):
     loads = []
     real = ssl.SSLContext.load_verify_locations
 
-    def counting(self, *args, **kwargs):
+    def counting(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
         loads.append(args)
         return real(self, *args, **kwargs)
 
@@ -371,7 +394,7 @@ def test_runs_load_no_ca_bundle(serve, upstream, monkeypatch):
     assert loads == []
 
 
-def test_an_agent_functions_invalid_utf8_and_deep_json_text_are_protocol_errors():
+def test_an_agent_functions_invalid_utf8_and_deep_json_text_are_protocol_errors() -> None:
     from streampace.server.agent_source import as_events
     from streampace.session.framing import UpstreamError
 
@@ -383,7 +406,7 @@ def test_an_agent_functions_invalid_utf8_and_deep_json_text_are_protocol_errors(
         assert info.value.code == "upstream_protocol_error"
 
 
-def test_tool_call_arguments_past_the_bound_end_the_run_with_a_clear_error():
+def test_tool_call_arguments_past_the_bound_end_the_run_with_a_clear_error() -> None:
     from streampace.session.framing import MAX_TOOL_ARGS_CHARS
 
     part = "[" + "0," * (MAX_TOOL_ARGS_CHARS // 8 - 1)  # just under a quarter of the bound

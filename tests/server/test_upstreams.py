@@ -6,6 +6,9 @@ import asyncio
 import json
 import logging
 import socket
+import threading
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 import httpx
 import pytest
@@ -13,14 +16,20 @@ import websockets
 from streampace.session.delivery import compact
 
 from .conftest import (
+    FakeUpstream,
     Received,
+    Serve,
+    Upstream,
+    UpstreamScript,
     assert_conformant,
     recv_until,
+    run_started_sse,
     runs_ended,
     send,
     split_runs,
     sse_event,
     sse_headers,
+    sse_reply,
     watch_run,
     write_raw,
 )
@@ -46,16 +55,16 @@ def agui_events(body: dict) -> list[dict]:
     ]
 
 
-def _model_part(events):
+def _model_part(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     user = {e["messageId"] for e in events
             if e["type"] == "TEXT_MESSAGE_START" and e.get("role") == "user"}
     return [e for e in events if e.get("messageId") not in user]
 
 
-def test_agui_upstream_is_forwarded_as_is(serve, upstream):
+def test_agui_upstream_is_forwarded_as_is(serve: Serve, upstream: Upstream) -> None:
     sent: list[list[dict]] = []
 
-    def script(h, body):
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         events = agui_events(body)
         sent.append(events)
@@ -89,12 +98,16 @@ def test_agui_upstream_is_forwarded_as_is(serve, upstream):
                                     "content": "make tea"}
 
 
-def test_agui_second_run_sends_the_history(serve, upstream):
-    up = upstream(lambda h, body: (sse_headers(h),
-                                   [write_raw(h, sse_event(e)) for e in agui_events(body)]))
+def test_agui_second_run_sends_the_history(serve: Serve, upstream: Upstream) -> None:
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
+        sse_headers(h)
+        for e in agui_events(body):
+            write_raw(h, sse_event(e))
+
+    up = upstream(script)
     server = serve(f"agui:{up.url}")
 
-    async def two_runs():
+    async def two_runs() -> Received:
         async with websockets.connect(server.ws_url("hist")) as ws:
             await send(ws, type="resume", after=0)
             await send(ws, type="run", prompt="one")
@@ -112,42 +125,40 @@ def test_agui_second_run_sends_the_history(serve, upstream):
     assert second[-2]["role"] == "tool"
 
 
-def _stall(h, up_release, first: bytes):
+def _stall(h: BaseHTTPRequestHandler, up_release: threading.Event, first: bytes) -> None:
     sse_headers(h)
     write_raw(h, first)
     up_release.wait(10)
 
 
-AGUI_FAILURES = {
-    "http_500": (lambda h, b: (h.send_response(500), h.send_header("Content-Length", "5"),
-                               h.end_headers(), h.wfile.write(b"boom!")),
-                 "upstream_http_error", "HTTP 500"),
-    "not_sse": (lambda h, b: (sse_headers(h, content_type="text/html"),
-                              write_raw(h, b"<html>")),
-                "upstream_protocol_error", "SSE"),
-    "bad_json": (lambda h, b: (sse_headers(h), write_raw(h, b"data: {nope\n\n")),
-                 "upstream_protocol_error", "invalid"),
-    "unknown_event": (lambda h, b: (sse_headers(h), write_raw(
-        h, sse_event({"type": "RUN_STARTED", "threadId": b["threadId"], "runId": b["runId"]})),
-        write_raw(h, sse_event({"type": "NOPE"}))),
-        "upstream_protocol_error", "unknown event type"),
-    "bad_nesting": (lambda h, b: (sse_headers(h), write_raw(
-        h, sse_event({"type": "RUN_STARTED", "threadId": b["threadId"], "runId": b["runId"]})),
-        write_raw(h, sse_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "z",
-                                "delta": "orphan"}))),
-        "upstream_protocol_error", "not open"),
-    "ends_early": (lambda h, b: (sse_headers(h), write_raw(
-        h, sse_event({"type": "RUN_STARTED", "threadId": b["threadId"], "runId": b["runId"]})),
-        write_raw(h, sse_event({"type": "TEXT_MESSAGE_START", "messageId": "m",
-                                "role": "assistant"})),
-        write_raw(h, sse_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
-                                "delta": "half"}))),
-        "upstream_ended_early", "ended"),
+def _http_500(h: BaseHTTPRequestHandler, body: Any) -> None:
+    h.send_response(500)
+    h.send_header("Content-Length", "5")
+    h.end_headers()
+    h.wfile.write(b"boom!")
+
+
+AGUI_FAILURES: dict[str, tuple[UpstreamScript, str, str]] = {
+    "http_500": (_http_500, "upstream_http_error", "HTTP 500"),
+    "not_sse": (sse_reply(b"<html>", content_type="text/html"), "upstream_protocol_error", "SSE"),
+    "bad_json": (sse_reply(b"data: {nope\n\n"), "upstream_protocol_error", "invalid"),
+    "unknown_event": (sse_reply(run_started_sse, sse_event({"type": "NOPE"})),
+                      "upstream_protocol_error", "unknown event type"),
+    "bad_nesting": (sse_reply(run_started_sse,
+                              sse_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "z",
+                                         "delta": "orphan"})),
+                    "upstream_protocol_error", "not open"),
+    "ends_early": (sse_reply(run_started_sse,
+                             sse_event({"type": "TEXT_MESSAGE_START", "messageId": "m",
+                                        "role": "assistant"}),
+                             sse_event({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
+                                        "delta": "half"})),
+                   "upstream_ended_early", "ended"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(AGUI_FAILURES))
-def test_agui_failures_become_run_error(serve, upstream, case):
+def test_agui_failures_become_run_error(serve: Serve, upstream: Upstream, case: str) -> None:
     script, code, text = AGUI_FAILURES[case]
     up = upstream(script)
     server = serve(f"agui:{up.url}", stall_timeout_s=2.0)
@@ -160,10 +171,10 @@ def test_agui_failures_become_run_error(serve, upstream, case):
         assert text.lower() in run[-1]["message"].lower()
 
 
-def test_agui_stall_becomes_run_error_timeout(serve, upstream):
-    holder = {}
+def test_agui_stall_becomes_run_error_timeout(serve: Serve, upstream: Upstream) -> None:
+    holder: dict[str, FakeUpstream] = {}
 
-    def script(h, b):
+    def script(h: BaseHTTPRequestHandler, b: Any) -> None:
         _stall(h, holder["up"].release, sse_event(
             {"type": "RUN_STARTED", "threadId": b["threadId"], "runId": b["runId"]}))
 
@@ -176,7 +187,7 @@ def test_agui_stall_becomes_run_error_timeout(serve, upstream):
     assert "stalled" in got.events[-1]["message"]
 
 
-def test_refused_upstream_becomes_run_error(serve, caplog):
+def test_refused_upstream_becomes_run_error(serve: Serve, caplog: pytest.LogCaptureFixture) -> None:
     with socket.socket() as s:  # a port with nobody listening
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -197,7 +208,8 @@ def test_refused_upstream_becomes_run_error(serve, caplog):
         assert httpx.get(server.url + "nothing").status_code == 404
 
 
-def test_logs_name_a_session_by_its_thread_id_never_its_key(serve, caplog):
+def test_logs_name_a_session_by_its_thread_id_never_its_key(
+        serve: Serve, caplog: pytest.LogCaptureFixture) -> None:
     # The id is the key to the conversation (docs/security.md): a log line that
     # holds it hands the conversation to whoever reads the logs.
     with socket.socket() as s:
@@ -222,10 +234,11 @@ def chat_chunk(delta: dict, finish: str | None = None) -> bytes:
                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
 
 
-def test_openai_stream_is_translated(serve, upstream, monkeypatch):
+def test_openai_stream_is_translated(
+        serve: Serve, upstream: Upstream, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEST_KEY", "sk-test")
 
-    def script(h, body):
+    def script(h: BaseHTTPRequestHandler, body: Any) -> None:
         sse_headers(h)
         write_raw(h, chat_chunk({"role": "assistant", "content": ""}))
         write_raw(h, chat_chunk({"reasoning_content": "Think "}))
@@ -268,7 +281,7 @@ def test_openai_stream_is_translated(serve, upstream, monkeypatch):
     assert req["headers"]["Authorization"] == "Bearer sk-test"
 
 
-def _openai_error_status(h, b):
+def _openai_error_status(h: BaseHTTPRequestHandler, b: Any) -> None:
     payload = json.dumps({"error": {"message": "Incorrect API key provided"}}).encode()
     h.send_response(401)
     h.send_header("Content-Type", "application/json")
@@ -277,20 +290,19 @@ def _openai_error_status(h, b):
     h.wfile.write(payload)
 
 
-OPENAI_FAILURES = {
+OPENAI_FAILURES: dict[str, tuple[UpstreamScript, str, str]] = {
     "status_401": (_openai_error_status, "upstream_http_error", "Incorrect API key"),
-    "error_chunk": (lambda h, b: (sse_headers(h), write_raw(h, chat_chunk({"content": "a"})),
-                                  write_raw(h, sse_event({"error": {"message": "overloaded"}}))),
+    "error_chunk": (sse_reply(chat_chunk({"content": "a"}),
+                              sse_event({"error": {"message": "overloaded"}})),
                     "upstream_http_error", "overloaded"),
-    "no_done": (lambda h, b: (sse_headers(h), write_raw(h, chat_chunk({"content": "cut"}))),
+    "no_done": (sse_reply(chat_chunk({"content": "cut"})),
                 "upstream_ended_early", "before finishing"),
-    "garbage": (lambda h, b: (sse_headers(h), write_raw(h, b"data: {{{\n\n")),
-                "upstream_protocol_error", "non-JSON"),
+    "garbage": (sse_reply(b"data: {{{\n\n"), "upstream_protocol_error", "non-JSON"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(OPENAI_FAILURES))
-def test_openai_failures_become_run_error(serve, upstream, case):
+def test_openai_failures_become_run_error(serve: Serve, upstream: Upstream, case: str) -> None:
     script, code, text = OPENAI_FAILURES[case]
     up = upstream(script)
     server = serve(f"openai:{up.url}", model="m")
@@ -301,10 +313,11 @@ def test_openai_failures_become_run_error(serve, upstream, case):
     assert text.lower() in got.events[-1]["message"].lower()
 
 
-def test_openai_stall_mid_message_closes_it_before_run_error(serve, upstream):
-    holder = {}
+def test_openai_stall_mid_message_closes_it_before_run_error(
+        serve: Serve, upstream: Upstream) -> None:
+    holder: dict[str, FakeUpstream] = {}
 
-    def script(h, b):
+    def script(h: BaseHTTPRequestHandler, b: Any) -> None:
         _stall(h, holder["up"].release, chat_chunk({"content": "partial answer"}))
 
     up = upstream(script)

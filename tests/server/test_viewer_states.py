@@ -1,5 +1,5 @@
-"""A viewer's typed delivery modes (server/viewer_lifecycle.py): the table, and each
-path to each state on a real Session with an in-memory socket (no network)."""
+"""A viewer's typed feed states (session/viewer_feed.py): the table, and each path to
+each state on a real Session with an in-memory socket (no network)."""
 
 from __future__ import annotations
 
@@ -13,18 +13,19 @@ from starlette.websockets import WebSocketState
 from streampace.lifecycle import LifecycleError, Machine, unreachable
 from streampace.server import ServerConfig
 from streampace.server.session import Session
-from streampace.server.viewer import CLOSE_SLOW_CONSUMER, Viewer
-from streampace.server.viewer_lifecycle import VIEWER_TABLE, ViewerEvent, ViewerState
+from streampace.server.viewer import Viewer
 from streampace.session.delivery import DeliveryConfig
+from streampace.session.protocol import CloseCode
+from streampace.session.viewer_feed import FEED_TABLE, FeedEvent, FeedState
 
-V, E = ViewerState, ViewerEvent
-STATES = list(ViewerState)
+V, E = FeedState, FeedEvent
+STATES = list(FeedState)
 
 
-@pytest.mark.parametrize(("state", "event"), list(itertools.product(STATES, ViewerEvent)))
-def test_every_pair_is_listed_or_raises(state: ViewerState, event: ViewerEvent) -> None:
-    machine = Machine("t", VIEWER_TABLE, state)
-    if (state, event) in VIEWER_TABLE:
+@pytest.mark.parametrize(("state", "event"), list(itertools.product(STATES, FeedEvent)))
+def test_every_pair_is_listed_or_raises(state: FeedState, event: FeedEvent) -> None:
+    machine = Machine("t", FEED_TABLE, state)
+    if (state, event) in FEED_TABLE:
         assert machine.step(event) in STATES
     else:
         with pytest.raises(LifecycleError, match=f"{event.name} in state {state.name}"):
@@ -33,15 +34,15 @@ def test_every_pair_is_listed_or_raises(state: ViewerState, event: ViewerEvent) 
 
 
 def test_closing_sends_nothing_and_detached_only_attaches_closes_or_is_lost() -> None:
-    def out_of(state: ViewerState) -> dict[ViewerEvent, ViewerState]:
-        return {e: rule.target for (s, e), rule in VIEWER_TABLE.items() if s is state}
+    def out_of(state: FeedState) -> dict[FeedEvent, FeedState]:
+        return {e: rule.target for (s, e), rule in FEED_TABLE.items() if s is state}
 
     assert set(out_of(V.CLOSING).values()) == {V.CLOSING, V.CLOSED}
     assert set(out_of(V.CLOSED).values()) == {V.CLOSING, V.CLOSED}
     moves = {e for e, target in out_of(V.DETACHED).items() if target is not V.DETACHED}
-    assert moves == {E.ATTACH_LIVE, E.ATTACH_BEHIND, E.CLOSE, E.LOST, E.STOP}
-    assert unreachable(VIEWER_TABLE, V.DETACHED, ViewerState) == []
-    assert all(rule.why for rule in VIEWER_TABLE.values())
+    assert moves == {E.ATTACH_LIVE, E.ATTACH_LOG, E.ATTACH_SNAPSHOT, E.CLOSE, E.LOST, E.STOP}
+    assert unreachable(FEED_TABLE, V.DETACHED, FeedState) == []
+    assert all(rule.why for rule in FEED_TABLE.values())
 
 
 class MemorySocket:
@@ -80,6 +81,11 @@ async def until(condition: Any) -> None:
     raise AssertionError("condition not reached")
 
 
+def state_of(viewer: Viewer) -> FeedState:
+    """Read afresh: mypy keeps `viewer.state` narrowed by an earlier assert."""
+    return viewer.state
+
+
 def make(limit: int = 1 << 20) -> tuple[Session, Viewer, MemorySocket]:
     delivery = DeliveryConfig(max_wait_ms=0, ramp_wait_ms=0)  # every batch on the next tick
     config = ServerConfig(delivery=delivery, outbound_limit_bytes=limit)
@@ -93,12 +99,12 @@ def test_attach_from_now_joins_the_feed() -> None:
         session, viewer, ws = make()
         assert viewer.state == V.DETACHED
         session.attach(viewer, None)
-        assert viewer.state == V.SHARED and viewer in session.feed.members
+        assert state_of(viewer) == V.SHARED and viewer.delivery in session.feed.members
         session.append([step_event(1)])
         await until(lambda: len(ws.sent) == 2)
         assert [m.get("through") for m in ws.sent] == [None, 1]  # attached, then the batch
         await viewer.stop()
-        assert viewer.state == V.CLOSED and viewer not in session.feed.members
+        assert state_of(viewer) == V.CLOSED and viewer.delivery not in session.feed.members
 
     run(body)
 
@@ -108,10 +114,10 @@ def test_resume_catches_up_from_the_log_then_goes_live() -> None:
         session, viewer, ws = make()
         session.append([step_event(i) for i in range(1, 4)])
         session.attach(viewer, 0)
-        assert viewer.state == V.CATCHING_UP
+        assert viewer.state == V.REPLAYING
         # The sender pulls seqs 1..3 from the log, then finds it exhausted and
         # joins the session's shared feed, which delivers what follows.
-        await until(lambda: viewer.state == V.SHARED)
+        await until(lambda: state_of(viewer) == V.SHARED)
         assert viewer.cursor == 3 and viewer.feed is session.feed
         session.append([step_event(4)])
         await until(lambda: viewer.cursor == 4)
@@ -130,10 +136,13 @@ def test_a_snapshot_resume_catches_up_then_joins_the_feed() -> None:
         session, viewer, ws = make()
         session.append([step_event(1)])
         assert session.attach(viewer, 5, epoch="another") == "snapshot"
-        assert viewer.state == V.CATCHING_UP and viewer.feed is None
-        await until(lambda: viewer.state == V.SHARED)
+        assert viewer.state == V.SNAPSHOT and viewer.feed is None
+        session.append([step_event(2)])  # waits in the log until the snapshot is out
+        assert state_of(viewer) == V.SNAPSHOT and viewer.cursor == 1
+        await until(lambda: state_of(viewer) == V.SHARED)
         assert [m.get("type") for m in ws.sent][:1] == ["attached"]
         assert ws.sent[1]["through"] == 1 and "more" not in ws.sent[1]
+        assert [e["stepName"] for e in ws.sent[2]["events"]] == ["s2"]  # then the log
         await viewer.stop()
 
     run(body)
@@ -147,9 +156,9 @@ def test_a_full_queue_leaves_the_feed_and_a_full_queue_while_live_is_behind() ->
         assert viewer.state == V.SHARED
         session.append([step_event(1, size=400)])
         await until(lambda: viewer.state != V.SHARED)  # the feed's batch goes over the limit
-        assert viewer.state == V.CATCHING_UP and viewer.feed is None
+        assert state_of(viewer) == V.REPLAYING and viewer.feed is None
         session.append([step_event(2)])
-        assert viewer.state == V.CATCHING_UP  # not taken live: the sender pulls it later
+        assert state_of(viewer) == V.REPLAYING  # not taken live: the sender pulls it later
         ws.gate.set()
         await until(lambda: viewer.state == V.SHARED)  # caught up: back on the shared feed
         assert viewer.cursor == 2
@@ -165,7 +174,7 @@ def test_a_full_queue_leaves_the_feed_and_a_full_queue_while_live_is_behind() ->
         other_session.append([step_event(2, size=400)])  # queued, the socket not reading
         await until(lambda: live.queued_bytes > 300)
         other_session.append([step_event(3)])  # queue over the limit: behind
-        assert live.state == V.CATCHING_UP
+        assert live.state == V.REPLAYING
         other_ws.gate.set()
         await viewer.stop()
         await live.stop()
@@ -176,22 +185,23 @@ def test_a_full_queue_leaves_the_feed_and_a_full_queue_while_live_is_behind() ->
 def test_close_from_detached_and_from_live_and_it_stays_closing() -> None:
     async def body() -> None:
         session, viewer, ws = make()
-        viewer.close(CLOSE_SLOW_CONSUMER, "test")
+        viewer.close(CloseCode.SLOW_CONSUMER, "test")
         assert viewer.state == V.CLOSING and viewer.closing
         session.attach(viewer, None)  # a late resume on a closing socket
-        assert viewer.state == V.CLOSING and viewer not in session.feed.members
+        assert viewer.state == V.CLOSING and viewer.delivery not in session.feed.members
         viewer.send_error("x", "y")  # dropped: nothing more goes out
         await viewer.stop()
-        assert ws.closed_with == CLOSE_SLOW_CONSUMER
+        assert ws.closed_with == CloseCode.SLOW_CONSUMER
+        assert viewer.close_code is CloseCode.SLOW_CONSUMER
         assert [m.get("type") for m in ws.sent] == []
 
         session2, live, ws2 = make()
         session2.attach(live, None)
-        live.close(CLOSE_SLOW_CONSUMER, "test")
-        assert live.state == V.CLOSING and live not in session2.feed.members
+        live.close(CloseCode.SLOW_CONSUMER, "test")
+        assert live.state == V.CLOSING and live.delivery not in session2.feed.members
         session2.append([step_event(1)])  # not delivered, not an error
         await live.stop()
-        assert live.state == V.CLOSED and live.closing
+        assert state_of(live) == V.CLOSED and live.closing
 
     run(body)
 
@@ -200,7 +210,7 @@ def test_an_illegal_move_on_a_viewer_raises() -> None:
     async def body() -> None:
         _session, viewer, _ws = make()
         with pytest.raises(LifecycleError, match="JOIN in state DETACHED"):
-            viewer._move(E.JOIN)
+            viewer.delivery._move(E.JOIN)
         assert viewer.state == V.DETACHED
         await viewer.stop()
 

@@ -5,11 +5,12 @@ The 10-minute version and its figures: `python -m bench.soak` (docs/server.md)."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from bench.soak import SoakConfig, run_soak
 
 
-def test_short_fault_soak_loses_nothing(tmp_path):
+def test_short_fault_soak_loses_nothing(tmp_path: Path) -> None:
     result = run_soak(SoakConfig(duration_s=35, sessions=3, readers=2, speed=3.0,
                                  workdir=tmp_path))
     print(json.dumps(result, indent=1))  # the figures, in the test log

@@ -48,7 +48,18 @@ Adaptive playout, per session (one :class:`Track` each):
   r + 250/s, at least the seed's 800/s-class step, 1.3 × r for models faster
   than that) — never a fixed ceiling a fast model can outrun, and never a jump
   after a stall: a backlog drains at the ceiling, in bounded steps, within a
-  bounded time.  A low-pass filter (60 ms) keeps rate changes gradual.
+  bounded time.  A low-pass filter (60 ms) keeps rate changes gradual —
+  except that over a session's first ten gaps it never holds the rate under
+  the source's measured one while more is queued than that: the filter would
+  start from the prior's guess and let a fast source's backlog build.
+* **Slow sources** (under ``_SLOW_RATE``, about a grapheme per 60 Hz frame: a
+  slow model's few graphemes every 150–400 ms): whatever is queued shows at
+  least one grapheme per frame.  Below one grapheme per frame every frame
+  shows 0 or 1 whatever the timing, so showing a delivery as soon as it lands
+  costs no evenness, where spreading it over the time until the next one
+  costs half that time in lag.  A text-rich late delivery widens no cushion
+  then: the step floor already keeps the screen moving, and a wider cushion
+  would only hold back what arrives faster than a frame's step.
 * The first paced text of an idle session is owed one grapheme at once
   (:meth:`AdaptiveLaw.first_frame_credit`), so it shows on the very next frame.
 
@@ -94,7 +105,10 @@ _CEIL_X = 1.8  # ceiling = min(max(_CEIL_X r, r + _CEIL_ADD), max(_CEIL_FAST r, 
 _CEIL_ADD = 0.25  # graphemes/ms
 _CEIL_FAST = 1.3
 _SMOOTH_MS = 60.0  # time constant of the play-out rate's low-pass filter
+_WARM_GAPS = 10  # while fewer gaps are learnt, the filter never holds the rate under r
 _DEADLINE_GROUPS = 16  # oldest deliveries the deadline looks at per drain
+_SLOW_RATE = 0.075  # graphemes/ms: a source under this shows ≥ 1 grapheme per frame
+_FRAME_MAX_MS = 40.0  # drains further apart are no animation frames (a hidden tab's timer)
 
 
 class Law(Protocol):
@@ -255,7 +269,7 @@ class AdaptiveLaw:
         tr.rate_n = tr.rate_n * w + n
         tr.rate_t = tr.rate_t * w + produced
         rich = span > tr.span + _PEAK_DEV * tr.span_dev
-        if rich:
+        if rich and not _is_slow(r):
             self._raise_peak(tr, now, span)  # late and carrying what it was late for
         if stall:
             # A gap far beyond the cadence.  After a pause of the source the
@@ -328,13 +342,18 @@ class AdaptiveLaw:
                               max(_CEIL_FAST * r, self.max_step_rate)), self.min_rate)
         else:
             ceiling = self.max_step_rate  # no rate seen yet: the step bound
-        floor = self.min_rate
+        floor = max(self.min_rate, _frame_step_floor(tr, now, r))
         target = min(max(target, floor), ceiling)
         if tr.out is None:
             out = target
         else:
             dt = max(0.0, now - tr.out_at)
             out = tr.out + (target - tr.out) * (1.0 - math.exp(-dt / _SMOOTH_MS))
+        if tr.gaps_seen < _WARM_GAPS and r > 0:
+            # Learning the cadence: filtering up from the prior's first guess
+            # would hold the play-out under the source's rate while its backlog
+            # builds (a provider sending a character every 0.5 ms).
+            out = max(out, min(target, r))
         out = min(max(out, floor), ceiling)
         need = self._deadline_rate(tr, now, pending)
         if need > out:
@@ -362,3 +381,23 @@ class AdaptiveLaw:
                 return need
             need = max(need, (cum - delivered) / max(t_arr + deadline - now, 16.0))
         return need
+
+
+def _is_slow(r: float) -> bool:
+    """A source known to produce under ``_SLOW_RATE`` (0: not known yet)."""
+    return 0.0 < r < _SLOW_RATE
+
+
+def _frame_step_floor(tr: Track, now: float, r: float) -> float:
+    """One grapheme per frame (graphemes/ms) for a slow source, else 0.
+
+    The frame is the time since this track's previous drain, when that drain
+    was a frame ago (not the first drain after idle, nor a hidden tab's timer).
+    """
+    if not _is_slow(r) or tr.out is None:
+        return 0.0
+    dt = now - tr.out_at
+    # A hair over one: the scheduler times the same frame from its own
+    # baseline, and a float rounding to 0.9999999 of a grapheme would show
+    # nothing this frame and two the next.
+    return (1.0 + 1e-6) / dt if 0.0 < dt <= _FRAME_MAX_MS else 0.0

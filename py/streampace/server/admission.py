@@ -29,16 +29,10 @@ from streampace.session.protocol import NEW_SESSION, SESSION_ID_RE, CloseCode
 __all__ = [
     "Authorize", "NEW_SESSION", "SESSION_ID_RE", "Refused", "ClientCounts",
     "OriginPolicy", "TokenBucket", "RatePerKey", "address_key", "client_key", "mint_session_id",
-    "CLOSE_POLICY", "CLOSE_UNAUTHORIZED",
-    "CLOSE_UNKNOWN_SESSION", "CLOSE_TOO_MANY",
 ]
 
 MINTED_ID_BYTES = 16  # 128 bits: 22 characters of URL-safe base64, unpadded
 
-CLOSE_POLICY = int(CloseCode.POLICY)  # no resume/run within the attach timeout
-CLOSE_UNAUTHORIZED = int(CloseCode.UNAUTHORIZED)  # the authorize hook said no
-CLOSE_UNKNOWN_SESSION = int(CloseCode.UNKNOWN_SESSION)  # unknown id, client ids are off
-CLOSE_TOO_MANY = int(CloseCode.TOO_MANY)  # this address holds too many sockets or sessions
 
 # ``await authorize(websocket, session_id, new)``: True lets the socket in.  ``new``:
 # the id was minted for this socket (the session does not exist yet).
@@ -49,7 +43,7 @@ Authorize = Callable[[HTTPConnection, str, bool], Awaitable[bool]]
 class Refused(Exception):
     """A socket refused before it reaches a session: close with ``code``."""
 
-    code: int
+    code: CloseCode
     reason: str
 
 

@@ -16,10 +16,9 @@ import logging
 from collections import Counter
 
 from streampace.session.eviction import ranked_activity
+from streampace.session.protocol import CloseCode
 
 from .admission import (
-    CLOSE_TOO_MANY,
-    CLOSE_UNKNOWN_SESSION,
     Authorize,
     ClientCounts,
     OriginPolicy,
@@ -31,7 +30,7 @@ from .config import ServerConfig
 from .session import Session, monotonic_ms
 from .sources import Source
 from .store import MemoryStore, SessionStore
-from .viewer import CLOSE_GOING_AWAY, CLOSE_TRY_AGAIN, Viewer
+from .viewer import Viewer
 
 __all__ = ["Hub", "SHUTDOWN_CODE", "SHUTDOWN_MESSAGE", "FULL_REASON", "BUDGET_REASON",
            "RATE_REASON"]
@@ -62,7 +61,7 @@ class Hub:
         self.origins = origins or self._own_origins(config.port)
         self.authorize = authorize
         self.sockets = ClientCounts(config.max_connections_per_client)
-        self.closes: Counter[int] = Counter()  # sockets the server closed, by close code
+        self.closes: Counter[CloseCode] = Counter()  # sockets the server closed, by close code
         self.shutting_down = False
         self.warned_unguarded = False  # the log said once that the server lacks our guards
         self._closing: set[asyncio.Future[None]] = set()
@@ -115,26 +114,26 @@ class Hub:
         config = self.config
         if not minted and not config.client_session_ids and not (
                 await self.store.exists(session_id)):
-            raise Refused(CLOSE_UNKNOWN_SESSION, "unknown session: ask for a new one")
+            raise Refused(CloseCode.UNKNOWN_SESSION, "unknown session: ask for a new one")
         s = self.sessions.get(session_id)  # made while the store answered
         if s is not None:
             return s
         if self._in_use_by(client) >= config.max_sessions_per_client > 0:
-            raise Refused(CLOSE_TOO_MANY, "too many sessions from this address")
+            raise Refused(CloseCode.TOO_MANY, "too many sessions from this address")
         now = self.clock()
         # An address's own rate first, so that one address cannot spend everyone's.
         if not self._new_sessions_by.take(client, now / 1000.0):
-            raise Refused(CLOSE_TOO_MANY, ADDRESS_RATE_REASON)
+            raise Refused(CloseCode.TOO_MANY, ADDRESS_RATE_REASON)
         if not self._new_sessions.take(1, now / 1000.0):
-            raise Refused(CLOSE_TRY_AGAIN, RATE_REASON)
+            raise Refused(CloseCode.TRY_AGAIN_LATER, RATE_REASON)
         while len(self.sessions) >= config.max_sessions:
             if not self._evict_one(now, "session limit"):
-                raise Refused(CLOSE_TRY_AGAIN, FULL_REASON)
+                raise Refused(CloseCode.TRY_AGAIN_LATER, FULL_REASON)
         while self.bytes_held() >= config.memory_budget_bytes:
             if not self._evict_one(now, "memory budget"):
                 log.warning("refused a new session: %d bytes held (budget %d)",
                             self.bytes_held(), config.memory_budget_bytes)
-                raise Refused(CLOSE_TRY_AGAIN, BUDGET_REASON)
+                raise Refused(CloseCode.TRY_AGAIN_LATER, BUDGET_REASON)
         s = self.sessions[session_id] = Session(session_id, self.source, config, self.store)
         s.created_by = client
         return s
@@ -199,7 +198,7 @@ class Hub:
         if viewers:
             await asyncio.gather(
                 *(
-                    v.drain_and_close(CLOSE_GOING_AWAY, "server shutting down",
+                    v.drain_and_close(CloseCode.GOING_AWAY, "server shutting down",
                                       self.config.shutdown_drain_s)
                     for v in viewers
                 ),

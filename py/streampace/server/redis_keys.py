@@ -54,12 +54,29 @@ STREAM_LOST = "STREAMPACE_STREAM_LOST"  # the stream lost entries a writer had w
 STREAM_BEHIND = "STREAMPACE_STREAM_BEHIND"  # the writer's view was behind the stream
 CHAIN_HEX = 16  # hex digits of the chained hash kept per entry
 
-# KEYS: log, lease, seq, epoch.  ARGV: token, maxlen, seq floor, ttl ms, release (0/1),
-# then one JSON event per argument.
-APPEND_SCRIPT = """
+
+def _append_script(body: str, ttl: int, release: int, result: str) -> str:
+    """An append (KEYS: log, lease, seq, epoch; ARGV[1] the lease token): refused
+    unless the caller holds the lease; ``body`` XADDs the events and leaves the last
+    seq in ``seq``; then the seq is stored, the session's keys live ``ARGV[ttl]`` ms
+    more and the lease is released if ``ARGV[release]`` is '1'."""
+    return f"""
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then
-  return redis.error_reply('STREAMPACE_LEASE_LOST')
+  return redis.error_reply('{LEASE_LOST}')
 end
+{body.strip()}
+redis.call('SET', KEYS[3], string.format('%d', seq), 'PX', ARGV[{ttl}])
+redis.call('PEXPIRE', KEYS[1], ARGV[{ttl}])
+redis.call('PEXPIRE', KEYS[4], ARGV[{ttl}])
+if ARGV[{release}] == '1' then
+  redis.call('DEL', KEYS[2])
+end
+return {result}
+"""
+
+
+# ARGV: token, maxlen, seq floor, ttl ms, release (0/1), then one JSON event per argument.
+APPEND_SCRIPT = _append_script("""
 local seq = tonumber(redis.call('GET', KEYS[3]) or '0')
 local floor = tonumber(ARGV[3])
 if floor > seq then seq = floor end
@@ -67,14 +84,7 @@ for i = 6, #ARGV do
   seq = seq + 1
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], string.format('%d-0', seq), 'e', ARGV[i])
 end
-redis.call('SET', KEYS[3], string.format('%d', seq), 'PX', ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PEXPIRE', KEYS[4], ARGV[4])
-if ARGV[5] == '1' then
-  redis.call('DEL', KEYS[2])
-end
-return seq
-"""
+""", ttl=4, release=5, result="seq")
 # KEYS: snap.  ARGV: seq, data, ttl ms.  Writes may land out of order: the newest wins.
 SNAPSHOT_SCRIPT = """
 local cur = redis.call('HGET', KEYS[1], 'seq')
@@ -89,12 +99,9 @@ return 1
 # holding less (a promoted replica missing acknowledged writes) or something else
 # at that seq means viewers were shown text the store no longer has: the session
 # gets a new epoch (so every process rebuilds it and tells its viewers) and the
-# append is refused.  KEYS: log, lease, seq, epoch.  ARGV: token, maxlen, seq,
-# chain, ttl ms, release (0/1), the writer's epoch, a new epoch, then the events.
-CLUSTER_APPEND_SCRIPT = """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then
-  return redis.error_reply('STREAMPACE_LEASE_LOST')
-end
+# append is refused.  ARGV: token, maxlen, seq, chain, ttl ms, release (0/1), the
+# writer's epoch, a new epoch, then the events.
+CLUSTER_APPEND_SCRIPT = _append_script("""
 local seq = tonumber(redis.call('GET', KEYS[3]) or '0')
 local chain = ''
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
@@ -119,14 +126,7 @@ for i = 9, #ARGV do
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], string.format('%d-0', seq),
              'e', ARGV[i], 'c', chain)
 end
-redis.call('SET', KEYS[3], string.format('%d', seq), 'PX', ARGV[5])
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
-redis.call('PEXPIRE', KEYS[4], ARGV[5])
-if ARGV[6] == '1' then
-  redis.call('DEL', KEYS[2])
-end
-return {seq, chain}
-"""
+""", ttl=5, release=6, result="{seq, chain}")
 # The cluster's read of one session (no XREAD across slots): epoch, last seq and
 # the entries after the reader's head, in one call.  KEYS: log, epoch, seq.
 # ARGV: the exclusive start ``(n-0``, count.

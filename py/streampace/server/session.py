@@ -5,9 +5,10 @@ resume, what a client message does — are the sans-IO engine's
 (``streampace.session.engine``).  This class carries out its outputs with
 asyncio: a run's body is a task that streams the source and emits what the
 engine frames through the session's store backend (``store.py``: memory or
-Redis — composed, not subclassed); logged events fan out to the viewers, live
-ones through one shared feed (``fanout.py``), the others through their own
-buffers (``viewer.py``).
+Redis — composed, not subclassed); logged events fan out to the viewers
+(``viewer.py``), each caught up and fed by its ``ViewerFeed``
+(session/viewer_feed.py): live ones through one shared feed
+(session/shared_feed.py), the others through their own buffers.
 """
 
 from __future__ import annotations
@@ -27,16 +28,18 @@ from streampace.session.client_messages import ClientMessage
 from streampace.session.engine import SessionEngine
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
-from streampace.session.run_lifecycle import Outcome, RunState
+from streampace.session.protocol import CloseCode
+from streampace.session.run_lifecycle import STOPPED, Outcome, RunState
+from streampace.session.shared_feed import SharedFeed
 from streampace.session.source import RunRequest, new_run_id, source_scenarios
 
 from .config import ServerConfig
-from .fanout import SharedFeed
+from .loop_host import LoopHost
 from .memory import note_large_events
 from .sources import Source
 from .store import MemoryStore, SessionStore
 from .store_errors import StoreError
-from .viewer import CLOSE_TRY_AGAIN, Viewer
+from .viewer import Viewer
 
 __all__ = ["Session"]
 
@@ -117,7 +120,7 @@ class Session:
     def feed(self) -> SharedFeed:
         """The delivery buffer shared by this session's live viewers (made in the loop)."""
         if self._feed is None:
-            self._feed = SharedFeed(self.delivery_config, self.log.head)
+            self._feed = SharedFeed(self.delivery_config, LoopHost(), self.log.head)
         return self._feed
 
     # -- inputs: viewers and the store ----------------------------------------------
@@ -208,12 +211,9 @@ class Session:
         refused = False
         for out in outputs:
             if isinstance(out, output.Deliver):
-                feed = self.feed
-                members = feed.members
-                for viewer in list(self.viewers):
-                    if viewer not in members:  # members get them from the feed
-                        viewer.on_append(out.events, out.first, out.through)
-                feed.enqueue(out.events, out.through)
+                for viewer in list(self.viewers):  # a member of the shared feed ignores it
+                    viewer.on_append(out.events, out.first, out.through)
+                self.feed.enqueue(out.events, out.through)
             elif isinstance(out, output.Attach):
                 out.viewer.attach(self, out)  # type: ignore[attr-defined]
                 self.backend.viewer_attached()
@@ -235,10 +235,10 @@ class Session:
                     leave = getattr(gone, "leave_feed", None)
                     if leave is not None:
                         leave()  # nothing more of this log reaches it
-                    self._spawn(gone.drain_and_close(CLOSE_TRY_AGAIN, out.reason,
+                    self._spawn(gone.drain_and_close(CloseCode.TRY_AGAIN_LATER, out.reason,
                                                      DRAIN_BEFORE_CLOSE_S))
                 else:
-                    gone.close(CLOSE_TRY_AGAIN, out.reason)
+                    gone.close(CloseCode.TRY_AGAIN_LATER, out.reason)
             elif isinstance(out, output.PublishCancel):
                 self.backend.publish_cancel(out.code, out.message)
             elif isinstance(out, output.LogReplaced):
@@ -247,7 +247,7 @@ class Session:
                     if leave is not None:
                         leave()
                 self._feed = None
-            else:  # Emit and RunEnded happen inside a run's task; no timed source here
+            else:  # Emit and RunEnded happen inside a run's task
                 raise RuntimeError(f"session {self.id}: unexpected {out!r}")
         return refused
 
@@ -280,7 +280,7 @@ class Session:
                 await self._stream(run_id, request)
                 outcome = None  # the source stopped: the engine judges how
         except asyncio.CancelledError:
-            outcome = Outcome("cancelled", "run cancelled")  # a recorded stop wins
+            outcome = STOPPED  # a recorded stop wins
         except UpstreamError as exc:
             log.warning("session %s: run %s failed: %s: %s", self.log_name, run_id, exc.code,
                         exc.message)

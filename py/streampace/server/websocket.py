@@ -25,13 +25,13 @@ from streampace.session.client_messages import (
     ClientError,
     ClientMessage,
     RunMessage,
+    check_cancel,
     parse_client_message,
 )
+from streampace.session.engine import refusal
+from streampace.session.protocol import CloseCode
 
 from .admission import (
-    CLOSE_POLICY,
-    CLOSE_TOO_MANY,
-    CLOSE_UNAUTHORIZED,
     NEW_SESSION,
     SESSION_ID_RE,
     Refused,
@@ -42,7 +42,7 @@ from .admission import (
 from .hub import BUDGET_REASON, Hub
 from .session import Session
 from .store_errors import StoreError, StoreFull
-from .viewer import CLOSE_ABUSE, CLOSE_BAD_ORIGIN, CLOSE_TOO_BIG, CLOSE_TRY_AGAIN, Viewer
+from .viewer import Viewer
 from .ws_protocol import GUARDS_EXTENSION
 
 __all__ = ["session_socket", "SESSION_ID_RE"]
@@ -65,7 +65,7 @@ class _AbuseMeter:
         return len(self._times) >= self.limit
 
 
-async def _refuse(websocket: WebSocket, code: int, reason: str) -> None:
+async def _refuse(websocket: WebSocket, code: CloseCode, reason: str) -> None:
     # Accept first: a browser only learns a close code from an open socket.
     await websocket.accept()
     await websocket.close(code, reason)
@@ -77,12 +77,12 @@ async def _admit(hub: Hub, websocket: WebSocket, requested: str) -> tuple[str, b
     why = hub.origins.refusal(headers.get("origin"), headers.get("host"))
     if why is not None:
         log.warning("refused a WebSocket: %s", why)
-        raise Refused(CLOSE_BAD_ORIGIN, "origin not allowed")
+        raise Refused(CloseCode.BAD_ORIGIN, "origin not allowed")
     minted = requested == NEW_SESSION
     if not minted and not SESSION_ID_RE.fullmatch(requested):
-        raise Refused(CLOSE_ABUSE, "bad session id")
+        raise Refused(CloseCode.BAD_REQUEST, "bad session id")
     if hub.shutting_down:
-        raise Refused(1001, "server shutting down")
+        raise Refused(CloseCode.GOING_AWAY, "server shutting down")
     session_id = mint_session_id() if minted else requested
     if hub.authorize is not None:
         try:
@@ -91,7 +91,7 @@ async def _admit(hub: Hub, websocket: WebSocket, requested: str) -> tuple[str, b
             log.exception("the authorize hook failed; refusing the socket")
             allowed = False
         if allowed is not True:
-            raise Refused(CLOSE_UNAUTHORIZED, "not authorized")
+            raise Refused(CloseCode.UNAUTHORIZED, "not authorized")
     return session_id, minted
 
 
@@ -121,7 +121,7 @@ async def session_socket(websocket: WebSocket) -> None:
         return
     if not hub.sockets.take(client):
         log.warning("refused a WebSocket from %s: %d open", client, hub.sockets[client])
-        await _refuse(websocket, CLOSE_TOO_MANY, "too many connections from this address")
+        await _refuse(websocket, CloseCode.TOO_MANY, "too many connections from this address")
         return
     try:
         await websocket.accept()
@@ -167,44 +167,43 @@ async def _serve(hub: Hub, websocket: WebSocket, viewer: Viewer, session_id: str
         except TimeoutError:
             log.info("closing a socket that did not attach within %.0f s",
                      config.attach_timeout_s)
-            viewer.close(CLOSE_POLICY, "no resume or run received in time")
+            viewer.close(CloseCode.POLICY, "no resume or run received in time")
             break
         if message is None or message["type"] == "websocket.disconnect":
             break  # closed by us (a stalled peer sends nothing more), or by the peer
         if not rate.take(1, loop.time()):
             log.warning("session %s: closing a socket that sends too many messages",
                         config.log_name(session_id))
-            viewer.close(CLOSE_POLICY, "too many messages")
+            viewer.close(CloseCode.POLICY, "too many messages")
             break
         try:
             msg = _decode(message, config.max_message_bytes, config.max_prompt_chars)
-        except _TooBig:
-            viewer.close(CLOSE_TOO_BIG, "message too big")
-            break
-        except ClientError as exc:
-            viewer.send_error(exc.code, exc.message)
-            refused = True
-        else:
             if session is None and isinstance(msg, CancelMessage) and not (
                     session_id in hub.sessions or await _exists(hub, session_id)):
                 # Nothing runs in a session that does not exist: no need to make it.
-                viewer.send_error("no_run", "no run is in progress")
-                refused = True
-            else:
+                check_cancel(running=False)
+        except _TooBig:
+            viewer.close(CloseCode.TOO_BIG, "message too big")
+            break
+        except ClientError as exc:
+            # Refused as the engine refuses (the page's session sends the same text).
+            viewer.send_text(refusal(viewer, exc).text)
+            refused = True
+        else:
+            if session is None:
+                session = await _open(hub, viewer, session_id, minted, client)
                 if session is None:
-                    session = await _open(hub, viewer, session_id, minted, client)
-                    if session is None:
-                        break
-                if isinstance(msg, RunMessage) and not hub.room_to_grow():
-                    # Over the byte budget: no new run; what the session has stays
-                    # (its viewers keep it, late ones get it).
-                    viewer.send_error("server_busy", BUDGET_REASON)
-                    refused = False
-                else:
-                    refused = session.receive(viewer, msg)
+                    break
+            if isinstance(msg, RunMessage) and not hub.room_to_grow():
+                # Over the byte budget: no new run; what the session has stays
+                # (its viewers keep it, late ones get it).
+                viewer.send_error("server_busy", BUDGET_REASON)
+                refused = False
+            else:
+                refused = session.receive(viewer, msg)
         if refused and abuse.strike():
             log.warning("session %s: closing an abusive viewer", config.log_name(session_id))
-            viewer.close(CLOSE_ABUSE, "too many bad messages")
+            viewer.close(CloseCode.BAD_REQUEST, "too many bad messages")
             break
     return session
 
@@ -221,18 +220,18 @@ async def _open(hub: Hub, viewer: Viewer, session_id: str, minted: bool,
         return None
     except StoreError as exc:
         log.warning("session %s: refused: %s", name, exc)
-        viewer.close(CLOSE_TRY_AGAIN, "session store unavailable")
+        viewer.close(CloseCode.TRY_AGAIN_LATER, "session store unavailable")
         return None
     try:
         await session.ready()
     except StoreFull as exc:
         log.warning("session %s: refused: %s", name, exc)
         hub.forget(session)
-        viewer.close(CLOSE_TRY_AGAIN, "too many sessions in use")
+        viewer.close(CloseCode.TRY_AGAIN_LATER, "too many sessions in use")
         return None
     except StoreError as exc:
         log.warning("session %s: refused: %s", name, exc)
-        viewer.close(CLOSE_TRY_AGAIN, "session store unavailable")
+        viewer.close(CloseCode.TRY_AGAIN_LATER, "session store unavailable")
         return None
     session.connect(viewer)
     return session

@@ -30,14 +30,15 @@ import asyncio
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Frame, Opcode
 
+from streampace.session.protocol import CloseCode
+
 from .admission import TokenBucket
 from .memory import note_freed
 
 __all__ = ["AnsweringWebSocketProtocol", "CONTROL_FRAME_COST", "LINGER_S",
-           "CLOSE_CONTROL_FLOOD", "GUARDS_EXTENSION"]
+           "GUARDS_EXTENSION"]
 
 CONTROL_FRAME_COST = 64  # bytes charged per control frame on top of its payload
-CLOSE_CONTROL_FLOOD = 1008
 GUARDS_EXTENSION = "streampace.guards"  # in the scope's extensions: this protocol serves it
 LINGER_S = 5.0  # a connection we closed (or finished with) still open this long is cut
 
@@ -119,10 +120,10 @@ class AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
             return
         self.conn.data_to_send()  # pongs queued for this chunk are not sent
         if self.handshake_complete and not self.close_sent:
-            self.conn.fail(CLOSE_CONTROL_FLOOD, "too many control frames")
+            self.conn.fail(CloseCode.POLICY, "too many control frames")
             self.transport.write(b"".join(self.conn.data_to_send()))
         self.close_sent = True
-        self.queue.put_nowait({"type": "websocket.disconnect", "code": CLOSE_CONTROL_FLOOD})
+        self.queue.put_nowait({"type": "websocket.disconnect", "code": CloseCode.POLICY})
         self.transport.close()
         self.cut_later()
 

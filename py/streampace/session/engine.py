@@ -4,15 +4,17 @@
 run's framing, the attach/resume decision and the dispatch of client messages.
 Its inputs are method calls — a decoded client message from a viewer, a viewer
 leaving, events the store logged, a due source group, a source's end or failure,
-a stop, a timer — and each returns the outputs (``streampace.session.outputs``)
-its driver must carry out, in order: what to send to which viewer, events to emit
-to the store and to fan out, runs to start or stop at the source, a timer to arm.
-It never sleeps, sends or reads a clock of its own (``clock`` is injected).
+a stop — and each returns the outputs (``streampace.session.outputs``) its driver
+must carry out, in order: what to send to which viewer, events to emit to the
+store and to fan out, runs to start or stop at the source.  It never sleeps,
+sends or reads a clock of its own (``clock`` is injected).
 
 Drivers: the server (``streampace.server.session``: asyncio, WebSockets, a memory
 or Redis store) and the page's simulation (``streampace.sim.page_session``:
-FrameHost timers, one in-page socket).  Both therefore log the same events for
-the same messages and send the same bytes (tests/server/test_page_session_parity.py).
+FrameHost timers, one in-page socket).  Both run a source the same way —
+``begin_run``, then ``source_group`` for each group while ``wants_source``, then
+``end_run`` — so they log the same events for the same messages and send the
+same bytes (tests/server/test_page_session_parity.py).
 
 Issue 18's session rules live here: a viewer becomes attached only in ``attach``;
 what a session holds is ``bytes_held`` (the server's byte budget adds these up);
@@ -33,13 +35,11 @@ from streampace.lifecycle import Machine
 
 from . import client_messages as cm
 from . import eviction
-from .active_run import ActiveRun, TimedPlayback
+from .active_run import ActiveRun
 from .framing import RunFramer, UpstreamError
 from .log import SessionLog
 from .outputs import (
-    ArmTimer,
     Attach,
-    CancelTimer,
     Deliver,
     Disconnect,
     Emit,
@@ -57,12 +57,19 @@ from .protocol import ATTACH_LOG, ATTACH_SNAPSHOT, attach_mode, attached_message
 from .run_lifecycle import Outcome, RunLifecycle, RunState
 from .session_lifecycle import SESSION_TABLE, SessionEvent, SessionState
 from .snapshot import snapshot_events
-from .source import RunRequest, TimedSource, check_source_end, new_run_id
+from .source import RunRequest, check_source_end, new_run_id
 
-__all__ = ["SessionEngine", "SHUTDOWN_REFUSAL", "EVICTED"]
+__all__ = ["SessionEngine", "SHUTDOWN_REFUSAL", "EVICTED", "refusal"]
 
 SHUTDOWN_REFUSAL = "the server is shutting down"
 EVICTED = "the session was forgotten; reconnect"
+
+
+def refusal(viewer: Viewer, error: cm.ClientError) -> Refusal:
+    """The one way a client message is refused: by the engine, and by a driver for one
+    it could not decode or that reaches no session (the same code and text from
+    the server and the page)."""
+    return Refusal(viewer, error.code, error_message(error.code, error.message))
 
 
 class SessionEngine:
@@ -71,9 +78,8 @@ class SessionEngine:
     ``shared_log``: the log is a store's that other processes write too (Redis);
     events emitted by a run come back through ``append`` once the store has them,
     and the session counts as running while its log shows a run open, wherever it
-    runs.  ``timed``: a timed source the engine paces itself (``play_run``,
-    ``timer_fired``); without one the driver streams the source (``begin_run``,
-    ``source_group``, ``end_run``).
+    runs.  The driver streams the source (``begin_run``, ``source_group``,
+    ``end_run``).
     """
 
     def __init__(
@@ -87,7 +93,6 @@ class SessionEngine:
         run_ids: Callable[[], str] = new_run_id,
         scenarios: Collection[str] | None = None,
         trusted: bool = False,
-        timed: TimedSource | None = None,
         shared_log: bool = False,
     ) -> None:
         self.id = session_id
@@ -100,7 +105,6 @@ class SessionEngine:
         self._run_ids = run_ids
         self._scenarios = scenarios  # None: the source has none (the field is ignored)
         self._trusted = trusted  # our own simulated model: no per-event validation
-        self._timed = timed
         self.shared_log = shared_log
         self.viewers: set[Viewer] = set()  # attached
         self.connected: set[Viewer] = set()  # bound to this session, attached or not
@@ -196,11 +200,7 @@ class SessionEngine:
             # The log shows a run that another process owns.
             return [PublishCancel(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)]
         except cm.ClientError as exc:
-            return self.refuse(viewer, exc)
-
-    def refuse(self, viewer: Viewer, error: cm.ClientError) -> list[Output]:
-        """A message from ``viewer`` refused (also one its driver could not decode)."""
-        return [Refusal(viewer, error.code, error_message(error.code, error.message))]
+            return [refusal(viewer, exc)]
 
     def attach(self, viewer: Viewer, after: int | None, epoch: str | None = None) -> list[Output]:
         """Attach ``viewer`` after seq ``after`` of ``epoch`` (None: from now).
@@ -371,47 +371,12 @@ class SessionEngine:
             return []
         run = self._run
         assert run is not None
-        if run.playback is not None:  # the engine paces it: it ends right here
-            return [CancelTimer(), *self.end_run(run.run_id, Outcome(code, message))]
         return [StopRun(run.run_id)]
 
     def shut_down(self, code: str, message: str) -> list[Output]:
         """Refuse new runs and stop the one in progress."""
         self.lifecycle.step(SessionEvent.SHUT_DOWN)
         return self.stop(code, message)
-
-    # -- a timed source, paced by the engine ---------------------------------------
-
-    def play_run(self, run_id: str) -> list[Output]:
-        """Begin run ``run_id`` on the engine's timed source; its groups are released
-        by ``timer_fired`` (the first on the next turn of the clock, as a server's
-        run task would)."""
-        if self._timed is None:
-            raise RuntimeError("play_run needs a timed source")
-        request = self.begin_run(run_id)
-        if request is None:
-            return self.end_run(run_id, Outcome())
-        run = self._current(run_id)
-        run.playback = TimedPlayback(iter(self._timed.timed_groups(request)), self._clock())
-        return [ArmTimer(0.0)]
-
-    def timer_fired(self) -> list[Output]:
-        """The armed timer fired: release every group that is due."""
-        run = self._run
-        if run is None or run.playback is None or self.runs.state is not RunState.RUNNING:
-            return []
-        playback, framer = run.playback, run.framer
-        now = self._clock()
-        out: list[Output] = []
-        while (group := playback.due(now)) is not None:
-            out += self.source_group(run.run_id, group)
-            if framer.done:
-                break
-        wait = playback.wait_ms(now)
-        if wait is not None and not framer.done:
-            out.append(ArmTimer(wait))
-            return out
-        return out + self.end_run(run.run_id)
 
     # -- internals ------------------------------------------------------------------
 

@@ -12,14 +12,13 @@ engine only compares and stores them.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .protocol import AttachMode
 
 __all__ = ["Attach", "Deliver", "LogReplaced", "Emit", "RunEnded", "StartRun", "StopRun",
-           "PublishCancel", "Reply", "Refusal", "Disconnect", "ArmTimer", "CancelTimer",
-           "Output", "Viewer"]
+           "PublishCancel", "Reply", "Refusal", "Disconnect", "Output", "Viewer"]
 
 Viewer = Hashable
 
@@ -125,18 +124,5 @@ class Disconnect:
     drain: bool = False  # send what was queued for it first (a notice it must read)
 
 
-@dataclass(frozen=True, slots=True)
-class ArmTimer:
-    """Call ``timer_fired`` after ``delay_ms`` (a timed run's next group); replaces
-    any armed one."""
-
-    delay_ms: float = field(default=0.0)
-
-
-@dataclass(frozen=True, slots=True)
-class CancelTimer:
-    """The armed timer is no longer wanted."""
-
-
 Output = (Attach | Deliver | LogReplaced | Emit | RunEnded | StartRun | StopRun
-          | PublishCancel | Reply | Refusal | Disconnect | ArmTimer | CancelTimer)
+          | PublishCancel | Reply | Refusal | Disconnect)

@@ -20,7 +20,8 @@ from enum import Enum
 
 from streampace.lifecycle import LifecycleError, Machine, table
 
-__all__ = ["RunState", "RunEvent", "RUN_TABLE", "RunLifecycle", "LifecycleError", "Outcome"]
+__all__ = ["RunState", "RunEvent", "RUN_TABLE", "RunLifecycle", "LifecycleError", "Outcome",
+           "STOPPED"]
 
 
 class RunState(Enum):
@@ -70,6 +71,11 @@ class Outcome:
 
     code: str | None = None
     message: str = ""
+
+
+# What a run's body saw when its driver stopped it (a StopRun): the stop recorded
+# before, and not this, is what the run ends with.
+STOPPED = Outcome("cancelled", "run cancelled")
 
 
 class RunLifecycle:

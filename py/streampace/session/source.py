@@ -2,10 +2,11 @@
 
 A source that knows when its events are due (the simulated model, a recorded
 run) says so as an iterator of ``(due_ms, events)`` groups, due times measured
-from the run's start.  It never sleeps: the server's adapter
-(server/sources/timing.py) waits on the asyncio clock, the page's simulated
-session (sim/page_session.py) on its FrameHost timers, and both feed each
-group through the same RunFramer into the same session log.
+from the run's start.  It never sleeps: ``TimedSteps`` says how long its driver
+waits before each group, and the driver waits — the server's adapter
+(server/sources/timing.py) on the asyncio clock, the page's run driver
+(sim/page_runner.py) on its FrameHost timers.  Both then hand each group to the
+engine's ``source_group``, the same way as any other source's.
 """
 
 from __future__ import annotations
@@ -17,13 +18,17 @@ from typing import Any, Protocol
 
 from .framing import RunFramer, UpstreamError
 
-__all__ = ["RunRequest", "TimedGroup", "TimedSource", "group_by_due", "new_run_id",
-           "check_source_end", "source_scenarios"]
+__all__ = ["RunRequest", "TimedGroup", "TimedSource", "TimedSteps", "group_by_due",
+           "new_run_id", "check_source_end", "source_scenarios", "DUE_SLACK_MS"]
 
 _ids = random.SystemRandom()
 
 # (ms after the run's start at which the events are due, the events)
 TimedGroup = tuple[float, list[dict[str, Any]]]
+
+# A little slack when asking whether a group is due: float rounding must not turn
+# "due now" into a 1e-12 ms wait that never advances a virtual clock.
+DUE_SLACK_MS = 0.01
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,56 @@ class TimedSource(Protocol):
     def timed_groups(self, request: RunRequest) -> Iterator[TimedGroup]:
         """The run's events grouped by due time, in order (due times never decrease)."""
         ...
+
+
+class TimedSteps:
+    """A timed source's groups as steps of its driver: wait ``wait_ms(now)``, then
+    take the next group (``take``) — or every group ``due(now)`` at once.
+
+    Due times count from one start instant (``start_ms``), so a driver's late
+    wake-ups never add up over a long run.  The groups are pulled one at a time,
+    when a driver first asks about the next one.
+    """
+
+    __slots__ = ("_groups", "start_ms", "_next", "_peeked")
+
+    def __init__(self, groups: Iterable[TimedGroup], start_ms: float) -> None:
+        self._groups = iter(groups)
+        self.start_ms = start_ms
+        self._next: TimedGroup | None = None
+        self._peeked = False
+
+    def _peek(self) -> TimedGroup | None:
+        if not self._peeked:
+            self._next = next(self._groups, None)
+            self._peeked = True
+        return self._next
+
+    def wait_ms(self, now_ms: float) -> float | None:
+        """How long from ``now_ms`` until the next group is due (0 if it is late);
+        None: the source has no more."""
+        group = self._peek()
+        if group is None:
+            return None
+        return max(0.0, group[0] - self._elapsed(now_ms) + DUE_SLACK_MS)
+
+    def take(self) -> list[dict[str, Any]]:
+        """The next group, due or not (its driver waited ``wait_ms`` for it)."""
+        group = self._peek()
+        if group is None:
+            raise RuntimeError("the timed source has no more groups")
+        self._peeked = False
+        return group[1]
+
+    def due(self, now_ms: float) -> list[dict[str, Any]] | None:
+        """The next group if it is due at ``now_ms`` (and move past it), else None."""
+        group = self._peek()
+        if group is None or group[0] > self._elapsed(now_ms):
+            return None
+        return self.take()
+
+    def _elapsed(self, now_ms: float) -> float:
+        return now_ms - self.start_ms + DUE_SLACK_MS
 
 
 def source_scenarios(source: Any) -> Collection[str] | None:

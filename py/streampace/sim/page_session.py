@@ -5,10 +5,15 @@ the same sans-IO ``SessionEngine`` the server drives with asyncio
 (``streampace.session.engine``) — the same log, transcript, run lifecycle,
 framing, resume decision, client-message rules and message text — driven here
 by the page's clock.  The simulated model is a timed source
-(``SimulatedModel``, the server's ``demo`` source) that the engine paces
-itself: its ``ArmTimer`` outputs become FrameHost timeouts.  A viewer's
-``DeliveryBuffer`` batches what it gets (bursts every <= 150 ms, first delta
-at once) into the same ``{"through": n, "events": [...]}`` text.
+(``SimulatedModel``, the server's ``demo`` source) that ``PageRunner``
+(``sim/page_runner.py``) runs as the server's run task runs any source —
+``begin_run``, ``source_group``, ``end_run`` — waiting on FrameHost timeouts
+where the server waits on asyncio.  A viewer is caught up and fed by the same
+``ViewerFeed`` as the server's (session/viewer_feed.py: the snapshot, then the
+log, then live events through its ``DeliveryBuffer``, bursts every <= 150 ms,
+first delta at once), into the same ``{"through": n, "events": [...]}`` text;
+in the page the text is handed on at once, so the snapshot goes as one batch
+and the log in one read.
 
 The socket half (reconnects, resume after the last ``through``) is
 ``sim/page_socket.py``; it talks to this class through ``connect``,
@@ -22,17 +27,15 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from streampace.clock import Timeout, TimerHost
+from streampace.clock import TimerHost
 from streampace.conversation.transcript import Transcript
 from streampace.session import client_messages as cm
 from streampace.session import limits
 from streampace.session.delivery import Batch, DeliveryBuffer
-from streampace.session.engine import SessionEngine
+from streampace.session.engine import SessionEngine, refusal
 from streampace.session.log import SessionLog
 from streampace.session.outputs import (
-    ArmTimer,
     Attach,
-    CancelTimer,
     Deliver,
     Emit,
     Output,
@@ -40,9 +43,12 @@ from streampace.session.outputs import (
     Reply,
     RunEnded,
     StartRun,
+    StopRun,
 )
-from streampace.session.protocol import batch_message
+from streampace.session.shared_feed import SharedFeed
 from streampace.session.source import TimedSource, new_run_id, source_scenarios
+from streampace.session.viewer_feed import ViewerFeed
+from streampace.sim.page_runner import PageRunner
 
 __all__ = ["PageSession"]
 
@@ -50,24 +56,35 @@ _WHOLE = sys.maxsize  # read everything a viewer missed in one go
 
 
 class _Viewer:
-    """One connection of the page session: a sink for message text and, once
-    attached, its delivery buffer."""
+    """One connection of the page session: a sink for message text, fed by its
+    ``ViewerFeed``.  The sink takes every text at once: it always has room."""
 
-    def __init__(self, sink: Callable[[str], None]) -> None:
+    def __init__(self, sink: Callable[[str], None], host: TimerHost) -> None:
         self.sink = sink
-        self.buffer: DeliveryBuffer | None = None
-        self.last_through = 0
+        self.feed = ViewerFeed(self, host, part_bytes=None, pull_events=_WHOLE,
+                               pull_bytes=_WHOLE)
 
-    def publish(self, batch: Batch) -> bool:
-        through = batch.through if batch.through is not None else self.last_through
-        self.last_through = through
-        self.sink(batch_message(through, batch.events))
+    @property
+    def buffer(self) -> DeliveryBuffer | None:
+        return self.feed.buffer
+
+    def send(self, text: str, batch: Batch | None) -> None:
+        self.sink(text)
+
+    def has_room(self) -> bool:
         return True
 
+    def fell_behind(self, cursor: int) -> None:
+        # It reads the whole log in the step that attaches it and takes every
+        # append at once, so its cursor is always the log's head.
+        raise RuntimeError(f"page session: a viewer at {cursor} fell behind its own log")
+
+    def catch_up(self) -> None:
+        while self.feed.pull():
+            pass
+
     def close(self) -> None:
-        if self.buffer is not None and not self.buffer.closed:
-            # What it still held is in the log and is replayed on resume.
-            self.buffer.close()
+        self.feed.stop()  # what its buffer still held is in the log: replayed on resume
 
 
 class PageSession:
@@ -88,9 +105,8 @@ class PageSession:
             run_ids=lambda: new_run_id(ids),
             scenarios=source_scenarios(source),
             trusted=getattr(source, "trusted", False),
-            timed=source,
         )
-        self._timer = Timeout(host, self._on_timer)
+        self._runner = PageRunner(host, self.engine, source, self._apply)
         self.viewer: _Viewer | None = None
 
     @property
@@ -109,13 +125,18 @@ class PageSession:
     def conversation(self) -> Transcript:
         return self.engine.transcript
 
+    @property
+    def feed(self) -> SharedFeed | None:
+        """No shared feed: the page has one viewer at a time."""
+        return None
+
     # -- the socket's side ------------------------------------------------------
 
     def connect(self, sink: Callable[[str], None]) -> _Viewer:
         """A socket opened (the page has one at a time)."""
         if self.viewer is not None:
             self.disconnect(self.viewer)
-        self.viewer = _Viewer(sink)
+        self.viewer = _Viewer(sink, self.host)
         return self.viewer
 
     def disconnect(self, viewer: _Viewer) -> None:
@@ -129,28 +150,24 @@ class PageSession:
         try:
             msg = cm.parse_client_message(text, limits.MAX_PROMPT_CHARS)
         except cm.ClientError as exc:
-            self._apply(self.engine.refuse(viewer, exc))
+            self._apply([refusal(viewer, exc)])
             return
         self._apply(self.engine.receive(viewer, msg))
 
     def close(self) -> None:
         """The page goes away: stop the clock (nobody is left to see an ending)."""
-        self._timer.cancel()
+        self._runner.close()
         if self.viewer is not None:
             self.disconnect(self.viewer)
 
     # -- the engine's outputs ----------------------------------------------------
 
-    def _on_timer(self) -> None:
-        self._apply(self.engine.timer_fired())
-
     def _apply(self, outputs: list[Output]) -> None:
         engine = self.engine
         for out in outputs:
             if isinstance(out, Deliver):
-                viewer = self.viewer
-                if viewer is not None and viewer.buffer is not None:
-                    viewer.buffer.enqueue(out.events, through=out.through)
+                if self.viewer is not None:
+                    self.viewer.feed.on_append(out.events, out.first, out.through)
             elif isinstance(out, Emit):
                 self._apply(engine.append(out.events))  # the page's log is its own
             elif isinstance(out, Attach):
@@ -158,25 +175,15 @@ class PageSession:
             elif isinstance(out, Reply | Refusal):
                 out.viewer.sink(out.text)  # type: ignore[attr-defined]
             elif isinstance(out, StartRun):
-                self._apply(engine.play_run(out.run_id))  # no store: nobody else runs it
+                self._runner.start(out.run_id)  # no store: nobody else runs it
+            elif isinstance(out, StopRun):
+                self._runner.stop(out.run_id)
             elif isinstance(out, RunEnded):
                 self._apply(engine.settle_run(out.run_id))
-            elif isinstance(out, ArmTimer):
-                self._timer.arm(out.delay_ms)
-            elif isinstance(out, CancelTimer):
-                self._timer.cancel()
-            else:  # StopRun, PublishCancel, LogReplaced: only a store's or a task's
+            else:  # PublishCancel, LogReplaced: only a shared store's
                 raise RuntimeError(f"page session: unexpected {out!r}")
 
     def _attach(self, out: Attach) -> None:
         viewer: Any = out.viewer
-        viewer.sink(out.text)
-        viewer.last_through = out.after
-        viewer.buffer = DeliveryBuffer(viewer.publish, self.host)
-        head = self.engine.log.head
-        if out.snapshot is not None:
-            # The log no longer holds its position: one batch, never split or delayed.
-            viewer.publish(Batch(out.snapshot, head))
-        elif out.after < head:
-            # What it missed goes out through the fresh buffer, batched like live events.
-            viewer.buffer.enqueue(self.engine.log.read(out.after, _WHOLE, _WHOLE), through=head)
+        viewer.feed.attach(self, out)
+        viewer.catch_up()

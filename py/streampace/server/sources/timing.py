@@ -6,24 +6,20 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from streampace.session.source import RunRequest, TimedGroup, TimedSource
+from streampace.session.source import RunRequest, TimedGroup, TimedSource, TimedSteps
 
 __all__ = ["paced", "PacedSource"]
 
 
 async def paced(groups: Iterable[TimedGroup]) -> AsyncIterator[list[dict[str, Any]]]:
-    """Yield each group at its due time (ms from the start), sleeping in between.
-
-    Due times are measured from one start instant, so sleep overshoot does not
-    accumulate over a long run.
-    """
+    """Yield each group at its due time (ms from the start), sleeping in between
+    as ``TimedSteps`` says (the page's run driver waits by the same steps)."""
     loop = asyncio.get_running_loop()
-    start = loop.time()
-    for t_ms, group in groups:
-        delay = start + t_ms / 1000 - loop.time()
+    steps = TimedSteps(groups, loop.time() * 1000.0)
+    while (wait_ms := steps.wait_ms(loop.time() * 1000.0)) is not None:
         # Sleep even when late (0 s), so viewers' senders run between groups.
-        await asyncio.sleep(max(delay, 0.0))
-        yield group
+        await asyncio.sleep(wait_ms / 1000.0)
+        yield steps.take()
 
 
 class PacedSource:

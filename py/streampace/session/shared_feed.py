@@ -3,36 +3,38 @@
 Every viewer used to batch every event in its own DeliveryBuffer: with 1 000 viewers
 of one session that is 1 000 enqueues, compactions, timers and JSON encodings of the
 same events (bench/server_load.py: the bulk of the server's time at 1 x 1000).
-Viewers that are live — caught up, nothing of their own pending, queue under its
-limit — instead share this feed: the session enqueues once, the feed batches once,
-encodes once, and puts the same text on each member's outbound queue.
+Viewers that are live — caught up, nothing of their own pending, connection under
+its limit — instead share this feed: the session enqueues once, the feed batches
+once, encodes once, and hands the same text to each member's connection.
 
-A viewer leaves the feed the moment its queue goes over its limit (it then pulls
-from the log on its own buffer, as before, so the slow-consumer rules and close
-codes are unchanged) and joins again once it has caught up and the feed has
-nothing pending, so it can neither miss nor repeat an event.
+Who is a member is decided by each viewer's own feed (session/viewer_feed.py): it
+is one exactly in its ``SHARED`` state.  It leaves the moment its connection goes
+over its limit (it then replays from the log on its own buffer, so the
+slow-consumer rules and close codes are unchanged) and joins again once it has
+caught up and this feed has nothing pending, so it can neither miss nor repeat an
+event.  Sans-IO: the timers come from the injected host.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from streampace.session.delivery import Batch, DeliveryBuffer, DeliveryConfig
-from streampace.session.protocol import batch_message
+from streampace.clock import TimerHost
 
-from .loop_host import LoopHost
+from .delivery import Batch, DeliveryBuffer, DeliveryConfig
+from .protocol import batch_message
 
 if TYPE_CHECKING:
-    from .viewer import Viewer
+    from .viewer_feed import ViewerFeed
 
 __all__ = ["SharedFeed"]
 
 
 class SharedFeed:
-    def __init__(self, config: DeliveryConfig, through: int = 0) -> None:
-        self.members: set[Viewer] = set()
+    def __init__(self, config: DeliveryConfig, host: TimerHost, through: int = 0) -> None:
+        self.members: set[ViewerFeed] = set()
         self.last_through = through
-        self.buffer = DeliveryBuffer(self._publish, LoopHost(), config)
+        self.buffer = DeliveryBuffer(self._publish, host, config)
 
     def can_join(self) -> bool:
         """Nothing batched but unpublished: a viewer caught up to the log joins cleanly."""
@@ -48,6 +50,6 @@ class SharedFeed:
         through = batch.through if batch.through is not None else self.last_through
         self.last_through = through
         text = batch_message(through, batch.events)
-        for viewer in list(self.members):
-            viewer.take_shared(text, through, batch)
+        for member in list(self.members):
+            member.take_shared(text, through, batch)
         return True
