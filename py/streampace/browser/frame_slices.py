@@ -37,7 +37,7 @@ _LEARN_FROM_CHARS = 32
 class FrameSlices:
     """Events waiting to be shown, cut into per-frame slices."""
 
-    def __init__(self, budget_ms: float = 8.0, min_chars: int = 64,
+    def __init__(self, budget_ms: float = 8.0, min_chars: int = 128,
                  ms_per_char: float = 0.02) -> None:
         self.budget_ms = budget_ms
         self.min_chars = min_chars
