@@ -25,6 +25,8 @@ TABLES = [
     ("streampace.session.delivery_lifecycle", "DELIVERY_TABLE", "DeliveryState", "OPEN"),
     ("streampace.session.viewer_feed", "FEED_TABLE", "FeedState", "DETACHED"),
     ("streampace.server.redis_mirror", "MIRROR_TABLE", "MirrorState", "EMPTY"),
+    ("streampace.server.redis_store", "STORE_TABLE", "StoreState", "NEW"),
+    ("streampace.server.redis_reader", "READER_TABLE", "ReaderState", "IDLE"),
     ("streampace.pacing.drive", "DRIVE_TABLE", "DriveState", "IDLE"),
 ]
 _MARK = re.compile(r"<!-- diagram: ([\w.]+)\.(\w+) (\w+) -->\n```mermaid\n(.*?)```", re.S)

@@ -38,7 +38,7 @@ def engine(*, shared: bool = False, trusted: bool = False, scenarios: Any = None
            log_events: int = 1000) -> tuple[SessionEngine, ManualHost]:
     host = ManualHost()
     ids = random.Random(1)
-    eng = SessionEngine("s", epoch="e1", log=SessionLog(log_events, 1 << 20),
+    eng: SessionEngine[Any] = SessionEngine("s", epoch="e1", log=SessionLog(log_events, 1 << 20),
                         transcript=Transcript(100, 1 << 20), clock=host.now,
                         run_ids=lambda: new_run_id(ids), scenarios=scenarios,
                         trusted=trusted, shared_log=shared)

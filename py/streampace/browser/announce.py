@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import js
-from pyodide.ffi import create_proxy
-
+from streampace.browser.ffi import create_proxy, js
 from streampace.conversation import items
 from streampace.reading.announcer import Announcer
 from streampace.reading.outline import base_below

@@ -18,11 +18,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import js
-from pyodide.ffi import JsProxy, create_proxy
-
 from streampace.browser.announce import heading_base as heading_base_option
 from streampace.browser.client import SessionClient, StreamError
+from streampace.browser.ffi import JsProxy, create_proxy, js
 from streampace.browser.host import BrowserHost
 from streampace.browser.labels import labels_for
 from streampace.browser.outbox import Outbox, refused

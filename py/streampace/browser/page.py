@@ -43,11 +43,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-import js
-from pyodide.ffi import to_js
-
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
+from streampace.browser.ffi import js, to_js
 from streampace.browser.labels import labels_for
 
 __all__ = ["EVENTS", "PageView", "bridge", "mount"]

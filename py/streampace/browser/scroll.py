@@ -32,8 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import js
-from pyodide.ffi import create_proxy, to_js
+from streampace.browser.ffi import create_proxy, js, to_js
 
 __all__ = ["ScrollFollower"]
 

@@ -96,7 +96,7 @@ class PageSession:
         self.id = session_id
         self.source = source
         ids = run_ids  # seeded: reproducible run ids (and so message ids)
-        self.engine = SessionEngine(
+        self.engine: SessionEngine[_Viewer] = SessionEngine(
             session_id,
             epoch=f"{random.getrandbits(64):016x}",
             log=SessionLog(limits.LOG_EVENTS, limits.LOG_BYTES),
@@ -162,7 +162,7 @@ class PageSession:
 
     # -- the engine's outputs ----------------------------------------------------
 
-    def _apply(self, outputs: list[Output]) -> None:
+    def _apply(self, outputs: list[Output[_Viewer]]) -> None:
         engine = self.engine
         for out in outputs:
             if isinstance(out, Deliver):
@@ -173,7 +173,7 @@ class PageSession:
             elif isinstance(out, Attach):
                 self._attach(out)
             elif isinstance(out, Reply | Refusal):
-                out.viewer.sink(out.text)  # type: ignore[attr-defined]
+                out.viewer.sink(out.text)
             elif isinstance(out, StartRun):
                 self._runner.start(out.run_id)  # no store: nobody else runs it
             elif isinstance(out, StopRun):
