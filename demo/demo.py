@@ -31,6 +31,7 @@ from streampace.browser.embed import pacing_config
 from streampace.browser.frame_slices import FrameSlices
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
+from streampace.conversation.items import RunStatus
 from streampace.sim.page_socket import SimulatedSession
 
 __all__ = ["Demo", "main", "SCENARIO_CHOICES"]
@@ -193,7 +194,7 @@ class Demo:
                 return
 
     def _show_run_buttons(self) -> None:
-        running = self.delivered.state.run.status == "running"
+        running = self.delivered.state.run.status is RunStatus.RUNNING
         stop_had_focus = self.doc.activeElement == self.stop_button
         self.run_button.disabled = running
         self.stop_button.disabled = not running

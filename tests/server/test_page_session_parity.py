@@ -66,7 +66,7 @@ def _server_log(seed: int, runs: list[Run],
             assert task is not None
             if cancel_at is not None:
                 await asyncio.wait_for(source.stalled.wait(), 20)
-                session.request_cancel(CANCEL_CODE, CANCEL_MESSAGE)
+                session.perform(session.engine.cancel())  # a viewer's `cancel`
             await asyncio.wait_for(task, 20)
         return session.log.read(0, WHOLE, WHOLE)
 
