@@ -27,7 +27,8 @@ from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
-from streampace.sim.page_socket import SimulatedSession
+from streampace.client.page_socket import SimulatedSession
+from streampace.conversation.items import RunStatus
 
 __all__ = ["Demo", "main", "SCENARIO_CHOICES"]
 
@@ -161,7 +162,7 @@ class Demo:
 
     def _on_delivered(self, events: list[dict]) -> None:
         self.delivered.apply(events)
-        running = self.delivered.state.run.status == "running"
+        running = self.delivered.state.run.status is RunStatus.RUNNING
         stop_had_focus = self.doc.activeElement == self.stop_button
         self.run_button.disabled = running
         self.stop_button.disabled = not running
