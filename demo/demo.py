@@ -31,8 +31,8 @@ from streampace.browser.embed import pacing_config
 from streampace.browser.frame_slices import FrameSlices
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
+from streampace.client.page_socket import SimulatedSession
 from streampace.conversation.items import RunStatus
-from streampace.sim.page_socket import SimulatedSession
 
 __all__ = ["Demo", "main", "SCENARIO_CHOICES"]
 

@@ -53,7 +53,7 @@ export function prefersReducedMotion() {
 }
 
 // ---- the session socket ------------------------------------------------------
-// It only moves bytes. Python (streampace.session.connection) decides when to
+// It only moves bytes. Python (streampace.client.connection) decides when to
 // reconnect, from which position, and what a close means; this executes
 // open / send / close / probe and reports what happened, in order, as items
 // (kind, data): "open" ("greeted" or ""), "message" (text), "close"

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import websockets
-from streampace.browser.client import SessionClient
+from streampace.client.session_client import SessionClient
 from streampace.conversation.items import MessageItem
 from streampace.conversation.live_state import LiveState
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 import websockets
+from streampace.client.page_socket import SimulatedSession
 from streampace.server import ServerConfig
 from streampace.server.session import Session
 from streampace.server.sources.demo import DemoSource
 from streampace.session import protocol
 from streampace.session.client_messages import CANCEL_CODE, CANCEL_MESSAGE
 from streampace.session.source import RunRequest, new_run_id
-from streampace.sim.page_socket import SimulatedSession
 from streampace.sim.timed_model import SimulatedModel
 from streampace.testing import ManualHost
 

@@ -10,7 +10,7 @@ store and to fan out, runs to start or stop at the source.  It never sleeps,
 sends or reads a clock of its own (``clock`` is injected).
 
 Drivers: the server (``streampace.server.session``: asyncio, WebSockets, a memory
-or Redis store) and the page's simulation (``streampace.sim.page_session``:
+or Redis store) and the page's simulation (``streampace.client.page_session``:
 FrameHost timers, one in-page socket).  Both run a source the same way —
 ``begin_run``, then ``source_group`` for each group while ``wants_source``, then
 ``end_run`` — so they log the same events for the same messages and send the
