@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import random
 
-from streampace.browser.client import SessionClient, StreamError
+from streampace.client.connection import ConnState, SessionConnection
+from streampace.client.page_socket import SimulatedSession
+from streampace.client.session_client import SessionClient, StreamError
 from streampace.conversation.transcript import Transcript
 from streampace.session import protocol
-from streampace.session.connection import ConnState, SessionConnection
 from streampace.session.log import SessionLog
 from streampace.sim import simulate, visible_text
-from streampace.sim.page_socket import SimulatedSession
 from streampace.testing import ManualHost
 
 

@@ -25,7 +25,7 @@ events; `on(name, ...)` the view's events: "message-end", "run-end", "error"
 (the details of the embed's DOM events, which still fire), "queue" (the
 questions waiting for the current run: {"queued": [...]}) and "status" (the
 connection's state: "connecting", "diagnosing", "open", "attached", "waiting",
-"closed"; streampace.session.connection). In a frame that ends a message
+"closed"; streampace.client.connection). In a frame that ends a message
 or a run, its text is told first, then "message-end" / "run-end". A subscriber
 that raises is reported on the console and the view goes on.
 
@@ -223,7 +223,7 @@ class PageView:
 
     # -- internals ---------------------------------------------------------
     def _use_simulation(self) -> None:
-        from streampace.sim.page_socket import SimulatedSession
+        from streampace.client.page_socket import SimulatedSession
 
         self.simulated = True
         session_id = f"page-{int(js.performance.now() * 1000) % 1_000_000_000}"

@@ -34,10 +34,10 @@ import traceback
 from collections import deque
 from typing import Any
 
-from streampace.browser.client import SESSION_LOST
 from streampace.browser.ffi import create_proxy, js
 from streampace.browser.labels import labels_for
 from streampace.browser.scroll import ScrollFollower
+from streampace.client.session_client import SESSION_LOST
 from streampace.conversation import items
 from streampace.conversation import view_plan as plan
 from streampace.conversation.live_state import Changes, LiveState
@@ -263,7 +263,7 @@ class DomRenderer:
             self.on_withdraw(str(button.getAttribute("data-withdraw")))
 
     def show_connection(self, state: str, text: str) -> None:
-        """Why the view is not connected (session/connection.py status_text), on
+        """Why the view is not connected (client/connection.py status_text), on
         a status line of its own above the run's, hidden while ``text`` is empty;
         ``state`` goes to the view's ``data-connection`` for page styles."""
         self.root.setAttribute("data-connection", state)

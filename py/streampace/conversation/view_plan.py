@@ -413,7 +413,8 @@ def _result_text(result: Any) -> str:
 
 
 def run_view(run: items.RunInfo, labels: dict[str, str]) -> ShowRun:
-    return ShowRun(run.status == "running", run.outcome, status_text(run, labels))
+    return ShowRun(run.status is items.RunStatus.RUNNING, run.outcome,
+                   status_text(run, labels))
 
 
 def dom_events(state: LiveState, ch: Changes) -> list[tuple[str, dict[str, Any]]]:
@@ -426,7 +427,7 @@ def dom_events(state: LiveState, ch: Changes) -> list[tuple[str, dict[str, Any]]
                 events.append(("streampace:message-end", {
                     "messageId": ref.id, "role": item.role, "text": item.text}))
     run = state.run
-    if ch.run_status and run.status in ("finished", "error"):
+    if ch.run_status and run.status in (items.RunStatus.FINISHED, items.RunStatus.ERROR):
         outcome = run.outcome
         events.append(("streampace:run-end", {
             "status": outcome, "outcome": outcome, "runId": run.run_id,

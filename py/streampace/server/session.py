@@ -30,7 +30,7 @@ from streampace.session.eviction import head_start_ms
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
 from streampace.session.protocol import CloseCode
-from streampace.session.run_lifecycle import STOPPED, Outcome, RunState
+from streampace.session.run_lifecycle import STOPPED, Outcome, RunState, RunStatus
 from streampace.session.shared_feed import SharedFeed
 from streampace.session.source import RunRequest, new_run_id, source_scenarios
 
@@ -125,7 +125,7 @@ class Session:
 
     @property
     def run_in_log(self) -> bool:
-        return self.conversation.run.status == "running"
+        return self.conversation.run.status is RunStatus.RUNNING
 
     @property
     def in_use(self) -> bool:
@@ -211,13 +211,6 @@ class Session:
         """Stop the run here (RUN_ERROR ``code``); returns its task to wait for, if any."""
         self.perform(self.engine.stop(code, message, run_id))
         return self.run_task
-
-    def request_cancel(self, code: str, message: str) -> None:
-        """Stop the run wherever it executes (here, or the process the store names)."""
-        if self.engine.runs.active:
-            self.stop_run(code, message)
-        elif self.running:
-            self.backend.publish_cancel(code, message)
 
     def shut_down(self, code: str, message: str) -> asyncio.Task[None] | None:
         """Refuse new runs, stop this one; its task to wait for, if any."""

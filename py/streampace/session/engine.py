@@ -10,7 +10,7 @@ store and to fan out, runs to start or stop at the source.  It never sleeps,
 sends or reads a clock of its own (``clock`` is injected).
 
 Drivers: the server (``streampace.server.session``: asyncio, WebSockets, a memory
-or Redis store) and the page's simulation (``streampace.sim.page_session``:
+or Redis store) and the page's simulation (``streampace.client.page_session``:
 FrameHost timers, one in-page socket).  Both run a source the same way —
 ``begin_run``, then ``source_group`` for each group while ``wants_source``, then
 ``end_run`` — so they log the same events for the same messages and send the
@@ -54,7 +54,14 @@ from .outputs import (
     Viewer,
 )
 from .protocol import ATTACH_LOG, ATTACH_SNAPSHOT, attach_mode, attached_message, error_message
-from .run_lifecycle import Outcome, RunLifecycle, RunState
+from .run_lifecycle import (
+    Outcome,
+    RunHolder,
+    RunLifecycle,
+    RunState,
+    StopEffect,
+    run_holder,
+)
 from .session_lifecycle import SESSION_TABLE, SessionEvent, SessionState
 from .snapshot import snapshot_events
 from .source import RunRequest, check_source_end, new_run_id
@@ -131,16 +138,16 @@ class SessionEngine(Generic[Viewer]):
         return self.runs.state
 
     @property
+    def run_holder(self) -> RunHolder:
+        """Who holds the session's run: this engine's, another process's (only the
+        shared log shows it), or none (``run_lifecycle.run_holder`` is the rule)."""
+        return run_holder(self.runs.state, self.transcript.run.status, self.shared_log)
+
+    @property
     def run_held(self) -> bool:
         """A run holds the session: a new one is refused with ``run_active`` and a
-        ``cancel`` has something to stop.  With a local log that is until the run
-        settles; with a shared one until its terminal event is in the log (the same
-        write frees its lease, so any process may start the next one)."""
-        state = self.runs.state
-        if not self.shared_log:
-            return state is not RunState.IDLE
-        return (state in (RunState.STARTING, RunState.RUNNING, RunState.HANDING_OVER)
-                or self.transcript.run.status == "running")
+        ``cancel`` has something to stop."""
+        return self.run_holder is not RunHolder.NONE
 
     @property
     def idle(self) -> bool:
@@ -175,14 +182,14 @@ class SessionEngine(Generic[Viewer]):
 
     def connect(self, viewer: Viewer) -> list[Output[Viewer]]:
         """A connection is bound to this session (it attaches with its first message)."""
-        if self.lifecycle.state is SessionState.EVICTED:
+        if not self.lifecycle.accepts(SessionEvent.INPUT):
             return [Disconnect(viewer, EVICTED)]
         self.connected.add(viewer)
         return []
 
     def receive(self, viewer: Viewer, msg: cm.ClientMessage) -> list[Output[Viewer]]:
         """A decoded client message from ``viewer``: its replies and their effects."""
-        if self.lifecycle.state is SessionState.EVICTED:
+        if not self.lifecycle.accepts(SessionEvent.INPUT):
             return [Disconnect(viewer, EVICTED)]
         try:
             if isinstance(msg, cm.ResumeMessage):
@@ -190,17 +197,22 @@ class SessionEngine(Generic[Viewer]):
                 return self.attach(viewer, msg.after, msg.epoch)
             if isinstance(msg, cm.RunMessage):
                 scenario = cm.check_run(msg, self._scenarios, self.run_held)
-                if self.lifecycle.state is SessionState.SHUTTING_DOWN:
+                if not self.lifecycle.accepts(SessionEvent.RUN):
                     raise cm.ClientError("run_active", SHUTDOWN_REFUSAL)
                 out = [] if viewer in self.viewers else self.attach(viewer, None)
                 return out + self.start_run(msg.prompt, scenario, requester=viewer)
-            cm.check_cancel(self.run_held)
-            if self.runs.active:
-                return self.stop(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)
-            # The log shows a run that another process owns.
-            return [PublishCancel(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)]
+            return self.cancel()
         except cm.ClientError as exc:
             return [refusal(viewer, exc)]
+
+    def cancel(self) -> list[Output[Viewer]]:
+        """A ``cancel``: the run that holds the session stops, here or at the process
+        that runs it (a ``ClientError`` when none does)."""
+        holder = self.run_holder
+        cm.check_cancel(holder is not RunHolder.NONE)
+        if holder is RunHolder.HERE:
+            return self.stop(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)
+        return [PublishCancel(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)]
 
     def attach(self, viewer: Viewer, after: int | None,
                epoch: str | None = None) -> list[Output[Viewer]]:
@@ -211,7 +223,7 @@ class SessionEngine(Generic[Viewer]):
         Only the position is decided here, so no event can slip in between the
         replay and live delivery.
         """
-        if self.lifecycle.state is SessionState.EVICTED:
+        if not self.lifecycle.accepts(SessionEvent.INPUT):
             return [Disconnect(viewer, EVICTED)]
         head = self.log.head
         mode = attach_mode(self.log, after, epoch, self.epoch)
@@ -367,9 +379,8 @@ class SessionEngine(Generic[Viewer]):
         """
         if run_id is not None and run_id != self.runs.run_id:
             return []
-        before = self.runs.state
-        if not self.runs.stop(code, message) or before is not RunState.RUNNING:
-            return []
+        if self.runs.stop(code, message) is not StopEffect.CUT_OFF:
+            return []  # ignored, or recorded: the body ends the run when it first runs
         run = self._run
         assert run is not None
         return [StopRun(run.run_id)]

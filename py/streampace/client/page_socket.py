@@ -4,7 +4,7 @@ js_shim/bridge.js's `SessionSocket` surface (`attach`, `detach`, `open`,
 simulated model.
 
 Like the JS socket it only moves text and reports what happened, in order
-(session/connection.py lists the items); it never reconnects or resumes on its
+(client/connection.py lists the items); it never reconnects or resumes on its
 own — the `SessionConnection` attached to it does.  Before anyone attaches it
 behaves as the JS socket does during the page's boot: it opens at once, sends
 `protocol.HELLO` and the sends queued so far on that open, and keeps every item
@@ -17,9 +17,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from streampace.client.page_session import PageSession, _Viewer
 from streampace.clock import Timeout
 from streampace.session.protocol import HELLO, JS_CONSTANTS
-from streampace.sim.page_session import PageSession, _Viewer
 from streampace.sim.timed_model import SimulatedModel
 
 __all__ = ["SimulatedSession"]
