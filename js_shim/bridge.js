@@ -40,6 +40,14 @@ export function emit(el, name, detailJson) {
   el.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
 }
 
+// Scroll `target` (an element or the window) to `top` at once, whatever the page's
+// scroll-behavior. Chromium's scrollTo returns a Promise; called from Python,
+// Pyodide turns it into a Future whose resolution runs Python again in a task of
+// its own (a setTimeout) after every scroll. Called here, it is dropped.
+export function scrollToTop(target, top) {
+  target.scrollTo({ top, behavior: "instant" });
+}
+
 export function prefersReducedMotion() {
   return !!(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 }
