@@ -142,8 +142,10 @@ def _embed_html(snapshot: bool) -> str:
     return _html("embed", "", (
         '<div id="answer"></div>\n'
         '<script type="module" src="/bench-boot/recorder.js"></script>\n'
-        '<script type="module" src="/js_shim/streampace.js" data-stream="/ws/sessions/'
-        f'bench-boot-{"snap" if snapshot else "nosnap"}" data-target="#answer"{attr}></script>\n'
+        # A session the server mints (it refuses ids a client makes up); the
+        # warm reload resumes it, as the tag does by default (data-remember="tab").
+        '<script type="module" src="/js_shim/streampace.js" data-stream="/ws/sessions/new" '
+        f'data-target="#answer"{attr}></script>\n'
         '<script type="module" src="/bench-boot/embed-run.js"></script>'))
 
 

@@ -880,7 +880,8 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                                      "probe": probe})
                         print(f"  {name:10s} {page:11s} LoAF {f['loaf_n']} (max "
                               f"{fmt(f['loaf_max_ms'], 'ms')} ms), long tasks {f['tasks_n']}, "
-                              f"frame p99 {fmt(f['frame_p99_ms'], 'x')} ms, late/early "
+                              f"frame p99 {fmt(f['frame_p99_ms'], 'x')} ms, Python/frame p99 "
+                              f"{fmt(f.get('py_ms_p99'), 'x')} ms, late/early "
                               f"{fmt(f.get('frame_late_early'), 'x')}", flush=True)
             if breakdown:
                 for name, trace in by_name.items():

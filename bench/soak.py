@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import websockets
-from streampace.browser.client import SessionClient
+from streampace.client.session_client import SessionClient
 from streampace.conversation.items import ToolCallItem
 from streampace.conversation.live_state import LiveState
 from streampace.sim import iter_simulate

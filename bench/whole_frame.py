@@ -114,6 +114,12 @@ _ASK_JS = {
     "embed": ("window.__probe.start();"
               " window.streampace.send({type: 'run', prompt: 'bench'});"),
 }
+# The page's own Python ms per animation frame with work (BrowserHost.frame_work_ms:
+# every frame since the page loaded, one trace per load), from its stats().
+_PY_JS = {
+    "demo": "return JSON.stringify(window.streampaceDemo.stats().frameWorkMs)",
+    "embed": "return JSON.stringify(window.streampace.stats().frameWorkMs)",
+}
 _COLLECT_JS = ("window.__probe.stop(); const P = window.__probe;"
                " return JSON.stringify({loaf: P.loaf, longtasks: P.longtasks,"
                " frames: P.frames, errors: P.errors, startedAt: P.startedAt});")
@@ -229,7 +235,9 @@ def play_page(driver: Any, base: str, player: SessionPlayer, page: str, trace: T
     try:
         driver.execute_script(_ASK_JS[page])
         time.sleep((player.lead_ms + trace_duration_ms(trace) + TAIL_MS) / 1000.0)
-        return collect_probe(driver)
+        probe = collect_probe(driver)
+        probe["py"] = json.loads(driver.execute_script(_PY_JS[page]))
+        return probe
     finally:
         set_cpu(driver, 1)
         player.current = None
@@ -294,6 +302,7 @@ def frame_figures(probe: dict[str, Any], trace: Trace, lead_ms: float,
         "frame_p50_ms": float(np.percentile(costs, 50)) if costs else None,
         "frame_p99_ms": float(np.percentile(costs, 99)) if costs else None,
         "answer_chars": total,
+        **_python_ms(probe.get("py")),
         "probe_errors": probe.get("errors") or [],
     }
     if len(early) >= 10 and len(late) >= 10 and total >= 20_000:
@@ -306,6 +315,13 @@ def frame_figures(probe: dict[str, Any], trace: Trace, lead_ms: float,
     return out
 
 
+def _python_ms(py: Any) -> dict[str, Any]:
+    """The page's Python ms per frame (p50, p99), when the page said (demo, embed)."""
+    if not isinstance(py, dict) or not py.get("n"):
+        return {}
+    return {"py_ms_p50": py.get("p50"), "py_ms_p99": py.get("p99")}
+
+
 FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("loaf_n", "LoAF > 50 ms", "int"),
     ("loaf_max_ms", "longest LoAF ms", "ms"),
@@ -315,6 +331,7 @@ FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("loaf_style_layout_ms", "all LoAF style+layout ms", "ms"),
     ("tasks_n", "long tasks", "int"),
     ("tasks_max_ms", "longest task ms", "ms"),
+    ("py_ms_p99", "Python ms/frame p99", "x"),
     ("frame_p50_ms", "frame ms p50", "x"),
     ("frame_p99_ms", "frame ms p99", "x"),
     ("frame_early_ms", "early frame ms", "x"),
@@ -334,7 +351,9 @@ def frame_markdown(rows: list[dict[str, Any]], cpu: float) -> str:
         f"Whole frame at {cpu:g}× CPU (`--cpu {cpu:g}`; DevTools CPU throttling while the "
         "trace plays): long animation frames and long tasks while the answer streams; frame "
         "ms = one frame's main-thread cost, script + style + layout + paint (frame start → a "
-        "message posted from a frame callback), p50/p99 while streaming; early = frames "
+        "message posted from a frame callback), p50/p99 while streaming; Python ms/frame = "
+        "the page's own Python per animation frame with work (its stats(); the bench page: "
+        "the harness's); early = frames "
         "while ≤ 10 % of the answer "
         "has arrived, late = once ≥ 90 % has (answers ≥ 20 000 characters). Pages: `bench` "
         "= the harness page (StreamView alone), `demo` = index.html (both panes, the chart), "

@@ -11,7 +11,10 @@ fails (plain static files, e.g. `python3 -m http.server`), the in-page
 `SimulatedSession` takes over. Both views get the same batches: "as delivered"
 paints each batch when it arrives, "paced" goes through the scheduler. Both
 render Markdown incrementally (the frame's cost is what changed, not the whole
-answer), so the two panes differ only in when text appears.
+answer), so the two panes differ only in when text appears. "As delivered" shows
+each batch at the next animation frame, not in the socket's callback, in slices
+each frame can afford (browser/frame_slices.py): on a slow device a long
+answer's batch would otherwise be one long task of its own.
 """
 
 from __future__ import annotations
@@ -21,13 +24,15 @@ import random
 import traceback
 from typing import Any
 
-import js
-from pyodide.ffi import create_proxy
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
+from streampace.browser.ffi import create_proxy, js
+from streampace.browser.frame_slices import FrameSlices
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
-from streampace.sim.page_socket import SimulatedSession
+from streampace.client.fallback import SourceChoice, SourceState
+from streampace.client.page_socket import SimulatedSession
+from streampace.conversation.items import RunStatus
 
 __all__ = ["Demo", "main", "SCENARIO_CHOICES"]
 
@@ -62,12 +67,15 @@ class Demo:
         # One voice per page: the paced view's live region says the answer and
         # the run's end; the comparison pane's status line stays silent.
         self.delivered.status.removeAttribute("role")
+        self._delivered_queue = FrameSlices()
+        self._delivered_frame: Any = None
         # ?max_lag=120 sets the pacing law's knob (embed: data-max-lag).
         self.view = StreamView(bridge, doc.getElementById("paced"), host=self.host,
                                config=pacing_config(getattr(glue, "maxLag", None)),
                                label="Paced answer", on_delivered=self._on_delivered,
                                on_sample=self._on_sample, on_status=self._on_status)
         self.mode: str | None = None
+        self.choice = SourceChoice()
         self.socket: Any = glue.earlySocket
         self.session_id = str(glue.sessionId)
         # ?speed=2 plays the in-page simulation twice as fast (like serve --speed).
@@ -93,13 +101,13 @@ class Demo:
     # -- source selection --------------------------------------------------
     def _on_status(self, state: str, detail: dict) -> None:
         if self.mode is None:
-            if state == "open":
+            decided = self.choice.report(state, detail)  # the rule: client/fallback.py
+            if decided is SourceState.SERVER:
                 self.mode = "server"
                 self.source_label.textContent = "Source: streampace server (WebSocket)"
                 self._set_ready()
-            elif state == "closed" and not detail.get("wasOpen"):
-                # No WebSocket here (static files): simulate in the page. Deferred
-                # so the socket's own callback has returned before we close it.
+            elif decided is SourceState.SIMULATION:
+                # Deferred so the socket's own callback has returned before we close it.
                 self.host.request_timeout(self._use_simulation, 0)
         elif state == "waiting":
             self.source_label.textContent = (
@@ -116,6 +124,7 @@ class Demo:
         self.mode = "sim"
         self.socket = SimulatedSession(self.host, self.session_id, speed=self.speed)
         self.view.switch_session(self.socket)
+        self._delivered_queue.clear()
         self.delivered.reset()
         self.source_label.textContent = "Source: in-page simulation (no streampace server found)"
         self._set_ready()
@@ -160,8 +169,33 @@ class Demo:
             self.view.send(json.dumps({"type": "cancel"}))
 
     def _on_delivered(self, events: list[dict]) -> None:
-        self.delivered.apply(events)
-        running = self.delivered.state.run.status == "running"
+        self._delivered_queue.push(events)
+        if self.host.hidden:
+            self._show_delivered_slices(everything=True)  # no frames come: as it came
+        elif self._delivered_frame is None:
+            self._delivered_frame = self.host.request_frame(self._delivered_frame_due)
+
+    def _delivered_frame_due(self) -> None:
+        self._delivered_frame = None
+        self._show_delivered_slices(everything=False)
+        if len(self._delivered_queue):
+            self._delivered_frame = self.host.request_frame(self._delivered_frame_due)
+
+    def _show_delivered_slices(self, everything: bool) -> None:
+        """This frame's slice of what the socket delivered, in one commit (every
+        slice, one after the other, when `everything`)."""
+        queue = self._delivered_queue
+        while len(queue):
+            events, chars = queue.take()
+            t0 = self.host.now()
+            self.delivered.apply(events)
+            queue.spent(self.host.now() - t0, chars)
+            self._show_run_buttons()
+            if not everything:
+                return
+
+    def _show_run_buttons(self) -> None:
+        running = self.delivered.state.run.status is RunStatus.RUNNING
         stop_had_focus = self.doc.activeElement == self.stop_button
         self.run_button.disabled = running
         self.stop_button.disabled = not running
@@ -189,6 +223,7 @@ class Demo:
         stats = self.view.stats()
         stats["mode"] = self.mode
         stats["deliveredCommits"] = self.delivered.commits
+        stats["deliveredCuts"] = self._delivered_queue.cuts
         return json.dumps(stats)
 
     def close(self) -> None:
@@ -196,6 +231,9 @@ class Demo:
             el.removeEventListener(name, proxy)
             proxy.destroy()
         self._listeners.clear()
+        if self._delivered_frame is not None:
+            self.host.cancel_frame(self._delivered_frame)
+            self._delivered_frame = None
         self.delivered.close()
         self.view.close()
         if isinstance(self.socket, SimulatedSession):

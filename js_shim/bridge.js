@@ -40,12 +40,20 @@ export function emit(el, name, detailJson) {
   el.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
 }
 
+// Scroll `target` (an element or the window) to `top` at once, whatever the page's
+// scroll-behavior. Chromium's scrollTo returns a Promise; called from Python,
+// Pyodide turns it into a Future whose resolution runs Python again in a task of
+// its own (a setTimeout) after every scroll. Called here, it is dropped.
+export function scrollToTop(target, top) {
+  target.scrollTo({ top, behavior: "instant" });
+}
+
 export function prefersReducedMotion() {
   return !!(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 }
 
 // ---- the session socket ------------------------------------------------------
-// It only moves bytes. Python (streampace.session.connection) decides when to
+// It only moves bytes. Python (streampace.client.connection) decides when to
 // reconnect, from which position, and what a close means; this executes
 // open / send / close / probe and reports what happened, in order, as items
 // (kind, data): "open" ("greeted" or ""), "message" (text), "close"

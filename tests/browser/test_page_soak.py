@@ -19,7 +19,7 @@ import pytest
 import websockets
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
-from streampace.browser.client import SessionClient
+from streampace.client.session_client import SessionClient
 from streampace.conversation.live_state import LiveState
 
 from .browser_harness import (

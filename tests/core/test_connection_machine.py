@@ -1,4 +1,4 @@
-"""The client connection's machine (session/connection.py) on a virtual clock,
+"""The client connection's machine (client/connection.py) on a virtual clock,
 with a scripted transport: what it sends, when it reconnects, what it reports."""
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from streampace.browser.client import SessionClient
-from streampace.lifecycle import diagram, unreachable
-from streampace.session import protocol
-from streampace.session.connection import (
+from streampace.client.connection import (
     MAX_QUEUED_SENDS,
     TABLE,
     ConnState,
     SessionConnection,
 )
-from streampace.session.connection_problems import Problem
+from streampace.client.connection_problems import Problem
+from streampace.client.session_client import SessionClient
+from streampace.lifecycle import diagram, unreachable
+from streampace.session import protocol
 from streampace.testing import ManualHost
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -157,6 +157,39 @@ def test_a_slow_source_shows_each_delivery_one_grapheme_per_frame_as_it_lands(
     assert statistics.mean(run["lags"][half:]) <= (batch / 2 + 1) * period
 
 
+def test_a_provider_sending_a_character_every_half_ms_is_kept_up_with_from_the_start(
+        rig_factory: RigFactory, ag: type[AG]) -> None:
+    # 2 000 graphemes/s in deliveries 5 ms apart: the first rate comes from the
+    # prior's 150 ms cadence; while the cadence is learnt the low-pass filter
+    # must not hold the play-out under the measured rate, or a backlog builds.
+    period = 1000 / 120
+    deliveries = steady(5, 2000, 1500)
+    run = play(rig_factory(ADAPTIVE), ag, deliveries, period=period)
+    assert run["shown"] == run["arrived"]
+    # The first 300 ms (600 graphemes) within 3 frames on average (it was
+    # ≈ 4 frames with the filter rising from the prior's guess), then about
+    # one delivery queued.
+    assert statistics.mean(run["lags"][:600]) <= 3 * period
+    assert max(run["before"][60:]) <= 2 * 10
+
+
+def test_short_frequent_batches_are_learnt_within_a_few_deliveries(
+        rig_factory: RigFactory, ag: type[AG]) -> None:
+    # 40 ms batches: after the fast path's two gaps, spans that take their
+    # whole gap and are shorter than the estimate replace the prior's 150 ms
+    # cadence quickly.
+    period = 1000 / 120
+    deliveries = steady(40, 440, 2000)
+    run = play(rig_factory(ADAPTIVE), ag, deliveries, period=period)
+    lags = run["lags"]
+    steady_lag = statistics.mean(lags[len(lags) // 2:])
+    assert steady_lag <= 40 / 2 + 2 * period
+    # From the 8th delivery on (300 ms in) within 1.5× the steady lag; it
+    # took twelve when every span faded the prior gently.
+    for i in range(7, 12):
+        assert statistics.mean(lags[i * 17: (i + 1) * 17]) <= 1.5 * steady_lag, i
+
+
 def test_after_a_stall_the_backlog_drains_in_bounded_steps_and_time(rig_factory: RigFactory,
                                                                     ag: type[AG]) -> None:
     rate = 400.0

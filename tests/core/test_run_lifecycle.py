@@ -7,14 +7,19 @@ import itertools
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from streampace.conversation.run_status import RunStatus
+from streampace.conversation.transcript import Transcript
 from streampace.lifecycle import Machine, unreachable
 from streampace.session.run_lifecycle import (
     RUN_TABLE,
     LifecycleError,
     Outcome,
     RunEvent,
+    RunHolder,
     RunLifecycle,
     RunState,
+    StopEffect,
+    run_holder,
 )
 
 
@@ -36,8 +41,8 @@ def test_normal_run_goes_idle_starting_running_ending_idle() -> None:
 def test_stop_before_begin_wins_and_begin_says_do_not_run() -> None:
     lc = RunLifecycle()
     lc.start("r1")
-    assert lc.stop("cancelled", "by viewer")
-    assert not lc.stop("server_shutdown", "later")  # the first stop decides
+    assert lc.stop("cancelled", "by viewer") is StopEffect.RECORDED
+    assert lc.stop("server_shutdown", "later") is StopEffect.NONE  # the first stop decides
     assert lc.begin() is False
     assert lc.end(Outcome()).code == "cancelled"
     lc.settle()
@@ -48,13 +53,13 @@ def test_stop_during_run_beats_the_body_outcome() -> None:
     lc = RunLifecycle()
     lc.start("r1")
     lc.begin()
-    lc.stop("server_shutdown", "bye")
+    assert lc.stop("server_shutdown", "bye") is StopEffect.CUT_OFF
     assert lc.end(Outcome("cancelled", "task cancelled")).code == "server_shutdown"
 
 
 def test_a_stop_while_idle_is_a_table_entry_that_changes_nothing() -> None:
     lc = RunLifecycle()
-    assert lc.stop("cancelled", "x") is False
+    assert lc.stop("cancelled", "x") is StopEffect.NONE
     assert lc.state is RunState.IDLE and lc.outcome is None
 
 
@@ -88,7 +93,8 @@ def test_a_cancel_while_handing_over_stops_the_queued_run_when_it_starts() -> No
     lc.begin()
     lc.end(Outcome())
     lc.start("r2")
-    assert lc.stop("cancelled", "by viewer") is False  # the ending run's outcome is decided
+    # The ending run's outcome is decided; the stop is kept for the queued one.
+    assert lc.stop("cancelled", "by viewer") is StopEffect.QUEUED
     assert lc.settle() == "r2"
     assert lc.state is RunState.ENDING and lc.outcome == Outcome("cancelled", "by viewer")
     assert lc.begin() is False  # its body must not touch the source
@@ -146,3 +152,36 @@ def test_any_event_sequence_keeps_state_in_the_table(events: list[str]) -> None:
         if lc.state in (RunState.ENDING, RunState.HANDING_OVER):
             assert lc.outcome is not None
     assert lc.runs_settled <= lc.runs_started
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_who_holds_the_run_is_the_rule_the_engine_and_its_cancel_had(shared: bool) -> None:
+    # Before the rule had one home: the engine held the session while its lifecycle was
+    # not IDLE (a local log), or while STARTING/RUNNING/HANDING_OVER or the log showed a
+    # run open (a shared log); a cancel stopped the run here whenever the lifecycle was
+    # not IDLE, else asked the log's owner.
+    for local, logged in itertools.product(RunState, RunStatus):
+        if shared:
+            held = (local in (RunState.STARTING, RunState.RUNNING, RunState.HANDING_OVER)
+                    or logged is RunStatus.RUNNING)
+        else:
+            held = local is not RunState.IDLE
+        expected = (RunHolder.NONE if not held
+                    else RunHolder.HERE if local is not RunState.IDLE else RunHolder.ELSEWHERE)
+        assert run_holder(local, logged, shared) is expected, (local, logged)
+
+
+def test_the_transcript_moves_the_run_status_by_its_table() -> None:
+    t = Transcript()
+    assert t.status is RunStatus.IDLE
+    seen = []
+    for event in ({"type": "RUN_STARTED", "threadId": "t", "runId": "r1"},
+                  {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1"},
+                  {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"},
+                  {"type": "RUN_ERROR", "message": "stopped", "code": "cancelled"},
+                  {"type": "RUN_ERROR", "message": "again"}):
+        t.apply([event])
+        seen.append(t.status)
+    assert seen == [RunStatus.RUNNING, RunStatus.FINISHED, RunStatus.RUNNING, RunStatus.ERROR,
+                    RunStatus.ERROR]
+    assert t.run.outcome == "error" and type(t.run.outcome) is str  # what the page shows

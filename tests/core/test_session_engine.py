@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import pytest
+from streampace.client.page_runner import PageRunner
 from streampace.conversation.transcript import Transcript
 from streampace.lifecycle import LifecycleError
 from streampace.session import client_messages as cm
@@ -29,7 +30,6 @@ from streampace.session.outputs import (
 from streampace.session.run_lifecycle import Outcome, RunState
 from streampace.session.session_lifecycle import SessionState
 from streampace.session.source import new_run_id
-from streampace.sim.page_runner import PageRunner
 from streampace.sim.timed_model import SimulatedModel
 from streampace.testing import ManualHost
 
@@ -38,7 +38,7 @@ def engine(*, shared: bool = False, trusted: bool = False, scenarios: Any = None
            log_events: int = 1000) -> tuple[SessionEngine, ManualHost]:
     host = ManualHost()
     ids = random.Random(1)
-    eng = SessionEngine("s", epoch="e1", log=SessionLog(log_events, 1 << 20),
+    eng: SessionEngine[Any] = SessionEngine("s", epoch="e1", log=SessionLog(log_events, 1 << 20),
                         transcript=Transcript(100, 1 << 20), clock=host.now,
                         run_ids=lambda: new_run_id(ids), scenarios=scenarios,
                         trusted=trusted, shared_log=shared)
@@ -281,6 +281,38 @@ def test_a_timed_run_ends_when_its_source_has_no_more() -> None:
     assert events[0]["type"] == "RUN_STARTED" and events[-1]["type"] == "RUN_FINISHED"
     assert isinstance(done[-1], RunEnded) and eng.run_state is RunState.IDLE
     assert host.pending_timeouts == 0
+
+
+def test_a_cancel_sent_while_a_timed_runs_events_go_out_ends_it_once() -> None:
+    # A viewer that answers an event at once (its sink runs inside the driver's apply)
+    # stops the run between two groups due in the same fire: the rest is not framed.
+    eng, host = engine(trusted=True)
+    done: list[Output] = []
+    runner: PageRunner
+
+    def apply(outputs: list[Output]) -> None:
+        for out in outputs:
+            done.append(out)
+            if isinstance(out, Emit):
+                apply(eng.append(out.events))
+                if eng.run_state is RunState.RUNNING and len(emitted(done)) >= 3:
+                    [stop] = eng.receive("v", cm.CancelMessage())
+                    assert isinstance(stop, StopRun)
+                    runner.stop(stop.run_id)
+            elif isinstance(out, RunEnded):
+                apply(eng.settle_run(out.run_id))
+
+    runner = PageRunner(host, eng, SimulatedModel(speed=1e6, seed=3), apply)
+    [start] = eng.start_run("hello", None)
+    assert isinstance(start, StartRun)
+    runner.start(start.run_id)
+    host.run_until(1.0)  # at this speed every group is due in the first fire
+    events = emitted(done)
+    assert [e["type"] for e in events].count("RUN_ERROR") == 1
+    assert events[-1] == {"type": "RUN_ERROR", "message": cm.CANCEL_MESSAGE,
+                          "code": cm.CANCEL_CODE}
+    assert [o for o in done if isinstance(o, RunEnded)] == [RunEnded(start.run_id)]
+    assert eng.run_state is RunState.IDLE and host.pending_timeouts == 0
 
 
 def test_eviction_closes_bound_connections_and_answers_later_inputs() -> None:

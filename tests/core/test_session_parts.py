@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from streampace.client.backoff import backoff_delay_ms
 from streampace.session import protocol
-from streampace.session.backoff import backoff_delay_ms
 from streampace.session.client_messages import (
     ClientError,
     RunMessage,

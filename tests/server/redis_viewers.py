@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import websockets
-from streampace.browser.client import SessionClient
+from streampace.client.session_client import SessionClient
 from streampace.conversation.items import MessageItem
 from streampace.conversation.live_state import LiveState
 
@@ -57,6 +57,19 @@ class Viewer:
 
     def contents(self) -> int:
         return self.client.stats["events"]
+
+
+async def two_viewers_mid_run(a: ServerProcess, b: ServerProcess, session: str,
+                              prompt: str) -> tuple[Viewer, Viewer]:
+    """A viewer of ``session`` on each process; a long run started from the first,
+    which both have seen at least 20 events of."""
+    va, vb = Viewer(a, session), Viewer(b, session)
+    await va.open()
+    await vb.open()
+    await send(va.ws, type="run", prompt=prompt, scenario="long")
+    await va.read_until(lambda v: v.contents() >= 20)
+    await vb.read_until(lambda v: v.contents() >= 20)
+    return va, vb
 
 
 async def resume_into_a_new_epoch(viewers: tuple[Viewer, ...], old_epoch: str | None) -> None:

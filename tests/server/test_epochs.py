@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import websockets
-from streampace.browser.client import SessionClient
+from streampace.client.session_client import SessionClient
 from streampace.conversation.items import MessageItem
 from streampace.conversation.live_state import LiveState
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 import websockets
+from streampace.client.page_socket import SimulatedSession
 from streampace.server import ServerConfig
 from streampace.server.session import Session
 from streampace.server.sources.demo import DemoSource
 from streampace.session import protocol
 from streampace.session.client_messages import CANCEL_CODE, CANCEL_MESSAGE
 from streampace.session.source import RunRequest, new_run_id
-from streampace.sim.page_socket import SimulatedSession
 from streampace.sim.timed_model import SimulatedModel
 from streampace.testing import ManualHost
 
@@ -66,7 +66,7 @@ def _server_log(seed: int, runs: list[Run],
             assert task is not None
             if cancel_at is not None:
                 await asyncio.wait_for(source.stalled.wait(), 20)
-                session.request_cancel(CANCEL_CODE, CANCEL_MESSAGE)
+                session.perform(session.engine.cancel())  # a viewer's `cancel`
             await asyncio.wait_for(task, 20)
         return session.log.read(0, WHOLE, WHOLE)
 

@@ -26,7 +26,13 @@ from streampace.session.delivery import compact
 from .conftest import WAIT_S, Received, close_code, recv_until, runs_ended, send
 from .redis_cluster_harness import RedisCluster
 from .redis_harness import redis_available
-from .redis_viewers import Viewer, assert_same_view, resume_into_a_new_epoch, run_again_for_both
+from .redis_viewers import (
+    Viewer,
+    assert_same_view,
+    resume_into_a_new_epoch,
+    run_again_for_both,
+    two_viewers_mid_run,
+)
 from .test_multiprocess import ServerProcess, procs  # noqa: F401 - the fixture
 
 
@@ -214,12 +220,7 @@ def test_a_master_killed_mid_run_ends_the_run_the_same_for_every_viewer(
     master = cluster.master_of(_slot(f"sp:{{{session}}}:log"))
 
     async def scenario() -> tuple[Viewer, Viewer, str | None]:
-        va, vb = Viewer(a, session), Viewer(b, session)
-        await va.open()
-        await vb.open()
-        await send(va.ws, type="run", prompt="before the kill", scenario="long")
-        await va.read_until(lambda v: v.contents() >= 20)
-        await vb.read_until(lambda v: v.contents() >= 20)
+        va, vb = await two_viewers_mid_run(a, b, session, "before the kill")
         epoch = va.client.epoch
         cluster.signal(master, signal.SIGKILL)
         for v in (va, vb):
@@ -249,12 +250,7 @@ def test_a_master_killed_after_its_replica_fell_behind_loses_events_visibly(
     replica = cluster.replica_of(master)
 
     async def scenario() -> tuple[Viewer, Viewer, str | None, float]:
-        va, vb = Viewer(a, "failover"), Viewer(b, "failover")
-        await va.open()
-        await vb.open()
-        await send(va.ws, type="run", prompt="before the failover", scenario="long")
-        await va.read_until(lambda v: v.contents() >= 20)
-        await vb.read_until(lambda v: v.contents() >= 20)
+        va, vb = await two_viewers_mid_run(a, b, "failover", "before the failover")
         old_epoch = va.client.epoch
         cluster.signal(replica, signal.SIGSTOP)
         await asyncio.to_thread(cluster.cut_replication, master, "failover")

@@ -16,9 +16,14 @@ import asyncio
 import signal
 from pathlib import Path
 
-from .conftest import send
 from .redis_harness import RedisProcess
-from .redis_viewers import Viewer, assert_same_view, resume_into_a_new_epoch, run_again_for_both
+from .redis_viewers import (
+    Viewer,
+    assert_same_view,
+    resume_into_a_new_epoch,
+    run_again_for_both,
+    two_viewers_mid_run,
+)
 from .test_multiprocess import ServerProcess, procs  # noqa: F401 - the fixture
 
 
@@ -31,12 +36,7 @@ def test_redis_restarted_empty_while_a_process_is_paused_never_splits_an_epoch(
         procs += [a, b]
 
         async def scenario() -> tuple[Viewer, Viewer, str | None]:
-            va, vb = Viewer(a, "rs"), Viewer(b, "rs")
-            await va.open()
-            await vb.open()
-            await send(va.ws, type="run", prompt="before the restart", scenario="long")
-            await va.read_until(lambda v: v.contents() >= 20)
-            await vb.read_until(lambda v: v.contents() >= 20)
+            va, vb = await two_viewers_mid_run(a, b, "rs", "before the restart")
             old_epoch = va.client.epoch
             assert old_epoch == vb.client.epoch
             b.proc.send_signal(signal.SIGSTOP)  # B lags: it reads nothing more

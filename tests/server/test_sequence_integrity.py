@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import websockets
-from streampace.browser.client import SessionClient
+from streampace.client.session_client import SessionClient
 
 from .conftest import Received, Serve, recv_until, runs_ended, send
 

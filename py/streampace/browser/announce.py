@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import js
-from pyodide.ffi import create_proxy
-
+from streampace.browser.ffi import create_proxy, js
 from streampace.conversation import items
 from streampace.reading.announcer import Announcer
 from streampace.reading.outline import base_below
@@ -159,7 +157,7 @@ class LiveRegion:
             if self._said_of(ref):
                 self.announcer.skip(ref, self._spoken(ref)[1])
         run = state.run
-        if run.status not in ("running", "idle"):
+        if run.status not in (items.RunStatus.RUNNING, items.RunStatus.IDLE):
             self.announcer.run_ended("", quiet=True)
 
     def _said_of(self, ref: items.ItemRef) -> bool:
@@ -229,9 +227,9 @@ class LiveRegion:
     def _run(self, run: items.RunInfo) -> None:
         from streampace.browser.renderer import status_text
 
-        if run.status == "running":
+        if run.status is items.RunStatus.RUNNING:
             self.announcer.run_started(status_text(run, self._renderer.labels))
-        elif run.status != "idle":
+        elif run.status is not items.RunStatus.IDLE:
             self.announcer.run_ended(status_text(run, self._renderer.labels))
 
     # -- the region ---------------------------------------------------------

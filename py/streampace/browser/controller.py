@@ -18,11 +18,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import js
-from pyodide.ffi import JsProxy, create_proxy
-
 from streampace.browser.announce import heading_base as heading_base_option
-from streampace.browser.client import SessionClient, StreamError
+from streampace.browser.ffi import JsProxy, create_proxy, js
 from streampace.browser.host import BrowserHost
 from streampace.browser.labels import labels_for
 from streampace.browser.outbox import Outbox, refused
@@ -30,9 +27,10 @@ from streampace.browser.page_host import HostLease
 from streampace.browser.renderer import DomRenderer
 from streampace.browser.segmenter import IntlSegmenter
 from streampace.browser.telemetry import Telemetry
+from streampace.client.connection import MAX_QUEUED_SENDS, ConnState, SessionConnection
+from streampace.client.connection_problems import Problem
+from streampace.client.session_client import SessionClient, StreamError
 from streampace.pacing.scheduler import PacingConfig, PacingScheduler
-from streampace.session.connection import MAX_QUEUED_SENDS, ConnState, SessionConnection
-from streampace.session.connection_problems import Problem
 from streampace.session.protocol import shown_url
 
 __all__ = ["StreamView", "frame_commit_config", "percentile"]
@@ -140,7 +138,7 @@ class StreamView:
     def connect(self, socket: Any) -> None:
         """Show the session streamed by `socket` (replacing any current one).
 
-        `socket` is a transport (session/connection.py): the JS `SessionSocket`,
+        `socket` is a transport (client/connection.py): the JS `SessionSocket`,
         opened and buffering since before Python booted, or a `SimulatedSession`.
         What it reported so far is replayed in order, then the connection drives it.
         """

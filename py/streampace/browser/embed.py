@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import js
-from pyodide.ffi import JsNull
-
 from streampace.browser.controller import StreamView
+from streampace.browser.ffi import JsNull, js
 from streampace.browser.labels import labels_for
 from streampace.pacing.scheduler import PacingConfig
 

@@ -16,8 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import js
-from pyodide.ffi import create_proxy
+from streampace.browser.ffi import create_proxy, js
 
 __all__ = ["BrowserHost"]
 

@@ -18,18 +18,20 @@ import itertools
 import time
 from typing import Any
 
+from streampace.browser.ffi import IN_BROWSER, create_proxy, js
 from streampace.markdown import stream as md
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.safety import is_safe_link
 from streampace.markdown.tree import MATHML_TAGS
 
-__all__ = ["MarkdownView", "RebuildView", "release_copy_handler", "clipboard_text"]
+__all__ = ["MarkdownView", "PageMarkdownView", "RebuildView", "release_copy_handler",
+           "clipboard_text"]
 
 # Built at import, so a memory snapshot of the imported page modules holds it
 # ready (scripts/make_snapshot.mjs): no parser set-up at boot.
 default_parser()
 
-_TEXT_NODE_LIMIT = 4096  # as in renderer.py: Blink's appendData copies the whole node
+_TEXT_NODE_LIMIT = 4096  # as in conversation/view_plan.py: Blink's appendData copies the whole node
 _URL_ATTRS = ("href", "src")
 _MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 _view_ids = itertools.count(1)
@@ -66,8 +68,6 @@ def _on_copy_click(event: Any) -> None:
     code = button.parentElement.querySelector("code") if button.parentElement else None
     if not code:
         return
-    import js
-
     # The code element's text (highlight spans hold only text), less what shows
     # nothing but acts where it is pasted.
     clipboard = getattr(js.navigator, "clipboard", None)
@@ -79,9 +79,7 @@ def _on_copy_click(event: Any) -> None:
 def _copy_handler() -> Any:
     global _copy_proxy
     if _copy_proxy is None:
-        try:
-            from pyodide.ffi import create_proxy
-        except ImportError:  # CPython tests: no browser events
+        if not IN_BROWSER:  # CPython tests: no browser events
             return None
         _copy_proxy = create_proxy(_on_copy_click)
     return _copy_proxy
@@ -396,3 +394,40 @@ class RebuildView(MarkdownView):
         self.rebuilds += 1
         self._dirty = False
         self._next = t0 + 5 * (time.perf_counter() - t0)
+
+
+# Markdown blocks that take their direction from their own text (dir="auto"), as
+# GitHub marks them: the text blocks, and lists as a whole (a list item inherits its
+# list's direction; an element with its own `dir` hides its text from an enclosing
+# dir="auto", so list items and block quotes get none).
+_DIR_AUTO = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "th", "td"})
+
+
+class PageMarkdownView(MarkdownView):
+    """`MarkdownView` whose elements are built for a page (the renderer's): blocks get
+    `dir="auto"` (an Arabic or Hebrew paragraph reads right to left beside an English
+    one) and code blocks and tables scroll inside themselves, their width never the
+    container's minimum (`contain: inline-size`), so a long line cannot widen the page."""
+
+    def _build(self, node: Any) -> Any:
+        mirror = super()._build(node)
+        if not isinstance(node, str):
+            tag = node[0]
+            if tag in _DIR_AUTO:
+                mirror.el.setAttribute("dir", "auto")
+            elif tag == "pre":
+                _scrolls_inside(mirror.el.style)
+            if tag == "table":
+                # A block box around the table's grid scrolls it; its words
+                # stay whole (the view's overflow-wrap would split them).
+                style = mirror.el.style
+                _scrolls_inside(style)
+                style.display = "block"
+                style.overflowWrap = "normal"
+        return mirror
+
+
+def _scrolls_inside(style: Any) -> None:
+    """Wide content scrolls inside the box; its width is never the container's minimum."""
+    style.contain = "inline-size"
+    style.overflowX = "auto"

@@ -32,12 +32,24 @@ from __future__ import annotations
 
 from typing import Any
 
-import js
-from pyodide.ffi import create_proxy, to_js
+from streampace.browser.ffi import create_proxy, js, to_js
 
 __all__ = ["ScrollFollower"]
 
 _SCROLLING = ("auto", "scroll", "overlay")
+
+
+def _bridge_scroll() -> Any:
+    """js_shim/bridge.js `scrollToTop`, when our boot registered the bridge (every
+    page but the benchmark's harness page): Chromium's scrollTo returns a Promise,
+    which Pyodide turns into a Future resolved in a task of its own after every
+    scroll (`python -m bench --browser`: 18-30 ms "Promise.resolve" scripts at 4x
+    CPU); the bridge drops it in JS."""
+    try:
+        import _streampace_bridge  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return getattr(_streampace_bridge, "scrollToTop", None)
 
 
 class ScrollFollower:
@@ -55,6 +67,7 @@ class ScrollFollower:
         self._scroller: Any = None  # the element that scrolls now; None: the page
         self._last_top = 0.0
         view.style.overflowAnchor = "none"
+        self._scroll_to = _bridge_scroll()
         self._options = to_js({"top": 0, "behavior": "instant"},
                               dict_converter=js.Object.fromEntries)
         self._listen_options = to_js({"capture": True, "passive": True},
@@ -168,7 +181,12 @@ class ScrollFollower:
 
     def _scroll_by(self, distance: float) -> None:
         el = self._scroller
-        self._options.top = self._top() + distance
+        top = self._top() + distance
+        if self._scroll_to is not None:
+            self._scroll_to(self._win if el is None else el, top)
+            self._last_top = self._top()
+            return
+        self._options.top = top
         if el is None:
             self._win.scrollTo(self._options)
         else:

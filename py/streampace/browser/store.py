@@ -14,10 +14,9 @@ import json
 from collections import deque
 from typing import Any
 
-from pyodide.ffi import JsNull
-
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
+from streampace.browser.ffi import JsNull
 from streampace.conversation.paced_store import StoreModel
 
 __all__ = ["SnapshotSink", "StoreView", "start"]

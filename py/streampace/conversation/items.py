@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from streampace.conversation.run_status import RunStatus
+
 __all__ = [
     "MESSAGE",
     "REASONING",
@@ -33,7 +35,6 @@ MESSAGE: Literal["message"] = "message"
 REASONING: Literal["reasoning"] = "reasoning"
 TOOL_CALL: Literal["tool_call"] = "tool_call"
 
-RunStatus = Literal["idle", "running", "finished", "error"]
 Source = Literal["stream", "snapshot", "chunk"]
 
 
@@ -137,7 +138,7 @@ Item = MessageItem | ToolCallItem  # ReasoningItem is a MessageItem
 
 @dataclass
 class RunInfo:
-    status: RunStatus = "idle"
+    status: RunStatus = RunStatus.IDLE  # moved only by RUN_STATUS_TABLE (the transcript)
     error: str | None = None
     error_code: str | None = None
     thread_id: str | None = None
@@ -149,9 +150,9 @@ class RunInfo:
 
         While running or before any run: the status ("running", "idle").
         """
-        if self.status == "error" and self.error_code == "cancelled":
+        if self.status is RunStatus.ERROR and self.error_code == "cancelled":
             return "stopped"
-        return self.status
+        return self.status.value
 
 
 class Observer:

@@ -78,7 +78,9 @@ from streampace.conversation.items import (
     ToolCallItem,
 )
 from streampace.conversation.json_patch import DEFAULT_STATE_LIMITS, JsonPatchError, StateLimits
+from streampace.conversation.run_status import RUN_STATUS_TABLE, RunStatusEvent
 from streampace.conversation.shared_state import SharedState
+from streampace.lifecycle import Machine
 
 __all__ = ["Transcript"]
 
@@ -87,6 +89,11 @@ ITEM_KIND = {ev.MESSAGE: MESSAGE, ev.REASONING: REASONING, ev.THINKING: REASONIN
              ev.TOOL_CALL: TOOL_CALL}
 _RUN_BOUNDARIES = ev.RUN_TERMINAL_TYPES | {ev.RUN_STARTED}
 _I = TypeVar("_I", MessageItem, ToolCallItem)
+
+
+def _run_status(status: RunStatus, event: RunStatusEvent) -> RunStatus:
+    """The run's status after a run boundary, by the run table's module."""
+    return Machine("logged run", RUN_STATUS_TABLE, status).step(event)
 
 
 def _str_id(event: Mapping[str, Any], name: str) -> str | None:
@@ -438,7 +445,7 @@ class Transcript:
         self.runs += 1
         self.run_first_seq = self._seq + 1
         self.run = RunInfo(
-            status="running",
+            status=_run_status(self.run.status, RunStatusEvent.STARTED),
             thread_id=_str_id(event, "threadId") or self.run.thread_id,
             run_id=_str_id(event, "runId"),
         )
@@ -451,11 +458,11 @@ class Transcript:
         if event["type"] == ev.RUN_ERROR:
             message = event.get("message")
             code = event.get("code")
-            self.run.status = "error"
+            self.run.status = _run_status(self.run.status, RunStatusEvent.ERROR)
             self.run.error = message if isinstance(message, str) else "unknown error"
             self.run.error_code = code if isinstance(code, str) else None
         else:
-            self.run.status = "finished"
+            self.run.status = _run_status(self.run.status, RunStatusEvent.FINISHED)
         self._obs.run_status = True
         self._trim()
 

@@ -33,6 +33,7 @@ from streampace.conversation.items import (
     Item,
     ItemRef,
     MessageItem,
+    RunStatus,
     ToolCallItem,
 )
 
@@ -147,7 +148,7 @@ def snapshot_events(t: Transcript) -> list[dict[str, Any]]:
     open_streams = list(t.tracker.open)
     open_refs = _refs_of(t, open_streams)
     state = {"type": ev.STATE_SNAPSHOT, "snapshot": t.state}
-    if t.run.status != "running":
+    if t.run.status is not RunStatus.RUNNING:
         return [_messages_snapshot(t, [r for r in t.timeline if r not in open_refs]), state]
     chunk = t.tracker.chunk_stream
     timeline = t.timeline

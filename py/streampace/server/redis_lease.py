@@ -30,7 +30,7 @@ from .store_errors import StoreError
 
 if TYPE_CHECKING:
     from .config import ServerConfig
-    from .session import Session
+    from .store import StoredSession
 
 __all__ = ["RunLease", "SNAPSHOT_EVERY"]
 
@@ -40,7 +40,7 @@ SNAPSHOT_EVERY = 500  # events between snapshot-key writes during a run
 
 
 class RunLease:
-    def __init__(self, session: Session, conn: RedisConnection, keys: SessionKeys,
+    def __init__(self, session: StoredSession, conn: RedisConnection, keys: SessionKeys,
                  mirror: RedisMirror, config: ServerConfig) -> None:
         self._session = session
         self.session_id = session.id
@@ -67,7 +67,7 @@ class RunLease:
             return False, None
         try:
             await self._mirror.catch_up()  # current history, and the seq floor
-            if self._session.conversation.run.status == "running":
+            if self._session.run_in_log:
                 await self._end_lost_run(token)  # a lost run nobody has ended yet
             index = await self._conn.next_run_index(self._keys)
         except BaseException:
@@ -157,7 +157,7 @@ class RunLease:
         """The stream shows a run open, yet nobody holds its lease: its process died.
         End it with RUN_ERROR run_lost so no viewer waits forever."""
         session = self._session
-        if session.conversation.run.status != "running" or session.engine.runs.active:
+        if not session.run_in_log or session.run_here:
             return
         if await self._conn.lease_held(self._keys):
             return
@@ -173,11 +173,11 @@ class RunLease:
     async def _end_lost_run(self, token: str) -> None:
         session = self._session
         await self._mirror.catch_up()
-        if session.conversation.run.status != "running":
+        if not session.run_in_log:
             return
         log.warning("session %s: run %s lost its process; ending it (run_lost)", session.log_name,
                     session.conversation.run.run_id)
-        await self.write(session.engine.lost_run_events(
+        await self.write(session.lost_run_events(
             "run_lost", "the server running this run stopped"), token)
         await self._mirror.catch_up()
 

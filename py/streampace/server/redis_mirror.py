@@ -37,7 +37,7 @@ from .store_errors import StoreError, StoreLost
 
 if TYPE_CHECKING:
     from .config import ServerConfig
-    from .session import Session
+    from .store import StoredSession
 
 __all__ = ["MIRROR_TABLE", "MirrorEvent", "MirrorState", "RedisMirror", "STORE_DOWN_MESSAGE",
            "STORE_LOST_MESSAGE",
@@ -126,7 +126,7 @@ def load_conversation(data: dict[str, Any], config: ServerConfig) -> Transcript:
 
 
 class RedisMirror:
-    def __init__(self, session: Session, conn: RedisConnection, keys: SessionKeys,
+    def __init__(self, session: StoredSession, conn: RedisConnection, keys: SessionKeys,
                  config: ServerConfig) -> None:
         self._session = session
         self._conn = conn

@@ -17,15 +17,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from enum import Enum
 from typing import Any, Protocol
 
 from redis.exceptions import RedisError
+
+from streampace.lifecycle import Machine, table
 
 from .redis_conn import READ_COUNT, RedisConnection
 from .redis_mirror import RedisMirror
 from .store_errors import StoreError, StoreLost
 
-__all__ = ["StreamReader", "Follower", "MUX_BLOCK_MS"]
+__all__ = ["StreamReader", "Follower", "MUX_BLOCK_MS", "ReaderState", "ReaderEvent",
+           "READER_TABLE"]
 
 log = logging.getLogger("streampace.server")
 
@@ -39,6 +43,31 @@ IDLE_POLL_MS = 200
 # the reads' CPU (~40 us each through redis-py) stays bounded however many it follows.
 POLL_BUDGET_PER_S = 2000
 TOUCH_EVERY_S = 30.0  # the followed sessions' activity in the session index
+
+
+class ReaderState(Enum):
+    IDLE = "idle"  # no loop: nobody to read for
+    READING = "reading"  # the loop reads for the followed sessions
+    CLOSED = "closed"  # shut down: nothing is read any more
+
+
+class ReaderEvent(Enum):
+    FOLLOW = "follow"  # a session to read for
+    DRAINED = "drained"  # the loop ended: nobody left to follow, or it failed
+    CLOSE = "close"
+
+
+READER_TABLE = table(ReaderState, ReaderEvent, """
+IDLE     FOLLOW   READING  a session to read for: the loop starts
+READING  FOLLOW   READING  the loop takes it up at its next read (MUX_BLOCK_MS)
+READING  DRAINED  IDLE     the loop ended; if sessions are followed still (it failed),
+                           a FOLLOW starts the next one
+IDLE     CLOSE    CLOSED   shutdown with no loop to stop
+READING  CLOSE    CLOSED   shutdown: the loop is cancelled
+CLOSED   FOLLOW   CLOSED   closed: a late follow reads nothing
+CLOSED   DRAINED  CLOSED   the cancelled loop ends
+CLOSED   CLOSE    CLOSED   already closed
+""")
 
 
 class Follower(Protocol):
@@ -64,7 +93,8 @@ class StreamReader:
         self._conn = conn
         self._followers: dict[str, Follower] = {}
         self._task: asyncio.Task[None] | None = None
-        self._closed = False
+        self._machine: Machine[ReaderState, ReaderEvent] = Machine(
+            "stream reader", READER_TABLE, ReaderState.IDLE)
         self._next_touch = 0.0
         self._next_poll: dict[str, float] = {}  # cluster: loop time each session is due
         self._busy = 0  # cluster: sessions read at the busy pace at the last count
@@ -72,7 +102,16 @@ class StreamReader:
     def follow(self, follower: Follower) -> None:
         self._followers[follower.session_id] = follower
         self._next_poll.pop(follower.session_id, None)  # a viewer or a run: read it now
-        if self._task is None and not self._closed:
+        self._move(ReaderEvent.FOLLOW)
+
+    @property
+    def state(self) -> ReaderState:
+        return self._machine.state
+
+    def _move(self, event: ReaderEvent) -> None:
+        """Step the table; entering READING starts the loop (the one place it starts)."""
+        before = self._machine.state
+        if self._machine.step(event) is ReaderState.READING and before is not ReaderState.READING:
             self._task = asyncio.create_task(self._loop())
 
     def forget(self, follower: Follower) -> None:
@@ -84,7 +123,7 @@ class StreamReader:
         backoff = 0.1
         down = False
         try:
-            while not self._closed:
+            while self._machine.state is ReaderState.READING:
                 for sid in [i for i, f in self._followers.items() if not f.wants_reads]:
                     del self._followers[sid]
                     self._next_poll.pop(sid, None)
@@ -134,8 +173,9 @@ class StreamReader:
                     backoff = min(backoff * 2, 2.0)
         finally:
             self._task = None
-            if self._followers and not self._closed:  # someone asked while we were leaving
-                self._task = asyncio.create_task(self._loop())
+            self._move(ReaderEvent.DRAINED)
+            if self._followers:  # it failed with sessions to read for: the next loop
+                self._move(ReaderEvent.FOLLOW)
 
     async def _poll(self, following: dict[str, Follower]) -> bool:
         """Cluster: one read of every followed session (pipelined, one round trip per
@@ -182,7 +222,7 @@ class StreamReader:
                                     if f.wants_reads])
 
     async def close(self) -> None:
-        self._closed = True
+        self._move(ReaderEvent.CLOSE)
         task = self._task
         if task is not None:
             task.cancel()

@@ -23,31 +23,55 @@ import contextlib
 import json
 import logging
 from collections.abc import Coroutine
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 
-from streampace.session.eviction import head_start_ms
+from streampace.lifecycle import Machine, table
 
 from .redis_conn import RedisConnection, unreachable
 from .redis_keys import CONTROL_CHANNEL, SessionKeys, dumps
 from .redis_lease import SNAPSHOT_EVERY, RunLease
-from .redis_mirror import RedisMirror
+from .redis_mirror import MirrorState, RedisMirror
 from .redis_reader import StreamReader
 
 if TYPE_CHECKING:
     from .config import ServerConfig
-    from .session import Session
+    from .store import StoredSession
 
-__all__ = ["RedisStore", "RedisBackend", "CONTROL_CHANNEL", "SNAPSHOT_EVERY"]
+__all__ = ["RedisStore", "RedisBackend", "CONTROL_CHANNEL", "SNAPSHOT_EVERY", "StoreState",
+           "StoreEvent", "STORE_TABLE"]
 
 log = logging.getLogger("streampace.server")
+
+
+class StoreState(Enum):
+    NEW = "new"  # made; the loop is not up yet
+    LISTENING = "listening"  # started: the control channel is listened to
+    CLOSED = "closed"  # shut down: the listener, the reader and the client stopped
+
+
+class StoreEvent(Enum):
+    START = "start"
+    CLOSE = "close"
+
+
+STORE_TABLE = table(StoreState, StoreEvent, """
+NEW        START  LISTENING  the loop is up: the control listener starts (Redis may not
+                             answer yet: sessions are refused until it does)
+NEW        CLOSE  CLOSED     closed before it started: nothing to stop
+LISTENING  START  LISTENING  started again (a second lifespan): one listener is enough
+LISTENING  CLOSE  CLOSED     shutdown: the listener, the reader and the client stop
+CLOSED     START  CLOSED     closed: nothing starts again
+CLOSED     CLOSE  CLOSED     already closed
+""")
 
 
 class RedisBackend:
     """One session's composition with Redis (the SessionBackend of server/store.py)."""
 
-    def __init__(self, session: Session, store: RedisStore) -> None:
+    def __init__(self, session: StoredSession, store: RedisStore) -> None:
         self.session_id = session.id
         self._session = session
         self._store = store
@@ -55,7 +79,6 @@ class RedisBackend:
         self.mirror = RedisMirror(session, store.conn, self.keys, store.config)
         self.lease = RunLease(session, store.conn, self.keys, self.mirror, store.config)
         self.mirror.on_applied = self.lease.after_applied
-        self._closed = False
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- SessionBackend ---------------------------------------------------------
@@ -70,7 +93,7 @@ class RedisBackend:
     def viewer_left(self) -> None:
         # A session never used for a run, now bound to nobody here, goes to the head
         # of the index's eviction order (session/eviction.py).
-        head_start = head_start_ms(self._session.engine, self._store.conn.quiet_ms)
+        head_start = self._session.head_start_ms(self._store.conn.quiet_ms)
         if head_start and not self._closed:
             self._spawn(self._store.conn.touch([self.session_id], head_start))
 
@@ -93,11 +116,10 @@ class RedisBackend:
         self._spawn(self._store.publish_cancel(self.session_id, code, message))
 
     async def close(self) -> None:
-        self._closed = True
+        self.mirror.close()  # first: from here on the backend is closed (_closed)
         if self._store.backends.get(self.session_id) is self:
             del self._store.backends[self.session_id]
         self._store.reader.forget(self)
-        self.mirror.close()
         self.lease.close()
         for task in list(self._tasks):
             task.cancel()
@@ -107,19 +129,16 @@ class RedisBackend:
     @property
     def wants_reads(self) -> bool:
         """Someone in this process needs this session's new events."""
-        engine = self._session.engine
-        return not self._closed and bool(engine.viewers or engine.runs.active)
+        return not self._closed and self._session.in_use
 
     @property
     def run_open(self) -> bool:
         """The log shows a run going on (here or at another process)."""
-        return (self._session.conversation.run.status == "running"
-                or bool(self._session.engine.runs.active))
+        return self._session.run_in_log or self._session.run_here
 
     async def check_quiet(self, now: float, quiet_s: float) -> None:
         """A stream that shows a run but has been quiet: is its owner alive?"""
-        if (self._session.conversation.run.status == "running"
-                and not self._session.engine.runs.active
+        if (self._session.run_in_log and not self._session.run_here
                 and now - self.mirror.last_data > quiet_s):
             self.mirror.last_data = now  # next look one quiet period from now
             await self.lease.end_lost_run()
@@ -128,6 +147,12 @@ class RedisBackend:
         self._session.stop_run(code, message)
 
     # -- internals --------------------------------------------------------------------
+
+    @property
+    def _closed(self) -> bool:
+        # The backend's lifecycle is its mirror's (redis_mirror.MIRROR_TABLE): closing
+        # the backend closes the mirror, and nothing reopens it.
+        return self.mirror.state is MirrorState.CLOSED
 
     def _follow(self) -> None:
         if not self._closed:
@@ -151,9 +176,14 @@ class RedisStore:
         self.running: dict[str, RedisBackend] = {}  # sessions whose run this process owns
         self.backends: dict[str, RedisBackend] = {}  # every session this process holds
         self._control: asyncio.Task[None] | None = None
-        self._closed = False
+        self._machine: Machine[StoreState, StoreEvent] = Machine(
+            "redis store", STORE_TABLE, StoreState.NEW)
 
-    def backend(self, session: Session) -> RedisBackend:
+    @property
+    def state(self) -> StoreState:
+        return self._machine.state
+
+    def backend(self, session: StoredSession) -> RedisBackend:
         backend = self.backends[session.id] = RedisBackend(session, self)
         return backend
 
@@ -164,6 +194,10 @@ class RedisStore:
             raise unreachable(exc) from None
 
     async def start(self) -> None:
+        starting = self._machine.state is StoreState.NEW
+        self._machine.step(StoreEvent.START)
+        if not starting:
+            return  # started already, or closed (STORE_TABLE)
         self.conn.on_lost = self._lost
         try:
             await self.conn.client.ping()
@@ -176,7 +210,7 @@ class RedisStore:
         self._control = asyncio.create_task(self._listen_control())
 
     async def close(self) -> None:
-        self._closed = True
+        self._machine.step(StoreEvent.CLOSE)
         if self._control is not None:
             self._control.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -201,12 +235,12 @@ class RedisStore:
     async def _listen_control(self) -> None:
         """Cancels for the runs this process owns, wherever the viewer asked."""
         backoff = 0.1
-        while not self._closed:
+        while self._machine.state is StoreState.LISTENING:
             pubsub = self.conn.client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(CONTROL_CHANNEL)
                 backoff = 0.1
-                while not self._closed:
+                while self._machine.state is StoreState.LISTENING:
                     msg = await pubsub.get_message(timeout=1.0)
                     if msg is None or msg.get("type") != "message":
                         continue

@@ -22,10 +22,12 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
+from streampace.conversation.run_status import RunStatus
 from streampace.conversation.transcript import Transcript
 from streampace.session import outputs as output
 from streampace.session.client_messages import ClientMessage
 from streampace.session.engine import SessionEngine
+from streampace.session.eviction import head_start_ms
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
 from streampace.session.protocol import CloseCode
@@ -61,7 +63,7 @@ class Session:
         self.source = source
         self.created_by: str | None = None  # the address that made it (per-address limit)
         store = store if store is not None else MemoryStore()
-        self.engine = SessionEngine(
+        self.engine: SessionEngine[Viewer] = SessionEngine(
             session_id,
             epoch=uuid.uuid4().hex[:16],
             log=SessionLog(config.log_events, config.log_bytes, note_large_events),
@@ -115,6 +117,26 @@ class Session:
     @property
     def last_active(self) -> float:
         return self.engine.last_active
+
+    # -- what its store asks (store.StoredSession) --------------------------------------
+
+    @property
+    def run_here(self) -> bool:
+        return bool(self.engine.runs.active)
+
+    @property
+    def run_in_log(self) -> bool:
+        return self.conversation.run.status is RunStatus.RUNNING
+
+    @property
+    def in_use(self) -> bool:
+        return bool(self.engine.viewers) or self.run_here
+
+    def head_start_ms(self, quiet_ms: float) -> float:
+        return head_start_ms(self.engine, quiet_ms)
+
+    def lost_run_events(self, code: str, message: str) -> list[dict[str, Any]]:
+        return self.engine.lost_run_events(code, message)
 
     @property
     def feed(self) -> SharedFeed:
@@ -191,13 +213,6 @@ class Session:
         self.perform(self.engine.stop(code, message, run_id))
         return self.run_task
 
-    def request_cancel(self, code: str, message: str) -> None:
-        """Stop the run wherever it executes (here, or the process the store names)."""
-        if self.engine.runs.active:
-            self.stop_run(code, message)
-        elif self.running:
-            self.backend.publish_cancel(code, message)
-
     def shut_down(self, code: str, message: str) -> asyncio.Task[None] | None:
         """Refuse new runs, stop this one; its task to wait for, if any."""
         self.perform(self.engine.shut_down(code, message))
@@ -205,7 +220,7 @@ class Session:
 
     # -- outputs --------------------------------------------------------------------
 
-    def perform(self, outputs: list[output.Output]) -> bool:
+    def perform(self, outputs: list[output.Output[Viewer]]) -> bool:
         """Carry out the engine's outputs that need no waiting; True if one was a
         refusal of a client message."""
         refused = False
@@ -218,12 +233,12 @@ class Session:
                         viewer.on_append(out.events, out.first, out.through)
                 feed.enqueue(out.events, out.through)
             elif isinstance(out, output.Attach):
-                out.viewer.attach(self, out)  # type: ignore[attr-defined]
+                out.viewer.attach(self, out)
                 self.backend.viewer_attached()
                 log.info("session %s: viewer attached after %d (%s)", self.log_name, out.after,
                          out.mode)
             elif isinstance(out, output.Refusal | output.Reply):
-                out.viewer.send_text(out.text)  # type: ignore[attr-defined]
+                out.viewer.send_text(out.text)
                 refused = refused or isinstance(out, output.Refusal)
             elif isinstance(out, output.StartRun):
                 self.run_task = asyncio.create_task(self._run(out.run_id))

@@ -20,11 +20,69 @@ from urllib.parse import urlsplit, urlunsplit
 from .store_errors import StoreError
 
 if TYPE_CHECKING:
-    from .config import ServerConfig
-    from .session import Session
+    from streampace.conversation.transcript import Transcript
+    from streampace.session.log import SessionLog
 
-__all__ = ["SessionStore", "SessionBackend", "MemoryStore", "MemoryBackend", "StoreError",
-           "make_store", "redact_url", "check_store_spec", "cluster_nodes", "is_cluster_spec"]
+    from .config import ServerConfig
+
+__all__ = ["SessionStore", "SessionBackend", "StoredSession", "MemoryStore", "MemoryBackend",
+           "StoreError", "make_store", "redact_url", "check_store_spec", "cluster_nodes",
+           "is_cluster_spec"]
+
+
+class StoredSession(Protocol):
+    """What a store's parts may ask of the session they serve (server/session.py's
+    ``Session``): its names, its log and conversation, three questions about who
+    uses it, and the inputs a store feeds it.  Nothing here reaches into its
+    engine, so a store depends on this seam and not on how the session works."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def epoch(self) -> str: ...
+
+    @property
+    def log_name(self) -> str:
+        """How logs name the session (never its id: that is the key)."""
+
+    @property
+    def log(self) -> SessionLog: ...
+
+    @property
+    def conversation(self) -> Transcript: ...
+
+    @property
+    def run_here(self) -> bool:
+        """A run of this session is going on in this process."""
+
+    @property
+    def run_in_log(self) -> bool:
+        """The log shows a run open (here or at another process)."""
+
+    @property
+    def in_use(self) -> bool:
+        """A viewer is attached here, or a run goes on here."""
+
+    def head_start_ms(self, quiet_ms: float) -> float:
+        """How much earlier than its last activity it ranks for eviction."""
+
+    def lost_run_events(self, code: str, message: str) -> list[dict[str, Any]]:
+        """What ends the run the log shows open, whose owner is gone."""
+
+    def append(self, events: list[dict[str, Any]]) -> None:
+        """The store logged ``events``."""
+
+    def reload(self, epoch: str, log_: SessionLog, transcript: Transcript,
+               replacing: bool) -> None:
+        """The store's view of the session (a first load, or a reload after a gap)."""
+
+    def notify_store_down(self, message: str) -> None: ...
+
+    def notify_store_lost(self, message: str) -> None: ...
+
+    def stop_run(self, code: str, message: str, run_id: str | None = None) -> object:
+        """Stop the run going on here."""
 
 
 class SessionBackend(Protocol):
@@ -62,7 +120,7 @@ class SessionStore(Protocol):
     name: str
     shared: bool  # True when other processes see the same sessions
 
-    def backend(self, session: Session) -> SessionBackend: ...
+    def backend(self, session: StoredSession) -> SessionBackend: ...
 
     async def exists(self, session_id: str) -> bool:
         """The store holds this session (another process may have made it)."""
@@ -76,7 +134,7 @@ class MemoryBackend:
     """A session whose log is this process's memory: emitted events are logged at
     once, and nobody else can run it."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: StoredSession) -> None:
         self._session = session
 
     async def ready(self) -> None:
@@ -110,7 +168,7 @@ class MemoryStore:
     name = "memory"
     shared = False
 
-    def backend(self, session: Session) -> SessionBackend:
+    def backend(self, session: StoredSession) -> SessionBackend:
         return MemoryBackend(session)
 
     async def exists(self, session_id: str) -> bool:

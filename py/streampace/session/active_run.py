@@ -7,18 +7,19 @@ its driver's: the server's run task, or the page's run driver.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Generic
 
 from .framing import RunFramer
+from .outputs import Viewer
 
 __all__ = ["ActiveRun"]
 
 
 @dataclass
-class ActiveRun:
+class ActiveRun(Generic[Viewer]):
     run_id: str
     prompt: str
     scenario: str | None
     framer: RunFramer
-    requester: Hashable | None = None  # the viewer whose `run` it was (gets a refusal)
+    requester: Viewer | None = None  # the viewer whose `run` it was (gets a refusal)

@@ -10,7 +10,7 @@ store and to fan out, runs to start or stop at the source.  It never sleeps,
 sends or reads a clock of its own (``clock`` is injected).
 
 Drivers: the server (``streampace.server.session``: asyncio, WebSockets, a memory
-or Redis store) and the page's simulation (``streampace.sim.page_session``:
+or Redis store) and the page's simulation (``streampace.client.page_session``:
 FrameHost timers, one in-page socket).  Both run a source the same way —
 ``begin_run``, then ``source_group`` for each group while ``wants_source``, then
 ``end_run`` — so they log the same events for the same messages and send the
@@ -27,7 +27,7 @@ Redis are the server's (``streampace.server``).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, Generic
 
 from streampace.conversation import events as ev
 from streampace.conversation.transcript import ToolCallItem, Transcript
@@ -54,7 +54,14 @@ from .outputs import (
     Viewer,
 )
 from .protocol import ATTACH_LOG, ATTACH_SNAPSHOT, attach_mode, attached_message, error_message
-from .run_lifecycle import Outcome, RunLifecycle, RunState
+from .run_lifecycle import (
+    Outcome,
+    RunHolder,
+    RunLifecycle,
+    RunState,
+    StopEffect,
+    run_holder,
+)
 from .session_lifecycle import SESSION_TABLE, SessionEvent, SessionState
 from .snapshot import snapshot_events
 from .source import RunRequest, check_source_end, new_run_id
@@ -65,14 +72,14 @@ SHUTDOWN_REFUSAL = "the server is shutting down"
 EVICTED = "the session was forgotten; reconnect"
 
 
-def refusal(viewer: Viewer, error: cm.ClientError) -> Refusal:
+def refusal(viewer: Viewer, error: cm.ClientError) -> Refusal[Viewer]:
     """The one way a client message is refused: by the engine, and by a driver for one
     it could not decode or that reaches no session (the same code and text from
     the server and the page)."""
     return Refusal(viewer, error.code, error_message(error.code, error.message))
 
 
-class SessionEngine:
+class SessionEngine(Generic[Viewer]):
     """One session: see the module docstring.
 
     ``shared_log``: the log is a store's that other processes write too (Redis);
@@ -111,8 +118,8 @@ class SessionEngine:
         self.lifecycle: Machine[SessionState, SessionEvent] = Machine(
             "session", SESSION_TABLE, SessionState.OPEN)
         self.runs = RunLifecycle()
-        self._run: ActiveRun | None = None
-        self._queued: ActiveRun | None = None  # accepted while the last one hands over
+        self._run: ActiveRun[Viewer] | None = None
+        self._queued: ActiveRun[Viewer] | None = None  # accepted while the last one hands over
         self.run_count = 0
         self.last_active = clock()  # creation, a viewer leaving, a run settling
         # What the transcript held when last measured (a run's end), and the log's
@@ -131,16 +138,16 @@ class SessionEngine:
         return self.runs.state
 
     @property
+    def run_holder(self) -> RunHolder:
+        """Who holds the session's run: this engine's, another process's (only the
+        shared log shows it), or none (``run_lifecycle.run_holder`` is the rule)."""
+        return run_holder(self.runs.state, self.transcript.run.status, self.shared_log)
+
+    @property
     def run_held(self) -> bool:
         """A run holds the session: a new one is refused with ``run_active`` and a
-        ``cancel`` has something to stop.  With a local log that is until the run
-        settles; with a shared one until its terminal event is in the log (the same
-        write frees its lease, so any process may start the next one)."""
-        state = self.runs.state
-        if not self.shared_log:
-            return state is not RunState.IDLE
-        return (state in (RunState.STARTING, RunState.RUNNING, RunState.HANDING_OVER)
-                or self.transcript.run.status == "running")
+        ``cancel`` has something to stop."""
+        return self.run_holder is not RunHolder.NONE
 
     @property
     def idle(self) -> bool:
@@ -173,16 +180,16 @@ class SessionEngine:
 
     # -- viewers -------------------------------------------------------------
 
-    def connect(self, viewer: Viewer) -> list[Output]:
+    def connect(self, viewer: Viewer) -> list[Output[Viewer]]:
         """A connection is bound to this session (it attaches with its first message)."""
-        if self.lifecycle.state is SessionState.EVICTED:
+        if not self.lifecycle.accepts(SessionEvent.INPUT):
             return [Disconnect(viewer, EVICTED)]
         self.connected.add(viewer)
         return []
 
-    def receive(self, viewer: Viewer, msg: cm.ClientMessage) -> list[Output]:
+    def receive(self, viewer: Viewer, msg: cm.ClientMessage) -> list[Output[Viewer]]:
         """A decoded client message from ``viewer``: its replies and their effects."""
-        if self.lifecycle.state is SessionState.EVICTED:
+        if not self.lifecycle.accepts(SessionEvent.INPUT):
             return [Disconnect(viewer, EVICTED)]
         try:
             if isinstance(msg, cm.ResumeMessage):
@@ -190,19 +197,25 @@ class SessionEngine:
                 return self.attach(viewer, msg.after, msg.epoch)
             if isinstance(msg, cm.RunMessage):
                 scenario = cm.check_run(msg, self._scenarios, self.run_held)
-                if self.lifecycle.state is SessionState.SHUTTING_DOWN:
+                if not self.lifecycle.accepts(SessionEvent.RUN):
                     raise cm.ClientError("run_active", SHUTDOWN_REFUSAL)
                 out = [] if viewer in self.viewers else self.attach(viewer, None)
                 return out + self.start_run(msg.prompt, scenario, requester=viewer)
-            cm.check_cancel(self.run_held)
-            if self.runs.active:
-                return self.stop(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)
-            # The log shows a run that another process owns.
-            return [PublishCancel(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)]
+            return self.cancel()
         except cm.ClientError as exc:
             return [refusal(viewer, exc)]
 
-    def attach(self, viewer: Viewer, after: int | None, epoch: str | None = None) -> list[Output]:
+    def cancel(self) -> list[Output[Viewer]]:
+        """A ``cancel``: the run that holds the session stops, here or at the process
+        that runs it (a ``ClientError`` when none does)."""
+        holder = self.run_holder
+        cm.check_cancel(holder is not RunHolder.NONE)
+        if holder is RunHolder.HERE:
+            return self.stop(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)
+        return [PublishCancel(cm.CANCEL_CODE, cm.CANCEL_MESSAGE)]
+
+    def attach(self, viewer: Viewer, after: int | None,
+               epoch: str | None = None) -> list[Output[Viewer]]:
         """Attach ``viewer`` after seq ``after`` of ``epoch`` (None: from now).
 
         Another epoch's positions mean nothing here, and a log that no longer
@@ -210,7 +223,7 @@ class SessionEngine:
         Only the position is decided here, so no event can slip in between the
         replay and live delivery.
         """
-        if self.lifecycle.state is SessionState.EVICTED:
+        if not self.lifecycle.accepts(SessionEvent.INPUT):
             return [Disconnect(viewer, EVICTED)]
         head = self.log.head
         mode = attach_mode(self.log, after, epoch, self.epoch)
@@ -221,14 +234,14 @@ class SessionEngine:
         return [Attach(viewer, attached_message(self.id, self.epoch, mode, start), mode, start,
                        snapshot)]
 
-    def leave(self, viewer: Viewer) -> list[Output]:
+    def leave(self, viewer: Viewer) -> list[Output[Viewer]]:
         """``viewer``'s connection is gone."""
         self.viewers.discard(viewer)
         self.connected.discard(viewer)
         self.last_active = self._clock()
         return []
 
-    def evict(self) -> list[Output]:
+    def evict(self) -> list[Output[Viewer]]:
         """The session is forgotten (only when ``idle``): connections still bound to it
         are closed, and every later input gets the same answer."""
         if not self.idle:
@@ -237,13 +250,13 @@ class SessionEngine:
         gone, self.connected = self.connected, set()
         return [Disconnect(viewer, EVICTED) for viewer in gone]
 
-    def store_unavailable(self, message: str) -> list[Output]:
+    def store_unavailable(self, message: str) -> list[Output[Viewer]]:
         """The store cannot be reached: every attached viewer is told (once per outage,
         the store decides)."""
         text = error_message("store_unavailable", message)
         return [Reply(viewer, text) for viewer in self.viewers]
 
-    def store_lost(self, message: str) -> list[Output]:
+    def store_lost(self, message: str) -> list[Output[Viewer]]:
         """The store lost the data this engine's log continues (a Redis restarted
         empty): every viewer is told, then disconnected to resume into the store's
         session under its new epoch (so no two viewers hold different texts under
@@ -256,7 +269,7 @@ class SessionEngine:
 
     # -- the log ---------------------------------------------------------------
 
-    def append(self, events: list[dict[str, Any]]) -> list[Output]:
+    def append(self, events: list[dict[str, Any]]) -> list[Output[Viewer]]:
         """The store logged ``events``: number them, fold them, fan them out."""
         if not events:
             return []
@@ -266,7 +279,7 @@ class SessionEngine:
         return [Deliver(events, first, through)]
 
     def load(self, epoch: str, log: SessionLog, transcript: Transcript,
-             replacing: bool) -> list[Output]:
+             replacing: bool) -> list[Output[Viewer]]:
         """The store's view of the session (loaded before the first attach, or
         reloaded after a gap: then viewers must not follow the old log)."""
         self.epoch, self.log, self.transcript = epoch, log, transcript
@@ -282,7 +295,7 @@ class SessionEngine:
     # -- runs --------------------------------------------------------------------
 
     def start_run(self, prompt: str, scenario: str | None,
-                  requester: Viewer | None = None) -> list[Output]:
+                  requester: Viewer | None = None) -> list[Output[Viewer]]:
         """Accept a run (the checks of a `run` message are the caller's; a run that the
         lifecycle cannot take raises LifecycleError)."""
         run_id = self._run_ids()
@@ -295,7 +308,7 @@ class SessionEngine:
         self._run = run
         return [StartRun(run_id)]
 
-    def run_refused(self, run_id: str, code: str, message: str) -> list[Output]:
+    def run_refused(self, run_id: str, code: str, message: str) -> list[Output[Viewer]]:
         """The store gave run ``run_id`` no lease: it never started and wrote nothing."""
         run = self._current(run_id)
         self.runs.refuse()
@@ -322,13 +335,13 @@ class SessionEngine:
         self.run_count += 1
         return request
 
-    def source_group(self, run_id: str, group: list[Any]) -> list[Output]:
+    def source_group(self, run_id: str, group: list[Any]) -> list[Output[Viewer]]:
         """A group of source events for run ``run_id``, framed for the log."""
         run = self._current(run_id)
         events = run.framer.feed_group(group)
         return [Emit(run_id, events)] if events else []
 
-    def end_run(self, run_id: str, outcome: Outcome | None = None) -> list[Output]:
+    def end_run(self, run_id: str, outcome: Outcome | None = None) -> list[Output[Viewer]]:
         """Run ``run_id``'s body is over: ``outcome`` is what it saw (None: its source
         simply stopped yielding).  An earlier stop's outcome wins; exactly one
         terminal event follows."""
@@ -340,7 +353,7 @@ class SessionEngine:
             except UpstreamError as exc:
                 outcome = Outcome(exc.code, exc.message)
         final = self.runs.end(outcome)
-        out: list[Output] = []
+        out: list[Output[Viewer]] = []
         if final.code is not None:
             events = run.framer.finish(final.code, final.message)
             if events:
@@ -348,7 +361,7 @@ class SessionEngine:
         out.append(RunEnded(run_id))
         return out
 
-    def settle_run(self, run_id: str) -> list[Output]:
+    def settle_run(self, run_id: str) -> list[Output[Viewer]]:
         """Run ``run_id``'s ending is written and released: the session is free, or
         the run queued behind it starts."""
         self._current(run_id)
@@ -358,7 +371,7 @@ class SessionEngine:
         self._measure()
         return [] if nxt is None else [StartRun(nxt)]
 
-    def stop(self, code: str, message: str, run_id: str | None = None) -> list[Output]:
+    def stop(self, code: str, message: str, run_id: str | None = None) -> list[Output[Viewer]]:
         """End the run here with RUN_ERROR ``code`` (a cancel, a shutdown, a lost lease).
 
         ``run_id``: only that run (a stop from a run's own lease keeper).  A run
@@ -366,14 +379,13 @@ class SessionEngine:
         """
         if run_id is not None and run_id != self.runs.run_id:
             return []
-        before = self.runs.state
-        if not self.runs.stop(code, message) or before is not RunState.RUNNING:
-            return []
+        if self.runs.stop(code, message) is not StopEffect.CUT_OFF:
+            return []  # ignored, or recorded: the body ends the run when it first runs
         run = self._run
         assert run is not None
         return [StopRun(run.run_id)]
 
-    def shut_down(self, code: str, message: str) -> list[Output]:
+    def shut_down(self, code: str, message: str) -> list[Output[Viewer]]:
         """Refuse new runs and stop the one in progress."""
         self.lifecycle.step(SessionEvent.SHUT_DOWN)
         return self.stop(code, message)

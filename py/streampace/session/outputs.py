@@ -5,26 +5,29 @@ driver must carry them out.  None of them does anything by itself: the server
 (asyncio, WebSockets, a store) and the page's simulation (FrameHost timers, one
 in-page socket) each map them onto their own I/O.
 
-Viewers are whatever hashable object the driver uses for a connection; the
-engine only compares and stores them.
+Viewers are whatever hashable object the driver uses for a connection (the
+server's ``Viewer``, the page's in-page socket end); the engine only compares
+and stores them.  The outputs that name a viewer are generic over its type, so a
+driver's ``SessionEngine[ItsViewer]`` hands back ``Output[ItsViewer]`` and uses
+``out.viewer`` as its own type, unchecked casts none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .protocol import AttachMode
 
 __all__ = ["Attach", "Deliver", "LogReplaced", "Emit", "RunEnded", "StartRun", "StopRun",
            "PublishCancel", "Reply", "Refusal", "Disconnect", "Output", "Viewer"]
 
-Viewer = Hashable
+Viewer = TypeVar("Viewer", bound=Hashable)
 
 
 @dataclass(frozen=True, slots=True)
-class Attach:
+class Attach(Generic[Viewer]):
     """``viewer`` is attached: send ``text`` (the ``attached`` message) first, then
     deliver from seq ``after`` on — by replaying the log from there, or, when
     ``snapshot`` is set, by sending it (in bounded parts, session/snapshot.py, all with
@@ -96,7 +99,7 @@ class PublishCancel:
 
 
 @dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(Generic[Viewer]):
     """Send ``text`` (an ``error`` message) to ``viewer``."""
 
     viewer: Viewer
@@ -104,7 +107,7 @@ class Reply:
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
+class Refusal(Generic[Viewer]):
     """``viewer``'s message was refused with ``code``: send ``text``.  Refusals count
     toward a driver's abuse limit; a ``Reply`` does not."""
 
@@ -114,7 +117,7 @@ class Refusal:
 
 
 @dataclass(frozen=True, slots=True)
-class Disconnect:
+class Disconnect(Generic[Viewer]):
     """Close ``viewer``'s connection: the session it is bound to is gone (evicted),
     and it must reconnect to reach the one that replaced it — never keep running
     against a second copy."""
@@ -124,5 +127,6 @@ class Disconnect:
     drain: bool = False  # send what was queued for it first (a notice it must read)
 
 
-Output = (Attach | Deliver | LogReplaced | Emit | RunEnded | StartRun | StopRun
-          | PublishCancel | Reply | Refusal | Disconnect)
+# Generic in the viewer type: ``Output[V]``.
+Output = (Attach[Viewer] | Deliver | LogReplaced | Emit | RunEnded | StartRun | StopRun
+          | PublishCancel | Reply[Viewer] | Refusal[Viewer] | Disconnect[Viewer])

@@ -101,7 +101,7 @@ class CloseCode(IntEnum):
 # After these, reconnecting is useless: the same request gets the same answer
 # (an origin not on the allowlist, a malformed or unknown session id, a refusal
 # by the application).  A connection that asked for a minted id goes back to
-# asking for a new one on UNKNOWN_SESSION instead (session/connection.py).
+# asking for a new one on UNKNOWN_SESSION instead (client/connection.py).
 FINAL_CLOSE_CODES = frozenset({CloseCode.BAD_REQUEST, CloseCode.BAD_ORIGIN,
                                CloseCode.UNAUTHORIZED, CloseCode.UNKNOWN_SESSION})
 

@@ -11,6 +11,13 @@ it waits in ``HANDING_OVER`` and starts the moment this one settles.
 The session engine (``streampace.session.engine``) drives it; this module only keeps
 the state, so the rules live in one table and are tested without an event loop.
 The diagram in docs/architecture.md is ``diagram(RUN_TABLE, RunState.IDLE)``.
+
+A run is also seen from the log: ``RunStatus`` is the run as its events show it
+(``conversation/run_status.py``, ``RUN_STATUS_TABLE``), which the transcript folds —
+the only view a process has of a run another process runs, and the page's view of
+every run.  Whether a run
+holds the session is one rule over both, ``run_holder``: the run of this
+lifecycle, one that only the shared log shows, or none.
 """
 
 from __future__ import annotations
@@ -18,10 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from streampace.conversation.run_status import RunStatus
 from streampace.lifecycle import LifecycleError, Machine, table
 
-__all__ = ["RunState", "RunEvent", "RUN_TABLE", "RunLifecycle", "LifecycleError", "Outcome",
-           "STOPPED"]
+__all__ = ["RunState", "RunEvent", "RUN_TABLE", "StopEffect", "STOP_EFFECTS", "RunLifecycle",
+           "LifecycleError", "Outcome", "STOPPED", "RunHolder", "run_holder"]
 
 
 class RunState(Enum):
@@ -62,6 +70,29 @@ HANDING_OVER  STOP    HANDING_OVER  the ending run's outcome is decided (the que
 HANDING_OVER  END     HANDING_OVER  the ending run's body is over
 HANDING_OVER  SETTLE  STARTING      the queued run starts
 """)
+
+
+class StopEffect(Enum):
+    """What a STOP does besides its move (``STOP_EFFECTS``)."""
+
+    NONE = "none"  # nothing runs, or the outcome is decided: the stop changes nothing
+    RECORDED = "recorded"  # decides the outcome; the body, when it first runs, ends the run
+    CUT_OFF = "cut_off"  # decides the outcome; the driver stops the running body (StopRun)
+    QUEUED = "queued"  # kept for the run queued behind the ending one (the first one wins)
+
+
+# What a STOP does, by the state it is taken in: one entry per STOP rule of RUN_TABLE
+# (checked below), so what a stop means is read from here and never from a state
+# compared beside the table.
+STOP_EFFECTS = {
+    RunState.IDLE: StopEffect.NONE,
+    RunState.STARTING: StopEffect.RECORDED,
+    RunState.RUNNING: StopEffect.CUT_OFF,
+    RunState.ENDING: StopEffect.NONE,
+    RunState.HANDING_OVER: StopEffect.QUEUED,
+}
+if set(STOP_EFFECTS) != {state for state, event in RUN_TABLE if event is RunEvent.STOP}:
+    raise ValueError("STOP_EFFECTS must name exactly the states RUN_TABLE lets a STOP leave")
 
 
 @dataclass(frozen=True)
@@ -123,18 +154,17 @@ class RunLifecycle:
         (the body must then not touch the source)."""
         return self._machine.step(RunEvent.BEGIN) is RunState.RUNNING
 
-    def stop(self, code: str, message: str) -> bool:
-        """Ask the run to stop with RUN_ERROR ``code``; True if this request decided the
-        outcome (False when idle or already ending)."""
-        before = self._machine.state
+    def stop(self, code: str, message: str) -> StopEffect:
+        """Ask the run to stop with RUN_ERROR ``code``: what the stop did
+        (``STOP_EFFECTS``)."""
+        effect = STOP_EFFECTS[self._machine.state]
         self._machine.step(RunEvent.STOP)
-        if before in (RunState.STARTING, RunState.RUNNING):
+        if effect is StopEffect.RECORDED or effect is StopEffect.CUT_OFF:
             self.outcome = Outcome(code, message)
-            return True
-        if before is RunState.HANDING_OVER and self.queued_stop is None:
+        elif effect is StopEffect.QUEUED and self.queued_stop is None:
             # Meant for the run the viewer asked for last: it starts already stopped.
             self.queued_stop = Outcome(code, message)
-        return False
+        return effect
 
     def end(self, outcome: Outcome) -> Outcome:
         """The run's body is over with ``outcome``; returns the outcome that counts
@@ -160,3 +190,33 @@ class RunLifecycle:
         if stop is not None:
             self.stop(stop.code or "cancelled", stop.message)
         return run_id
+
+
+class RunHolder(Enum):
+    """Who holds the session's run (``run_holder``)."""
+
+    NONE = "none"  # nobody: a run may start, a cancel has nothing to stop
+    HERE = "here"  # this engine's run: a cancel stops it here
+    ELSEWHERE = "elsewhere"  # only the shared log shows one: its owner is asked to stop it
+
+
+# The states in which a run of this lifecycle holds the session even with a shared log.
+_HOLDING = frozenset({RunState.STARTING, RunState.RUNNING, RunState.HANDING_OVER})
+
+
+def run_holder(local: RunState, logged: RunStatus, shared_log: bool) -> RunHolder:
+    """Who holds the session's run, from this lifecycle's state and the log's status.
+
+    With a log of its own, a run holds the session until it settles.  With a shared
+    log (Redis) it holds it until its terminal event is in the log — the same write
+    frees its lease, so any process may start the next one (which waits in
+    ``HANDING_OVER`` here); and a run the log shows open that this lifecycle does not
+    run is another process's.
+    """
+    if not shared_log:
+        return RunHolder.NONE if local is RunState.IDLE else RunHolder.HERE
+    if local in _HOLDING:
+        return RunHolder.HERE
+    if logged is not RunStatus.RUNNING:
+        return RunHolder.NONE
+    return RunHolder.HERE if local is RunState.ENDING else RunHolder.ELSEWHERE

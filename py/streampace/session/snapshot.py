@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from streampace.conversation import events as ev
+from streampace.conversation.run_status import RunStatus
 from streampace.conversation.transcript import Transcript
 
 from .log import event_size
@@ -37,11 +38,11 @@ def snapshot_events(transcript: Transcript) -> list[dict[str, Any]]:
     """The events that bring a viewer with no history to the transcript's position."""
     events = transcript.snapshot_events()
     run = transcript.run
-    if run.status not in ("finished", "error") or not run.run_id:
+    if run.status not in (RunStatus.FINISHED, RunStatus.ERROR) or not run.run_id:
         return events
     started: dict[str, Any] = {"type": ev.RUN_STARTED, "threadId": run.thread_id or "",
                                "runId": run.run_id}
-    if run.status == "finished":
+    if run.status is RunStatus.FINISHED:
         end: dict[str, Any] = {"type": ev.RUN_FINISHED, "threadId": run.thread_id or "",
                                "runId": run.run_id}
     else:

@@ -5,7 +5,7 @@ run) says so as an iterator of ``(due_ms, events)`` groups, due times measured
 from the run's start.  It never sleeps: ``TimedSteps`` says how long its driver
 waits before each group, and the driver waits — the server's adapter
 (server/sources/timing.py) on the asyncio clock, the page's run driver
-(sim/page_runner.py) on its FrameHost timers.  Both then hand each group to the
+(client/page_runner.py) on its FrameHost timers.  Both then hand each group to the
 engine's ``source_group``, the same way as any other source's.
 """
 

@@ -13,7 +13,7 @@ it with 4408 and it resumes from a snapshot).
 
 ``ViewerFeed`` decides; its driver does the I/O: the server's WebSocket viewer
 (server/viewer.py: an outbound queue, a sender task that calls ``pull`` whenever
-the queue drains) and the page's in-browser session (sim/page_session.py: text
+the queue drains) and the page's in-browser session (client/page_session.py: text
 handed on at once, ``pull`` until caught up).  Both hand it an outlet for text
 and say whether the connection has room; clock and timers come from the
 injected host.  Every move is in ``FEED_TABLE`` and the state alone gates what

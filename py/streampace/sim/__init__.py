@@ -7,8 +7,9 @@
 - `views` — what tests and benches read off a run (visible text, figures, jitter, snapshots).
 - `text` — the corpus the simulated model answers from.
 - `timed_model` — the simulated model as a timed source of a session.
-- `page_session` — the session engine on FrameHost timers, in the page, for the
-  static-files use; `page_socket` — its socket side.
+
+The page's in-browser session that plays this model (static-files use) is in
+`streampace.client` (`page_session`, `page_runner`, `page_socket`).
 
 Sans-IO like the core (it runs in the page), but not part of it: nothing in
 the core imports it.

@@ -2,7 +2,7 @@
 deterministic by seed.
 
 The server's `demo` source (server/sources/demo.py) and the page's simulated
-session (sim/page_session.py) both run this, so the same seed, scenario and
+session (client/page_session.py) both run this, so the same seed, scenario and
 run index give the same events from either.
 """
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .protocol import FINAL_CLOSE_CODES, CloseCode, shown_url
+from streampace.session.protocol import FINAL_CLOSE_CODES, CloseCode, shown_url
 
 __all__ = ["Problem", "ProbeResult", "close_problem", "probe_problem", "parse_probe"]
 

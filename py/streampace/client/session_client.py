@@ -1,6 +1,6 @@
 """Session-stream consumer (protocol v3, docs/protocol.md); pure Python.
 
-Server messages arrive as text (from `session.connection.SessionConnection`,
+Server messages arrive as text (from `client.connection.SessionConnection`,
 or straight from a test's socket), are decoded by `session.protocol` (the one
 decoder), duplicates are dropped and the events go to the pacing scheduler.
 Bad input is reported and loses nothing that was valid.

@@ -6,7 +6,7 @@ the same sans-IO ``SessionEngine`` the server drives with asyncio
 framing, resume decision, client-message rules and message text — driven here
 by the page's clock.  The simulated model is a timed source
 (``SimulatedModel``, the server's ``demo`` source) that ``PageRunner``
-(``sim/page_runner.py``) runs as the server's run task runs any source —
+(``client/page_runner.py``) runs as the server's run task runs any source —
 ``begin_run``, ``source_group``, ``end_run`` — waiting on FrameHost timeouts
 where the server waits on asyncio.  A viewer is caught up and fed by the same
 ``ViewerFeed`` as the server's (session/viewer_feed.py: the snapshot, then the
@@ -16,7 +16,7 @@ in the page the text is handed on at once, so the snapshot goes as one batch
 and the log in one read.
 
 The socket half (reconnects, resume after the last ``through``) is
-``sim/page_socket.py``; it talks to this class through ``connect``,
+``client/page_socket.py``; it talks to this class through ``connect``,
 ``disconnect``, ``receive`` and ``close``.
 """
 
@@ -27,6 +27,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from streampace.client.page_runner import PageRunner
 from streampace.clock import TimerHost
 from streampace.conversation.transcript import Transcript
 from streampace.session import client_messages as cm
@@ -48,7 +49,6 @@ from streampace.session.outputs import (
 from streampace.session.shared_feed import SharedFeed
 from streampace.session.source import TimedSource, new_run_id, source_scenarios
 from streampace.session.viewer_feed import ViewerFeed
-from streampace.sim.page_runner import PageRunner
 
 __all__ = ["PageSession"]
 
@@ -96,7 +96,7 @@ class PageSession:
         self.id = session_id
         self.source = source
         ids = run_ids  # seeded: reproducible run ids (and so message ids)
-        self.engine = SessionEngine(
+        self.engine: SessionEngine[_Viewer] = SessionEngine(
             session_id,
             epoch=f"{random.getrandbits(64):016x}",
             log=SessionLog(limits.LOG_EVENTS, limits.LOG_BYTES),
@@ -162,7 +162,7 @@ class PageSession:
 
     # -- the engine's outputs ----------------------------------------------------
 
-    def _apply(self, outputs: list[Output]) -> None:
+    def _apply(self, outputs: list[Output[_Viewer]]) -> None:
         engine = self.engine
         for out in outputs:
             if isinstance(out, Deliver):
@@ -173,7 +173,7 @@ class PageSession:
             elif isinstance(out, Attach):
                 self._attach(out)
             elif isinstance(out, Reply | Refusal):
-                out.viewer.sink(out.text)  # type: ignore[attr-defined]
+                out.viewer.sink(out.text)
             elif isinstance(out, StartRun):
                 self._runner.start(out.run_id)  # no store: nobody else runs it
             elif isinstance(out, StopRun):

@@ -1,6 +1,6 @@
 """Reconnect delays: exponential backoff with jitter (docs/protocol.md: clients
 should reconnect that way).  The one place of this law: the client connection
-(session/connection.py) schedules every reconnect with it, for the page's
+(client/connection.py) schedules every reconnect with it, for the page's
 WebSocket and its simulated session alike; the JS socket never waits on its own."""
 
 from __future__ import annotations

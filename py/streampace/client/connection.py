@@ -1,6 +1,6 @@
 """The client side of a session socket: one state machine, driven from Python,
 for the page's WebSocket (js_shim/bridge.js `SessionSocket`) and the in-page
-simulated one (sim/page_socket.py `SimulatedSession`).
+simulated one (client/page_socket.py `SimulatedSession`).
 
 A transport only moves bytes.  It executes `open()`, `send(text)`,
 `close(code, reason)` and `probe()` (a plain HTTP request to its URL, to
@@ -40,10 +40,10 @@ from streampace.bounded_json import JsonLimitError
 from streampace.bounded_json import loads as bounded_loads
 from streampace.clock import Timeout, TimerHost
 from streampace.lifecycle import Machine, Rule, Table
+from streampace.session.protocol import Attached, Batch, CloseCode, ServerMessage, minted_url
 
 from .backoff import backoff_delay_ms
 from .connection_problems import Problem, close_problem, parse_probe, probe_problem
-from .protocol import Attached, Batch, CloseCode, ServerMessage, minted_url
 
 __all__ = ["ConnState", "ConnEvent", "TABLE", "Transport", "Consumer", "SessionConnection",
            "MAX_QUEUED_SENDS"]
@@ -114,7 +114,7 @@ class Transport(Protocol):
 
 
 class Consumer(Protocol):
-    """The session client behind the connection (browser/client.py `SessionClient`)."""
+    """The session client behind the connection (client/session_client.py `SessionClient`)."""
 
     def resume_message(self) -> str: ...
 
