@@ -226,9 +226,12 @@ class Session:
         refused = False
         for out in outputs:
             if isinstance(out, output.Deliver):
-                for viewer in list(self.viewers):  # a member of the shared feed ignores it
-                    viewer.on_append(out.events, out.first, out.through)
-                self.feed.enqueue(out.events, out.through)
+                feed = self.feed
+                members = feed.members
+                for viewer in list(self.viewers):
+                    if viewer not in members:  # members get them from the shared feed
+                        viewer.on_append(out.events, out.first, out.through)
+                feed.enqueue(out.events, out.through)
             elif isinstance(out, output.Attach):
                 out.viewer.attach(self, out)
                 self.backend.viewer_attached()
