@@ -347,14 +347,6 @@ def console_errors(driver: Any) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
 
 
-FIGURES: dict[str, Any] = {}
-
-
-def record_figure(name: str, value: Any) -> None:
-    """Measured, never asserted (the machine is shared); printed at the end."""
-    FIGURES[name] = value
-
-
 def tiny_wheel(path: Path) -> str:
     """A minimal pure-Python wheel, built here so the test needs no network."""
     import base64

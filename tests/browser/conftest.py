@@ -19,7 +19,6 @@ import pytest
 
 from .browser_harness import (
     CSP,
-    FIGURES,
     ROOT,
     PageServer,
     ScriptedSessions,
@@ -84,13 +83,6 @@ def driver(runtime_ready: None, engine: str) -> Iterator[Any]:
         yield drv
     finally:
         drv.quit()
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if FIGURES:
-        terminalreporter.section("streampace browser figures (measured, not asserted)")
-        for name, value in FIGURES.items():
-            terminalreporter.write_line(f"{name}: {value}")
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,6 @@ from .browser_harness import (
     ScriptedSessions,
     build_app,
     free_port,
-    record_figure,
     serve_app,
     serving,
     wait_for,
@@ -115,7 +114,6 @@ def test_no_server_is_reported_and_retried_with_backoff(driver: Any, page: PageS
     mount(driver, "nosrv", url)
     try:
         err = first_error(driver, "nosrv")
-        record_figure("no server: streampace:error after mount (ms)", round(err["atMs"]))
         assert err["where"] == "connection" and err["code"] == "no_server", err
         assert err["closeCode"] == 1006 and err["retrying"] is True
         assert err["url"] == url.rsplit("/", 1)[0] + "/…"  # the server, not the session id

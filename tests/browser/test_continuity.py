@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,6 @@ from .browser_harness import (
     ScriptedSessions,
     build_app,
     free_port,
-    record_figure,
     serve_app,
     wait_for,
     wait_port,
@@ -171,7 +169,6 @@ def test_a_reload_mid_answer_keeps_the_conversation(driver: Any, host: HostApp) 
     assert_id_hidden(driver, sid)
     before = driver.execute_script("return document.querySelector('#answer .sp-timeline')"
                                    ".textContent")
-    reloaded_at = time.monotonic()
     driver.refresh()
     open_host_again = ("return !!(window.streampace && window.streampace.instances.length"
                        " && window.streampace.instances[0].controller)")
@@ -181,8 +178,6 @@ def test_a_reload_mid_answer_keeps_the_conversation(driver: Any, host: HostApp) 
                      ".textContent.length >= arguments[0]", 10, len(before))
     again = driver.execute_script("return document.querySelector('#answer .sp-timeline')"
                                   ".textContent")
-    record_figure("reload mid-answer: the conversation shown again after (s)",
-                  round(time.monotonic() - reloaded_at, 2))
     assert again.startswith(before.rstrip()), (before, again)
     assert session_id(driver) == sid  # the same conversation
     assert sid not in driver.current_url
@@ -322,15 +317,12 @@ def test_a_boot_the_pages_policy_forbids_says_so_on_the_page(
             "window.__bootErrors = [];"
             "document.addEventListener('streampace:error', (e) => __bootErrors.push(e.detail),"
             " true);")})
-        started = time.monotonic()
         try:
             driver.get(f"http://127.0.0.1:{port}{page}")
         finally:
             driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
                                    {"identifier": listen["identifier"]})
         wait_for(driver, "return !!document.querySelector('.streampace-boot-failed')", 10)
-        record_figure(f"boot failure shown ({code}) after (s)",
-                      round(time.monotonic() - started, 1))
         shown = driver.execute_script(
             "return document.querySelector('.streampace-boot-failed').textContent")
         assert expected in shown and "Content-Security-Policy" in shown, shown
