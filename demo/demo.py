@@ -24,13 +24,13 @@ import random
 import traceback
 from typing import Any
 
-import js
-from pyodide.ffi import create_proxy
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
+from streampace.browser.ffi import create_proxy, js
 from streampace.browser.frame_slices import FrameSlices
 from streampace.browser.host import BrowserHost
 from streampace.browser.renderer import DomRenderer
+from streampace.client.fallback import SourceChoice, SourceState
 from streampace.client.page_socket import SimulatedSession
 from streampace.conversation.items import RunStatus
 
@@ -75,6 +75,7 @@ class Demo:
                                label="Paced answer", on_delivered=self._on_delivered,
                                on_sample=self._on_sample, on_status=self._on_status)
         self.mode: str | None = None
+        self.choice = SourceChoice()
         self.socket: Any = glue.earlySocket
         self.session_id = str(glue.sessionId)
         # ?speed=2 plays the in-page simulation twice as fast (like serve --speed).
@@ -100,13 +101,13 @@ class Demo:
     # -- source selection --------------------------------------------------
     def _on_status(self, state: str, detail: dict) -> None:
         if self.mode is None:
-            if state == "open":
+            decided = self.choice.report(state, detail)  # the rule: client/fallback.py
+            if decided is SourceState.SERVER:
                 self.mode = "server"
                 self.source_label.textContent = "Source: streampace server (WebSocket)"
                 self._set_ready()
-            elif state == "closed" and not detail.get("wasOpen"):
-                # No WebSocket here (static files): simulate in the page. Deferred
-                # so the socket's own callback has returned before we close it.
+            elif decided is SourceState.SIMULATION:
+                # Deferred so the socket's own callback has returned before we close it.
                 self.host.request_timeout(self._use_simulation, 0)
         elif state == "waiting":
             self.source_label.textContent = (

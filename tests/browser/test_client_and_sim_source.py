@@ -195,31 +195,30 @@ def test_sim_source_queues_sends_while_disconnected_and_resumes_after_its_positi
     assert sim.opens == 2 and client.last_through == sim.session.log.head > through
 
 
-def test_sim_socket_before_attach_greets_and_keeps_everything_in_order() -> None:
-    """What the JS socket does while the page boots: opens at once, sends the
-    fresh resume and the queued sends itself, keeps every item for Python."""
+def test_sim_socket_opens_only_once_attached_and_reports_only_to_its_sink() -> None:
+    """The simulated socket never exists before Python, so it bridges no boot: keeping
+    what arrives before Python is up and greeting on that open is js_shim/bridge.js's
+    alone (tested in the page: test_embed.py's boot test; the connection's side of a
+    greeted open: tests/core/test_connection_machine.py)."""
     host = ManualHost()
     sim = SimulatedSession(host, "s1", seed=5)
-    sim.send(protocol.run_message("early", "fast"))  # queued until the open
-    host.tick(400)  # opened, greeted, the run started: all kept
-    sim.drop()  # lost while "booting": the socket does not reconnect by itself
-    host.tick(3000)
-    assert sim.opens == 1 and not sim.connected
-    conn, client, got, errors = connect(sim, host)  # Python attaches
-    assert conn.state is ConnState.WAITING and conn.opens == 1  # the replay
-    assert got and got[0]["type"] == "RUN_STARTED"
-    for _ in range(1200):
-        if state_of(conn) is ConnState.ATTACHED and not sim.run_active and not sim.pending_events():
-            break
-        host.tick(50)
-    host.tick(1000)
-    # Resumed from the log (no snapshot): nothing lost, nothing twice.
-    assert not [e for e in got if e["type"] == "MESSAGES_SNAPSHOT"]
-    assert client.stats["duplicates"] == 0 and errors == []
+    sim.send(protocol.run_message("early", "fast"))  # no connection yet: nothing goes out
+    host.tick(400)
+    assert sim.opens == 0 and not sim.connected and not sim.run_active
+    conn, client, got, errors = connect(sim, host)  # Python attaches: the socket opens
+    host.tick(0)
+    assert sim.opens == 1 and state_of(conn) is ConnState.ATTACHED  # by its own resume
+    play(conn, sim, host, "fast")
+    assert state_of(conn) is ConnState.ATTACHED and errors == []
     run_id = got[0]["runId"]
     expected = simulate("fast", seed=5, thread_id="s1", run_id=run_id)
-    assert visible_text(got) == {f"{run_id}-user": "early", **visible_text(expected)}
-    assert got[-1]["type"] == "RUN_FINISHED" and sim.opens == 2
+    assert visible_text(got) == {f"{run_id}-user": "hi", **visible_text(expected)}
+    assert got[-1]["type"] == "RUN_FINISHED" and sim.opens == 1
+    seen = len(got)
+    sim.detach()
+    sim.drop()  # reported to nobody: the sink is gone
+    host.tick(5000)
+    assert len(got) == seen and conn.closes == 0 and state_of(conn) is ConnState.ATTACHED
 
 
 def test_sim_source_resumes_from_a_snapshot_when_its_log_dropped_the_position() -> None:

@@ -13,6 +13,7 @@ from streampace.browser import ffi
 
 _BROWSER = Path(streampace.browser.__file__).parent
 MODULES = sorted(p for p in _BROWSER.glob("*.py") if p.name != "__init__.py")
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "demo.py"  # the demo page's Python
 PAGE_ONLY = {"js", "pyodide"}
 
 
@@ -26,7 +27,7 @@ def _imported_roots(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*MODULES, DEMO], ids=lambda p: p.name)
 def test_only_ffi_imports_the_page(path: Path) -> None:
     roots = _imported_roots(path)
     assert not roots & PAGE_ONLY, f"{path.name} imports {sorted(roots & PAGE_ONLY)}"

@@ -20,7 +20,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 # (module, table, its state Enum, initial state)
 TABLES = [
     ("streampace.session.run_lifecycle", "RUN_TABLE", "RunState", "IDLE"),
-    ("streampace.session.run_lifecycle", "RUN_STATUS_TABLE", "RunStatus", "IDLE"),
+    ("streampace.conversation.run_status", "RUN_STATUS_TABLE", "RunStatus", "IDLE"),
     ("streampace.session.session_lifecycle", "SESSION_TABLE", "SessionState", "OPEN"),
     ("streampace.session.framing", "FRAME_TABLE", "FrameState", "WAITING"),
     ("streampace.session.delivery_lifecycle", "DELIVERY_TABLE", "DeliveryState", "OPEN"),
@@ -29,6 +29,7 @@ TABLES = [
     ("streampace.server.redis_store", "STORE_TABLE", "StoreState", "NEW"),
     ("streampace.server.redis_reader", "READER_TABLE", "ReaderState", "IDLE"),
     ("streampace.pacing.drive", "DRIVE_TABLE", "DriveState", "IDLE"),
+    ("streampace.client.fallback", "SOURCE_TABLE", "SourceState", "UNDECIDED"),
 ]
 _MARK = re.compile(r"<!-- diagram: ([\w.]+)\.(\w+) (\w+) -->\n```mermaid\n(.*?)```", re.S)
 

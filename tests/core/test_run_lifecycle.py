@@ -7,6 +7,7 @@ import itertools
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from streampace.conversation.run_status import RunStatus
 from streampace.conversation.transcript import Transcript
 from streampace.lifecycle import Machine, unreachable
 from streampace.session.run_lifecycle import (
@@ -17,7 +18,6 @@ from streampace.session.run_lifecycle import (
     RunHolder,
     RunLifecycle,
     RunState,
-    RunStatus,
     StopEffect,
     run_holder,
 )

@@ -327,8 +327,9 @@ def test_eviction_closes_bound_connections_and_answers_later_inputs() -> None:
         eng.evict()  # forgotten once: a second eviction is a bug in the store
     busy, _ = engine()
     busy.attach("v", None)
-    with pytest.raises(RuntimeError):
-        busy.evict()
+    with pytest.raises(LifecycleError, match="in use"):
+        busy.evict()  # the guard on EVICT (eviction.check_forgettable)
+    assert busy.state is SessionState.OPEN
 
 
 def test_an_input_for_a_run_that_is_not_current_is_a_bug() -> None:

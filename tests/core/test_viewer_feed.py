@@ -113,7 +113,7 @@ def test_a_snapshot_in_parts_then_the_log_then_live_then_the_shared_feed() -> No
     # At the head: what its own buffer holds goes out first, then it joins.
     assert not feed.pull() and state(feed) is S.SHARED
     assert outlet.names() == ["s1", "s2", "s3", "s4", "s5", "s6"]
-    assert session.feed is not None and feed in session.feed.members
+    assert session.feed is not None and session.feed.members == {outlet: feed}
 
     append(session, feed, [step(7)])  # the shared feed delivers it
     host.run_all()
@@ -165,7 +165,7 @@ def test_a_full_connection_takes_no_live_events_and_leaves_the_shared_feed() -> 
     append(session, feed, [step(1)])
     host.run_all()  # the shared batch is handed on, then it leaves
     assert state(feed) is S.REPLAYING and session.feed is not None
-    assert feed not in session.feed.members
+    assert outlet not in session.feed.members
     append(session, feed, [step(2)])  # not taken live
     assert state(feed) is S.REPLAYING and feed.cursor == 1
     outlet.room = True

@@ -40,15 +40,17 @@ from __future__ import annotations
 
 import json
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
 from streampace.browser.ffi import js, to_js
 from streampace.browser.labels import labels_for
+from streampace.client.fallback import SourceChoice, SourceState
+from streampace.conversation.stream_identity import StreamTracker
 
-__all__ = ["EVENTS", "PageView", "bridge", "mount"]
+__all__ = ["EVENTS", "PageView", "bridge", "mount", "revealed_text"]
 
 # What `PageView.on` accepts; the first three are the embed's DOM events.
 EVENTS = ("message-end", "run-end", "error", "status", "queue")
@@ -117,10 +119,11 @@ class PageView:
         self._text: list[Callable[[str, str], None]] = []
         self._paced: list[Callable[[list[dict]], None]] = []
         self._handlers: dict[str, list[Callable[[dict], None]]] = {name: [] for name in EVENTS}
-        self._chunk_message: str | None = None
+        # Which message an id-less chunk continues: the one chunk rule (stream_identity).
+        self._streams = StreamTracker()
         self._frame_events: list[tuple[str, dict]] = []
-        self._simulate = "never"
-        self._probing = False
+        # With simulate="fallback": the first reports decide the source (client/fallback.py).
+        self._choice: SourceChoice | None = None
         self.simulated = False
         # The view's own host: its errors become "error" events.
         self.view = StreamView(_EventBridge(self._js_bridge, self._dispatch), self.element,
@@ -161,7 +164,6 @@ class PageView:
         (static files), the in-page simulated model instead; "always"."""
         if simulate not in _SIMULATE:
             raise ValueError(f"simulate: one of {_SIMULATE}")
-        self._simulate = simulate
         if simulate == "always":
             self._use_simulation()
             return self
@@ -171,7 +173,7 @@ class PageView:
         if simulate == "fallback":
             # Ask this page's server first: on static files no WebSocket is tried.
             options = {"retryBeforeOpen": False, "probeUrl": str(js.location.href)}
-        self._probing = simulate == "fallback"
+        self._choice = SourceChoice() if simulate == "fallback" else None
         self.simulated = False
         options["rememberKey"] = self._js_bridge.sessionKey(stream, self._slot)
         js_options = to_js(options, dict_converter=js.Object.fromEntries)
@@ -230,11 +232,10 @@ class PageView:
         self.view.switch_session(SimulatedSession(self.view.host, session_id, speed=self.speed))
 
     def _on_status(self, state: str, detail: dict) -> None:
-        if self._probing and state in ("open", "closed"):
-            self._probing = False
-            if state == "closed" and not detail.get("wasOpen") and self._simulate == "fallback":
-                # Deferred: the socket's own callback is still on the stack.
-                self.view.host.request_timeout(self._use_simulation, 0)
+        if (self._choice is not None
+                and self._choice.report(state, detail) is SourceState.SIMULATION):
+            # Deferred: the socket's own callback is still on the stack.
+            self.view.host.request_timeout(self._use_simulation, 0)
         self._dispatch("status", {"state": state, **detail})
 
     def _on_paced(self, events: list[dict]) -> None:
@@ -247,19 +248,9 @@ class PageView:
             self._tell(name, detail)
 
     def _tell_text(self, events: list[dict]) -> None:
-        for event in events:
-            kind = event.get("type")
-            if kind not in _TEXT_TYPES:
-                continue
-            message_id = event.get("messageId")
-            if kind == "TEXT_MESSAGE_CHUNK":
-                # A chunk may leave out the id: it continues the last chunked message.
-                message_id = message_id or self._chunk_message
-                self._chunk_message = message_id
-            delta = event.get("delta")
-            if isinstance(delta, str) and delta and isinstance(message_id, str):
-                for fn in self._text:
-                    self._call(fn, message_id, delta)
+        for message_id, delta in revealed_text(self._streams, events):
+            for fn in self._text:
+                self._call(fn, message_id, delta)
 
     def _dispatch(self, name: str, detail: dict) -> None:
         if name in _FRAME_EVENTS:
@@ -279,6 +270,20 @@ class PageView:
 
     def _report(self, exc: BaseException) -> None:
         js.console.error("streampace: " + "".join(traceback.format_exception(exc)))
+
+
+def revealed_text(streams: StreamTracker, events: list[dict]) -> Iterator[tuple[str, str]]:
+    """``(message id, text)`` for each slice of message text in ``events``, the
+    message resolved by ``streams`` — the one chunk rule (stream_identity), so an
+    id-less chunk is told as the message the view shows it in."""
+    for event in events:
+        # Every event steps the tracker: other events end a chunk stream.
+        stream = streams.step(event).stream
+        if event.get("type") not in _TEXT_TYPES or stream is None:
+            continue
+        delta = event.get("delta")
+        if isinstance(delta, str) and delta:
+            yield stream.id, delta
 
 
 def mount(target: Any, stream: str | None = None, *, simulate: str = "never",

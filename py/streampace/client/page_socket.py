@@ -5,10 +5,12 @@ simulated model.
 
 Like the JS socket it only moves text and reports what happened, in order
 (client/connection.py lists the items); it never reconnects or resumes on its
-own — the `SessionConnection` attached to it does.  Before anyone attaches it
-behaves as the JS socket does during the page's boot: it opens at once, sends
-`protocol.HELLO` and the sends queued so far on that open, and keeps every item
-for the sink.  Pure Python.
+own — the `SessionConnection` attached to it does.  Unlike the JS socket it
+never exists before Python does, so it has no boot to bridge: it opens once a
+sink is attached (on the next turn of the clock, as `new WebSocket` would) and
+reports to that sink alone.  Keeping what arrives before Python is up, and
+greeting the server on an open nobody is attached to yet, is js_shim/bridge.js's
+`SessionSocket`'s alone.  Pure Python.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from streampace.client.page_session import PageSession, _Viewer
 from streampace.clock import Timeout
-from streampace.session.protocol import HELLO, JS_CONSTANTS
+from streampace.session.protocol import JS_CONSTANTS
 from streampace.sim.timed_model import SimulatedModel
 
 __all__ = ["SimulatedSession"]
@@ -41,26 +43,19 @@ class SimulatedSession:
                                    random.Random(model_seed))
         self.url = f"sim:{session_id}"
         self._sink: Sink | None = None
-        self._backlog: list[tuple[str, Any]] = []
-        self._unsent: list[str] = []
         self._viewer: _Viewer | None = None
-        self._held: list[str] | None = None  # server replies while an open is reported
         self.closed = False
         self.opens = 0
-        # Opens at once, like `new WebSocket(url)`: on the next turn of the clock.
+        # Opens once attached, like `new WebSocket(url)`: on the next turn of the clock.
         self._opening = Timeout(host, self._connect)
-        self._opening.arm(0)
 
     # -- the transport's surface ---------------------------------------------------
     def attach(self, sink: Sink) -> None:
-        """Hand everything so far to ``sink``, in order, then report directly."""
-        items, self._backlog = self._backlog, []
-        unsent, self._unsent = self._unsent, []
+        """Report to ``sink`` from now on; the first attach opens the socket."""
+        first = self._sink is None and self.opens == 0
         self._sink = sink
-        for kind, data in items:
-            sink(kind, data)
-        for text in unsent:
-            sink("unsent", text)
+        if first and not self.closed:
+            self._opening.arm(0)
 
     def detach(self) -> None:
         self._sink = None
@@ -70,10 +65,10 @@ class SimulatedSession:
             self._opening.arm(0)
 
     def send(self, data: str) -> None:
+        # Not open: nothing goes out (the connection sends only while open, and a
+        # close report is on its way), as with the JS socket once attached.
         if self._viewer is not None:
             self.session.receive(self._viewer, data)
-        elif self._sink is None and not self.closed:
-            self._unsent.append(data)  # sent on the open, after HELLO
 
     def drop(self) -> None:
         """Lose the connection as a network failure would."""
@@ -114,10 +109,8 @@ class SimulatedSession:
 
     # -- the connection ------------------------------------------------------------
     def _push(self, kind: str, data: Any) -> None:
-        if self._sink is not None:
+        if self._sink is not None:  # detached: nobody listens any more
             self._sink(kind, data)
-        else:
-            self._backlog.append((kind, data))
 
     def _connect(self) -> None:
         if self.closed:
@@ -125,25 +118,10 @@ class SimulatedSession:
         self._disconnect()
         self.opens += 1
         self._viewer = self.session.connect(self._on_message)
-        greeted = self._sink is None
-        if greeted:
-            # As the JS socket during boot: the fresh resume and the queued sends
-            # go out on the open.  The server's replies follow the open report.
-            self._held = []
-            self.session.receive(self._viewer, HELLO)
-            for text in self._unsent:
-                self.session.receive(self._viewer, text)
-            self._unsent = []
-        held, self._held = self._held or [], None
-        self._push("open", "greeted" if greeted else "")
-        for text in held:
-            self._push("message", text)
+        self._push("open", "")  # not greeted: the connection sends its resume
 
     def _on_message(self, text: str) -> None:
-        if self._held is not None:
-            self._held.append(text)
-        else:
-            self._push("message", text)
+        self._push("message", text)
 
     def _disconnect(self) -> None:
         if self._viewer is not None:

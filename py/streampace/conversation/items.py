@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from streampace.session.run_lifecycle import RunStatus
+from streampace.conversation.run_status import RunStatus
 
 __all__ = [
     "MESSAGE",

@@ -78,9 +78,9 @@ from streampace.conversation.items import (
     ToolCallItem,
 )
 from streampace.conversation.json_patch import DEFAULT_STATE_LIMITS, JsonPatchError, StateLimits
+from streampace.conversation.run_status import RUN_STATUS_TABLE, RunStatusEvent
 from streampace.conversation.shared_state import SharedState
 from streampace.lifecycle import Machine
-from streampace.session.run_lifecycle import RUN_STATUS_TABLE, RunStatusEvent
 
 __all__ = ["Transcript"]
 

@@ -22,6 +22,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
+from streampace.conversation.run_status import RunStatus
 from streampace.conversation.transcript import Transcript
 from streampace.session import outputs as output
 from streampace.session.client_messages import ClientMessage
@@ -30,7 +31,7 @@ from streampace.session.eviction import head_start_ms
 from streampace.session.framing import UpstreamError
 from streampace.session.log import SessionLog
 from streampace.session.protocol import CloseCode
-from streampace.session.run_lifecycle import STOPPED, Outcome, RunState, RunStatus
+from streampace.session.run_lifecycle import STOPPED, Outcome, RunState
 from streampace.session.shared_feed import SharedFeed
 from streampace.session.source import RunRequest, new_run_id, source_scenarios
 
@@ -225,9 +226,12 @@ class Session:
         refused = False
         for out in outputs:
             if isinstance(out, output.Deliver):
-                for viewer in list(self.viewers):  # a member of the shared feed ignores it
-                    viewer.on_append(out.events, out.first, out.through)
-                self.feed.enqueue(out.events, out.through)
+                feed = self.feed
+                members = feed.members
+                for viewer in list(self.viewers):
+                    if viewer not in members:  # members get them from the shared feed
+                        viewer.on_append(out.events, out.first, out.through)
+                feed.enqueue(out.events, out.through)
             elif isinstance(out, output.Attach):
                 out.viewer.attach(self, out)
                 self.backend.viewer_attached()

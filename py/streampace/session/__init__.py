@@ -4,8 +4,8 @@
   attach/resume, client-message dispatch); inputs in, `outputs` out.
 - `outputs` — what the engine asks its driver to do (send, emit, fan out, start or
   stop a run).
-- `run_lifecycle` — the run's typed state machine, the run as the log shows it
-  (`RunStatus`) and who holds the run (`run_holder`); `active_run` — one run's data.
+- `run_lifecycle` — the run's typed state machine and who holds the run
+  (`run_holder`, over it and the log's `RunStatus`); `active_run` — one run's data.
 - `session_lifecycle` — the session's typed state machine (open, shutting down, evicted).
 - `log` — the session log: sequence numbers, a bounded replay window.
 - `framing` — `RunFramer`: every run a well-formed AG-UI run, whatever its source does.

@@ -242,10 +242,10 @@ class SessionEngine(Generic[Viewer]):
         return []
 
     def evict(self) -> list[Output[Viewer]]:
-        """The session is forgotten (only when ``idle``): connections still bound to it
-        are closed, and every later input gets the same answer."""
-        if not self.idle:
-            raise RuntimeError(f"session {self.id} is in use: it cannot be evicted")
+        """The session is forgotten (only when ``idle``: ``eviction.check_forgettable``
+        guards the table's ``EVICT``): connections still bound to it are closed, and
+        every later input gets the same answer."""
+        eviction.check_forgettable(self)
         self.lifecycle.step(SessionEvent.EVICT)
         gone, self.connected = self.connected, set()
         return [Disconnect(viewer, EVICTED) for viewer in gone]

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from streampace.lifecycle import LifecycleError
+
 if TYPE_CHECKING:
     from .engine import SessionEngine
 
-__all__ = ["used", "ranked_activity", "head_start_ms", "evictable"]
+__all__ = ["used", "ranked_activity", "head_start_ms", "evictable", "check_forgettable"]
 
 
 def used(engine: SessionEngine) -> bool:
@@ -40,6 +42,15 @@ def head_start_ms(engine: SessionEngine, quiet_ms: float) -> float:
 def ranked_activity(engine: SessionEngine, quiet_ms: float) -> float:
     """When the session counts as last active, in its engine's clock."""
     return engine.last_active - head_start_ms(engine, quiet_ms)
+
+
+def check_forgettable(engine: SessionEngine) -> None:
+    """The guard on the session table's ``EVICT`` (``session_lifecycle.py``): a
+    session in use (a viewer attached or a run here) is never forgotten, whatever
+    its state, so a store that tries is a bug — it picks sessions by ``evictable``,
+    which holds this and more.  Raised before the session moves."""
+    if not engine.idle:
+        raise LifecycleError(f"session {engine.id} is in use: it cannot be evicted")
 
 
 def evictable(engine: SessionEngine, now: float, quiet_ms: float) -> bool:

@@ -13,8 +13,9 @@ the state, so the rules live in one table and are tested without an event loop.
 The diagram in docs/architecture.md is ``diagram(RUN_TABLE, RunState.IDLE)``.
 
 A run is also seen from the log: ``RunStatus`` is the run as its events show it
-(``RUN_STATUS_TABLE``), which the transcript folds — the only view a process has
-of a run another process runs, and the page's view of every run.  Whether a run
+(``conversation/run_status.py``, ``RUN_STATUS_TABLE``), which the transcript folds —
+the only view a process has of a run another process runs, and the page's view of
+every run.  Whether a run
 holds the session is one rule over both, ``run_holder``: the run of this
 lifecycle, one that only the shared log shows, or none.
 """
@@ -22,13 +23,13 @@ lifecycle, one that only the shared log shows, or none.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum, StrEnum
+from enum import Enum
 
+from streampace.conversation.run_status import RunStatus
 from streampace.lifecycle import LifecycleError, Machine, table
 
 __all__ = ["RunState", "RunEvent", "RUN_TABLE", "StopEffect", "STOP_EFFECTS", "RunLifecycle",
-           "LifecycleError", "Outcome", "STOPPED", "RunStatus", "RunStatusEvent",
-           "RUN_STATUS_TABLE", "RunHolder", "run_holder"]
+           "LifecycleError", "Outcome", "STOPPED", "RunHolder", "run_holder"]
 
 
 class RunState(Enum):
@@ -189,44 +190,6 @@ class RunLifecycle:
         if stop is not None:
             self.stop(stop.code or "cancelled", stop.message)
         return run_id
-
-
-# -- the run as the log shows it ---------------------------------------------------------
-
-
-class RunStatus(StrEnum):
-    """The latest run as the session log shows it.  Its values are what readers show
-    (the page's ``data-run``, a store's snapshot), so it is a ``StrEnum``."""
-
-    IDLE = "idle"  # no run logged yet
-    RUNNING = "running"  # RUN_STARTED, and no terminal event since
-    FINISHED = "finished"  # RUN_FINISHED
-    ERROR = "error"  # RUN_ERROR
-
-
-class RunStatusEvent(Enum):
-    STARTED = "started"  # RUN_STARTED
-    FINISHED = "finished"  # RUN_FINISHED
-    ERROR = "error"  # RUN_ERROR
-
-
-# The log is folded, not policed: the framer makes every run well formed before it is
-# logged, and a reader must keep whatever a log holds, so every boundary is accepted
-# in every status (the transcript records the anomalies).
-RUN_STATUS_TABLE = table(RunStatus, RunStatusEvent, """
-IDLE      STARTED   RUNNING   the first run
-IDLE      FINISHED  FINISHED  a reader that joined mid-run sees its end without its start
-IDLE      ERROR     ERROR     an error before any run began (an upstream refused the first run)
-RUNNING   STARTED   RUNNING   a run started without the last one's end: the new one is the run
-RUNNING   FINISHED  FINISHED  the run finished
-RUNNING   ERROR     ERROR     the run failed, was cancelled, or its process was lost
-FINISHED  STARTED   RUNNING   the next run
-FINISHED  FINISHED  FINISHED  a second terminal event: the run stays finished
-FINISHED  ERROR     ERROR     an error after the run (an upstream's late RUN_ERROR)
-ERROR     STARTED   RUNNING   the next run
-ERROR     FINISHED  FINISHED  a terminal event after the error: the last one counts
-ERROR     ERROR     ERROR     a second error: the last one counts
-""")
 
 
 class RunHolder(Enum):

@@ -6,8 +6,10 @@ every later input from a connection is answered by closing it). The session
 engine (``streampace.session.engine``) keeps one; which inputs each state
 accepts is a rule of the table (``INPUT``: a connection's input is answered;
 ``RUN``: a run is accepted), read with ``Machine.accepts`` — never from flags or
-states compared beside it. The diagram in docs/architecture.md is
-``diagram(SESSION_TABLE, SessionState.OPEN)``.
+states compared beside it. One rule is not a state's: ``EVICT`` is guarded by
+``session/eviction.py``'s ``check_forgettable`` (only while idle — no viewer
+attached, no run here), which owns when a session may be forgotten. The diagram
+in docs/architecture.md is ``diagram(SESSION_TABLE, SessionState.OPEN)``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ class SessionEvent(Enum):
     INPUT = "input"  # a connection binds, attaches or sends a message
     RUN = "run"  # a run is asked for
     SHUT_DOWN = "shut_down"  # the server shuts down
-    EVICT = "evict"  # the store forgets the session (only while it is idle)
+    EVICT = "evict"  # the store forgets the session (guard: eviction.check_forgettable)
 
 
 SESSION_TABLE = table(SessionState, SessionEvent, """

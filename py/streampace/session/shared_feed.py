@@ -25,14 +25,16 @@ from .delivery import Batch, DeliveryBuffer, DeliveryConfig
 from .protocol import batch_message
 
 if TYPE_CHECKING:
-    from .viewer_feed import ViewerFeed
+    from .viewer_feed import FeedOutlet, ViewerFeed
 
 __all__ = ["SharedFeed"]
 
 
 class SharedFeed:
     def __init__(self, config: DeliveryConfig, host: TimerHost, through: int = 0) -> None:
-        self.members: set[ViewerFeed] = set()
+        # Keyed by the member's connection, so a driver tells a member by its own
+        # object (``viewer in feed.members``) without asking each viewer.
+        self.members: dict[FeedOutlet, ViewerFeed] = {}
         self.last_through = through
         self.buffer = DeliveryBuffer(self._publish, host, config)
 
@@ -50,6 +52,6 @@ class SharedFeed:
         through = batch.through if batch.through is not None else self.last_through
         self.last_through = through
         text = batch_message(through, batch.events)
-        for member in list(self.members):
+        for member in list(self.members.values()):
             member.take_shared(text, through, batch)
         return True

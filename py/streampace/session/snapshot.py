@@ -24,10 +24,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from streampace.conversation import events as ev
+from streampace.conversation.run_status import RunStatus
 from streampace.conversation.transcript import Transcript
 
 from .log import event_size
-from .run_lifecycle import RunStatus
 
 __all__ = ["snapshot_events", "iter_parts", "join_parts"]
 

@@ -207,9 +207,9 @@ class ViewerFeed:
             shared = self.session.feed if self.session is not None else None
             if shared is not None:
                 if after is _S.SHARED:
-                    shared.members.add(self)
+                    shared.members[self.outlet] = self
                 else:
-                    shared.members.discard(self)
+                    shared.members.pop(self.outlet, None)
         return after
 
     # -- attaching ------------------------------------------------------------
