@@ -5,6 +5,7 @@
     python -m bench --browser   # real headless Chromium, streampace vs mosoo_450 vs naive
     python -m bench --boot      # navigation → ready: stock PyScript vs Pyodide vs embed vs demo
     python -m bench.sizes       # what users download: wheel, npm tarball, runtime files
+    python -m bench.continuity  # reload mid-answer, a forbidden boot, no server: time shown
 """
 
 from __future__ import annotations
