@@ -20,6 +20,7 @@ from typing import Any
 
 from bench.metrics import compute_metrics, lag_growth_per_s, largest_batch_graphemes
 from bench.report import (
+    git_state,
     headline_table,
     targets_table,
     write_json,
@@ -240,24 +241,6 @@ def main(argv: list[str] | None = None) -> int:
     if unfaithful:
         _log("final text differs from what arrived: " + ", ".join(unfaithful))
     return 1 if bad else 0
-
-
-def git_state() -> dict[str, Any]:
-    """Which code produced the figures: HEAD, and whether the core had local edits."""
-    import subprocess
-
-    root = Path(__file__).resolve().parent.parent
-
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                                  timeout=10).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
-    return {"head": git("rev-parse", "--short", "HEAD"),
-            "core_uncommitted": bool(git("status", "--porcelain", "--", ":(glob)py/streampace/*.py",
-                                         "py/streampace/browser"))}
 
 
 def write_reference(out: Path) -> Path:

@@ -40,7 +40,7 @@ import numpy as np
 from bench.engines import ENGINES, browser_version, engine_missing
 from bench.engines import browser as _browser
 from bench.metrics import Recorder, TraceTruth, compute_metrics
-from bench.report import fmt, md_table, write_json
+from bench.report import fmt, git_state, md_table, write_json
 from bench.threaded_server import ThreadedServer
 from bench.traces import Trace, build_trace
 from bench.whole_frame import (
@@ -908,7 +908,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
         server.stop()
     data: dict[str, Any] = {
         "meta": {"date": _dt.datetime.now().isoformat(timespec="seconds"),
-                 "git": _git_state(),
+                 "git": git_state(),
                  "engine": engine, "browser": version,
                  "chromium": version if engine == "chromium" else None,
                  "traces": list(by_name), "strategies": strategies,
@@ -930,11 +930,6 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                                         + data["markdown"] + "\n", encoding="utf-8")
     return data
 
-
-def _git_state() -> dict[str, Any]:
-    from bench.__main__ import git_state
-
-    return git_state()
 
 
 ENGINE_NAMES = {"chromium": "Chromium", "firefox": "Firefox ESR", "webkit": "WebKitGTK"}

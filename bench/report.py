@@ -413,3 +413,21 @@ def write_plots(out_dir: Path, trace: str, recorders: dict[str, Any]) -> list[st
     plt.close(fig)
     names.append(fname)
     return names
+
+
+def git_state() -> dict[str, Any]:
+    """Which code produced the figures: HEAD, and whether the core had local edits."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"head": git("rev-parse", "--short", "HEAD"),
+            "core_uncommitted": bool(git("status", "--porcelain", "--", ":(glob)py/streampace/*.py",
+                                         "py/streampace/browser"))}

@@ -34,7 +34,8 @@ from .config import ServerConfig
 from .hub import Hub
 from .sources.agui import run_agent_input
 from .sources.base import RunRequest, Source
-from .store import check_store_spec, make_store
+from .store import check_store_spec
+from .store_choice import make_store
 from .transport import ConnectionGuard, raise_fd_limit, uvicorn_options
 
 __all__ = ["StreampaceApp", "RunRequest", "run_agent_input", "LOOPBACK_NAMES"]

@@ -15,7 +15,7 @@ from .app import create_app
 from .config import ServerConfig
 from .hub import Hub
 from .sources import Source
-from .store import make_store
+from .store_choice import make_store
 from .transport import ConnectionGuard, quiet_accept_errors, raise_fd_limit, uvicorn_options
 
 __all__ = ["StreampaceServer", "build_server"]

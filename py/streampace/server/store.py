@@ -23,10 +23,9 @@ if TYPE_CHECKING:
     from streampace.conversation.transcript import Transcript
     from streampace.session.log import SessionLog
 
-    from .config import ServerConfig
 
 __all__ = ["SessionStore", "SessionBackend", "StoredSession", "MemoryStore", "MemoryBackend",
-           "StoreError", "make_store", "redact_url", "check_store_spec", "cluster_nodes",
+           "StoreError", "redact_url", "check_store_spec", "cluster_nodes",
            "is_cluster_spec"]
 
 
@@ -234,12 +233,3 @@ def check_store_spec(spec: str) -> str:
     if db and not db.isdigit():
         raise ValueError(f"store URL {redact_url(spec)!r}: the path must be a database number")
     return spec
-
-
-def make_store(config: ServerConfig) -> SessionStore:
-    spec = check_store_spec(config.store)
-    if spec == "memory":
-        return MemoryStore()
-    from .redis_store import RedisStore
-
-    return RedisStore(spec, config)
