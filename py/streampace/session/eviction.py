@@ -16,22 +16,42 @@ Both stores rank by the time a session counts as last active: the hub by
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Collection
+from typing import Protocol
 
 from streampace.lifecycle import LifecycleError
 
-if TYPE_CHECKING:
-    from .engine import SessionEngine
-
-__all__ = ["used", "ranked_activity", "head_start_ms", "evictable", "check_forgettable"]
+__all__ = ["SessionActivity", "used", "ranked_activity", "head_start_ms", "evictable",
+           "check_forgettable"]
 
 
-def used(engine: SessionEngine) -> bool:
+class _LogHead(Protocol):
+    @property
+    def head(self) -> int: ...
+
+
+class SessionActivity(Protocol):
+    """What these rules read of a session (its engine): they decide from its activity
+    alone, so this module needs nothing else of the engine."""
+
+    @property
+    def run_count(self) -> int: ...
+    @property
+    def log(self) -> _LogHead: ...
+    @property
+    def connected(self) -> Collection[object]: ...
+    @property
+    def idle(self) -> bool: ...
+    @property
+    def last_active(self) -> float: ...
+
+
+def used(engine: SessionActivity) -> bool:
     """The session was used for a run (here, or before another process loaded it)."""
     return engine.run_count > 0 or engine.log.head > 0
 
 
-def head_start_ms(engine: SessionEngine, quiet_ms: float) -> float:
+def head_start_ms(engine: SessionActivity, quiet_ms: float) -> float:
     """How much earlier than its last activity a session counts as last active: the
     whole quiet period for one never used for a run and bound to nobody, else 0."""
     if used(engine) or engine.connected or not engine.idle:
@@ -39,21 +59,22 @@ def head_start_ms(engine: SessionEngine, quiet_ms: float) -> float:
     return quiet_ms
 
 
-def ranked_activity(engine: SessionEngine, quiet_ms: float) -> float:
+def ranked_activity(engine: SessionActivity, quiet_ms: float) -> float:
     """When the session counts as last active, in its engine's clock."""
     return engine.last_active - head_start_ms(engine, quiet_ms)
 
 
-def check_forgettable(engine: SessionEngine) -> None:
+def check_forgettable(engine: SessionActivity) -> None:
     """The guard on the session table's ``EVICT`` (``session_lifecycle.py``): a
     session in use (a viewer attached or a run here) is never forgotten, whatever
     its state, so a store that tries is a bug — it picks sessions by ``evictable``,
     which holds this and more.  Raised before the session moves."""
     if not engine.idle:
-        raise LifecycleError(f"session {engine.id} is in use: it cannot be evicted")
+        # The message names no session: its id is its key (never in a log).
+        raise LifecycleError("a session in use cannot be evicted")
 
 
-def evictable(engine: SessionEngine, now: float, quiet_ms: float) -> bool:
+def evictable(engine: SessionActivity, now: float, quiet_ms: float) -> bool:
     """May be forgotten now: bound to nobody, no run, quiet as ranked."""
     return (engine.idle and not engine.connected
             and now - ranked_activity(engine, quiet_ms) >= quiet_ms)

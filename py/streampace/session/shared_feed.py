@@ -17,24 +17,27 @@ event.  Sans-IO: the timers come from the injected host.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from streampace.clock import TimerHost
 
 from .delivery import Batch, DeliveryBuffer, DeliveryConfig
 from .protocol import batch_message
 
-if TYPE_CHECKING:
-    from .viewer_feed import FeedOutlet, ViewerFeed
+__all__ = ["SharedFeed", "SharedMember"]
 
-__all__ = ["SharedFeed"]
+
+class SharedMember(Protocol):
+    """A member as this feed sees it (a viewer's ``ViewerFeed``): it takes each batch."""
+
+    def take_shared(self, text: str, through: int, batch: Batch) -> None: ...
 
 
 class SharedFeed:
     def __init__(self, config: DeliveryConfig, host: TimerHost, through: int = 0) -> None:
         # Keyed by the member's connection, so a driver tells a member by its own
         # object (``viewer in feed.members``) without asking each viewer.
-        self.members: dict[FeedOutlet, ViewerFeed] = {}
+        self.members: dict[object, SharedMember] = {}
         self.last_through = through
         self.buffer = DeliveryBuffer(self._publish, host, config)
 
