@@ -266,7 +266,7 @@ class Session:
                         leave()
                 self._feed = None
             else:  # Emit and RunEnded happen inside a run's task
-                raise RuntimeError(f"session {self.id}: unexpected {out!r}")
+                raise RuntimeError(f"session {self.log_name}: unexpected {out!r}")
         return refused
 
     def _spawn(self, coro: Any) -> None:
