@@ -28,17 +28,19 @@ RESULTS = ROOT / "bench" / "results"
 RUNTIME_FILES = ("vendor/streampace.zip", "vendor/snapshot/streampace.snap.gz")
 
 
-def build_wheel(out: Path) -> Path:
+def build_wheel(out: Path, timeout_s: float = 600) -> Path:
+    """This checkout's wheel, built into `out` (the packaging tests install it too)."""
     subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation",
                     "--outdir", str(out), str(ROOT)],
-                   check=True, capture_output=True, timeout=600)
+                   check=True, capture_output=True, timeout=timeout_s)
     (wheel,) = out.glob("streampace-*.whl")
     return wheel
 
 
-def build_npm(out: Path) -> Path:
+def build_npm(out: Path, timeout_s: float = 600) -> Path:
+    """The tag's npm tarball (scripts/build_npm), packed into `out`."""
     subprocess.run([sys.executable, str(ROOT / "scripts" / "build_npm"), "--out", str(out)],
-                   check=True, capture_output=True, timeout=600)
+                   check=True, capture_output=True, timeout=timeout_s)
     (tarball,) = out.glob("streampace-*.tgz")
     return tarball
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bench.sizes import build_wheel
 from tests.browser.browser_harness import make_driver, runtime_missing  # shared with tests/browser
 
 from .install_harness import ROOT, InstalledWheel
@@ -35,10 +36,7 @@ def installed_wheel(runtime_laid_out: None, tmp_path_factory: Any) -> InstalledW
     from pyproject.toml fails here). Dependencies come from the package index as in
     scripts/setup (pip's cache makes it a few seconds)."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation",
-                    "--outdir", str(out), str(ROOT)],
-                   check=True, capture_output=True, timeout=300)
-    (wheel,) = out.glob("streampace-*.whl")
+    wheel = build_wheel(out, timeout_s=300)
     venv = tmp_path_factory.mktemp("venv") / "v"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     installed = subprocess.run(

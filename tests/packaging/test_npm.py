@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.sizes import build_npm
 from tests.browser.browser_harness import BOOT_TIMEOUT_S, requested_urls, wait_for
 
 from .install_harness import ROOT, pyproject_version, static_server, streampace_serve
@@ -64,10 +65,7 @@ def tarball(runtime_laid_out: None, tmp_path_factory: Any) -> Path:
     if shutil.which("npm") is None:
         pytest.fail("npm is missing")
     out = tmp_path_factory.mktemp("npm-dist")
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "build_npm"), "--out", str(out)],
-                   check=True, capture_output=True, timeout=300)
-    (tgz,) = out.glob("streampace-*.tgz")
-    return tgz
+    return build_npm(out, timeout_s=300)
 
 
 @pytest.fixture(scope="module")
