@@ -38,12 +38,23 @@ class Viewer:
         await self.ws.send(self.client.resume_message())
 
     async def read_until(self, pred: Callable[[Viewer], bool]) -> None:
-        async with asyncio.timeout(WAIT_S):
-            while not pred(self):
-                msg = json.loads(text := await self.ws.recv())
-                if msg.get("type") == "error":
-                    self.errors.append(msg["code"])
-                self.client.receive(text)
+        try:
+            async with asyncio.timeout(WAIT_S):
+                while not pred(self):
+                    msg = json.loads(text := await self.ws.recv())
+                    if msg.get("type") == "error":
+                        self.errors.append(msg["code"])
+                    self.client.receive(text)
+        except TimeoutError:
+            raise TimeoutError(f"{WAIT_S:.0f} s without the wanted view: {self.summary()}"
+                               ) from None
+
+    def summary(self) -> str:
+        """What this viewer holds, for a failure's message (never the session id)."""
+        return (f"viewer of {self.proc.url}: status {self.state.status!r}, "
+                f"{self.contents()} events, through {self.client.last_through}, "
+                f"errors {self.errors}, closes {self.closes}, text ends "
+                f"{self.text()[-60:]!r}")
 
     async def read_to_close(self) -> None:
         try:

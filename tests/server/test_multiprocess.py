@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import websockets
+from streampace.server.config import THREAD_SECRET_ENV
 from streampace.session.delivery import compact
 
 from .conftest import (
@@ -37,6 +38,9 @@ SRC = Path(__file__).resolve().parents[2] / "py"
 class ServerProcess:
     def __init__(self, store: str, *extra: str, speed: float = 4.0) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # Processes serving one store share the thread-id key (as deployments must), so
+        # their log lines name a session alike.
+        env.setdefault(THREAD_SECRET_ENV, "streampace tests")
         env["PYTHONPATH"] = f"{SRC}{os.pathsep}{env.get('PYTHONPATH', '')}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streampace", "serve", "--port", "0", "--store", store,
