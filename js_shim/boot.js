@@ -159,27 +159,36 @@ function initialPagesFrom(indexURL, heap, manifestP) {
   return async (settings) => {
     const [{ default: createModule }, manifest] = await Promise.all([moduleP, manifestP]);
     const instantiate = settings.instantiateWasm;
-    settings.instantiateWasm = (imports, done) => instantiate(imports, (instance, module) => {
-      const bytes = heap();
-      try {
-        const memory = new Uint8Array(instance.exports.memory.buffer);
-        const at = manifest.memoryAt;
-        const header = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
-        if (header[1] !== at) throw new Error("the snapshot's heap is not where its manifest says");
-        for (const [offset, length] of manifest.initialRuns) {
-          if (offset < at || offset - at + length > memory.length) {
-            throw new Error("initial run outside the module's memory");
-          }
-          bytes.set(memory.subarray(offset - at, offset - at + length), offset);
-        }
-      } catch (err) {
-        console.warn(`streampace: snapshot's initial pages not copied (${err.message})`);
-        bytes.fill(0, 0, 4);
-      }
-      done(instance, module);
-    });
+    settings.instantiateWasm = (imports, done) => {
+      mark("wasm-instantiate");
+      return instantiate(imports, (instance, module) => {
+        mark("wasm-instantiated");
+        copyInitialPages(heap(), instance, manifest);
+        done(instance, module);
+      });
+    };
     return createModule(settings);
   };
+}
+
+// The `initialRuns` of the snapshot buffer `bytes`, from the instantiated module's
+// memory (see initialPagesFrom); never throws.
+function copyInitialPages(bytes, instance, manifest) {
+  try {
+    const memory = new Uint8Array(instance.exports.memory.buffer);
+    const at = manifest.memoryAt;
+    const header = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
+    if (header[1] !== at) throw new Error("the snapshot's heap is not where its manifest says");
+    for (const [offset, length] of manifest.initialRuns) {
+      if (offset < at || offset - at + length > memory.length) {
+        throw new Error("initial run outside the module's memory");
+      }
+      bytes.set(memory.subarray(offset - at, offset - at + length), offset);
+    }
+  } catch (err) {
+    console.warn(`streampace: snapshot's initial pages not copied (${err.message})`);
+    if (bytes) bytes.fill(0, 0, 4);
+  }
 }
 
 // Why the snapshot cannot be used, or null when it can.

@@ -135,9 +135,11 @@ def _etag_matches(request: Request, etag: str) -> bool:
 
 
 class StaticSite:
-    def __init__(self, root: Path, precompressed: bool = True) -> None:
+    def __init__(self, root: Path, precompressed: bool = True, brotli: bool = True) -> None:
         self.root = Path(os.path.realpath(root))
+        # Switches for the boot benchmark (bench/boot.py compares the encodings).
         self.precompressed = precompressed
+        self.brotli = brotli
         self._twin_checked: dict[tuple, bool] = {}
         self._pyscript_checked: dict[tuple, bool] = {}
 
@@ -180,7 +182,7 @@ class StaticSite:
             return target, None, False
         varies = False
         for suffix, coding in ((BROTLI_SUFFIX, "br"), (GZIP_SUFFIX, "gzip")):
-            twin = self._twin(target, suffix)
+            twin = self._twin(target, suffix) if self.brotli or coding != "br" else None
             if twin is None:
                 continue
             varies = True
