@@ -1,53 +1,75 @@
-"""How smooth can any rate-steering pacer be on a trace within a lag budget?
+"""How smooth can a pacer be on a trace within a lag budget?
 
     .venv/bin/python -m bench.steering_bound --traces batch40 --seeds 1,3 --hz 60,120
 
-An idealised pacer that knows the trace's true mean arrival rate ``r`` (no
-estimate, no warm-up) and steers its queue toward a target::
+Two bounds, each printed against the jerk target (1.1× `mosoo_450`'s CV,
+measured on the same trace and refresh rate):
 
-    rate = r + (queue − r × Q*) / T       graphemes per ms, per frame
+* **Steering** (causal, idealised): a pacer that knows the trace's true mean
+  arrival rate ``r`` (no estimate, no warm-up) and steers a low-passed queue
+  toward a target::
 
-is swept over the target queue ``Q*`` (ms of text) and the steering time
-``T``.  Each grapheme shows at the frame that emits it (FIFO); mean lag and the
-jerk CV are computed the way `bench/metrics.py` does (lag from arrival, CV of
-per-frame reveals over the 10–90 % arrival window).  The line printed per trace
-is the smoothest setting whose mean lag stays within ``--lag`` × the oracle:
-when even that misses the jerk target, no steering law can meet both.
+      q̄ += (queue − q̄) × (1 − e^(−frame/F))
+      rate = r + (q̄ − r × Q*) / T       graphemes per ms, per frame
+
+  swept over the target queue ``Q*`` (ms of text), the steering time ``T`` and
+  the queue filter ``F`` (≈ 1 ms: no filter).  When even its smoothest setting
+  within the budget misses the jerk target, no law of this family can meet both.
+* **Clairvoyant** (not causal): a pacer that knows every future arrival.  For a
+  weight λ it shows ``S_k`` graphemes by frame ``k`` minimising
+  ``½ Σ (S_k − S_{k−1})² − λ Σ S_k`` under ``S_k ≤`` what has arrived (the
+  smoothest reveals for their mean lag, in the sum-of-squares sense); the
+  optimum is the lower convex hull of ``arrived_k + λk²/2`` minus ``λk²/2``
+  (a string under uniform load below the arrival curve), swept over λ.  This
+  bounds what foresight of the delivery sizes could buy: a target this misses
+  is out of reach of any pacer.
+
+Each grapheme shows at the frame that emits it (FIFO); mean lag and the jerk
+CV are computed the way `bench/metrics.py` does (lag from arrival, CV of
+per-frame reveals over the 10–90 % arrival window).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from bench.metrics import compute_metrics
 from bench.traces import TRACE_KINDS, build_trace
+from bench.virtual import run_virtual
 
 TARGETS_MS = (0.0, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0, 160.0)
 STEER_MS = (50.0, 100.0, 200.0, 400.0, 800.0)
+FILTER_MS = (1.0, 20.0, 40.0, 80.0, 160.0)
+WEIGHTS = tuple(float(w) for w in np.geomspace(1e-4, 50.0, 120))
 
 
 @dataclass(frozen=True)
 class Point:
     lag_ratio: float  # mean lag / the oracle's on the paint grid
     jerk_cv: float
-    target_ms: float
-    steer_ms: float
+    setting: str
 
 
-def play(arrival: np.ndarray, period: float, target_ms: float, steer_ms: float) -> np.ndarray:
+def play(arrival: np.ndarray, period: float, target_ms: float, steer_ms: float,
+         filter_ms: float = 1.0) -> np.ndarray:
     """Paint time of each grapheme (arrival order) under the steering law."""
     r = len(arrival) / max(float(arrival.max() - arrival.min()), 1e-9)
+    keep = math.exp(-period / filter_ms)
     shown_at = np.empty(len(arrival))
     shown, carry = 0, 0.0
+    smoothed: float | None = None
     k = math.ceil(float(arrival.min()) / period)
     while shown < len(arrival):
         t = k * period
         arrived = int(np.searchsorted(arrival, t, side="right"))
         queue = arrived - shown
-        rate = r + (queue - r * target_ms) / steer_ms
+        smoothed = queue if smoothed is None else queue + (smoothed - queue) * keep
+        rate = r + (smoothed - r * target_ms) / steer_ms
         # Once everything has arrived the tail drains at no less than r.
         rate = max(rate, 0.0 if arrived < len(arrival) else r)
         budget = carry + rate * period
@@ -59,6 +81,38 @@ def play(arrival: np.ndarray, period: float, target_ms: float, steer_ms: float) 
     return shown_at
 
 
+def _lower_hull(xs: np.ndarray, ys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices of the lower convex hull of points sorted by x (monotone chain)."""
+    hx: list[float] = []
+    hy: list[float] = []
+    for x, y in zip(xs.tolist(), ys.tolist(), strict=True):
+        while len(hx) >= 2 and (hy[-1] - hy[-2]) * (x - hx[-2]) >= (y - hy[-2]) * (hx[-1] - hx[-2]):
+            hx.pop()
+            hy.pop()
+        hx.append(x)
+        hy.append(y)
+    return np.array(hx), np.array(hy)
+
+
+def clairvoyant(arrival: np.ndarray, period: float, weight: float) -> np.ndarray:
+    """Paint time of each grapheme under the clairvoyant schedule for ``weight``
+    (λ, graphemes per frame²: 0 = the smoothest; larger = fresher)."""
+    n = len(arrival)
+    first = math.ceil(float(arrival.min()) / period - 1e-9)
+    last = math.ceil(float(arrival.max()) / period - 1e-9)
+    ticks = np.arange(first - 1, last + 1)
+    arrived = np.searchsorted(arrival, ticks * period + 1e-9, side="right").astype(float)
+    arrived[0] = 0.0  # nothing is shown before the first frame
+    j = (ticks - ticks[0]).astype(float)
+    load = weight * j * j / 2.0
+    hx, hy = _lower_hull(j, arrived + load)
+    shown = np.floor(np.interp(j, hx, hy) - load + 1e-9)  # whole graphemes
+    shown = np.minimum(np.maximum.accumulate(shown), arrived)
+    shown[-1] = n
+    frame = np.searchsorted(shown, np.arange(1, n + 1), side="left")
+    return ticks[frame] * period
+
+
 def jerk_cv(shown_at: np.ndarray, arrival: np.ndarray, period: float) -> float:
     lo, hi = np.percentile(arrival, 10), np.percentile(arrival, 90)
     ticks = np.rint(shown_at / period).astype(np.int64)
@@ -68,20 +122,47 @@ def jerk_cv(shown_at: np.ndarray, arrival: np.ndarray, period: float) -> float:
     return float(series.std() / series.mean()) if series.mean() > 0 else math.inf
 
 
-def sweep(trace: str, seed: int, hz: float) -> tuple[float, list[Point]]:
-    """(oracle mean lag ms, every swept setting) for one trace × seed × rate."""
+def _point(shown_at: np.ndarray, arrival: np.ndarray, period: float, oracle: float,
+           setting: str) -> Point:
+    if np.any(shown_at < arrival - 1e-9):
+        raise AssertionError(f"{setting}: a grapheme shown before it arrived")
+    return Point(float(np.mean(shown_at - arrival)) / oracle,
+                 jerk_cv(shown_at, arrival, period), setting)
+
+
+def sweep(trace: str, seed: int, hz: float) -> tuple[float, list[Point], list[Point]]:
+    """(oracle mean lag ms, steering points, clairvoyant points) for one cell."""
     truth = build_trace(trace, seed=seed).tracked
     period = 1000.0 / hz
     arrival = truth.arrival
     oracle_at = np.ceil((truth.generated + truth.oracle_delay_ms) / period - 1e-9) * period
     oracle = float(np.mean(oracle_at - arrival))
-    points = []
-    for target in TARGETS_MS:
-        for steer in STEER_MS:
-            shown_at = play(arrival, period, target, steer)
-            points.append(Point(float(np.mean(shown_at - arrival)) / oracle,
-                                jerk_cv(shown_at, arrival, period), target, steer))
-    return oracle, points
+    steering = [
+        _point(play(arrival, period, q, t, f), arrival, period, oracle,
+               f"Q* {q:g} ms, T {t:g} ms, F {f:g} ms")
+        for q, t, f in itertools.product(TARGETS_MS, STEER_MS, FILTER_MS)]
+    foresight = [_point(clairvoyant(arrival, period, w), arrival, period, oracle,
+                        f"λ {w:.3g}") for w in WEIGHTS]
+    return oracle, steering, foresight
+
+
+def smoothest(points: list[Point], budget: float) -> Point | None:
+    return min((p for p in points if p.lag_ratio <= budget), key=lambda p: p.jerk_cv,
+               default=None)
+
+
+def seed_jerk_cv(trace: str, seed: int, hz: float) -> float | None:
+    cv = compute_metrics(run_virtual(build_trace(trace, seed=seed), "mosoo_450", hz)
+                         .recorder).get("jerk_cv")
+    return float(cv) if cv is not None else None
+
+
+def _describe(name: str, best: Point | None, budget: float, limit: float | None) -> str:
+    if best is None:
+        return f"{name}: nothing within {budget}× the oracle"
+    verdict = "" if limit is None else (" — meets" if best.jerk_cv <= limit else " — misses")
+    return (f"{name}: jerk CV {best.jerk_cv:.2f} at {best.lag_ratio:.2f}× "
+            f"({best.setting}){verdict}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,16 +178,16 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"unknown trace {trace!r}")
         for seed in (int(s) for s in args.seeds.split(",")):
             for hz in (float(h) for h in args.hz.split(",")):
-                oracle, points = sweep(trace, seed, hz)
-                within = [p for p in points if p.lag_ratio <= args.lag]
-                best = min(within, key=lambda p: p.jerk_cv, default=None)
-                head = f"{trace} seed {seed} {hz:g} Hz (oracle {oracle:.1f} ms):"
-                if best is None:
-                    print(head, f"no setting within {args.lag}× the oracle")
-                else:
-                    print(head, f"smoothest within {args.lag}× the oracle: jerk CV "
-                          f"{best.jerk_cv:.2f} at {best.lag_ratio:.2f}× "
-                          f"(Q* {best.target_ms:g} ms, T {best.steer_ms:g} ms)")
+                oracle, steering, foresight = sweep(trace, seed, hz)
+                seed_cv = seed_jerk_cv(trace, seed, hz)
+                limit = 1.1 * seed_cv if seed_cv is not None else None
+                print(f"{trace} seed {seed} {hz:g} Hz (oracle {oracle:.1f} ms; jerk target "
+                      + (f"≤ {limit:.2f} = 1.1× mosoo_450's {seed_cv:.2f}" if limit else "none")
+                      + f"), smoothest within {args.lag}× the oracle:")
+                print("  " + _describe("steering, told r", smoothest(steering, args.lag),
+                                       args.lag, limit))
+                print("  " + _describe("clairvoyant", smoothest(foresight, args.lag),
+                                       args.lag, limit))
     return 0
 
 
