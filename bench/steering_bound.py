@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench.metrics import compute_metrics
-from bench.traces import TRACE_KINDS, build_trace
+from bench.p1 import variant_trace
 from bench.virtual import run_virtual
 
 TARGETS_MS = (0.0, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0, 160.0)
@@ -132,7 +132,7 @@ def _point(shown_at: np.ndarray, arrival: np.ndarray, period: float, oracle: flo
 
 def sweep(trace: str, seed: int, hz: float) -> tuple[float, list[Point], list[Point]]:
     """(oracle mean lag ms, steering points, clairvoyant points) for one cell."""
-    truth = build_trace(trace, seed=seed).tracked
+    truth = variant_trace(trace, seed).tracked
     period = 1000.0 / hz
     arrival = truth.arrival
     oracle_at = np.ceil((truth.generated + truth.oracle_delay_ms) / period - 1e-9) * period
@@ -152,7 +152,7 @@ def smoothest(points: list[Point], budget: float) -> Point | None:
 
 
 def seed_jerk_cv(trace: str, seed: int, hz: float) -> float | None:
-    cv = compute_metrics(run_virtual(build_trace(trace, seed=seed), "mosoo_450", hz)
+    cv = compute_metrics(run_virtual(variant_trace(trace, seed), "mosoo_450", hz)
                          .recorder).get("jerk_cv")
     return float(cv) if cv is not None else None
 
@@ -168,14 +168,13 @@ def _describe(name: str, best: Point | None, budget: float, limit: float | None)
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.steering_bound", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--traces", default="batch40")
+    ap.add_argument("--traces", default="batch40",
+                    help="grid trace names or scenario[@speed]:network variants (bench.p1)")
     ap.add_argument("--seeds", default="1")
     ap.add_argument("--hz", default="60,120")
     ap.add_argument("--lag", type=float, default=1.5, help="lag budget, × the oracle")
     args = ap.parse_args(argv)
     for trace in args.traces.split(","):
-        if trace not in TRACE_KINDS:
-            ap.error(f"unknown trace {trace!r}")
         for seed in (int(s) for s in args.seeds.split(",")):
             for hz in (float(h) for h in args.hz.split(",")):
                 oracle, steering, foresight = sweep(trace, seed, hz)
