@@ -102,16 +102,18 @@ async function sha256Hex(bytes) {
 }
 
 // The snapshot's heap, gunzipped while it downloads (measured faster than
-// buffering first, and than Content-Encoding from the server). The file holds
-// only the heap's non-zero runs; `manifest.runs` says where each one goes in a
-// zeroed buffer of `manifest.bytes` (half the heap is zero: half the work).
-// A server that labelled the .gz with Content-Encoding has had the browser
-// decode it already.
+// buffering first). The file holds only the heap's runs that are neither zero
+// nor the WASM module's initial data; `manifest.runs` says where each one goes in
+// a zeroed buffer of `manifest.bytes` (half the heap is zero: half the work), and
+// `manifest.initialRuns` are copied from the instantiated module
+// (`initialPagesFrom`). `streampace serve` answers a browser that accepts brotli
+// with the same bytes as brotli (Content-Encoding: br, 2.4 MB less than gzip);
+// a response with any Content-Encoding has been decoded by the browser already.
 async function fetchSnapshot(url, signal, manifestP) {
   const response = await fetch(url, { signal });
   if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
-  const encoding = response.headers.get("content-encoding") || "";
-  const body = /gzip/i.test(encoding)
+  const encoding = (response.headers.get("content-encoding") || "identity").trim();
+  const body = !/^identity$/i.test(encoding)
     ? response.body
     : response.body.pipeThrough(new DecompressionStream("gzip"));
   const manifest = await manifestP;
@@ -139,6 +141,54 @@ async function fetchSnapshot(url, signal, manifestP) {
   }
   if (run !== runs.length) throw new Error("snapshot is shorter than its manifest says");
   return heap;
+}
+
+// Pyodide's module factory, wrapped so that the pages of the snapshot that
+// still hold what the WASM module's data segments put there (left out of the
+// snapshot file: the wasm file carries them) are copied into `heap` from the
+// module's memory as soon as it is instantiated, before Pyodide restores `heap`
+// over it. `heap()` is the snapshot buffer, which Pyodide awaited before
+// instantiating; `manifestP` its manifest. A copy that cannot be made spoils
+// the snapshot's magic number, so Pyodide refuses it and Python boots the
+// ordinary way (an exception here would be swallowed by Pyodide, which would
+// then wait for ever).
+function initialPagesFrom(indexURL, heap, manifestP) {
+  // Imported now, as Pyodide would import it itself without this factory.
+  const moduleP = import(new URL("pyodide.asm.mjs", indexURL).href);
+  moduleP.catch(() => {});
+  return async (settings) => {
+    const [{ default: createModule }, manifest] = await Promise.all([moduleP, manifestP]);
+    const instantiate = settings.instantiateWasm;
+    settings.instantiateWasm = (imports, done) => {
+      mark("wasm-instantiate");
+      return instantiate(imports, (instance, module) => {
+        mark("wasm-instantiated");
+        copyInitialPages(heap(), instance, manifest);
+        done(instance, module);
+      });
+    };
+    return createModule(settings);
+  };
+}
+
+// The `initialRuns` of the snapshot buffer `bytes`, from the instantiated module's
+// memory (see initialPagesFrom); never throws.
+function copyInitialPages(bytes, instance, manifest) {
+  try {
+    const memory = new Uint8Array(instance.exports.memory.buffer);
+    const at = manifest.memoryAt;
+    const header = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
+    if (header[1] !== at) throw new Error("the snapshot's heap is not where its manifest says");
+    for (const [offset, length] of manifest.initialRuns) {
+      if (offset < at || offset - at + length > memory.length) {
+        throw new Error("initial run outside the module's memory");
+      }
+      bytes.set(memory.subarray(offset - at, offset - at + length), offset);
+    }
+  } catch (err) {
+    console.warn(`streampace: snapshot's initial pages not copied (${err.message})`);
+    if (bytes) bytes.fill(0, 0, 4);
+  }
 }
 
 // Why the snapshot cannot be used, or null when it can.
@@ -198,6 +248,7 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
     // this decides whether the snapshot fits and the heap downloads; a snapshot
     // that does not fit rejects here, and Python then boots the ordinary way.
     let problem = null;
+    let heapBytes = null;
     const heap = Promise.all([manifestP, archiveP]).then(async ([manifest, archive]) => {
       problem = await snapshotProblem(manifest, version, archive);
       if (problem !== null) {
@@ -205,12 +256,14 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
         throw new Error(problem);
       }
       onProgress("Restoring the prepared Python…");
-      const bytes = await snapshotP;
+      heapBytes = await snapshotP;
       mark("snapshot-fetched");
-      return bytes;
+      return heapBytes;
     });
     try {
-      pyodide = await Promise.race([loadPyodide({ ...options, _loadSnapshot: heap }), wasmRefused]);
+      const createPyodideModule = initialPagesFrom(indexURL, () => heapBytes, manifestP);
+      pyodide = await Promise.race([
+        loadPyodide({ ...options, _loadSnapshot: heap, createPyodideModule }), wasmRefused]);
       mark("python-ready");
       onProgress("Starting streampace…");
       const [manifest, archive] = await Promise.all([manifestP, archiveP]);

@@ -86,8 +86,30 @@ def test_snapshot_boot_shows_early_text_and_reseeds_random(driver: Any, boot_ser
     assert draws[0] != draws[1]
 
 
+def test_snapshot_sent_as_brotli_is_restored(driver: Any, boot_server: Any) -> None:
+    """The heap as `streampace serve` sends it to a browser that takes brotli
+    (Content-Encoding: br, decoded by the browser, not gunzipped by the page),
+    with the pages the wasm module's data segments hold copied from the module."""
+    server, switch = boot_server
+    switch.mode, switch.sent = "brotli", []
+    show_text(server, "brotli", "restored from brotli")
+    try:
+        st = boot_page(driver, server, "brotli")
+    finally:
+        switch.mode = "real"
+    # Chromium takes brotli from 127.0.0.1 (a secure context) as from https.
+    assert switch.sent == ["br"]
+    assert st["boot"] == {"snapshot": True, "fallback": None}
+    wait_for(driver, "return window.__rec.visibleText() === arguments[0]", 30,
+             "restored from brotli")
+    # The data segments' pages were copied in: a static table reads right.
+    assert python(driver, "import unicodedata; unicodedata.name('\u00e9')") == (
+        "LATIN SMALL LETTER E WITH ACUTE")
+
+
 @pytest.mark.parametrize(("mode", "reason"), [
     ("missing", "no snapshot manifest"),
+    ("misplaced-heap", "failed to restore"),
     ("stale-zip", "older than vendor/streampace.zip"),
     ("other-pyodide", "made for Pyodide 0.0.0"),
     ("corrupt", "failed to restore"),
