@@ -519,3 +519,35 @@ def render_nodes(text: str) -> list[Node]:
     one_shot.feed(text)
     one_shot.close()
     return one_shot.blocks
+
+
+def test_plain_words_grow_an_open_paragraph_without_a_parse() -> None:
+    """In the open paragraph state, a delta of plain words (nothing they could
+    open or close) grows the shown text node; markup goes back to a parse, and
+    every display is the one a full render of the text so far gives."""
+    calls: list[str] = []
+
+    class Counting(Parser):
+        def inline(self, src: str, refs: dict, ctx: Context | None = None) -> list[Node]:
+            calls.append(src)
+            return super().inline(src, refs, ctx)
+
+    stream = MarkdownStream(parser=Counting())
+    full = _FullEveryTime(parser=PARSER)
+    start = "A *long* paragraph that is shown from its incremental state, " * 4
+    words = ["plain ", "words, ", "more words ", "and numbers 42 ", "then ", "**bold** ",
+             "and www", ".example", ".org stays a link ", "the end"]
+    stream.feed(start)
+    full.feed(start)
+    assert stream.state == "open"
+    parsed_by_plain = 0
+    for piece in words:
+        calls.clear()
+        stream.feed(piece)
+        full.feed(piece)
+        assert stream.nodes() == full.nodes(), piece
+        if piece in ("plain ", "words, ", "more words ", "and numbers 42 "):
+            parsed_by_plain += len(calls)
+    assert parsed_by_plain == 0
+    stream.close()
+    assert stream.to_html() == render_html(start + "".join(words))

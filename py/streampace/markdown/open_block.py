@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from streampace.markdown.completion import complete_inline
-from streampace.markdown.joins import _ITEM, _loose
+from streampace.markdown.joins import _ITEM, _PLAIN, _grow_last, _loose, _plain_append_state
 from streampace.markdown.parser import Parser
 from streampace.markdown.tail import (
     _apply,
@@ -108,6 +108,10 @@ class OpenParagraph:
         self.settles = 0
         self.exact = True               # every settled prefix was closed
         self.heads: list[str] = []      # the settled prefix's source, in pieces
+        # The last parsed display, when plain words may grow its last text node
+        # (joins._plain_append_state): (its text, its kids, settles then).
+        self._plain: tuple[str, tuple[Node, ...], int] | None = None
+        self.plain_appends = 0
         for line in lines:
             self._add(line, complete=True)
 
@@ -191,6 +195,24 @@ class OpenParagraph:
             return "para"
         return "block"
 
+    def _plain_grown(self, text: str) -> tuple[Node, ...] | None:
+        """The kids for `text` without a parse, when it is the last parsed display's
+        text plus plain words (letters, digits, spaces, `,.;?`: they open and close
+        nothing) and nothing settled since; else None."""
+        plain = self._plain
+        if plain is None or plain[2] != self.settles or not text.startswith(plain[0]):
+            return None
+        piece = text[len(plain[0]):]
+        if not piece:
+            return plain[1]
+        recent = text[-(len(piece) + 80):].lower()
+        if not _PLAIN.fullmatch(piece) or "://" in recent or "www." in recent:
+            return None  # markup, or a bare URL that may take these words in
+        kids = plain[1][:-1] + (_grow_last(plain[1][-1], piece),)
+        self._plain = (text, kids, self.settles)
+        self.plain_appends += 1
+        return kids
+
     def display(self, partial: str) -> tuple[Node, ...] | None:
         """The nodes to show, or None when the general path must decide."""
         role = self.partial_role(partial)
@@ -209,7 +231,10 @@ class OpenParagraph:
                 if extra and self.lines:
                     extra = "\n" + extra
         text = (self.live + extra).rstrip(" \t")
+        if role == "para" and (grown := self._plain_grown(text)) is not None:
+            return (("p", (), grown),)
         kids = list(self.settled)
+        shown = text
         if text:
             dels, suffix = complete_inline(text)
             shown = _apply(text, dels, suffix) if dels or suffix else text
@@ -220,7 +245,11 @@ class OpenParagraph:
             kids[-1] = kids[-1].rstrip(" \t\n")
             if not kids[-1]:
                 kids.pop()
-        para: Node = ("p", (), tuple(kids))
+        shown_kids = tuple(kids)
+        para: Node = ("p", (), shown_kids)
+        self._plain = None
+        if role == "para" and text and _plain_append_state(text, shown, (para,)) is not None:
+            self._plain = (text, shown_kids, self.settles)
         if role == "block":
             shown = display_source(partial)
             more = self.parser.render(shown, self.refs, self.ctx)[0] if shown.strip() else []
