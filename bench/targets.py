@@ -84,7 +84,7 @@ WHY_MISSED: dict[tuple[str | None, str], str] = {  # (None, target): any trace
         "each; our cushion widens after text-rich late deliveries (≤ 600 ms) but a cushion "
         "as long as the stalls would break the worst-lag target (cherry_jitter's 228 ms, met).",
     ("ultra_fast", "worst lag ≤ cherry_jitter"):
-        "within 1.5 %: a delivery larger than usual is spread over the cushion plus the "
+        "within 2 %: a delivery larger than usual is spread over the cushion plus the "
         "horizon, and cherry_jitter's catch-up term shows its tail a few ms sooner; a "
         "shorter horizon costs jerk elsewhere.",
 }

@@ -22,7 +22,9 @@ Adaptive playout, per session (one :class:`Track` each):
   call or for thinking) and no less than the transport's own interval (the
   lower gaps).  The source's rate ``r`` is graphemes over spans (weighted over
   about a second; one delivery moves it at most twofold, so a stall's backlog
-  landing at once does not read as a faster model).
+  landing at once does not read as a faster model, and the first evidence of
+  an answer sets it at most to the step bound: two parts of one burst landing
+  a few ms apart say nothing of how fast their text was produced).
 * **Cadence and jitter**: the typical gap and span, their deviations, and a
   jitter *cushion*: the recent-worst span of a delivery that was late *and*
   carried the text it was late for (a transport that held text back), which
@@ -266,8 +268,10 @@ class AdaptiveLaw:
         need = n / r if r > 0 else g
         stall = tr.gaps_seen >= 2 and g > self._stall_gap(tr)
         span = min(g, max(need, tr.span if stall else tr.floor))
-        # One delivery's evidence moves the rate at most _RATE_STEP-fold.
-        produced = max(span, n / (_RATE_STEP * r)) if r > 0 else span
+        # One delivery's evidence moves the rate at most _RATE_STEP-fold; the
+        # first (no rate yet) at most to the step bound: two parts of one burst
+        # landing 5 ms apart say nothing of how fast their text was produced.
+        produced = max(span, n / (_RATE_STEP * r) if r > 0 else n / self.max_step_rate)
         w = math.exp(-produced / _RATE_TAU_MS)
         tr.rate_n = tr.rate_n * w + n
         tr.rate_t = tr.rate_t * w + produced
