@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bench.p1 import P1, variant_trace
-from bench.steering_bound import clairvoyant, jerk_cv
+from bench.steering_bound import Point, clairvoyant, jerk_cv, play, smoothest
 
 PERIOD = 1000.0 / 60.0
 
@@ -47,3 +47,21 @@ def test_variant_traces_follow_their_network() -> None:
     assert 1 < len(batched.arrivals) < len(batched.model)
     with pytest.raises(ValueError):
         variant_trace("fast:carrier-pigeon", 1)
+
+
+def test_steering_that_estimates_the_rate_keeps_up_with_a_steady_source() -> None:
+    # 6 graphemes a frame, every frame: told or estimated, the rate is the
+    # source's, so each frame shows what it got (CV 0, lag under a frame).
+    arrival = np.repeat(np.arange(300) * PERIOD + 1.0, 6)
+    for estimate in (None, 500.0):
+        shown = play(arrival, PERIOD, 0.0, 100.0, 20.0, estimate)
+        assert np.all(shown >= arrival - 1e-9)
+        assert jerk_cv(shown, arrival, PERIOD) < 0.05
+        assert np.mean(shown - arrival) < PERIOD
+
+
+def test_smoothest_honours_the_worst_lag_bound() -> None:
+    points = [Point(1.2, 0.2, "smooth but late", 300.0), Point(1.3, 0.3, "on time", 200.0)]
+    assert smoothest(points, 1.5) == points[0]
+    assert smoothest(points, 1.5, worst_ms=250.0) == points[1]
+    assert smoothest(points, 1.1) is None
