@@ -9,7 +9,9 @@ Navigation → ready in headless Debian Chromium, side by side in one run, for
                  with a session stream whose run was requested before Python
                  booted, so text is waiting at ready;
 4. `embed-nosnap` — the same tag with `data-snapshot="off"` (the ordinary boot);
-5. `embed-nogzip` — the tag with the precompressed .gz files switched off;
+5. `embed-nogzip` — the tag with the precompressed .gz/.br files switched off
+                 (what a plain static server sends);
+   `embed-gzip` — the tag with the .br files switched off (gzip only);
 6. `demo`      — the demo page `index.html`, a PyScript page (ready = its
                  `streampace:ready`: PyScript ran its Python, the source is known);
 7. `user`      — a user's PyScript page on our interpreter (`config` = a one-line
@@ -57,12 +59,14 @@ from bench.threaded_server import ThreadedServer
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 TIMEOUT_S = 120.0
-PAGES = ("pyscript", "pyodide", "embed", "embed-nosnap", "embed-nogzip", "demo", "user",
-         "user-json", "user-noplugins")
+PAGES = ("pyscript", "pyodide", "embed", "embed-nosnap", "embed-nogzip", "embed-gzip", "demo",
+         "user", "user-json", "user-noplugins")
 # Pages that boot through PyScript (their documents get PyScript's CSP).
 PYSCRIPT_PAGES = ("pyscript", "demo", "user", "user-json", "user-noplugins")
-# Pages served with the precompressed .gz files switched off (same page as embed).
+# Pages served with the precompressed .gz/.br files switched off, or only the .br
+# (same page as embed).
 IDENTITY_PAGES = ("embed-nogzip",)
+GZIP_PAGES = ("embed-gzip",)
 BASELINE = "pyscript"
 
 # ---------------------------------------------------------------- bench pages
@@ -178,6 +182,7 @@ PAGE_URLS = {
     "embed": "/bench-boot/embed.html",
     "embed-nosnap": "/bench-boot/embed-nosnap.html",
     "embed-nogzip": "/bench-boot/embed.html",
+    "embed-gzip": "/bench-boot/embed.html",
     "demo": "/",
     "user": "/bench-boot/user.html",
     "user-json": "/bench-boot/user-json.html",
@@ -197,7 +202,8 @@ const end = (suffix) => {
   return e ? e.responseEnd : null;
 };
 const marks = {};
-for (const n of ["boot-start", "runtime-module", "snapshot-fetched", "python-ready",
+for (const n of ["boot-start", "runtime-module", "snapshot-fetched", "wasm-instantiate",
+                 "wasm-instantiated", "python-ready",
                  "package-ready", "interpreter-requested", "interpreter-returned",
                  "ready"]) marks[n] = mark(n);
 const b = window.__boot || {};
@@ -205,6 +211,11 @@ return {
   ready: marks.ready, marks,
   fetched: { wasm: end("/pyodide.asm.wasm"), stdlib: end("/python_stdlib.zip"),
              snapshot: end(".snap.gz") },
+  // What each big file cost on the wire (bytes; 0 from the cache).
+  wire: Object.fromEntries(["/pyodide.asm.wasm", "/python_stdlib.zip", ".snap.gz",
+    "/pyodide.asm.mjs", "/streampace.zip"].map((s) => {
+      const e = res.find((r) => r.name.split("?")[0].endsWith(s));
+      return [s.split("/").pop(), e ? e.transferSize : null]; })),
   transferred: nav.transferSize + res.reduce((s, r) => s + r.transferSize, 0),
   decoded: nav.decodedBodySize + res.reduce((s, r) => s + r.decodedBodySize, 0),
   requests: res.length + 1,
@@ -220,8 +231,9 @@ return {
 class BootServer:
     """`streampace serve`'s application plus the bench pages, on a loopback port."""
 
-    def __init__(self, precompressed: bool = True) -> None:
+    def __init__(self, precompressed: bool = True, brotli: bool = True) -> None:
         self.precompressed = precompressed
+        self.brotli = brotli
         self.port = 0
         self._server: Any = None
 
@@ -239,11 +251,10 @@ class BootServer:
 
         config = ServerConfig(port=self.port, root=ROOT)
         app = create_app(config, parse_source("demo", SourceOptions(speed=1.0, seed=1)))
-        if not self.precompressed:
-            for route in app.router.routes:
-                site = getattr(getattr(route, "endpoint", None), "__self__", None)
-                if site is not None and hasattr(site, "precompressed"):
-                    site.precompressed = False
+        for route in app.router.routes:
+            site = getattr(getattr(route, "endpoint", None), "__self__", None)
+            if site is not None and hasattr(site, "precompressed"):
+                site.precompressed, site.brotli = self.precompressed, self.brotli
 
         async def bench_file(request: Any) -> Response:
             entry = BENCH_FILES.get(request.path_params["name"])
@@ -327,6 +338,9 @@ PHASES = (
     ("pyodide.mjs imported", "boot-start", "runtime-module"),
     ("snapshot fetched + gunzipped", "runtime-module", "snapshot-fetched"),
     ("wasm compile + Python start/restore", "runtime-module", "python-ready"),
+    ("  snapshot in → wasm instantiate called", "snapshot-fetched", "wasm-instantiate"),
+    ("  wasm instantiate (compile or code cache)", "wasm-instantiate", "wasm-instantiated"),
+    ("  instantiated → Python restored", "wasm-instantiated", "python-ready"),
     ("our package (archive into place, after_restore, view)", "python-ready", "package-ready"),
     ("ready → first text on screen", "ready", "firstText"),
 )
@@ -351,6 +365,10 @@ def _phase(run: dict[str, Any], start: str | None, stop: str) -> float | None:
     return None if a is None or b is None else b - a
 
 
+WIRE_FILES = ("pyodide.asm.wasm", "python_stdlib.zip", ".snap.gz", "pyodide.asm.mjs",
+              "streampace.zip")
+
+
 def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for page, rounds in runs.items():
@@ -361,6 +379,8 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
                 "ready_ms": _median([r["ready"] for r in rs]),
                 "ready_all_ms": [round(r["ready"]) for r in rs if r["ready"] is not None],
                 "transferred_bytes": _median([r["transferred"] for r in rs]),
+                "wire_bytes": {name: _median([r.get("wire", {}).get(name) for r in rs])
+                               for name in WIRE_FILES},
                 "decoded_bytes": _median([r["decoded"] for r in rs]),
                 "requests": _median([r["requests"] for r in rs]),
                 "snapshot": [r.get("snapshot") for r in rs],
@@ -398,7 +418,8 @@ LABELS = {
     "pyodide": "bare `loadPyodide`",
     "embed": "our embed tag (snapshot)",
     "embed-nosnap": "our embed tag, `data-snapshot=\"off\"`",
-    "embed-nogzip": "our embed tag (snapshot), no precompressed .gz",
+    "embed-nogzip": "our embed tag (snapshot), no precompressed .gz/.br",
+    "embed-gzip": "our embed tag (snapshot), gzip but no .br",
     "demo": "demo page `index.html` (PyScript)",
     "user": "a user's PyScript page, our interpreter",
     "user-json": "the same, config as JSON",
@@ -470,6 +491,15 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
                   f"its first text on screen, median cold {_f(e['cold']['frames_ready_to_text'])}, "
                   f"warm {_f(e['warm']['frames_ready_to_text'])}. Snapshot used per round: "
                   f"cold {e['cold']['snapshot']}, warm {e['warm']['snapshot']}."]
+    lines += ["", "First visit, bytes on the wire of the big files (MB, medians):", "",
+              "| page | " + " | ".join(WIRE_FILES) + " | all |",
+              "|---" * (len(WIRE_FILES) + 2) + "|"]
+    for page in PAGES:
+        if page in summary:
+            c = summary[page]["cold"]
+            lines.append(f"| {page} | " + " | ".join(
+                _f(None if c["wire_bytes"][n] is None else c["wire_bytes"][n] / 1e6, 2)
+                for n in WIRE_FILES) + f" | {_mb(c['transferred_bytes'])} |")
     lines += ["", "All runs (ready ms):", ""]
     for page in PAGES:
         if page in summary:
@@ -481,22 +511,23 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
 def run(rounds: int, pages: list[str], out: Path, mbps: float | None = None) -> dict[str, Any]:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     server, identity = BootServer(), BootServer(precompressed=False)
-    server.start()
-    identity.start()
+    gzip_only = BootServer(brotli=False)
+    servers = {**dict.fromkeys(IDENTITY_PAGES, identity), **dict.fromkeys(GZIP_PAGES, gzip_only)}
+    for each in (server, identity, gzip_only):
+        each.start()
     runs: dict[str, list[dict[str, Any]]] = {p: [] for p in pages}
     try:
         for i in range(rounds):
             # Rotate the order each round so no page always goes first.
             order = pages[i % len(pages):] + pages[:i % len(pages)]
             for page in order:
-                runs[page].append(measure(identity if page in IDENTITY_PAGES else server, page,
-                                          mbps))
+                runs[page].append(measure(servers.get(page, server), page, mbps))
                 c, w = runs[page][-1]["cold"], runs[page][-1]["warm"]
                 print(f"  round {i + 1} {page}: cold {_f(c['ready'])} ms, "
                       f"warm {_f(w['ready'])} ms", file=sys.stderr, flush=True)
     finally:
-        server.stop()
-        identity.stop()
+        for each in (server, identity, gzip_only):
+            each.stop()
     summary = summarise(runs)
     meta = {"date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores",

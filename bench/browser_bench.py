@@ -297,6 +297,8 @@ class Bench:
             "frame_calls": self.host.frame_calls,
             "handle_ms": self.socket.handle_ms,
             "gc_ms": list(GC_MS),
+            "gc_state": {"threshold": list(gc.get_threshold()), "frozen": gc.get_freeze_count(),
+                         "tracked": len(gc.get_objects())},
             "scheduler": stats["scheduler"],
             "client": stats["client"],
             "view_stats": stats,
@@ -319,21 +321,56 @@ class Breakdown:
     # apart from the main table; figures are per-frame means (0.1 ms timer
     # resolution averages out over thousands of frames).
 
-    PARTS = ("drain", "live_state", "dom_commit", "telemetry", "timers", "host_now")
+    PARTS = ("drain", "live_state", "dom_commit", "md_parse", "md_dom", "live_region",
+             "telemetry", "timers", "host_now")
+    SLOWEST = 15  # frames kept with their parts (the tail: what the slow frames do)
 
     def __init__(self, view, host):
         self.ms = dict.fromkeys(self.PARTS, 0.0)
         self.calls = dict.fromkeys(self.PARTS, 0)
         self.each = {p: [] for p in self.PARTS}
+        # Per animation frame with work: [start, ms, {part: ms}, gc ms, collections].
+        self.frames = []
+        self._frame = None
         sched, renderer = view.scheduler, view.renderer
         sched._drain = self._wrap("drain", sched._drain)
         renderer._commit = self._wrap("dom_commit", renderer._commit)
         state_apply = renderer.state.apply
         renderer.state.apply = self._wrap("live_state", state_apply)
+        if renderer.reader is not None:
+            renderer.reader.after_commit = self._wrap("live_region",
+                                                      renderer.reader.after_commit)
+        # Markdown: the parse (MarkdownStream) and the DOM work of its operations
+        # (MarkdownView.apply), for every message's view (one bench per page load).
+        from streampace.browser.markdown_dom import MarkdownView
+        from streampace.markdown.stream import MarkdownStream
+
+        for cls, name, part in ((MarkdownStream, "feed", "md_parse"),
+                                (MarkdownStream, "close", "md_parse"),
+                                (MarkdownView, "apply", "md_dom")):
+            setattr(cls, name, self._wrap(part, getattr(cls, name)))
         view._sample_frame = self._wrap("telemetry", view._sample_frame)
         inner = host.inner
         for name in ("request_timeout", "cancel_timeout", "request_frame", "cancel_frame"):
             setattr(inner, name, self._wrap("timers", getattr(inner, name)))
+        run_all = inner._run_all
+
+        def frame_run_all(callbacks):
+            # BrowserHost._on_frame runs a frame's callbacks in one _run_all call.
+            if not inner.in_frame:
+                return run_all(callbacks)
+            parts = self._frame = {}
+            collections = len(GC_MS)
+            t0 = _perf.now()
+            try:
+                return run_all(callbacks)
+            finally:
+                ms = _perf.now() - t0
+                self._frame = None
+                gc_ms = sum(d for _g, d in GC_MS[collections:])
+                self.frames.append([t0, ms, parts, gc_ms, len(GC_MS) - collections])
+
+        inner._run_all = frame_run_all
         now = inner.now
 
         def counted_now():
@@ -356,6 +393,9 @@ class Breakdown:
                 ms[part] += dt
                 calls[part] += 1
                 each.append(dt)
+                frame = self._frame
+                if frame is not None:
+                    frame[part] = frame.get(part, 0.0) + dt
 
         return wrapped
 
@@ -363,7 +403,11 @@ class Breakdown:
         def q(v, f):
             return sorted(v)[min(len(v) - 1, int(f * len(v)))] if v else None
 
+        slowest = sorted(self.frames, key=lambda f: -f[1])[:self.SLOWEST]
         return {"ms": self.ms, "calls": self.calls,
+                "slowest": [{"at": f[0], "ms": f[1], "parts": f[2], "gc_ms": f[3],
+                             "collections": f[4]} for f in slowest],
+                "frames_with_gc": sum(1 for f in self.frames if f[4]),
                 "p50": {k: q(v, 0.5) for k, v in self.each.items()},
                 "p99": {k: q(v, 0.99) for k, v in self.each.items()},
                 "max": {k: max(v) if v else None for k, v in self.each.items()}}
@@ -886,7 +930,13 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
             if breakdown:
                 for name, trace in by_name.items():
                     load_page(driver, server, "streampace", breakdown=True)
-                    raw = play(driver, server, trace)
+                    if cdp:
+                        set_cpu(driver, cpu)
+                    try:
+                        raw = play(driver, server, trace)
+                    finally:
+                        if cdp:
+                            set_cpu(driver, 1)
                     frames = len(raw["frame_ms"])
                     br = raw.get("breakdown") or {"ms": {}, "calls": {}}
                     breakdowns.append({"trace": name, "frames": frames,
@@ -904,6 +954,12 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                         f"{k} {v / max(frames, 1):.3f}" for k, v in br["ms"].items()),
                         "p50", br.get("p50"), "p99", br.get("p99"), "max", br.get("max"),
                         flush=True)
+                    print(f"  slowest frames ({br.get('frames_with_gc')} of {frames} frames"
+                          f" had a gc collection; gc {raw.get('gc_state')}):", flush=True)
+                    for f in br.get("slowest") or []:
+                        print(f"    {f['ms']:6.2f} ms  gc {f['gc_ms']:5.2f} ms"
+                              f" ({f['collections']})  " + ", ".join(
+                                  f"{k} {v:.2f}" for k, v in f["parts"].items()), flush=True)
     finally:
         server.stop()
     data: dict[str, Any] = {

@@ -102,20 +102,27 @@ async function sha256Hex(bytes) {
 }
 
 // The snapshot's heap, gunzipped while it downloads (measured faster than
-// buffering first, and than Content-Encoding from the server). The file holds
-// only the heap's non-zero runs; `manifest.runs` says where each one goes in a
-// zeroed buffer of `manifest.bytes` (half the heap is zero: half the work).
-// A server that labelled the .gz with Content-Encoding has had the browser
-// decode it already.
+// buffering first). The file holds only the heap's runs that are neither zero
+// nor the WASM module's initial data; `manifest.runs` says where each one goes in
+// a zeroed buffer of `manifest.bytes` (half the heap is zero: half the work), and
+// `manifest.initialRuns` are copied from the instantiated module
+// (`initialPagesFrom`). `streampace serve` answers a browser that accepts brotli
+// with the same bytes as brotli (Content-Encoding: br, 2.4 MB less than gzip);
+// a response with any Content-Encoding has been decoded by the browser already.
 async function fetchSnapshot(url, signal, manifestP) {
   const response = await fetch(url, { signal });
   if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
-  const encoding = response.headers.get("content-encoding") || "";
-  const body = /gzip/i.test(encoding)
+  const encoding = (response.headers.get("content-encoding") || "identity").trim();
+  const body = !/^identity$/i.test(encoding)
     ? response.body
     : response.body.pipeThrough(new DecompressionStream("gzip"));
   const manifest = await manifestP;
   if (manifest === null) throw new Error("no snapshot manifest");
+  return fillHeap(body, manifest);
+}
+
+// A zeroed buffer of `manifest.bytes` with the runs of `body` (decoded) in place.
+async function fillHeap(body, manifest) {
   const { runs, bytes } = manifest;
   const heap = new Uint8Array(bytes);
   const reader = body.getReader();
@@ -139,6 +146,109 @@ async function fetchSnapshot(url, signal, manifestP) {
   }
   if (run !== runs.length) throw new Error("snapshot is shorter than its manifest says");
   return heap;
+}
+
+// A returning visitor's snapshot comes from the page's Cache Storage, decoded:
+// the HTTP cache holds it compressed, and decoding 14 MB again on every visit was
+// the largest part of a warm boot (bench.boot). One entry per snapshot URL,
+// labelled with the manifest's key; a new snapshot (another key) replaces it.
+// Best effort: no Cache Storage (not a secure context), a refusal or a full
+// quota leaves the download as the only way.
+const SNAPSHOT_CACHE = "streampace-snapshot";
+const SNAPSHOT_KEY_HEADER = "x-streampace-snapshot-key";
+
+async function snapshotCache() {
+  try {
+    return globalThis.caches ? await caches.open(SNAPSHOT_CACHE) : null;
+  } catch (_) {
+    return null;
+  }
+}
+
+// The heap from Cache Storage if it holds this manifest's snapshot, else from
+// the server. Resolves to {heap, cached}.
+async function loadSnapshot(url, signal, manifestP) {
+  const cache = await snapshotCache();
+  let hit = null;
+  try {
+    hit = cache && (await cache.match(url));
+  } catch (_) { /* treated as a miss */ }
+  if (hit) {
+    const manifest = await manifestP;
+    if (manifest !== null && hit.headers.get(SNAPSHOT_KEY_HEADER) === manifest.key) {
+      try {
+        const heap = await fillHeap(hit.body, manifest);
+        mark("snapshot-cached");
+        return { heap, cached: true };
+      } catch (_) { /* a damaged entry: download it again */ }
+    }
+  }
+  return { heap: await fetchSnapshot(url, signal, manifestP), cached: false };
+}
+
+// After a boot that restored a downloaded snapshot: keep its runs (decoded) for
+// the next visit, when the page is idle. Never fails the page.
+function keepSnapshot(url, manifest, heap) {
+  const store = async () => {
+    const cache = await snapshotCache();
+    if (cache === null) return;
+    const parts = manifest.runs.map(([offset, length]) => heap.subarray(offset, offset + length));
+    const body = new Blob(parts, { type: "application/octet-stream" });
+    await cache.put(url, new Response(body, { headers: { [SNAPSHOT_KEY_HEADER]: manifest.key } }));
+  };
+  // A page that streams at once may never be idle for long: at most 5 s later.
+  const later = globalThis.requestIdleCallback
+    ? (fn) => requestIdleCallback(fn, { timeout: 5000 })
+    : (fn) => setTimeout(fn, 200);
+  later(() => { store().catch(() => {}); });
+}
+
+// Pyodide's module factory, wrapped so that the pages of the snapshot that
+// still hold what the WASM module's data segments put there (left out of the
+// snapshot file: the wasm file carries them) are copied into `heap` from the
+// module's memory as soon as it is instantiated, before Pyodide restores `heap`
+// over it. `heap()` is the snapshot buffer, which Pyodide awaited before
+// instantiating; `manifestP` its manifest. A copy that cannot be made spoils
+// the snapshot's magic number, so Pyodide refuses it and Python boots the
+// ordinary way (an exception here would be swallowed by Pyodide, which would
+// then wait for ever).
+function initialPagesFrom(indexURL, heap, manifestP) {
+  // Imported now, as Pyodide would import it itself without this factory.
+  const moduleP = import(new URL("pyodide.asm.mjs", indexURL).href);
+  moduleP.catch(() => {});
+  return async (settings) => {
+    const [{ default: createModule }, manifest] = await Promise.all([moduleP, manifestP]);
+    const instantiate = settings.instantiateWasm;
+    settings.instantiateWasm = (imports, done) => {
+      mark("wasm-instantiate");
+      return instantiate(imports, (instance, module) => {
+        mark("wasm-instantiated");
+        copyInitialPages(heap(), instance, manifest);
+        done(instance, module);
+      });
+    };
+    return createModule(settings);
+  };
+}
+
+// The `initialRuns` of the snapshot buffer `bytes`, from the instantiated module's
+// memory (see initialPagesFrom); never throws.
+function copyInitialPages(bytes, instance, manifest) {
+  try {
+    const memory = new Uint8Array(instance.exports.memory.buffer);
+    const at = manifest.memoryAt;
+    const header = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
+    if (header[1] !== at) throw new Error("the snapshot's heap is not where its manifest says");
+    for (const [offset, length] of manifest.initialRuns) {
+      if (offset < at || offset - at + length > memory.length) {
+        throw new Error("initial run outside the module's memory");
+      }
+      bytes.set(memory.subarray(offset - at, offset - at + length), offset);
+    }
+  } catch (err) {
+    console.warn(`streampace: snapshot's initial pages not copied (${err.message})`);
+    if (bytes) bytes.fill(0, 0, 4);
+  }
 }
 
 // Why the snapshot cannot be used, or null when it can.
@@ -172,12 +282,13 @@ function startRuntime({ base, useSnapshot }) {
   const manifestP = useSnapshot
     ? fetch(new URL("manifest.json", at(config.snapshot))).then((r) => (r.ok ? r.json() : null)).catch(() => null)
     : Promise.resolve(null);
+  const snapshotURL = new URL(config.snapshotFile, at(config.snapshot));
   const snapshotP = useSnapshot
-    ? fetchSnapshot(new URL(config.snapshotFile, at(config.snapshot)), abort.signal, manifestP)
+    ? loadSnapshot(snapshotURL, abort.signal, manifestP)
     : Promise.resolve(null);
   // Failures are reported where they are awaited, not as unhandled rejections.
   for (const p of [moduleP, archiveP, snapshotP]) p.catch(() => {});
-  return { indexURL, useSnapshot, abort, moduleP, archiveP, manifestP, snapshotP };
+  return { indexURL, useSnapshot, abort, moduleP, archiveP, manifestP, snapshotP, snapshotURL };
 }
 
 // Resolves to {pyodide, snapshot: bool, fallback: reason | null}. Call it as
@@ -185,7 +296,7 @@ function startRuntime({ base, useSnapshot }) {
 export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = true }) {
   if (typeof WebAssembly === "undefined") throw new Error("no WebAssembly in this browser");
   const run = startRuntime({ base, useSnapshot });
-  const { indexURL, abort, moduleP, archiveP, manifestP, snapshotP } = run;
+  const { indexURL, abort, moduleP, archiveP, manifestP, snapshotP, snapshotURL } = run;
   const options = { indexURL };
 
   onProgress("Loading the Python runtime…");
@@ -198,6 +309,8 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
     // this decides whether the snapshot fits and the heap downloads; a snapshot
     // that does not fit rejects here, and Python then boots the ordinary way.
     let problem = null;
+    let heapBytes = null;
+    let heapCached = false;
     const heap = Promise.all([manifestP, archiveP]).then(async ([manifest, archive]) => {
       problem = await snapshotProblem(manifest, version, archive);
       if (problem !== null) {
@@ -205,12 +318,14 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
         throw new Error(problem);
       }
       onProgress("Restoring the prepared Python…");
-      const bytes = await snapshotP;
+      ({ heap: heapBytes, cached: heapCached } = await snapshotP);
       mark("snapshot-fetched");
-      return bytes;
+      return heapBytes;
     });
     try {
-      pyodide = await Promise.race([loadPyodide({ ...options, _loadSnapshot: heap }), wasmRefused]);
+      const createPyodideModule = initialPagesFrom(indexURL, () => heapBytes, manifestP);
+      pyodide = await Promise.race([
+        loadPyodide({ ...options, _loadSnapshot: heap, createPyodideModule }), wasmRefused]);
       mark("python-ready");
       onProgress("Starting streampace…");
       const [manifest, archive] = await Promise.all([manifestP, archiveP]);
@@ -222,9 +337,12 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
       } finally {
         runtime.destroy();
       }
+      if (!heapCached) keepSnapshot(snapshotURL, manifest, heapBytes);
     } catch (err) {
       fallback = problem ?? `snapshot failed to restore (${err && err.message ? err.message.split("\n")[0] : err})`;
       pyodide = null;
+      // A kept copy that failed is not tried again: the next visit downloads it.
+      if (heapCached) snapshotCache().then((cache) => cache && cache.delete(snapshotURL)).catch(() => {});
     }
   }
   if (pyodide === null) {

@@ -1,18 +1,24 @@
 // Make the Pyodide memory snapshot the pages restore instead of booting Python
 // (called by scripts/setup_runtime; Node >= 18).
 //
-//   node scripts/make_snapshot.mjs <site root> <key> <pyscript stdlib module>
+//   node scripts/make_snapshot.mjs <site root> <key> <pyscript stdlib module> <brotli quality>
 //
 // Where everything is comes from vendor/runtime-config.mjs (written by
 // setup_runtime from pyscript.toml), the module the pages' boot reads too.
 // Boots the vendored Pyodide with the private `_makeSnapshot` option, puts our
 // package archive where the pages put it (imported from the zip, zipimport), imports our browser modules
 // (streampace.browser.runtime.prepare_snapshot) and writes the whole WASM heap,
-// gzipped without its all-zero pages (about half of it): the file holds the
-// non-zero runs back to back, and `runs` ([offset, length] pairs, printed for
-// the manifest) says where each goes; js_shim/boot.js writes them into a zeroed
-// buffer of `bytes` bytes while they download. Writes <snapshot dir>/<snapshot
-// file>; prints one JSON line with sizes, runs and timings for setup_runtime.
+// compressed without its all-zero pages (about half of it) and without the pages
+// that still hold what the WASM module's data segments put there (3.4 MB: the
+// instantiated module has them already, and the wasm file carries them): the
+// file holds the other runs back to back, and `runs` ([offset, length] pairs,
+// printed for the manifest) says where each goes; js_shim/boot.js writes them
+// into a zeroed buffer of `bytes` bytes while they download and copies the
+// `initial` runs from the freshly instantiated module's memory. Writes
+// <snapshot dir>/<snapshot file> (gzip) and the same bytes as brotli beside it
+// (`<file without .gz>.br`, which `streampace serve` sends with
+// Content-Encoding: br); prints one JSON line with sizes, runs and timings for
+// setup_runtime.
 // Pyodide checks its build id when restoring, so a snapshot made here is
 // refused (and the page boots normally) by any other Pyodide build.
 
@@ -21,9 +27,60 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import zlib from "node:zlib";
 
-// [offset, length] of the runs of `page`-sized blocks that are not all zero.
-function nonZeroRuns(bytes, page) {
+// The memory a freshly instantiated `wasm` module starts with: its active data
+// segments (flags 0, offset `i32.const`), as far as the highest one reaches.
+// Anything else in the data section (passive or multi-memory segments, an
+// offset that is not a constant) returns null: then no page counts as initial.
+function initialMemory(wasm) {
+  let at = 8;
+  const leb = () => {
+    let value = 0;
+    let shift = 0;
+    for (;;) {
+      const byte = wasm[at++];
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (byte < 0x80) return value;
+    }
+  };
+  while (at < wasm.length) {
+    const id = wasm[at++];
+    const size = leb();
+    const end = at + size;
+    if (id !== 11) {
+      at = end;
+      continue;
+    }
+    const segments = [];
+    let top = 0;
+    for (let n = leb(); n > 0; n--) {
+      if (leb() !== 0 || wasm[at++] !== 0x41) return null; // active, memory 0, i32.const
+      const offset = leb();
+      if (offset >= 2 ** 31 || wasm[at++] !== 0x0b) return null; // a non-negative constant, end
+      const length = leb();
+      segments.push([offset, wasm.subarray(at, at + length)]);
+      top = Math.max(top, offset + length);
+      at += length;
+    }
+    const memory = new Uint8Array(top);
+    for (const [offset, bytes] of segments) memory.set(bytes, offset);
+    return memory;
+  }
+  return new Uint8Array(0);
+}
+
+// The snapshot's pages in three kinds: all zero (left out), the same as the
+// module's initial memory at that address (`initial`, left out: the page
+// copies them from the instantiated module) and the rest (`runs`, in the file).
+// `memoryAt`: where the heap starts in the snapshot (after Pyodide's header).
+function pageRuns(bytes, page, initial, memoryAt) {
   const runs = [];
+  const initialRuns = [];
+  const add = (list, at, end) => {
+    const last = list[list.length - 1];
+    if (last && last[0] + last[1] === at) last[1] += end - at;
+    else list.push([at, end - at]);
+  };
   for (let at = 0; at < bytes.length; at += page) {
     const end = Math.min(at + page, bytes.length);
     let zero = true;
@@ -34,11 +91,11 @@ function nonZeroRuns(bytes, page) {
       }
     }
     if (zero) continue;
-    const last = runs[runs.length - 1];
-    if (last && last[0] + last[1] === at) last[1] += end - at;
-    else runs.push([at, end - at]);
+    let same = at >= memoryAt && end - memoryAt <= initial.length;
+    for (let i = at; same && i < end; i++) same = bytes[i] === initial[i - memoryAt];
+    add(same ? initialRuns : runs, at, end);
   }
-  return runs;
+  return { runs, initialRuns };
 }
 
 // Zero what the heap holds but no one uses, so the snapshot carries no garbage
@@ -96,9 +153,11 @@ function zeroFreeMemory(module) {
 }
 
 // The stdlib module is named by setup_runtime, which also hashes it into the key.
-const [siteRoot, key, pyscriptStdlib] = process.argv.slice(2);
-if (!siteRoot || !key || !pyscriptStdlib) {
-  console.error("usage: make_snapshot.mjs <site root> <key> <pyscript stdlib module>");
+const [siteRoot, key, pyscriptStdlib, quality] = process.argv.slice(2);
+const brotliQuality = Number(quality);
+if (!siteRoot || !key || !pyscriptStdlib || !(brotliQuality >= 0 && brotliQuality <= 11)) {
+  console.error("usage: make_snapshot.mjs <site root> <key> <pyscript stdlib module> "
+                + "<brotli quality 0-11>");
   process.exit(2);
 }
 const root = path.resolve(siteRoot);
@@ -143,20 +202,38 @@ const tImport = performance.now();
 
 const zeroed = zeroFreeMemory(pyodide._module);
 const heap = pyodide.makeMemorySnapshot();
-const runs = nonZeroRuns(heap, 4096);
+// Pyodide's header (magic, its own length, ...) comes first, then the heap.
+const memoryAt = new Uint32Array(heap.buffer, heap.byteOffset, 4)[1];
+const initial = initialMemory(fs.readFileSync(path.join(pyodideDir, "pyodide.asm.wasm")))
+  ?? new Uint8Array(0);
+const { runs, initialRuns } = pageRuns(heap, 4096, initial, memoryAt);
 const packed = Buffer.concat(runs.map(([at, n]) => heap.subarray(at, at + n)));
-const gz = zlib.gzipSync(packed, { level: 6 });
-const tmp = `${outFile}.tmp`;
-fs.writeFileSync(tmp, gz);
-fs.renameSync(tmp, outFile);
+const tPacked = performance.now();
+const gz = zlib.gzipSync(packed, { level: 9 });
+const tGzip = performance.now();
+const br = zlib.brotliCompressSync(packed, { params: {
+  [zlib.constants.BROTLI_PARAM_QUALITY]: brotliQuality,
+  [zlib.constants.BROTLI_PARAM_LGWIN]: 24,
+  [zlib.constants.BROTLI_PARAM_SIZE_HINT]: packed.length,
+} });
+const tBrotli = performance.now();
+const brFile = outFile.replace(/\.gz$/, "") + ".br";
+for (const [file, bytes] of [[outFile, gz], [brFile, br]]) {
+  fs.writeFileSync(`${file}.tmp`, bytes);
+  fs.renameSync(`${file}.tmp`, file);
+}
 const tDone = performance.now();
 
 console.log(JSON.stringify({
   bytes: heap.length,
   packedBytes: packed.length,
+  initialBytes: initialRuns.reduce((sum, [, n]) => sum + n, 0),
   gzipBytes: gz.length,
+  brotliBytes: br.length,
   freeZeroed: zeroed,
+  memoryAt,
   runs,
+  initialRuns,
   pyodideVersion: pyodide.version,
   imported: report.imported,
   skipped: report.skipped,
@@ -164,6 +241,8 @@ console.log(JSON.stringify({
   ms: {
     boot: Math.round(tBoot - t0),
     import: Math.round(tImport - tBoot),
-    snapshotAndGzip: Math.round(tDone - tImport),
+    snapshot: Math.round(tPacked - tImport),
+    gzip: Math.round(tGzip - tPacked),
+    brotli: Math.round(tBrotli - tGzip),
   },
 }));

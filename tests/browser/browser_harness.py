@@ -430,6 +430,8 @@ class SnapshotSwitch:
 
     def __init__(self) -> None:
         self.mode = "real"
+        # Content-Encoding of each snapshot sent ("" for none), for the tests.
+        self.sent: list[str] = []
 
     async def handle(self, request: Any) -> Any:
         from starlette.responses import FileResponse, PlainTextResponse, Response
@@ -445,10 +447,20 @@ class SnapshotSwitch:
                 manifest["zipSha256"] = "0" * 64
             elif self.mode == "other-pyodide":
                 manifest["pyodideVersion"] = "0.0.0"
+            elif self.mode == "misplaced-heap":
+                manifest["memoryAt"] += 16
             return Response(json.dumps(manifest), media_type="application/json", headers=headers)
         if self.mode == "corrupt":
             return Response(gzip.compress(os.urandom(1 << 16)), media_type="application/gzip",
                             headers=headers)
+        accepts = request.headers.get("accept-encoding", "")
+        brotli = path.with_name(path.name.removesuffix(".gz") + ".br")
+        if self.mode == "brotli" and "br" in accepts and brotli.is_file():
+            # What `streampace serve` does for a browser that takes brotli.
+            self.sent.append("br")
+            return FileResponse(brotli, media_type="application/octet-stream",
+                                headers={**headers, "Content-Encoding": "br"})
+        self.sent.append("")
         return FileResponse(path, media_type="application/gzip", headers=headers)
 
 

@@ -8,6 +8,8 @@ can hand the page a corrupt snapshot or a manifest for another build.
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 from .browser_harness import (
     CSP,
     FALLBACK_NOTE,
+    ROOT,
     PageServer,
     SnapshotSwitch,
     switchable_snapshot_server,
@@ -47,6 +50,47 @@ def boot_page(driver: Any, server: PageServer, sid: str | None,
     return driver.execute_script("return window.streampace.stats()")
 
 
+SNAPSHOT_URL = "/vendor/snapshot/streampace.snap.gz"
+MANIFEST = ROOT / "vendor" / "snapshot" / "manifest.json"
+
+
+def forget_kept_snapshot(driver: Any, server: PageServer) -> None:
+    """Empty the origin's Cache Storage, where a boot keeps the decoded snapshot."""
+    driver.execute_cdp_cmd("Storage.clearDataForOrigin",
+                           {"origin": server.origin, "storageTypes": "cache_storage"})
+
+
+def kept_snapshot_key(driver: Any, server: PageServer) -> str | None:
+    """The key of the snapshot kept in Cache Storage (None: nothing kept), once the
+    page has stored it (it does so when idle after its boot)."""
+    script = ("const done = arguments[arguments.length - 1];"
+              "caches.open('streampace-snapshot').then((c) => c.match(arguments[0]))"
+              ".then((r) => done(r ? r.headers.get('x-streampace-snapshot-key') : null),"
+              " () => done(null));")
+    key = None
+    for _ in range(50):
+        key = driver.execute_async_script(script, server.url(SNAPSHOT_URL))
+        if key is not None:
+            break
+        time.sleep(0.1)
+    return key
+
+
+def keep_snapshot(driver: Any, server: PageServer, key: str, body: str) -> None:
+    """Put an entry of our own in the page's Cache Storage (a test's stale or damaged copy)."""
+    driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "caches.open('streampace-snapshot').then((c) => c.put(arguments[0], new Response("
+        "arguments[2], {headers: {'x-streampace-snapshot-key': arguments[1]}}))).then(done);",
+        server.url(SNAPSHOT_URL), key, body)
+
+
+def snapshot_requests(driver: Any) -> int:
+    return int(driver.execute_script(
+        "return performance.getEntriesByType('resource')"
+        ".filter((r) => r.name.includes(arguments[0])).length", SNAPSHOT_URL))
+
+
 def console(driver: Any) -> list[str]:
     return [e["message"] for e in driver.get_log("browser")]
 
@@ -70,12 +114,17 @@ def show_text(server: PageServer, sid: str, text: str) -> None:
 def test_snapshot_boot_shows_early_text_and_reseeds_random(driver: Any, boot_server: Any) -> None:
     server, switch = boot_server
     switch.mode = "real"
+    forget_kept_snapshot(driver, server)
     draws = []
     for i in range(2):
         sid = f"snap{i}"
         show_text(server, sid, f"before boot {i}")  # logged before the page even loads
         st = boot_page(driver, server, sid)
         assert st["boot"] == {"snapshot": True, "fallback": None}
+        # Downloaded the first time, then restored from the decoded copy the first
+        # boot kept in Cache Storage (no request for it).
+        assert snapshot_requests(driver) == (1 if i == 0 else 0)
+        assert kept_snapshot_key(driver, server) == json.loads(MANIFEST.read_text())["key"]
         wait_for(driver, "return window.__rec.visibleText() === arguments[0]", 30,
                  f"before boot {i}")
         assert not [m for m in console(driver) if FALLBACK_NOTE in m]
@@ -86,8 +135,47 @@ def test_snapshot_boot_shows_early_text_and_reseeds_random(driver: Any, boot_ser
     assert draws[0] != draws[1]
 
 
+def test_snapshot_sent_as_brotli_is_restored(driver: Any, boot_server: Any) -> None:
+    """The heap as `streampace serve` sends it to a browser that takes brotli
+    (Content-Encoding: br, decoded by the browser, not gunzipped by the page),
+    with the pages the wasm module's data segments hold copied from the module."""
+    server, switch = boot_server
+    forget_kept_snapshot(driver, server)
+    switch.mode, switch.sent = "brotli", []
+    show_text(server, "brotli", "restored from brotli")
+    try:
+        st = boot_page(driver, server, "brotli")
+    finally:
+        switch.mode = "real"
+    # Chromium takes brotli from 127.0.0.1 (a secure context) as from https.
+    assert switch.sent == ["br"]
+    assert st["boot"] == {"snapshot": True, "fallback": None}
+    wait_for(driver, "return window.__rec.visibleText() === arguments[0]", 30,
+             "restored from brotli")
+    # The data segments' pages were copied in: a static table reads right.
+    assert python(driver, "import unicodedata; unicodedata.name('\u00e9')") == (
+        "LATIN SMALL LETTER E WITH ACUTE")
+
+
+@pytest.mark.parametrize("kept", ["other-key", "damaged"])
+def test_a_kept_snapshot_of_another_key_or_damaged_is_downloaded_again(
+        driver: Any, boot_server: Any, kept: str) -> None:
+    server, switch = boot_server
+    switch.mode = "real"
+    key = json.loads(MANIFEST.read_text())["key"]
+    boot_page(driver, server, None, page="mount-later.html")  # on the origin, to reach its caches
+    forget_kept_snapshot(driver, server)
+    keep_snapshot(driver, server, "0" * 64 if kept == "other-key" else key, "not a heap")
+    st = boot_page(driver, server, f"kept-{kept}")
+    assert st["boot"] == {"snapshot": True, "fallback": None}
+    assert snapshot_requests(driver) == 1
+    assert kept_snapshot_key(driver, server) == key
+    assert not [m for m in console(driver) if FALLBACK_NOTE in m]
+
+
 @pytest.mark.parametrize(("mode", "reason"), [
     ("missing", "no snapshot manifest"),
+    ("misplaced-heap", "failed to restore"),
     ("stale-zip", "older than vendor/streampace.zip"),
     ("other-pyodide", "made for Pyodide 0.0.0"),
     ("corrupt", "failed to restore"),
@@ -95,6 +183,7 @@ def test_snapshot_boot_shows_early_text_and_reseeds_random(driver: Any, boot_ser
 def test_without_a_usable_snapshot_the_page_boots_normally_and_says_so_once(
         driver: Any, boot_server: Any, mode: str, reason: str) -> None:
     server, switch = boot_server
+    forget_kept_snapshot(driver, server)
     switch.mode = mode
     sid = f"fallback-{mode}"
     show_text(server, sid, f"shown after a {mode} snapshot")

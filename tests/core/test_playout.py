@@ -190,6 +190,41 @@ def test_short_frequent_batches_are_learnt_within_a_few_deliveries(
         assert statistics.mean(lags[i * 17: (i + 1) * 17]) <= 1.5 * steady_lag, i
 
 
+def test_short_batches_of_uneven_size_are_learnt_as_fast_as_even_ones(
+        rig_factory: RigFactory, ag: type[AG]) -> None:
+    # Batches every 42–51 ms whose sizes vary by about a third (the batch40
+    # trace's, seed 5): a batch smaller than usual reads as produced in less
+    # than its gap (its size at the measured rate, or the lower gaps), so its
+    # span alone does not say "a faster cadence" — the gaps do.  Judged by the
+    # span alone the prior's 150 ms faded gently and deliveries 5–10 waited
+    # ≈ 2.3× the steady lag (≈ 1.6× when the gaps count).
+    period = 1000 / 120
+    sizes = [12, 26, 19, 21, 21, 21, 23, 20, 25, 18]
+    gaps = [47, 42, 49, 51, 43, 47, 43, 43, 44, 49]
+    deliveries = [(5.0 + sum(gaps) * (i // 10) + sum(gaps[:i % 10]), sizes[i % 10])
+                  for i in range(50)]
+    run = play(rig_factory(ADAPTIVE), ag, deliveries, period=period)
+    lags = run["lags"]
+    steady_lag = statistics.mean(lags[len(lags) // 2:])
+    early = statistics.mean(lags[sum(sizes[:4]): sum(sizes)])
+    assert early <= 1.8 * steady_lag, (early, steady_lag)
+
+
+def test_two_parts_of_one_burst_do_not_read_as_a_very_fast_model(
+        rig_factory: RigFactory, ag: type[AG]) -> None:
+    # A mobile link: what was sent meanwhile lands every 400–700 ms, the
+    # messages of one burst a few ms apart.  The answer's first gap (6 ms,
+    # 206 graphemes) once set the rate to 34 000/s and the step ceiling with
+    # it: the bursts drained at 80–90 graphemes a frame.  The first evidence now
+    # moves the rate at most to the step bound, as later ones move it at most
+    # twofold.
+    deliveries = [(0.0, 19), (6.0, 206), (410.0, 153), (970.0, 287), (1570.0, 167),
+                  (1585.0, 150), (2080.0, 142), (2775.0, 280)]
+    run = play(rig_factory(ADAPTIVE), ag, deliveries)
+    assert run["shown"] == run["arrived"]
+    assert max(n for _t, n in run["frames"]) <= 2 * STEP_RATE / 60 + 2
+
+
 def test_after_a_stall_the_backlog_drains_in_bounded_steps_and_time(rig_factory: RigFactory,
                                                                     ag: type[AG]) -> None:
     rate = 400.0

@@ -442,3 +442,80 @@ def test_a_long_paragraphs_link_to_a_defined_label_is_not_split_at_its_title() -
         nodes, closed = PARSER.inline_split(head, refs)
         assert not closed, head
     assert PARSER.inline_split("see [foo] (not a destination) ", refs)[1]
+
+
+class _Sources(Parser):
+    """A parser that keeps every source its block and full parses see."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+        self.rendered: list[str] = []
+
+    def block_starts(self, src: str, refs: dict) -> list[tuple[int, int, str]]:
+        self.seen.append(src)
+        return super().block_starts(src, refs)
+
+    def render_all(self, src: str, refs: dict, ctx: Context | None = None) -> Any:
+        self.seen.append(src)
+        self.rendered.append(src)
+        return super().render_all(src, refs, ctx)
+
+
+def test_a_blank_line_ends_an_open_paragraph_without_parsing_it_again() -> None:
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    para = "Words with **bold**, `code` and a [link](/x) in a long paragraph. " * 40
+    for i in range(0, len(para), 11):
+        stream.feed(para[i:i + 11])
+    parser.seen.clear()
+    ops = stream.feed("\n\nNext")
+    assert [type(op).__name__ for op in ops][:1] == ["FinalBlock"]
+    assert stream.blocks == [render_nodes(para)[0]]
+    assert all("long paragraph" not in src for src in parser.seen), parser.seen
+    stream.feed(" words.\n")
+    stream.close()
+    assert stream.to_html() == render_html(para + "\n\nNext words.\n")
+
+
+def test_a_list_is_final_once_a_paragraph_starts_after_it() -> None:
+    """After a blank line, a line starting with a letter cannot continue a list:
+    the list is final at its first letter, and the paragraph's frames parse the
+    paragraph only, not the list again."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    items = "- insert text as text\n- one *update* per frame\n- keep the selection\n\n"
+    stream.feed(items)
+    assert stream.blocks == []  # a list may go on after a blank line
+    stream.feed("F")
+    assert [b[0] for b in stream.blocks] == ["ul"]
+    parser.seen.clear()
+    para = "Freshness comes first; smoothing is a service “offered” while the backlog is small. "
+    for i in range(1, len(para) * 3, 7):
+        stream.feed((para * 3)[i:i + 7])
+    assert all("selection" not in src for src in parser.seen)
+    stream.close()
+    assert stream.to_html() == render_html(items + (para * 3))
+
+
+@pytest.mark.parametrize("after", ["", "\n", "\n\nNext", "\n- item", "\n==="])
+def test_plain_words_that_end_a_line_are_not_parsed_again(after: str) -> None:
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    stream.feed("A *short* one, ")
+    stream.feed("then plain words")
+    parser.rendered.clear()
+    stream.feed(" and more words." + after)
+    if after.startswith("\n\n"):  # the paragraph is final as shown
+        assert stream.blocks == render_nodes("A *short* one, then plain words and more words.")
+        assert all("plain words" not in src for src in parser.rendered), parser.rendered
+    stream.close()
+    text = "A *short* one, then plain words and more words." + after
+    assert stream.to_html() == render_html(text)
+
+
+def render_nodes(text: str) -> list[Node]:
+    one_shot = MarkdownStream(parser=PARSER)
+    one_shot.feed(text)
+    one_shot.close()
+    return one_shot.blocks

@@ -96,13 +96,16 @@ def test_tarball_holds_exactly_what_the_tag_needs(tarball: Path) -> None:
                 if p.is_file() and not any(part.startswith(".") for part in p.parts)
                 and not {"test-wheels", "pyscript"} & set(p.relative_to(vendor).parts)
                 and p.name != "commonmark-spec.json"
-                and not (p.suffix == ".gz" and p.with_suffix("").is_file())}
+                and not (p.suffix in (".gz", ".br") and p.with_suffix("").is_file())
+                and p.name != "streampace.snap.br"}
     assert laid_out <= names
     # No precompressed twin (a static server sends the file itself; only
     # `streampace serve` uses them) and no test cache; the snapshot is only .gz.
-    assert not [n for n in names if n.endswith(".gz") and n.removesuffix(".gz") in names]
+    assert not [n for n in names if n.endswith((".gz", ".br"))
+                and n[:-3] in names]
     assert "vendor/commonmark-spec.json" not in names
     assert "vendor/snapshot/streampace.snap.gz" in names
+    assert not [n for n in names if n.endswith(".br")]
     # ... and nothing of the demo, the server or the tests; PyScript is for PyScript pages only.
     extra = {n for n in names if not n.startswith(("js_shim/", "vendor/"))}
     assert extra == {"README.md", "package.json"}

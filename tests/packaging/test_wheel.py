@@ -25,6 +25,7 @@ MUST_CARRY = (
     "examples/embed.html", "js_shim/store.js",
     "vendor/pyodide/pyodide.mjs",
     "vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip",
+    "vendor/pyodide/pyodide.asm.wasm.br", "vendor/snapshot/streampace.snap.br",
     "vendor/pyodide/pyodide-lock.json", "vendor/pyscript/core.js", "vendor/streampace.zip",
     "vendor/streampace-version.js", "vendor/runtime-config.mjs", "pyscript.toml",
     "js_shim/pyscript.js", "examples/pyscript.html", "examples/pyscript.toml",
@@ -54,6 +55,7 @@ def test_wheel_carries_the_page_and_the_runtime(installed_wheel: InstalledWheel)
     assert not {f"streampace/_site/{rel}" for rel in skipped} & names
     # Of PyScript, only the files its pages load (scripts/setup_runtime PYSCRIPT_FILES).
     pyscript = {n.removeprefix("streampace/_site/vendor/pyscript/").removesuffix(".gz")
+                .removesuffix(".br")
                 for n in names if n.startswith("streampace/_site/vendor/pyscript/")}
     assert pyscript == set(runpy.run_path(str(ROOT / "scripts" / "setup_runtime"))
                            ["PYSCRIPT_FILES"])

@@ -174,6 +174,92 @@ def gz_site(tmp_path: Path, serve: Serve) -> tuple[RunningServer, bytes]:
     return serve("demo", root=root), wasm
 
 
+# The heap a snapshot holds (it exists only compressed: .snap.gz, .snap.br).
+SNAP_HEAP = bytes(range(256)) * 300 + b"\0" * 4096
+
+
+@pytest.fixture
+def br_site(tmp_path: Path, serve: Serve) -> tuple[RunningServer, bytes]:
+    """Runtime files with .br and .gz twins (fresh and stale) and a snapshot."""
+    import gzip
+
+    import brotli  # type: ignore[import-untyped,unused-ignore]
+
+    root = tmp_path / "root"
+    pyo, snap = root / "vendor" / "pyodide", root / "vendor" / "snapshot"
+    pyo.mkdir(parents=True)
+    snap.mkdir()
+    (root / "index.html").write_text("<!doctype html><title>t</title>")
+    wasm = b"\0asm\1\0\0\0" + bytes(range(256)) * 64
+    for name, body in (("pyodide.asm.wasm", wasm), ("pyodide.mjs", b"export const z = 1;\n" * 50)):
+        (pyo / name).write_bytes(body)
+        (pyo / f"{name}.gz").write_bytes(gzip.compress(body, mtime=0))
+        (pyo / f"{name}.br").write_bytes(brotli.compress(body))
+    # Stale .br twins: other content of the same length; not brotli at all.
+    (pyo / "pyodide.asm.mjs").write_text("export const x = 1;\n")
+    (pyo / "pyodide.asm.mjs.gz").write_bytes(gzip.compress(b"export const x = 1;\n", mtime=0))
+    (pyo / "pyodide.asm.mjs.br").write_bytes(brotli.compress(b"export const y = 1;\n"))
+    (pyo / "python_stdlib.zip").write_bytes(b"PK\5\6" + bytes(18))
+    (pyo / "python_stdlib.zip.br").write_bytes(b"not brotli at all")
+    (snap / "streampace.snap.gz").write_bytes(gzip.compress(SNAP_HEAP, mtime=0))
+    (snap / "streampace.snap.br").write_bytes(brotli.compress(SNAP_HEAP))
+    return serve("demo", root=root), wasm
+
+
+@pytest.mark.parametrize(("accept", "coding"), [
+    ("gzip, deflate, br, zstd", "br"), ("br;q=1.0", "br"), ("*", "br"),
+    ("gzip, br;q=0", "gzip"), ("gzip", "gzip"), ("identity", None), ("*;q=0", None)])
+def test_brotli_is_sent_to_clients_that_accept_it_else_gzip_else_the_file(
+        br_site: tuple[RunningServer, bytes], accept: str, coding: str | None) -> None:
+    server, wasm = br_site
+    url = server.url.rstrip("/") + "/vendor/pyodide/pyodide.asm.wasm"
+    r = httpx.get(url, headers={"Accept-Encoding": accept})
+    assert r.headers.get("content-encoding") == coding
+    assert r.headers["vary"] == "Accept-Encoding"
+    assert r.headers["content-type"] == "application/wasm"
+    assert r.content == wasm  # httpx decodes br (the brotli package) and gzip
+    if coding:
+        assert int(r.headers["content-length"]) < len(wasm)
+    again = httpx.get(url, headers={"Accept-Encoding": accept, "If-None-Match": r.headers["etag"]})
+    assert again.status_code == 304 and "content-encoding" not in again.headers
+
+
+@pytest.mark.parametrize(("path", "coding"), [("pyodide.asm.mjs", "gzip"),
+                                              ("python_stdlib.zip", None)])
+def test_a_stale_or_broken_br_is_never_sent(
+        br_site: tuple[RunningServer, bytes], path: str, coding: str | None) -> None:
+    server, _ = br_site
+    url = server.url.rstrip("/") + "/vendor/pyodide/" + path
+    r = httpx.get(url, headers={"Accept-Encoding": "gzip, br"})
+    assert r.headers.get("content-encoding") == coding
+    plain = httpx.get(url, headers={"Accept-Encoding": "identity"})
+    assert r.content == plain.content
+
+
+def test_the_snapshot_is_sent_as_brotli_or_as_its_gz_file(
+        br_site: tuple[RunningServer, bytes], tmp_path: Path) -> None:
+    import gzip
+
+    server, _ = br_site
+    url = server.url.rstrip("/") + "/vendor/snapshot/streampace.snap.gz"
+    # A browser that takes brotli: the heap, Content-Encoding: br (decoded by it).
+    br = httpx.get(url, headers={"Accept-Encoding": "gzip, br"})
+    assert br.headers["content-encoding"] == "br" and br.headers["vary"] == "Accept-Encoding"
+    assert br.content == SNAP_HEAP
+    # Otherwise the .gz file itself, no Content-Encoding: the page gunzips it.
+    for accept in ("gzip", "identity"):
+        gz = httpx.get(url, headers={"Accept-Encoding": accept})
+        assert "content-encoding" not in gz.headers
+        assert gzip.decompress(gz.content) == SNAP_HEAP
+    assert gz.headers["etag"] != br.headers["etag"]
+    # A .br left from another snapshot is not sent for this one.
+    snap = tmp_path / "root" / "vendor" / "snapshot"
+    (snap / "streampace.snap.gz").write_bytes(gzip.compress(SNAP_HEAP[::-1], mtime=0))
+    stale = httpx.get(url, headers={"Accept-Encoding": "gzip, br"})
+    assert "content-encoding" not in stale.headers
+    assert gzip.decompress(stale.content) == SNAP_HEAP[::-1]
+
+
 def test_precompressed_gzip_is_sent_to_clients_that_accept_it(
         gz_site: tuple[RunningServer, bytes]) -> None:
     server, wasm = gz_site

@@ -7,7 +7,7 @@ definition that is not final although a block seems to start after it.
 
 from __future__ import annotations
 
-__all__ = ["cannot_grow", "title_may_follow"]
+__all__ = ["cannot_grow", "ends_before_text", "title_may_follow"]
 
 
 def cannot_grow(tail: str, block: tuple[int, int, str], complete: int) -> bool:
@@ -57,3 +57,19 @@ def title_may_follow(tail: str, gap_start: int, open_start: int) -> bool:
     lines = tail.split("\n", open_start + 1)
     return (bool(lines[open_start - 1].strip())
             and lines[open_start].lstrip(" \t")[:1] in ("'", '"', "("))
+
+
+def ends_before_text(tail: str, start: int) -> bool:
+    """Whether the blocks before line `start` of `tail`, its last (partial) line,
+    are final: that line follows a blank line and starts with a letter in its
+    first column. Whatever it grows into, it is a new top-level block (a
+    paragraph, a heading's text, a table's header) that no earlier block can take
+    in: after a blank line only indented lines or list items continue a list, a
+    block quote needs its marker, and a blank line ends every other block.
+    Without this, a list followed by a paragraph stays open until the
+    paragraph's first line is complete, re-rendered with it on every frame."""
+    if start < 1:
+        return False
+    lines = tail.rsplit("\n", 2)
+    return (len(lines) == 3 and not lines[1].strip(" \t")
+            and lines[2][:1].isalpha() and tail.count("\n") == start)

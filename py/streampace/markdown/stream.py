@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from streampace.markdown.fence import OpenFence
-from streampace.markdown.finality import cannot_grow, title_may_follow
+from streampace.markdown.finality import cannot_grow, ends_before_text, title_may_follow
 from streampace.markdown.footnotes import Footnotes
 from streampace.markdown.joins import (
     _PLAIN,
@@ -63,6 +63,13 @@ __all__ = [
 
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})([^\n]*)$")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+# Blocks whose content ends without its trailing spaces (the parse strips them).
+_STRIPPED = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def _first_blank(lines: list[str]) -> int | None:
+    """Index of the first blank line (spaces and tabs only, as CommonMark says), if any."""
+    return next((i for i, line in enumerate(lines) if not line.strip(" \t")), None)
 
 
 def _fold(text: str) -> str:
@@ -131,7 +138,16 @@ class MarkdownStream:
             raise ValueError("feed() after close()")
         if not delta:
             return []
-        delta = self._normalise(delta)
+        return self._feed_normalised(self._normalise(delta))
+
+    def _feed_normalised(self, delta: str) -> list[Op]:
+        if self._held is not None and "\n" in delta:
+            head = delta[:delta.index("\n")]
+            if head and _PLAIN.fullmatch(head):
+                # Plain words end the line: shown first by a plain append (no
+                # parse), so a block the line break ends is final as shown
+                # (_finalise) instead of parsed again whole on that frame.
+                return self._feed_normalised(head) + self._feed_normalised(delta[len(head):])
         self._tail += delta
         return self._notes_op(self._step(closing=False, delta=delta))
 
@@ -212,7 +228,11 @@ class MarkdownStream:
                 tail = self._tail = tail[lead:]
         # Block structure and finality depend on complete lines only: without a
         # new line break there is nothing to decide, just the tail to show.
-        if not closing and delta is not None and "\n" not in delta:
+        if not closing and delta is not None and "\n" not in delta and not (
+                # Text starting a line after a blank line: the blocks before it
+                # may be final now (ends_before_text); the general path decides.
+                len(tail) > len(delta) and tail[-len(delta) - 1] == "\n"
+                and ends_before_text(tail, tail.count("\n"))):
             if self._held is not None and self._append_plain(delta, ops):
                 return ops
             # A long tail without a new line (a long first line): look at its
@@ -235,6 +255,8 @@ class MarkdownStream:
                 if blocks[k][0] < complete:
                     final = k
                     break
+            if final < len(blocks) - 1 and ends_before_text(tail, blocks[-1][0]):
+                final = len(blocks) - 1
             if final < len(blocks) and cannot_grow(tail, blocks[final], complete):
                 final += 1
         if final:
@@ -324,8 +346,13 @@ class MarkdownStream:
         tail = self._tail
         nl = tail.rfind("\n")
         if nl >= self._open_pos:
-            if not block.feed_lines(tail[self._open_pos:nl].split("\n")):
+            lines = tail[self._open_pos:nl].split("\n")
+            blank = _first_blank(lines) if isinstance(block, OpenParagraph) else None
+            if not block.feed_lines(lines if blank is None else lines[:blank]):
                 return False
+            if blank is not None:
+                self._end_paragraph(ops)
+                return False  # the general path goes on from the block after it
             self._open_pos = nl + 1
         nodes = block.display(tail[self._open_pos:])
         if nodes is None:
@@ -337,6 +364,21 @@ class MarkdownStream:
             self.tail_nodes = nodes
             ops.append(SetTail(nodes))
         return True
+
+    def _end_paragraph(self, ops: list[Op]) -> None:
+        """The open paragraph is followed by a blank line: final (nothing after a
+        blank line continues a paragraph, as `cannot_grow` says), from its
+        incremental state and the lines it absorbed, without the general path's
+        block parse of the whole paragraph on the frame it ends."""
+        block = self._open
+        assert isinstance(block, OpenParagraph)
+        end = block.lines  # the tail starts with the paragraph's lines
+        self._left = (block, self._refs)
+        self._open = None
+        self.state = TAIL
+        if _first_blank(self._tail.split("\n", end + 1)[end:end + 1]) != 0:
+            return  # not where the paragraph was thought to end: the general path decides
+        self._finalise(self._tail, [(0, end, "paragraph_open")], end, ops)
 
     def _show_tail(self, tail: str, ops: list[Op]) -> None:
         shown = display_source(tail)
@@ -353,7 +395,11 @@ class MarkdownStream:
         self._shown = shown if "]:" not in shown else None
         # The tail itself, when the display is its plain parse (nothing held back
         # or closed): a paragraph or heading that then ends is final as shown.
-        self._exact = tail if shown == tail and self._shown is not None else None
+        # Trailing spaces held back count as nothing for a lone paragraph or
+        # heading (their parse drops them at the block's end).
+        self._exact = tail if self._shown is not None and (shown == tail or (
+            len(nodes) == 1 and not isinstance(nodes[0], str) and nodes[0][0] in _STRIPPED
+            and shown == tail.rstrip(" "))) else None
 
     def _render_tail(self, shown: str) -> tuple[Node, ...]:
         """The open tail's nodes. An open list or table is parsed as its earlier

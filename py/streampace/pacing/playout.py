@@ -22,7 +22,9 @@ Adaptive playout, per session (one :class:`Track` each):
   call or for thinking) and no less than the transport's own interval (the
   lower gaps).  The source's rate ``r`` is graphemes over spans (weighted over
   about a second; one delivery moves it at most twofold, so a stall's backlog
-  landing at once does not read as a faster model).
+  landing at once does not read as a faster model, and the first evidence of
+  an answer sets it at most to the step bound: two parts of one burst landing
+  a few ms apart say nothing of how fast their text was produced).
 * **Cadence and jitter**: the typical gap and span, their deviations, and a
   jitter *cushion*: the recent-worst span of a delivery that was late *and*
   carried the text it was late for (a transport that held text back), which
@@ -110,6 +112,7 @@ _SMOOTH_MS = 60.0  # time constant of the play-out rate's low-pass filter
 _WARM_GAPS = 10  # while fewer gaps are learnt, the filter never holds the rate under r
 _DEADLINE_GROUPS = 16  # oldest deliveries the deadline looks at per drain
 _SLOW_RATE = 0.09  # graphemes/ms: a source under this shows ≥ 1 grapheme per frame
+_FASTER = 0.8  # this gap and the typical one under this × the span: a faster cadence
 _FRAME_MAX_MS = 40.0  # drains further apart are no animation frames (a hidden tab's timer)
 
 
@@ -265,8 +268,10 @@ class AdaptiveLaw:
         need = n / r if r > 0 else g
         stall = tr.gaps_seen >= 2 and g > self._stall_gap(tr)
         span = min(g, max(need, tr.span if stall else tr.floor))
-        # One delivery's evidence moves the rate at most _RATE_STEP-fold.
-        produced = max(span, n / (_RATE_STEP * r)) if r > 0 else span
+        # One delivery's evidence moves the rate at most _RATE_STEP-fold; the
+        # first (no rate yet) at most to the step bound: two parts of one burst
+        # landing 5 ms apart say nothing of how fast their text was produced.
+        produced = max(span, n / (_RATE_STEP * r) if r > 0 else n / self.max_step_rate)
         w = math.exp(-produced / _RATE_TAU_MS)
         tr.rate_n = tr.rate_n * w + n
         tr.rate_t = tr.rate_t * w + produced
@@ -293,7 +298,8 @@ class AdaptiveLaw:
             tr.dev += _GAP_ALPHA * (abs(clipped - tr.gap) - tr.dev)
             tr.gap += _GAP_ALPHA * (clipped - tr.gap)
             tr.floor += _GAP_ALPHA * (min(g, tr.gap) - tr.floor)
-        a = max(_GAP_ALPHA, _span_weight(tr.gaps_seen, tr.span > span >= g))
+        faster = tr.span > span and (span >= g or max(g, tr.gap) < _FASTER * tr.span)
+        a = max(_GAP_ALPHA, _span_weight(tr.gaps_seen, faster))
         tr.span_dev += a * (abs(span - tr.span) - tr.span_dev)
         tr.span += a * (min(span, 3.0 * tr.span) - tr.span)
         tr.gaps_seen += 1
@@ -409,12 +415,16 @@ def _span_weight(k: int, faster_cadence: bool) -> float:
     From the prior on, faster at first — but a transport's first
     ``_FAST_PATH_GAPS`` gaps (a server's fast path for the first deltas) are
     shorter than its cadence, so they fade the prior gently.  After them a
-    span that took its whole gap and is shorter than the estimate is direct
-    evidence of a faster cadence and takes over quickly (40 ms batches are
-    learnt within a few deliveries, not a dozen).  Other spans keep the gentle
-    fade: one cut short by the rate estimate, which the fast path's dense
-    first deliveries inflate (made quick, held clusters froze on cjk_emoji),
-    and a slower cadence (learnt at the usual pace, fresher meanwhile).
+    span shorter than the estimate takes over quickly (40 ms batches are
+    learnt within a few deliveries, not a dozen) when it is direct evidence
+    of a faster cadence: it took its whole gap, or this gap and the typical
+    one are both under ``_FASTER`` × the estimate (a batch smaller than usual
+    reads as produced in less than its gap, yet the gaps say the cadence is
+    short: batch40, seed 5).  Other spans keep the gentle fade: one cut short
+    by the rate estimate, which the fast path's dense first deliveries inflate,
+    while the gaps stay at the cadence (made quick, held clusters froze on
+    cjk_emoji), and a slower cadence (learnt at the usual pace, fresher
+    meanwhile).
     """
     if k < _FAST_PATH_GAPS or not faster_cadence:
         return _SPAN_EARLY / (k + 2)

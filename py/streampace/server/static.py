@@ -6,6 +6,7 @@ import os
 import zlib
 from pathlib import Path
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
 
@@ -50,22 +51,36 @@ PYSCRIPT_SNIFF_BYTES = 256 * 1024
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 IMMUTABLE_DIRS = (("vendor", "pyodide"), ("vendor", "pyscript"))
-# scripts/setup_runtime writes `<file>.gz` next to the big runtime files; sent
-# with Content-Encoding: gzip to clients that accept it (wasm 9.6 MB -> 3.5 MB).
+# scripts/setup_runtime writes `<file>.br` and `<file>.gz` next to the big runtime
+# files; sent with Content-Encoding: br or gzip to clients that accept it (wasm
+# 9.6 MB -> 3.1 MB br, 3.5 MB gzip). The snapshot exists only compressed: its
+# `<name>.gz` is sent as it is (the page gunzips it) unless a `<name>.br` of the
+# same bytes is there and the client takes brotli: then that, Content-Encoding: br.
 GZIP_SUFFIX = ".gz"
+BROTLI_SUFFIX = ".br"
+_BROTLI_CHUNK = 1 << 18
 
 
 def _not_found() -> Response:
     return PlainTextResponse("not found\n", status_code=404)
 
 
-def _accepts_gzip(request: Request) -> bool:
+def _accepts(request: Request, coding: str) -> bool:
+    """Whether Accept-Encoding takes `coding` (named or `*`, with q > 0)."""
+    named: bool | None = None
+    star = False
     for part in request.headers.get("accept-encoding", "").split(","):
         name, _, params = part.strip().partition(";")
-        if name.strip().lower() in ("gzip", "*"):
-            q = params.strip().lower()
-            return not (q.startswith("q=") and q[2:].strip() in ("0", "0.0", "0.00", "0.000"))
-    return False
+        name = name.strip().lower()
+        if name not in (coding, "*"):
+            continue
+        q = params.strip().lower()
+        ok = not (q.startswith("q=") and q[2:].strip() in ("0", "0.0", "0.00", "0.000"))
+        if name == coding:
+            named = ok
+        else:
+            star = ok
+    return star if named is None else named
 
 
 def _gzip_trailer(path: Path) -> tuple[int, int]:
@@ -76,12 +91,35 @@ def _gzip_trailer(path: Path) -> tuple[int, int]:
     return int.from_bytes(tail[:4], "little"), int.from_bytes(tail[4:], "little")
 
 
-def _crc32(path: Path) -> int:
+def _crc32(path: Path) -> tuple[int, int]:
+    """(CRC-32, length mod 2**32) of a file, as a gzip trailer states them."""
     crc = 0
     with path.open("rb") as f:
         while chunk := f.read(1 << 20):
             crc = zlib.crc32(chunk, crc)
-    return crc
+    return crc, path.stat().st_size % (1 << 32)
+
+
+def _brotli_decoded(path: Path) -> tuple[int, int] | None:
+    """(CRC-32, length mod 2**32) of what a brotli file decodes to; None if it
+    does not decode (or the brotli package is missing: then no .br is sent)."""
+    try:
+        import brotli  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        return None
+    decoder = brotli.Decompressor()
+    crc = length = 0
+    try:
+        with path.open("rb") as f:
+            while chunk := f.read(_BROTLI_CHUNK):
+                out = decoder.process(chunk)
+                crc = zlib.crc32(out, crc)
+                length += len(out)
+        if not decoder.is_finished():
+            return None
+    except brotli.error:
+        return None
+    return crc, length % (1 << 32)
 
 
 def _etag(stat: os.stat_result, variant: str = "") -> str:
@@ -97,33 +135,60 @@ def _etag_matches(request: Request, etag: str) -> bool:
 
 
 class StaticSite:
-    def __init__(self, root: Path, precompressed: bool = True) -> None:
+    def __init__(self, root: Path, precompressed: bool = True, brotli: bool = True) -> None:
         self.root = Path(os.path.realpath(root))
+        # Switches for the boot benchmark (bench/boot.py compares the encodings).
         self.precompressed = precompressed
-        self._gzip_checked: dict[tuple, bool] = {}
+        self.brotli = brotli
+        self._twin_checked: dict[tuple, bool] = {}
         self._pyscript_checked: dict[tuple, bool] = {}
 
-    def _gzip_sibling(self, target: Path) -> Path | None:
-        """`<target>.gz` if it decodes to this very `target`: the gzip trailer's
-        CRC-32 and length must match the file's (computed once per version of
-        the pair). Content, not mtimes: an installed wheel has its own mtimes."""
-        if target.suffix == GZIP_SUFFIX:
+    def _twin(self, target: Path, suffix: str) -> Path | None:
+        """`target`'s precompressed twin (`<target>.gz`, `<target>.br`; for a
+        `<name>.gz`, `<name>.br`) if it decodes to what `target` stands for: the
+        CRC-32 and length must match (computed once per version of the pair).
+        Content, not mtimes: an installed wheel has its own mtimes."""
+        if target.suffix == suffix:
             return None
-        sibling = target.with_name(target.name + GZIP_SUFFIX)
+        packed = target.suffix == GZIP_SUFFIX  # the snapshot: stands for what it decodes to
+        name = target.name.removesuffix(GZIP_SUFFIX) if packed else target.name
+        sibling = target.with_name(name + suffix)
         try:
-            src, gz = target.stat(), sibling.stat()
+            src, twin = target.stat(), sibling.stat()
         except OSError:
             return None
-        key = (str(target), src.st_mtime_ns, src.st_size, gz.st_mtime_ns, gz.st_size)
-        fresh = self._gzip_checked.get(key)
+        key = (str(target), suffix, src.st_mtime_ns, src.st_size, twin.st_mtime_ns, twin.st_size)
+        fresh = self._twin_checked.get(key)
         if fresh is None:
-            fresh = (gz.st_size >= 18
+            fresh = (twin.st_size >= 8
                      and Path(os.path.realpath(sibling)).parent == target.parent
-                     and _gzip_trailer(sibling) == (_crc32(target), src.st_size % (1 << 32)))
-            if len(self._gzip_checked) > 1024:
-                self._gzip_checked.clear()
-            self._gzip_checked[key] = fresh
+                     and self._decodes_to(sibling, suffix,
+                                          _gzip_trailer(target) if packed else _crc32(target)))
+            if len(self._twin_checked) > 1024:
+                self._twin_checked.clear()
+            self._twin_checked[key] = fresh
         return sibling if fresh else None
+
+    @staticmethod
+    def _decodes_to(twin: Path, suffix: str, want: tuple[int, int]) -> bool:
+        if suffix == GZIP_SUFFIX:
+            return twin.stat().st_size >= 18 and _gzip_trailer(twin) == want
+        return _brotli_decoded(twin) == want
+
+    def _encoded(self, request: Request, target: Path) -> tuple[Path, str | None, bool]:
+        """(the file to send, its Content-Encoding, whether the answer depends
+        on Accept-Encoding)."""
+        if not self.precompressed:
+            return target, None, False
+        varies = False
+        for suffix, coding in ((BROTLI_SUFFIX, "br"), (GZIP_SUFFIX, "gzip")):
+            twin = self._twin(target, suffix) if self.brotli or coding != "br" else None
+            if twin is None:
+                continue
+            varies = True
+            if _accepts(request, coding):
+                return twin, coding, True
+        return target, None, varies
 
     def _is_pyscript_page(self, target: Path, stat: os.stat_result) -> bool:
         """Whether `target` is an HTML page that boots PyScript (read once per version)."""
@@ -180,14 +245,14 @@ class StaticSite:
         media = MIME_TYPES.get(target.suffix.lower(), "application/octet-stream")
         cache = IMMUTABLE if rel.parts[:2] in IMMUTABLE_DIRS else REVALIDATE
         headers = {"Cache-Control": cache}
-        body, variant = target, ""
-        sibling = self._gzip_sibling(target) if self.precompressed else None
-        if sibling is not None:
+        # The first look at a twin decodes it (the snapshot's .br: tens of ms).
+        body, coding, varies = await run_in_threadpool(self._encoded, request, target)
+        variant = f"-{coding}" if coding else ""
+        if varies:
             # The representation depends on Accept-Encoding: caches must know.
             headers["Vary"] = "Accept-Encoding"
-            if _accepts_gzip(request):
-                body, variant = sibling, "-gz"
-                headers["Content-Encoding"] = "gzip"
+        if coding:
+            headers["Content-Encoding"] = coding
         stat = body.stat()
         if self._is_pyscript_page(target, stat):
             headers["Content-Security-Policy"] = content_security_policy(
