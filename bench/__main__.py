@@ -6,6 +6,7 @@
     python -m bench --boot      # navigation → ready: stock PyScript vs Pyodide vs embed vs demo
     python -m bench.sizes       # what users download: wheel, npm tarball, runtime files
     python -m bench.continuity  # reload mid-answer, a forbidden boot, no server: time shown
+    python -m bench.frame_trace # a DevTools trace of one page and trace: which step grows
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Builds the two packages from this checkout as tests/packaging does — the wheel
 (`python -m build --wheel --no-isolation`) and the npm package of the tag
 (scripts/build_npm, `npm pack`) — and reports their sizes beside the runtime
-files every page loads (vendor/streampace.zip, the boot snapshot). Needs the
+files every page loads (vendor/streampace.zip, the boot snapshot as gzip and brotli). Needs the
 runtime laid out (scripts/setup_runtime) and npm; a package that cannot be
 built is reported as missing, not guessed.
 
@@ -25,7 +25,8 @@ from bench.report import md_table, write_json
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 # Runtime files a page fetches on every cold boot, beside the packages.
-RUNTIME_FILES = ("vendor/streampace.zip", "vendor/snapshot/streampace.snap.gz")
+RUNTIME_FILES = ("vendor/streampace.zip", "vendor/snapshot/streampace.snap.gz",
+                 "vendor/snapshot/streampace.snap.br")
 
 
 def build_wheel(out: Path, timeout_s: float = 600) -> Path:

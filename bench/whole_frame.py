@@ -88,6 +88,7 @@ PROBE_JS = r"""
     P.loaf = []; P.longtasks = []; P.frames = [];
     P.on = true;
     P.startedAt = performance.now();
+    performance.mark("probe:start");  // where a DevTools trace sees the start (frame_trace.py)
     requestAnimationFrame(tick);
     return P.startedAt;
   };
@@ -222,9 +223,11 @@ def _wait(driver: Any, script: str, timeout_s: float, what: str) -> None:
 
 
 def play_page(driver: Any, base: str, player: SessionPlayer, page: str, trace: Trace,
-              cpu: float) -> dict[str, Any]:
+              cpu: float, around: Any = None) -> dict[str, Any]:
     """Load the demo or the embed, let it boot, play `trace` into it (throttled by
-    `cpu` while it streams) and return what the probe saw."""
+    `cpu` while it streams) and return what the probe saw. `around`: a context
+    manager entered once the page is ready, left once the trace has played
+    (bench/frame_trace.py records a DevTools trace in it)."""
     driver.get(f"{base}/" if page == "demo" else f"{base}/bench/embed")
     _wait(driver, _DEMO_READY_JS if page == "demo" else _READY_JS, BOOT_TIMEOUT_S, page)
     if page == "demo":  # the source is known once the demo's socket opened
@@ -233,8 +236,9 @@ def play_page(driver: Any, base: str, player: SessionPlayer, page: str, trace: T
     player.current = trace.name
     set_cpu(driver, cpu)
     try:
-        driver.execute_script(_ASK_JS[page])
-        time.sleep((player.lead_ms + trace_duration_ms(trace) + TAIL_MS) / 1000.0)
+        with around if around is not None else contextlib.nullcontext():
+            driver.execute_script(_ASK_JS[page])
+            time.sleep((player.lead_ms + trace_duration_ms(trace) + TAIL_MS) / 1000.0)
         probe = collect_probe(driver)
         probe["py"] = json.loads(driver.execute_script(_PY_JS[page]))
         return probe

@@ -196,7 +196,10 @@ function keepSnapshot(url, manifest, heap) {
     const body = new Blob(parts, { type: "application/octet-stream" });
     await cache.put(url, new Response(body, { headers: { [SNAPSHOT_KEY_HEADER]: manifest.key } }));
   };
-  const later = globalThis.requestIdleCallback || ((fn) => setTimeout(fn, 200));
+  // A page that streams at once may never be idle for long: at most 5 s later.
+  const later = globalThis.requestIdleCallback
+    ? (fn) => requestIdleCallback(fn, { timeout: 5000 })
+    : (fn) => setTimeout(fn, 200);
   later(() => { store().catch(() => {}); });
 }
 

@@ -25,12 +25,16 @@ def test_ratios_are_medians_over_the_baselines_median() -> None:
     # Round by round: 500/1000, 700/3000, 600/2000 -> median 0.3.
     assert summary["embed"]["cold"]["ratio_per_round"] == 0.3
     phases = summary["embed"]["cold"]["phases_ms"]
-    names = [name for name, _a, _b in PHASES]
-    assert phases[names[0]] == 100  # navigation -> shim running
-    assert phases[names[1]] == 50  # boot-start -> runtime-module
-    assert phases[names[4]] == 40  # python-ready -> package-ready
-    assert phases[names[5]] == 8  # ready -> first text
-    assert phases[names[2]] is None  # no snapshot-fetched mark in these runs
+    named = {(a, b): name for name, a, b in PHASES}
+    assert phases[named[None, "boot-start"]] == 100  # navigation -> shim running
+    assert phases[named["boot-start", "runtime-module"]] == 50
+    assert phases[named["python-ready", "package-ready"]] == 40
+    assert phases[named["ready", "firstText"]] == 8
+    # No snapshot-fetched or wasm marks in these runs.
+    assert phases[named["runtime-module", "snapshot-fetched"]] is None
+    assert phases[named["wasm-instantiate", "wasm-instantiated"]] is None
+    # First-visit bytes per big file: none recorded in these runs.
+    assert summary["embed"]["cold"]["wire_bytes"][".snap.gz"] is None
     text = markdown(summary, {"date": "d", "machine": "m", "load": "1", "rounds": 3,
                               "network": "loopback"})
     assert "| our embed tag (snapshot) | 600 | 0.30 | 0.30 | 150 | 0.15 | 0.15 |" in text

@@ -97,7 +97,11 @@ async def run_again_for_both(va: Viewer, vb: Viewer, prompt: str,
     both sockets close."""
     await send(va.ws, type="run", prompt=prompt, scenario="very_fast")
     for v in (va, vb):
-        await v.read_until(lambda v: v.state.status in ended and prompt in v.text())
+        try:
+            await v.read_until(lambda v: v.state.status in ended and prompt in v.text())
+        except TimeoutError as exc:
+            other = vb if v is va else va
+            raise TimeoutError(f"{exc}; the other {other.summary()}") from None
     await va.ws.close()
     await vb.ws.close()
 

@@ -107,9 +107,6 @@ class RedisConnection:
         self.cluster = is_cluster_spec(url)
         self.client: Any = (_cluster_client(url, self.block_ms) if self.cluster
                             else _node_client(url, self.block_ms, config.max_sessions))
-        self._renew = self.client.register_script(RENEW_SCRIPT)
-        self._release = self.client.register_script(RELEASE_SCRIPT)
-        self._snapshot = self.client.register_script(SNAPSHOT_SCRIPT)
         self._writes: list[tuple[str, list[str], list[Any], asyncio.Future[Any]]] = []
         self._writer: asyncio.Task[None] | None = None
         self.max_sessions = config.max_sessions
@@ -316,17 +313,17 @@ class RedisConnection:
 
     async def renew_lease(self, keys: SessionKeys, token: str) -> bool:
         """Raises RedisError/OSError when Redis cannot answer (the caller tolerates it)."""
-        return bool(await self._renew(keys=[keys.lease], args=[token, self.lease_ms]))
+        return bool(await self._eval(RENEW_SCRIPT, [keys.lease], token, self.lease_ms))
 
     async def release_lease(self, keys: SessionKeys, token: str) -> None:
         with contextlib.suppress(RedisError, OSError):
-            await self._release(keys=[keys.lease], args=[token])
+            await self._eval(RELEASE_SCRIPT, [keys.lease], token)
 
     async def write_snapshot(self, keys: SessionKeys, seq: int, payload: str) -> bool:
         """Store the conversation at ``seq`` unless a newer one is there; False if
         Redis could not take it."""
         try:
-            await self._snapshot(keys=[keys.snap], args=[seq, payload, self.ttl_ms])
+            await self._eval(SNAPSHOT_SCRIPT, [keys.snap], seq, payload, self.ttl_ms)
         except (RedisError, OSError):
             return False
         return True
@@ -344,6 +341,13 @@ class RedisConnection:
             return bool(await self.client.exists(keys.lease))
         except (RedisError, OSError) as exc:
             raise unreachable(exc) from None
+
+    async def _eval(self, script: str, keys: list[str], *args: Any) -> Any:
+        # EVAL with the script's text, never EVALSHA: a node promoted by a failover
+        # (or restarted) has an empty script cache, and the client's SCRIPT LOAD then
+        # goes to every master of the cluster - failing while any one is down, which
+        # would keep a healthy master's runs from renewing their leases.
+        return await self.client.eval(script, len(keys), *keys, *args)
 
     async def close(self) -> None:
         if self._writer is not None:

@@ -63,6 +63,7 @@ class RunLease:
     async def acquire(self, run_id: str) -> tuple[bool, int | None]:
         """Take the lease for ``run_id``: granted or not, and the run's number."""
         token = f"{self._conn.token}:{run_id}"
+        taken_at = time.monotonic()  # the lease's life starts when the take is sent
         if not await self._conn.take_lease(self._keys, token):
             return False, None
         try:
@@ -75,24 +76,33 @@ class RunLease:
                 await self._conn.release_lease(self._keys, token)
             raise
         self.token = token
-        self._renewer = asyncio.create_task(self._keep(token, run_id))
+        self._renewer = asyncio.create_task(self._keep(token, run_id, taken_at))
         return True, index
 
-    async def _keep(self, token: str, run_id: str) -> None:
-        period = self._conn.lease_ms / 3000
-        last_ok = time.monotonic()
+    async def _keep(self, token: str, run_id: str, taken_at: float) -> None:
+        """Renew the lease every third of its life, counted from when it was last
+        taken or renewed (the catch-up after the take may have used some of it); a
+        renewal Redis could not answer is retried soon, until the lease has run out."""
+        life = self._conn.lease_ms / 1000
+        period = life / 3
+        renewed_at = taken_at
+        wait = max(0.0, period - (time.monotonic() - taken_at))
         while True:
-            await asyncio.sleep(period)
+            await asyncio.sleep(wait)
+            sent_at = time.monotonic()
             try:
-                if not await self._conn.renew_lease(self._keys, token):
-                    self._session.stop_run("run_lost", "the run lost its lease", run_id)
-                    return
-                last_ok = time.monotonic()
+                held = await self._conn.renew_lease(self._keys, token)
             except (RedisError, OSError):
-                if time.monotonic() - last_ok > self._conn.lease_ms / 1000:
+                if time.monotonic() - renewed_at > life:
                     self._session.stop_run("store_unavailable",
                                            "the session store is unavailable", run_id)
                     return
+                wait = period / 6
+                continue
+            if not held:
+                self._session.stop_run("run_lost", "the run lost its lease", run_id)
+                return
+            renewed_at, wait = sent_at, period
 
     async def emit(self, events: list[dict[str, Any]]) -> None:
         """Append a run's events, fenced by its lease."""
