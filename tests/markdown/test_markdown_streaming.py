@@ -551,3 +551,34 @@ def test_plain_words_grow_an_open_paragraph_without_a_parse() -> None:
     assert parsed_by_plain == 0
     stream.close()
     assert stream.to_html() == render_html(start + "".join(words))
+
+
+@pytest.mark.parametrize("text, cuts", [
+    ("# Heading\n" * 4 + "see https://bare.example/x, and www.example.org.&amp; &copy; &#35; "
+     "\\*escaped\\*", [2, 3, 13, 40, 115]),
+    ("# H\nwww.a.b.&amp;", [4]),    # the paragraph shown by the tail's full parse ...
+    ("x\n\nwww.a.b.&amp;", [3]),
+    ("# H\nwww.a.b.&amp;", []),     # ... and by the open paragraph's inline parse
+    ("www.a.b.&amp;\n\nnext", []),  # a final paragraph (a full parse)
+])
+def test_a_bare_url_before_a_character_reference_renders_alike_on_every_path(
+        text: str, cuts: list[int]) -> None:
+    """A full parse and the open paragraph's inline parse see the same text
+    runs: a bare URL stops before a character reference (GFM), so `.` before
+    it is trimmed and the reference stays text, however the text was cut."""
+    one_shot = render_html(text)
+    assert stream_html(text, cuts) == one_shot
+    assert stream_html(text, cuts, _EagerOpen) == one_shot
+    assert '<a href="http://www.' in one_shot
+    assert "www.example.org</a>.&amp;" in one_shot or "www.a.b</a>.&amp;" in one_shot
+
+
+@pytest.mark.parametrize("src", [
+    "www.a.b.&amp;", "x www.a.b.&amp; y", "www.a.b/x&amp;y", "&amp;www.a.b", "&nbsp;www.a.b",
+    "https://a.b/x\\_y z", "*www.a.b* and `c` https://c.d/e\\*f.",
+])
+def test_full_and_inline_parses_give_a_paragraph_the_same_nodes(src: str) -> None:
+    nodes = PARSER.render_all(src, {})[0]
+    assert len(nodes) == 1 and not isinstance(nodes[0], str) and nodes[0][0] == "p"
+    assert PARSER.inline(src, {}) == list(nodes[0][2])
+    assert PARSER.inline_split(src, {})[0] == list(nodes[0][2])

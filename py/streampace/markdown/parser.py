@@ -121,8 +121,10 @@ class Parser:
     def _markdown_it(inline: bool, footnote_defs: bool) -> MarkdownIt:
         md = MarkdownIt("commonmark", {"html": False})
         md.enable(["table", "strikethrough"])
-        if not inline:
-            md.disable(["inline", "text_join"])
+        # No core `text_join`: the paragraph-level paths (`inline`,
+        # `inline_split`) run the inline parser alone, so a full parse must
+        # hand `_inline` the same tokens (it joins text runs itself).
+        md.disable(["text_join"] if inline else ["inline", "text_join"])
         md.validateLink = is_safe_link  # type: ignore[method-assign]
         md.block.__class__ = _CappedBlock
         use_math(md)
@@ -319,12 +321,27 @@ class Parser:
             else:
                 kids.append(node)
 
-        def add_text(text: str) -> None:
+        # Text, and escapes, run together until something else comes: a bare
+        # URL is looked for over the whole run. A character reference ends a
+        # run (GFM: an entity-like tail is not part of the URL).
+        run: list[str] = []
+        after = ""  # the character before the run, when it follows a reference
+
+        def flush() -> None:
+            nonlocal after
+            if run:
+                add_text("".join(run), after)
+                run.clear()
+            after = ""
+
+        def add_text(text: str, after: str) -> None:
             if not self.autolink or in_link or ("://" not in text and "www." not in text.lower()):
                 add(text)
                 return
             pos = 0
             for m in _BARE_URL.finditer(text):
+                if m.start() == 0 and after and not (after.isspace() or after in "*_~("):
+                    continue  # glued to the reference before it: not a URL start
                 url = _trim_url(m.group(0))
                 if not _DOMAIN.match(url) or len(url) <= len("www.") or url.lower() in (
                         "http://", "https://", "www."):
@@ -341,8 +358,13 @@ class Parser:
 
         for tok in tokens:
             t = tok.type
-            if t in ("text", "text_special"):
-                add_text(tok.content)
+            if t == "text" or (t == "text_special" and tok.info != "entity"):
+                run.append(tok.content)
+                continue
+            flush()
+            if t == "text_special":  # a character reference: its text, linked to nothing
+                add(tok.content)
+                after = tok.content[-1:]
             elif t == "softbreak":
                 add("\n")
             elif t == "hardbreak":
@@ -381,6 +403,7 @@ class Parser:
                 add(self._image(tok))
             elif t == "html_inline":  # not produced with html=False
                 add(tok.content)
+        flush()
         return root[2]
 
     def _footnote_ref(self, label: str, env: dict[str, Any]) -> Element:
