@@ -106,3 +106,37 @@ def test_an_outage_is_told_once_until_redis_answers_again(
     assert seen == [MirrorState.DOWN, MirrorState.DOWN, MirrorState.CURRENT, MirrorState.DOWN]
     assert [json.loads(t) for t in sink.texts] == [
         {"type": "error", "code": "store_unavailable", "message": STORE_DOWN_MESSAGE}] * 2
+
+
+def test_a_snapshot_past_the_streams_end_is_never_kept_nor_loaded(
+        session_and_backend: tuple[Session, rs.RedisBackend, rs.RedisStore]) -> None:
+    """A process whose mirror is ahead of the store (a failover lost writes it had
+    shown) must not leave a snapshot the stream does not continue: Redis refuses it,
+    and one already there is passed over by the next load."""
+    session, backend, store = session_and_backend
+
+    async def body() -> tuple[list[Any], int, list[Any]]:
+        await session.ready()
+        client = store.conn.client
+        await client.set(backend.keys.lease, "t", px=60_000)
+        await backend.lease.write([
+            {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "kept"}], "t")
+        await store.conn.write_snapshot(backend.keys, 7, json.dumps({"items": []}))
+        refused = await client.hmget(backend.keys.snap, ["seq"])
+        await store.conn.write_snapshot(backend.keys, 2, json.dumps({"items": []}))
+        kept = await client.hget(backend.keys.snap, "seq")
+        # One written before Redis refused them (as an older server would have):
+        await client.hset(backend.keys.snap, mapping={"seq": "7", "data": '{"items": []}'})
+        await backend.mirror.load()
+        head = session.log.head
+        texts = [getattr(i, "text", None) for i in session.conversation.items()]
+        await backend.close()
+        await store.close()
+        return [refused[0], kept], head, texts
+
+    (refused, kept), head, texts = asyncio.run(asyncio.wait_for(body(), 20))
+    assert refused is None  # the stream ends at 2: no snapshot at 7
+    assert kept == b"2"
+    assert head == 2
+    assert texts == ["kept"]  # the conversation from the stream, not the snapshot at 7

@@ -320,10 +320,10 @@ class RedisConnection:
             await self._eval(RELEASE_SCRIPT, [keys.lease], token)
 
     async def write_snapshot(self, keys: SessionKeys, seq: int, payload: str) -> bool:
-        """Store the conversation at ``seq`` unless a newer one is there; False if
-        Redis could not take it."""
+        """Store the conversation at ``seq`` unless a newer one is there, or the
+        stream ends before ``seq``; False if Redis could not take it."""
         try:
-            await self._eval(SNAPSHOT_SCRIPT, [keys.snap], seq, payload, self.ttl_ms)
+            await self._eval(SNAPSHOT_SCRIPT, [keys.snap, keys.seq], seq, payload, self.ttl_ms)
         except (RedisError, OSError):
             return False
         return True

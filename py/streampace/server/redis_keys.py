@@ -85,8 +85,14 @@ for i = 6, #ARGV do
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], string.format('%d-0', seq), 'e', ARGV[i])
 end
 """, ttl=4, release=5, result="seq")
-# KEYS: snap.  ARGV: seq, data, ttl ms.  Writes may land out of order: the newest wins.
+# KEYS: snap, seq.  ARGV: seq, data, ttl ms.  Writes may land out of order: the newest
+# wins.  Never one past the stream's last seq: a process whose mirror is ahead of the
+# store (a failover lost writes it had shown) must not leave a conversation the stream
+# does not continue — every later load would start from it.
 SNAPSHOT_SCRIPT = """
+if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[1]) then
+  return 0
+end
 local cur = redis.call('HGET', KEYS[1], 'seq')
 if cur and tonumber(cur) >= tonumber(ARGV[1]) then
   return 0

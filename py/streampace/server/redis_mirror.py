@@ -327,6 +327,13 @@ class RedisMirror:
         entries = entries[start:]
         snap_seq = int(raw_snap[0]) if raw_snap[0] else 0
         snap = json.loads(raw_snap[1]) if raw_snap[0] else None
+        if snap is not None and entries and snap_seq > entries[-1][0]:
+            # Written past what the stream holds (before SNAPSHOT_SCRIPT refused
+            # that): it shows events the store lost, and the stream does not follow it.
+            log.warning("session %s: the snapshot (at %d) is past the stream's end (%d); "
+                        "loading from the stream", self._session.log_name, snap_seq,
+                        entries[-1][0])
+            snap, snap_seq = None, 0
         log_ = SessionLog(config.log_events, config.log_bytes, note_large_events)
         first = entries[0][0] if entries else None
         if snap is not None and (first is None or first <= snap_seq + 1):
