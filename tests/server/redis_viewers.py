@@ -29,6 +29,7 @@ class Viewer:
         self.errors: list[str] = []
         self.closes: list[int | None] = []
         self.ws: Any = None
+        self.trace: list[str] = []  # the last messages' outlines, for a failure's message
 
     def _deliver(self, events: list[dict]) -> None:
         self.state.apply(events)
@@ -44,6 +45,7 @@ class Viewer:
                     msg = json.loads(text := await self.ws.recv())
                     if msg.get("type") == "error":
                         self.errors.append(msg["code"])
+                    self.trace = [*self.trace[-11:], _outline(msg)]
                     self.client.receive(text)
         except TimeoutError:
             raise TimeoutError(f"{WAIT_S:.0f} s without the wanted view: {self.summary()}"
@@ -54,7 +56,7 @@ class Viewer:
         return (f"viewer of {self.proc.url}: status {self.state.status!r}, "
                 f"{self.contents()} events, through {self.client.last_through}, "
                 f"errors {self.errors}, closes {self.closes}, text ends "
-                f"{self.text()[-60:]!r}")
+                f"{self.text()[-60:]!r}, last messages {self.trace}")
 
     async def read_to_close(self) -> None:
         try:
@@ -111,3 +113,12 @@ def assert_same_view(va: Viewer, vb: Viewer) -> None:
     assert va.client.epoch == vb.client.epoch
     assert va.text() == vb.text()
     assert va.client.last_through == vb.client.last_through
+
+
+def _outline(msg: dict[str, Any]) -> str:
+    """A server message in a few words: its type, position and events' types."""
+    raw = msg.get("events")
+    events: list[Any] = raw if isinstance(raw, list) else []
+    kinds = ",".join(str(e.get("type"))[:12] for e in events[:4] if isinstance(e, dict))
+    return (f"{msg.get('type')} mode={msg.get('mode')} through={msg.get('through')} "
+            f"after={msg.get('after')} more={msg.get('more')} [{kinds}]")
