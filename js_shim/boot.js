@@ -197,10 +197,10 @@ function keepSnapshot(url, manifest, heap) {
     await cache.put(url, new Response(body, { headers: { [SNAPSHOT_KEY_HEADER]: manifest.key } }));
   };
   // A page that streams at once may never be idle for long: at most 5 s later.
-  const later = globalThis.requestIdleCallback
-    ? (fn) => requestIdleCallback(fn, { timeout: 5000 })
-    : (fn) => setTimeout(fn, 200);
-  later(() => { store().catch(() => {}); });
+  // Without requestIdleCallback (Safari) it is not kept: copying 14 MB into a
+  // Blob during the first answer would cost frames, and the shim keeps no timers.
+  if (!globalThis.requestIdleCallback) return;
+  requestIdleCallback(() => { store().catch(() => {}); }, { timeout: 5000 });
 }
 
 // Pyodide's module factory, wrapped so that the pages of the snapshot that
