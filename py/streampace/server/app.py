@@ -13,6 +13,7 @@ from streampace.session.delivery import Batch
 from .config import ServerConfig
 from .headers import SecurityHeaders
 from .hub import Hub
+from .log_redaction import hide_session_ids
 from .sources import Source
 from .static import StaticSite
 from .websocket import session_socket
@@ -30,6 +31,7 @@ def create_app(
 ) -> Starlette:
     """The app; ``static=False`` leaves out the page files (only the session WebSocket)."""
     hub = hub or Hub(source, config)
+    hide_session_ids()  # uvicorn logs each handshake's path, which holds the id
     # `:path` so an id with a (decoded %2F) slash still reaches the handler,
     # which closes with 4400 as documented instead of an HTTP 403.
     routes: list[BaseRoute] = [WebSocketRoute("/ws/sessions/{session_id:path}", session_socket)]
