@@ -181,15 +181,19 @@ def test_an_acl_user_with_only_the_listed_commands_serves_sessions(
     async def scenario() -> list[str | None]:
         codes: list[str | None] = []
         for i in range(3):  # the third makes room: a quiet session is forgotten
-            async with websockets.connect(a.ws(f"acl{i}")) as wa, \
-                    websockets.connect(b.ws(f"acl{i}")) as wb:
-                for ws in (wa, wb):
-                    await send(ws, type="resume", after=0)
+            async with websockets.connect(a.ws(f"acl{i}")) as wa:
+                # The process with --max-sessions 2 makes the session (and the room
+                # for it): wait for its `attached` before the other process loads it.
+                await send(wa, type="resume", after=0)
+                await asyncio.wait_for(wa.recv(), WAIT_S)
+                wb = await websockets.connect(b.ws(f"acl{i}"))
+                await send(wb, type="resume", after=0)
                 await send(wa, type="run", prompt="restricted", scenario="long")
                 got = await recv_until(wb, Received(), lambda r: len(r.batches) >= 2)
                 await send(wb, type="cancel")  # crosses processes on sp:control
                 await recv_until(wb, got, runs_ended(1))
                 codes.append(got.events[-1].get("code"))
+                await wb.close()
             await asyncio.sleep(0.05)
         return codes
 
