@@ -5,7 +5,8 @@ our logs by a derived thread id instead).  Uvicorn logs every WebSocket handshak
 with its path — ``"WebSocket /ws/sessions/<id>" [accepted]`` — so the id would
 reach any log its INFO lines are kept in.  A filter on uvicorn's logger rewrites
 those paths before any handler sees them; it is installed by ``create_app``, so
-a mounted app gets it in the host's own server too.
+a mounted app gets it in the host's own server too.  uvicorn's own logging
+setup (dictConfig) replaces handlers, not filters, so it survives that.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ from streampace.session.delivery import Batch
 from .app import create_app
 from .config import ServerConfig
 from .hub import Hub
-from .log_redaction import hide_session_ids
 from .sources import Source
 from .store_choice import make_store
 from .transport import ConnectionGuard, quiet_accept_errors, raise_fd_limit, uvicorn_options
@@ -84,5 +83,4 @@ def build_server(
         server_header=False,
         timeout_graceful_shutdown=10,
     )
-    hide_session_ids()  # again: uvicorn.Config has just configured its loggers
     return StreampaceServer(uv_config, hub, guard, on_ready=on_ready)
