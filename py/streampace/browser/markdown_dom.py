@@ -152,6 +152,7 @@ class MarkdownView:
         # set by the renderer); None: the source levels.
         self.outline: Any = None
         self._section: Any = None  # the open section's block holder (section_blocks > 0)
+        self._section_box: Any = None  # and the section itself
         self._section_final = 0    # final blocks in it
 
     # -- public ------------------------------------------------------------
@@ -204,6 +205,11 @@ class MarkdownView:
         for extra in tail[len(nodes):]:
             extra.remove()
         del tail[len(nodes):]
+        if not tail and self._section is not None and not self._section_final:
+            # It held only open blocks, now gone (a line became a definition):
+            # no empty section is left behind.
+            self._section_box.remove()
+            self._section = self._section_box = None
 
     def _append_flow(self, el: Any) -> None:
         """Append a block element to the message's flow (before the footnotes)."""
@@ -230,7 +236,7 @@ class MarkdownView:
             self._style_section(blocks)
             section.append(blocks)
             self._append_to_container(section)
-            self._section = blocks
+            self._section, self._section_box = blocks, section
             self._section_final = 0
             self.created += 2
         return self._section
