@@ -65,6 +65,10 @@ _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})([^\n]*)$")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 # Blocks whose content ends without its trailing spaces (the parse strips them).
 _STRIPPED = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6"})
+# Blocks whose parse does not depend on blank lines and spaces after their last
+# line: shown as the plain parse of their text, that display is their final node.
+_SHOWN_FINAL = frozenset({"paragraph_open", "heading_open", "bullet_list_open",
+                          "ordered_list_open", "table_open", "blockquote_open"})
 
 
 def _first_blank(lines: list[str]) -> int | None:
@@ -308,6 +312,11 @@ class MarkdownStream:
                         for line in complete):
                     return False
                 self._open = OpenParagraph(self.parser, self._refs, complete, self._ctx())
+                if not complete and end - start == 1:
+                    # The block parse that called us found the partial line a
+                    # top-level paragraph of its own: what the open paragraph
+                    # would parse again to ask whether that line is its first.
+                    self._open.window.known("", partial)
             elif kind == "blockquote_open":
                 if len(tail) < self.LONG_QUOTE or not complete:
                     return False
@@ -396,9 +405,12 @@ class MarkdownStream:
         # The tail itself, when the display is its plain parse (nothing held back
         # or closed): a paragraph or heading that then ends is final as shown.
         # Trailing spaces held back count as nothing for a lone paragraph or
-        # heading (their parse drops them at the block's end).
+        # heading, nor where plain words may follow (`_held`: the text ends in
+        # a paragraph's plain text, outside code): a paragraph's parse drops
+        # them at its end.
         self._exact = tail if self._shown is not None and (shown == tail or (
-            len(nodes) == 1 and not isinstance(nodes[0], str) and nodes[0][0] in _STRIPPED
+            (self._held is not None or (len(nodes) == 1 and not isinstance(nodes[0], str)
+                                        and nodes[0][0] in _STRIPPED))
             and shown == tail.rstrip(" "))) else None
 
     def _render_tail(self, shown: str) -> tuple[Node, ...]:
@@ -417,6 +429,12 @@ class MarkdownStream:
                     joined = _join(self._prefix_node, self._rest_nodes,
                                    blank_between=ends_with_blank_line(self._prefix_src))
                     head = joined[0] if joined is not None and len(joined) == 1 else None
+                elif (self._exact is not None and len(self.tail_nodes) == 1
+                      and prefix == self._exact + "\n"):
+                    # The last item grew by plain appends (the nodes above were
+                    # not parsed from it) and its line is complete now: the
+                    # display was the plain parse of exactly these items.
+                    head = self.tail_nodes[0]
                 if head is None:
                     nodes = self.parser.render(prefix, self._refs, self._ctx())[0]
                     head = nodes[0] if len(nodes) == 1 else None
@@ -495,11 +513,12 @@ class MarkdownStream:
                   and old_map[index] == (start, end, kind) and kind != "footnote_def"
                   and old_lines[start:end] == lines[start:end]):
                 nodes = [old_nodes[index]]
-            elif (index == 0 and start == 0 and kind in ("paragraph_open", "heading_open")
+            elif (index == 0 and start == 0 and kind in _SHOWN_FINAL
                   and exact_prev is not None and len(self.tail_nodes) == 1
                   and "[^" not in src and exact_prev.rstrip() == src.rstrip()):
                 # Shown as the plain parse of this very text (its line break and
-                # the next block came in one delta): that render is final.
+                # the next block came in one delta; a list or table whose last
+                # line grew by plain appends): that render is final.
                 nodes = [self.tail_nodes[0]]
             elif index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
                     shown_prev == src or shown_prev.startswith(src + "\n")
