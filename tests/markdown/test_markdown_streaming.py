@@ -656,3 +656,30 @@ def test_a_new_paragraphs_first_letters_take_one_block_parse(before: str, first:
         assert stream.nodes() == full.nodes(), piece
     stream.close()
     assert stream.to_html() == render_html(f"{before}\n\n{first}. More\n1. item")
+
+
+@pytest.mark.parametrize("size", [5, 11, 23])
+@pytest.mark.parametrize("block", [
+    "".join(f"- item {i} with `code` and *emphasis*\n" for i in range(8)),
+    "".join(f"{i + 1}. step {i} with [a link](/x{i}) here\n" for i in range(8)),
+    "| name | value |\n|:-----|------:|\n" + "".join(f"| row `{i}` | **{i}** |\n" for i in range(8)),
+])
+def test_an_open_lists_new_items_are_parsed_not_the_items_before(block: str, size: int) -> None:
+    """A short list (or table) whose items hold markup, cut anywhere: when an
+    item is complete, only the items added since the last parse are parsed
+    (then joined to the earlier ones), never the first item again; every
+    display is the one a full parse gives."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    text = "Intro.\n\n" + block + "\nAfter.\n"
+    first_item = block.split("\n")[2 if block.startswith("|") else 0]
+    for at in range(0, len(text), size):
+        parser.rendered.clear()
+        stream.feed(text[at:at + size])
+        full.feed(text[at:at + size])
+        assert stream.nodes() == full.nodes(), text[:at + size]
+        if at > len("Intro.\n\n") + len(block) // 2:
+            assert all(first_item not in src for src in parser.rendered), parser.rendered
+    stream.close()
+    assert stream.to_html() == render_html(text)
