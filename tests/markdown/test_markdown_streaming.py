@@ -662,7 +662,8 @@ def test_a_new_paragraphs_first_letters_take_one_block_parse(before: str, first:
 @pytest.mark.parametrize("block", [
     "".join(f"- item {i} with `code` and *emphasis*\n" for i in range(8)),
     "".join(f"{i + 1}. step {i} with [a link](/x{i}) here\n" for i in range(8)),
-    "| name | value |\n|:-----|------:|\n" + "".join(f"| row `{i}` | **{i}** |\n" for i in range(8)),
+    "| name | value |\n|:-----|------:|\n"
+    + "".join(f"| row `{i}` | **{i}** |\n" for i in range(8)),
 ])
 def test_an_open_lists_new_items_are_parsed_not_the_items_before(block: str, size: int) -> None:
     """A short list (or table) whose items hold markup, cut anywhere: when an
