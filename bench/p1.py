@@ -29,6 +29,8 @@ from bench.virtual import run_virtual
 
 SUBJECT = "streampace"
 SEED = "mosoo_450"
+DEFAULT_TRACES = ("slow,batch40,fast,very_fast,long,ultra_fast,tool_pauses,reasoning,"
+                  "char2000")
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,7 @@ def check(trace: Trace, seed: int, hz: float) -> P1:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.p1", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--traces", default="slow,batch40,fast,very_fast,long,ultra_fast,"
-                    "tool_pauses,reasoning,char2000")
+    ap.add_argument("--traces", default=DEFAULT_TRACES)
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--hz", default="60,120")
     args = ap.parse_args(argv)
