@@ -21,11 +21,10 @@ A lag or freeze miss is listed with its figure, unclassified.  `python -m bench
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 from dataclasses import dataclass
 
-from bench.p1 import DEFAULT_TRACES, P1, check, variant_trace
+from bench.p1 import DEFAULT_TRACES, P1, check, parse_cells, variant_trace
 from bench.steering_bound import Point, smoothest, sweep
 
 VERDICTS = ("causal", "told the rate", "foresight", "none")
@@ -71,7 +70,7 @@ def _cv(point: Point | None) -> str:
 
 def render(cells: list[P1], misses: list[Miss], seeds: str, hzs: str) -> str:
     """The Markdown section: a summary per trace, then one line per miss."""
-    out = [f"## Issue 29's P1 (seeds {seeds}, {hzs} Hz; `python -m bench.p1_report`)", "",
+    out = [f"## Issue 29's P1 (seeds {seeds}; {hzs} Hz; `python -m bench.p1_report`)", "",
            f"{sum(not c.misses for c in cells)} of {len(cells)} cells meet P1 (mean lag ≤ 1.5× "
            "the oracle and ≤ 0.6× mosoo_450, jerk CV ≤ 1.1× mosoo_450, freeze ≤ mosoo_450 + "
            "1 frame). A jerk miss is classified by the smoothest of `bench.steering_bound`'s "
@@ -119,12 +118,7 @@ def p1_section(traces: str = DEFAULT_TRACES, seeds: str = "1,2,3,4,5",
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.p1_report", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--traces", default=DEFAULT_TRACES)
-    ap.add_argument("--seeds", default="1,2,3,4,5")
-    ap.add_argument("--hz", default="60,120")
-    args = ap.parse_args(argv)
+    args = parse_cells(argv, "python -m bench.p1_report", __doc__, "1,2,3,4,5")
     print(p1_section(args.traces, args.seeds, args.hz), end="")
     return 0
 
