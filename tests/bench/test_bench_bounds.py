@@ -76,10 +76,22 @@ def test_p1_lag_budget_is_the_tighter_of_the_oracle_and_seed_bounds() -> None:
     assert lag_budget(P1("t", 1, 60.0, 1.0, 0.5, 0.3, 0.3, 0.0)) == pytest.approx(1.2)
 
 
-def test_a_cell_whose_jerk_is_met_is_not_swept() -> None:
-    lag_miss = P1("no-such-trace", 1, 60.0, 1.6, 0.4, 0.30, 0.30, -5.0)
-    miss = classify(lag_miss)  # would raise if it built the trace to sweep it
-    assert miss.verdict is None and miss.bounds == (None, None, None)
+def test_met_cells_and_freeze_misses_are_not_swept() -> None:
+    # Either would raise if it built the trace to sweep it.
+    for cell in (P1("no-such-trace", 1, 60.0, 1.2, 0.4, 0.30, 0.30, -5.0),
+                 P1("no-such-trace", 1, 60.0, 1.6, 0.4, 0.40, 0.30, 2.0)):
+        miss = classify(cell)
+        assert miss.verdict is None and miss.bounds == (None, None, None)
+
+
+def test_a_lag_miss_is_classified_within_its_own_budget() -> None:
+    # The same batch40 cell, had ours been over 0.6× the seed's lag with the
+    # seed only 1.5× the oracle's: the budget is 0.9× the oracle, fresher than
+    # the oracle itself, and no pacer is that fresh and under the jerk limit.
+    miss = classify(P1("batch40", 1, 60.0, 1.1, 1.1 / 1.5, 0.36, 0.18, -10.0))
+    assert miss.budget == pytest.approx(0.9)
+    assert all(p is None or p.lag_ratio <= 0.9 for p in miss.bounds)
+    assert miss.verdict == "none"
 
 
 def test_batch40s_jerk_limit_takes_foresight_within_p1s_lag_budget() -> None:
