@@ -210,6 +210,26 @@ def test_short_batches_of_uneven_size_are_learnt_as_fast_as_even_ones(
     assert early <= 1.8 * steady_lag, (early, steady_lag)
 
 
+def test_a_servers_fast_path_does_not_shorten_the_cushion_of_its_batches(
+        rig_factory: RigFactory, ag: type[AG]) -> None:
+    # The fast trace's first deliveries (seed 4): the server's fast path (two
+    # gaps of ≈ 45 ms), then its 150 ms batches.  The transport's interval
+    # once learnt the fast path's 45 ms, so an ordinary batch smaller than the
+    # rate says read as produced in ≈ 90 ms: the cushion came out short and
+    # the queue ran dry before each of the next five deliveries (one or two
+    # frames of 0–2 graphemes among 8–12 every batch).  Now the fast path
+    # leaves the prior and the first gap after it sets the interval.
+    period = 1000 / 60
+    times = [0.0, 44.8, 93.5, 248.4, 400.5, 552.6, 704.6, 856.6, 1014.5, 1173.7,
+             1327.6, 1482.6, 1635.8]
+    sizes = [3, 16, 26, 42, 78, 60, 68, 85, 80, 62, 76, 69, 75]
+    run = play(rig_factory(ADAPTIVE), ag, list(zip(times, sizes, strict=True)), period=period)
+    assert run["shown"] == run["arrived"]
+    # From the fifth delivery on, no frame nearly empty between two batches.
+    streaming = [n for t, n in run["frames"] if times[4] < t < times[-1]]
+    assert min(streaming) >= 3, streaming
+
+
 def test_two_parts_of_one_burst_do_not_read_as_a_very_fast_model(
         rig_factory: RigFactory, ag: type[AG]) -> None:
     # A mobile link: what was sent meanwhile lands every 400–700 ms, the
