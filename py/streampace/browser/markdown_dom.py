@@ -234,9 +234,9 @@ class MarkdownView:
         the open one holds `section_blocks` final blocks and no open block."""
         if self._section is None or (
                 self._section_final >= self.section_blocks and not self.tail):
-            section = self.doc.createElement("div")
+            section = self._element("div")
             section.setAttribute("class", "sp-section")
-            blocks = self.doc.createElement("div")
+            blocks = self._element("div")
             blocks.setAttribute("class", "sp-section-blocks")
             self._style_section(blocks)
             section.append(blocks)
