@@ -582,3 +582,105 @@ def test_full_and_inline_parses_give_a_paragraph_the_same_nodes(src: str) -> Non
     assert len(nodes) == 1 and not isinstance(nodes[0], str) and nodes[0][0] == "p"
     assert PARSER.inline(src, {}) == list(nodes[0][2])
     assert PARSER.inline_split(src, {})[0] == list(nodes[0][2])
+
+
+@pytest.mark.parametrize("items", [
+    ["- insert text as text", "- one document update per frame", "- keep the selection alive",
+     "- release every callback"],
+    ["1. the message ended", "2. the run finished or failed  ", "3. a snapshot replaced it",
+     "4. the backlog passed the limit"],
+])
+def test_list_items_grown_by_plain_words_are_not_parsed_again(items: list[str]) -> None:
+    """A short list whose items grow by plain appends (no parse): when the next
+    item starts, the items shown are not parsed again (their display was their
+    plain parse, trailing spaces held back or not), nor is the list when a
+    paragraph ends it; every display is the one a full parse gives."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    text = ""
+    for n, item in enumerate(items):
+        marker, first, *words = item.split(" ")
+        pieces = [("\n" if n else "") + f"{marker} {first}"] + [" " + w for w in words]
+        for piece in pieces:
+            parser.rendered.clear()
+            stream.feed(piece)
+            full.feed(piece)
+            text += piece
+            assert stream.nodes() == full.nodes(), piece
+            if n >= 2 and piece.startswith("\n"):
+                assert all(items[0] not in src for src in parser.rendered), parser.rendered
+    parser.rendered.clear()
+    stream.feed("\n\nDone.")
+    assert stream.blocks == render_nodes(text + "\n\nDone.")[:1]
+    assert all(items[0] not in src for src in parser.rendered), parser.rendered
+    stream.close()
+    assert stream.to_html() == render_html(text + "\n\nDone.")
+
+
+@pytest.mark.parametrize("text", [
+    "- a  \n- b  \n\nc", "-     code  \n- b\n\nc", "- a\n  b  \n- c\n\nd", "1. a  \n2.  \n\nc",
+    "> a  \n> b  \n\nc", "| a | b |\n|---|---|\n| 1 | 2 |  \n\nc", "- a\n- b  \n-\n\nc",
+    "- a **b  \n- c\n\nd", "- a\n\n- b  \n- c\n\nd",
+])
+def test_trailing_spaces_before_the_next_item_render_as_one_shot(text: str) -> None:
+    """Held-back trailing spaces count as nothing only where a paragraph's parse
+    drops them (not in a code block): every cut of these gives the one-shot render."""
+    one_shot = render_html(text)
+    for cut in range(len(text) + 1):
+        assert stream_html(text, [cut]) == one_shot, cut
+    assert stream_html(text, list(range(len(text)))) == one_shot
+
+
+@pytest.mark.parametrize("first", ["Som", "Some words", "A long first line " * 3])
+@pytest.mark.parametrize("before", ["A first paragraph.", "A first paragraph, open. " * 6])
+def test_a_new_paragraphs_first_letters_take_one_block_parse(before: str, first: str) -> None:
+    """A blank line and text after it in one delta: the block parse that finds
+    the text a paragraph also answers the open paragraph's question whether
+    its partial line continues it, so the frame makes one block parse of it,
+    not two; and every display is the one a full parse gives."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    stream.feed(before)
+    full.feed(before)
+    parser.seen.clear()
+    stream.feed("\n\n" + first)
+    full.feed("\n\n" + first)
+    assert stream.state == "open"
+    assert stream.nodes() == full.nodes()
+    assert len([src for src in parser.seen if first in src]) == 1, parser.seen
+    for piece in (". More", "\n1. item"):
+        stream.feed(piece)
+        full.feed(piece)
+        assert stream.nodes() == full.nodes(), piece
+    stream.close()
+    assert stream.to_html() == render_html(f"{before}\n\n{first}. More\n1. item")
+
+
+@pytest.mark.parametrize("size", [5, 11, 23])
+@pytest.mark.parametrize("block", [
+    "".join(f"- item {i} with `code` and *emphasis*\n" for i in range(8)),
+    "".join(f"{i + 1}. step {i} with [a link](/x{i}) here\n" for i in range(8)),
+    "| name | value |\n|:-----|------:|\n"
+    + "".join(f"| row `{i}` | **{i}** |\n" for i in range(8)),
+])
+def test_an_open_lists_new_items_are_parsed_not_the_items_before(block: str, size: int) -> None:
+    """A short list (or table) whose items hold markup, cut anywhere: when an
+    item is complete, only the items added since the last parse are parsed
+    (then joined to the earlier ones), never the first item again; every
+    display is the one a full parse gives."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    text = "Intro.\n\n" + block + "\nAfter.\n"
+    first_item = block.split("\n")[2 if block.startswith("|") else 0]
+    for at in range(0, len(text), size):
+        parser.rendered.clear()
+        stream.feed(text[at:at + size])
+        full.feed(text[at:at + size])
+        assert stream.nodes() == full.nodes(), text[:at + size]
+        if at > len("Intro.\n\n") + len(block) // 2:
+            assert all(first_item not in src for src in parser.rendered), parser.rendered
+    stream.close()
+    assert stream.to_html() == render_html(text)

@@ -129,6 +129,11 @@ class MarkdownView:
 
     def __init__(self, doc: Any, container: Any, parser: Parser) -> None:
         self.doc = doc
+        # Bound once: through the page's proxy, `doc.createElement(tag)` is an
+        # attribute lookup (a new method proxy) and then the call; a block built
+        # at its end makes a dozen nodes in one frame.
+        self._element = doc.createElement
+        self._text_node = doc.createTextNode
         self.container = container
         # Footnote ids are prefixed per view: no clash with the page or another message.
         self.stream = md.MarkdownStream(parser=parser, id_prefix=f"spmd{next(_view_ids)}-")
@@ -230,15 +235,15 @@ class MarkdownView:
     def _build(self, node: Any) -> Any:
         self.created += 1
         if isinstance(node, str):
-            return _Text(node, self.doc.createTextNode(node))
+            return _Text(node, self._text_node(node))
         tag, attrs, children = node
         if tag in _HEADINGS and self.outline is not None:
             # The tree keeps the source level (patching compares trees); the
             # element has the page's (a final heading is never rebuilt).
-            el = self.doc.createElement(f"h{self.outline.level(_HEADINGS[tag])}")
+            el = self._element(f"h{self.outline.level(_HEADINGS[tag])}")
         else:
             el = (self.doc.createElementNS(_MATHML_NS, tag) if tag in MATHML_TAGS
-                  else self.doc.createElement(tag))
+                  else self._element(tag))
         for name, value in attrs:
             self._set_attr(el, name, value)
         if tag == "pre":
@@ -251,11 +256,11 @@ class MarkdownView:
     def _copy_button(self, pre: Any) -> None:
         """A copy button for a code block: view chrome, not part of the tree
         (it sits before the code element; the tree's patching never sees it)."""
-        button = self.doc.createElement("button")
+        button = self._element("button")
         button.setAttribute("type", "button")
         button.setAttribute("class", "sp-copy")
         button.setAttribute("aria-label", "Copy code")
-        button.append(self.doc.createTextNode("Copy"))
+        button.append(self._text_node("Copy"))
         pre.append(button)
         self.created += 2
         if self._listening is None:
@@ -333,7 +338,7 @@ class MarkdownView:
                 mirror.last.appendData(piece)
                 mirror.size += len(piece)
             else:
-                node = self.doc.createTextNode(piece)
+                node = self._text_node(piece)
                 self.created += 1
                 mirror.last.after(node)
                 mirror.extra.append(node)
