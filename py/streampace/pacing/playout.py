@@ -50,7 +50,10 @@ Adaptive playout, per session (one :class:`Track` each):
   r + 250/s, at least the seed's 800/s-class step, 1.3 × r for models faster
   than that) — never a fixed ceiling a fast model can outrun, and never a jump
   after a stall: a backlog drains at the ceiling, in bounded steps, within a
-  bounded time.  A low-pass filter (60 ms) keeps rate changes gradual —
+  bounded time.  Until two gaps are learnt the ceiling is at least the step
+  bound: one gap's rate evidence (a mobile radio's first small burst after a
+  long wake) can be a fraction of the source's rate, and a ceiling scaled
+  from it held the next bursts back.  A low-pass filter (60 ms) keeps rate changes gradual —
   except that over a session's first ten gaps it never holds the rate under
   the source's measured one while more is queued than that: the filter would
   start from the prior's guess and let a fast source's backlog build.
@@ -109,6 +112,7 @@ _CEIL_X = 1.8  # ceiling = min(max(_CEIL_X r, r + _CEIL_ADD), max(_CEIL_FAST r, 
 _CEIL_ADD = 0.25  # graphemes/ms
 _CEIL_FAST = 1.3
 _SMOOTH_MS = 60.0  # time constant of the play-out rate's low-pass filter
+_UNINFORMED_GAPS = 2  # while fewer gaps are learnt, the ceiling is at least the step bound
 _WARM_GAPS = 10  # while fewer gaps are learnt, the filter never holds the rate under r
 _DEADLINE_GROUPS = 16  # oldest deliveries the deadline looks at per drain
 _SLOW_RATE = 0.09  # graphemes/ms: a source under this shows ≥ 1 grapheme per frame
@@ -348,6 +352,13 @@ class AdaptiveLaw:
                               max(_CEIL_FAST * r, self.max_step_rate)), self.min_rate)
         else:
             ceiling = self.max_step_rate  # no rate seen yet: the step bound
+        if tr.gaps_seen < _UNINFORMED_GAPS:
+            # One gap's evidence says little of the source's rate (a mobile
+            # radio's first burst after a 700 ms wake: 82/s for a model at
+            # 480/s); a ceiling scaled from it would hold back the next,
+            # larger bursts for seconds.  The step bound keeps frames what
+            # readers know meanwhile.
+            ceiling = max(ceiling, self.max_step_rate)
         floor = max(self.min_rate, _frame_step_floor(tr, now, r))
         target = min(max(target, floor), ceiling)
         if tr.out is None:
