@@ -245,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_reference(out: Path) -> Path:
-    """bench/results/REFERENCE.md: the last full report (+ browser section), no images."""
+    """bench/results/REFERENCE.md: the last full report (+ browser section), no images,
+    then issue 29's P1 over seeds 1–5 (`bench.p1_report`)."""
     text = (out / "results.md").read_text(encoding="utf-8")
     head, _sep, _plots = text.partition("\n## Plots\n")
     parts = [head.rstrip() + "\n"]
@@ -253,6 +254,10 @@ def write_reference(out: Path) -> Path:
     if browser.is_file():
         body = browser.read_text(encoding="utf-8").split("\n", 1)[1]
         parts.append("\n## Real browser (`python -m bench --browser`)\n" + body)
+    # Issue 29's P1 over five seeds, each jerk miss classified (≈ 1 min).
+    from bench.p1_report import p1_section
+
+    parts.append("\n" + p1_section())
     ref = RESULTS / "REFERENCE.md"
     ref.write_text("\n".join(parts), encoding="utf-8")
     return ref

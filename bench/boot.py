@@ -26,10 +26,12 @@ Navigation → ready in headless Debian Chromium, side by side in one run, for
 Served by the real `streampace serve` application (its static handler, cache
 headers and CSP; the demo simulated model behind `/ws/sessions/{id}`), with the
 bench pages added under `/bench-boot/`. Cold = a fresh browser profile; warm =
-a reload in that profile. Rounds interleave the pages; figures are medians;
-ratios are to `pyscript` in the same run. Bytes are what the page transferred
-(Resource Timing `transferSize`, HTML included, WebSocket not). Our boot is
-broken into phases from its `performance` marks (`streampace:*`, js_shim/boot.js).
+a reload in that profile, once our pages have kept their decoded copies of the
+snapshot and the wasm in Cache Storage (js_shim/kept.js; at most 6 s). Rounds
+interleave the pages; figures are medians; ratios are to `pyscript` in the same
+run. Bytes are what the page transferred (Resource Timing `transferSize`, HTML
+included, WebSocket not). Our boot is broken into phases from its `performance`
+marks (`streampace:*`, js_shim/boot.js).
 
 `--mbps 50` throttles the browser's network (Chrome DevTools network emulation,
 20 ms RTT): on loopback compression cannot show what it saves.
@@ -209,6 +211,9 @@ for (const n of ["boot-start", "runtime-module", "snapshot-fetched", "wasm-insta
 const b = window.__boot || {};
 return {
   ready: marks.ready, marks,
+  // No resource entry for the wasm: it came from Cache Storage (js_shim/kept.js).
+  wasmKept: performance.getEntriesByName("streampace:python-ready").length > 0
+    && !res.some((r) => r.name.split("?")[0].endsWith("/pyodide.asm.wasm")),
   fetched: { wasm: end("/pyodide.asm.wasm"), stdlib: end("/python_stdlib.zip"),
              snapshot: end(".snap.gz") },
   // What each big file cost on the wire (bytes; 0 from the cache).
@@ -231,9 +236,11 @@ return {
 class BootServer:
     """`streampace serve`'s application plus the bench pages, on a loopback port."""
 
-    def __init__(self, precompressed: bool = True, brotli: bool = True) -> None:
+    def __init__(self, precompressed: bool = True, brotli: bool = True,
+                 root: Path = ROOT) -> None:
         self.precompressed = precompressed
         self.brotli = brotli
+        self.root = root
         self.port = 0
         self._server: Any = None
 
@@ -249,7 +256,7 @@ class BootServer:
         from streampace.server.headers import content_security_policy
         from streampace.server.sources.base import SourceOptions
 
-        config = ServerConfig(port=self.port, root=ROOT)
+        config = ServerConfig(port=self.port, root=self.root)
         app = create_app(config, parse_source("demo", SourceOptions(speed=1.0, seed=1)))
         for route in app.router.routes:
             site = getattr(getattr(route, "endpoint", None), "__self__", None)
@@ -310,6 +317,26 @@ def _wait_ready(driver: Any, page: str) -> dict[str, Any]:
     raise TimeoutError(f"{page}: not ready after {TIMEOUT_S:.0f} s")
 
 
+# A page of ours keeps decoded copies of the snapshot and the wasm in Cache
+# Storage once it is idle after booting (js_shim/kept.js); a returning visitor
+# finds them there. Before the warm reload the bench waits for them (marks
+# `streampace:kept-*`), at most KEPT_WAIT_S: a reload at once would time a
+# visitor who left within a second.
+KEPT_WAIT_S = 6.0
+_KEPT_JS = """
+const has = (n) => performance.getEntriesByName("streampace:" + n).length > 0;
+// Only a boot that downloaded its snapshot keeps copies.
+if (!has("snapshot-fetched") || has("snapshot-cached")) return true;
+return has("kept-snapshot") && has("kept-wasm");
+"""
+
+
+def _wait_kept(driver: Any) -> None:
+    deadline = time.monotonic() + KEPT_WAIT_S
+    while time.monotonic() < deadline and not driver.execute_script(_KEPT_JS):
+        time.sleep(0.05)
+
+
 def measure(server: BootServer, page: str, mbps: float | None = None) -> dict[str, Any]:
     """One cold load (fresh profile) and one warm reload of `page`; with `mbps`
     the browser's network is throttled to that download rate (and 20 ms RTT)."""
@@ -322,6 +349,7 @@ def measure(server: BootServer, page: str, mbps: float | None = None) -> dict[st
                 "downloadThroughput": mbps * 1e6 / 8, "uploadThroughput": mbps * 1e6 / 8})
         driver.get(url)
         cold = _wait_ready(driver, page)
+        _wait_kept(driver)
         driver.refresh()
         warm = _wait_ready(driver, page)
     return {"cold": cold, "warm": warm}
@@ -384,6 +412,7 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
                 "decoded_bytes": _median([r["decoded"] for r in rs]),
                 "requests": _median([r["requests"] for r in rs]),
                 "snapshot": [r.get("snapshot") for r in rs],
+                "wasm_kept": [r.get("wasmKept") for r in rs],
                 "frames_ready_to_text": _median([r.get("framesAfterReady") for r in rs]),
                 "phases_ms": {name: _median([_phase(r, a, b) for r in rs])
                               for name, a, b in PHASES + PYSCRIPT_PHASES},
@@ -491,6 +520,10 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
                   f"its first text on screen, median cold {_f(e['cold']['frames_ready_to_text'])}, "
                   f"warm {_f(e['warm']['frames_ready_to_text'])}. Snapshot used per round: "
                   f"cold {e['cold']['snapshot']}, warm {e['warm']['snapshot']}."]
+    kept = {page: summary[page]["warm"]["wasm_kept"] for page in OUR_PAGES if page in summary}
+    if kept:
+        lines += ["", "Warm, wasm from the copy kept in Cache Storage (per round): "
+                  + "; ".join(f"{page} {flags}" for page, flags in kept.items()) + "."]
     lines += ["", "First visit, bytes on the wire of the big files (MB, medians):", "",
               "| page | " + " | ".join(WIRE_FILES) + " | all |",
               "|---" * (len(WIRE_FILES) + 2) + "|"]
@@ -508,39 +541,88 @@ def markdown(summary: dict[str, Any], meta: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(rounds: int, pages: list[str], out: Path, mbps: float | None = None) -> dict[str, Any]:
+def _servers(root: Path) -> dict[str, BootServer]:
+    """The page's server by page name (default ""), for a checkout at `root`."""
+    server, identity = BootServer(root=root), BootServer(precompressed=False, root=root)
+    gzip_only = BootServer(brotli=False, root=root)
+    return {"": server, **dict.fromkeys(IDENTITY_PAGES, identity),
+            **dict.fromkeys(GZIP_PAGES, gzip_only)}
+
+
+def comparison(after: dict[str, Any], before: dict[str, Any],
+               runs: dict[str, list[dict[str, Any]]],
+               runs_before: dict[str, list[dict[str, Any]]]) -> str:
+    """This checkout against `--compare`'s, page by page (medians, and the median of
+    the round-by-round ratios: the two sides of a round ran one after the other)."""
+    lines = ["| page | cold: before → after ms | after/before (per round) "
+             "| warm: before → after ms | after/before (per round) "
+             "| × PyScript warm: before → after |",
+             "|---|---|---|---|---|---|"]
+    for page in PAGES:
+        if page not in after:
+            continue
+        row = [LABELS[page]]
+        for kind in ("cold", "warm"):
+            b, a = before[page][kind]["ready_ms"], after[page][kind]["ready_ms"]
+            per_round = _median([x[kind]["ready"] / y[kind]["ready"]
+                                 for x, y in zip(runs[page], runs_before[page], strict=False)
+                                 if x[kind]["ready"] and y[kind]["ready"]])
+            row += [f"{_f(b)} → {_f(a)}", f"{_f(a / b if a and b else None, 2)} "
+                    f"({_f(per_round, 2)})"]
+        row.append(f"{_f(before[page]['warm']['ratio_per_round'], 2)} → "
+                   f"{_f(after[page]['warm']['ratio_per_round'], 2)}")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def run(rounds: int, pages: list[str], out: Path, mbps: float | None = None,
+        compare: Path | None = None) -> dict[str, Any]:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    server, identity = BootServer(), BootServer(precompressed=False)
-    gzip_only = BootServer(brotli=False)
-    servers = {**dict.fromkeys(IDENTITY_PAGES, identity), **dict.fromkeys(GZIP_PAGES, gzip_only)}
-    for each in (server, identity, gzip_only):
+    sides = {"after": _servers(ROOT)}
+    if compare is not None:
+        sides["before"] = _servers(compare)
+    every = {id(each): each for servers in sides.values() for each in servers.values()}
+    for each in every.values():
         each.start()
-    runs: dict[str, list[dict[str, Any]]] = {p: [] for p in pages}
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {
+        side: {p: [] for p in pages} for side in sides}
     try:
         for i in range(rounds):
-            # Rotate the order each round so no page always goes first.
+            # Rotate the order each round so no page always goes first; with
+            # --compare, each page runs on both sides, their order alternating.
             order = pages[i % len(pages):] + pages[:i % len(pages)]
             for page in order:
-                runs[page].append(measure(servers.get(page, server), page, mbps))
-                c, w = runs[page][-1]["cold"], runs[page][-1]["warm"]
-                print(f"  round {i + 1} {page}: cold {_f(c['ready'])} ms, "
-                      f"warm {_f(w['ready'])} ms", file=sys.stderr, flush=True)
+                turn = list(sides) if i % 2 == 0 else list(reversed(sides))
+                for side in turn:
+                    servers = sides[side]
+                    runs[side][page].append(measure(servers.get(page, servers[""]), page, mbps))
+                    c, w = runs[side][page][-1]["cold"], runs[side][page][-1]["warm"]
+                    name = page if compare is None else f"{page} ({side})"
+                    print(f"  round {i + 1} {name}: cold {_f(c['ready'])} ms, "
+                          f"warm {_f(w['ready'])} ms", file=sys.stderr, flush=True)
     finally:
-        for each in (server, identity, gzip_only):
+        for each in every.values():
             each.stop()
-    summary = summarise(runs)
+    summary = summarise(runs["after"])
     meta = {"date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores",
             "load": _f(load, 1), "rounds": rounds,
             "network": f"throttled to {mbps:g} Mbit/s, 20 ms RTT" if mbps else "loopback"}
     out.mkdir(parents=True, exist_ok=True)
     text = markdown(summary, meta)
+    record: dict[str, Any] = {"meta": meta, "summary": summary, "runs": runs["after"]}
+    if compare is not None:
+        before = summarise(runs["before"])
+        text += (f"\n## Against {compare} (`--compare`), the same rounds\n\n"
+                 + comparison(summary, before, runs["after"], runs["before"])
+                 + "\n### " + str(compare) + "\n\n"
+                 + markdown(before, meta).split("\n", 2)[2])
+        record.update(compare=str(compare), summary_before=before, runs_before=runs["before"])
     name = f"boot-{mbps:g}mbps" if mbps else "boot"
     (out / f"{name}.md").write_text(text, encoding="utf-8")
     import json
 
-    (out / f"{name}.json").write_text(json.dumps({"meta": meta, "summary": summary, "runs": runs},
-                                              indent=1), encoding="utf-8")
+    (out / f"{name}.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
     print(text)
     return summary
 
@@ -552,12 +634,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", default=",".join(PAGES), help=f"subset of {','.join(PAGES)}")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--mbps", type=float, help="throttle the browser's network (Mbit/s, 20 ms RTT)")
+    ap.add_argument("--compare", type=Path, metavar="DIR",
+                    help="also serve each page from another checkout with its runtime laid out "
+                         "(e.g. main's), alternating with this one's in every round")
     args = ap.parse_args(argv)
     pages = args.pages.split(",")
     for p in pages:
         if p not in PAGES:
             ap.error(f"unknown page {p!r}")
-    run(args.rounds, pages, args.out, args.mbps)
+    if args.compare is not None and not (args.compare / "vendor" / "runtime-config.mjs").is_file():
+        ap.error(f"--compare {args.compare}: no laid-out runtime there (run scripts/setup_runtime)")
+    run(args.rounds, pages, args.out, args.mbps, args.compare)
     return 0
 
 

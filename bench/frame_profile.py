@@ -125,6 +125,14 @@ def play(trace_name: str, profile_worst: int, profile_frames: frozenset[int] = f
         reader = renderer.reader
         reader.after_commit = phases.wrap("live_region", reader.after_commit)
     view._sample_frame = phases.wrap("telemetry", view._sample_frame)  # type: ignore[method-assign]
+    # Markdown: the parse and the DOM work of its operations, as `--breakdown` splits them.
+    from streampace.browser.markdown_dom import MarkdownView
+    from streampace.markdown.stream import MarkdownStream
+
+    saved = [(cls, name, getattr(cls, name)) for cls, name in (
+        (MarkdownStream, "feed"), (MarkdownStream, "close"), (MarkdownView, "apply"))]
+    for cls, name, fn in saved:
+        setattr(cls, name, phases.wrap("md_dom" if name == "apply" else "md_parse", fn))
 
     class Socket:
         url = "ws://127.0.0.1/x"
@@ -185,6 +193,8 @@ def play(trace_name: str, profile_worst: int, profile_frames: frozenset[int] = f
                      "phase_ffi": dict(phases.calls), "gc": sum(gc_ms[gc_before:]),
                      "graphemes": sched.stats()["last_drain_graphemes"]})
     gc.callbacks.remove(gc_timer)
+    for cls, name, fn in saved:
+        setattr(cls, name, fn)
     if quiet:
         return rows
     _report(rows, gc_ms)
@@ -211,7 +221,8 @@ def _report(rows: list[dict[str, Any]], gc_ms: list[float]) -> None:
     print(f"{n} frames with work: p50 {q(0.5):.3f} ms, p99 {q(0.99):.3f} ms, max {times[-1]:.3f}"
           f" ms; crossings p50 {ffi[n // 2]}, p99 {ffi[min(n - 1, round(0.99 * (n - 1)))]},"
           f" max {ffi[-1]}; gc pauses {len(gc_ms)} (max {max(gc_ms, default=0):.3f} ms)")
-    names = ("drain", "live_state", "dom_commit", "live_region", "telemetry")
+    names = ("drain", "live_state", "dom_commit", "md_parse", "md_dom", "live_region",
+             "telemetry")
     mean = {p: sum(r["phases"].get(p, 0.0) for r in rows) / n for p in names}
     print("mean ms per frame: " + ", ".join(f"{p} {mean[p]:.3f}" for p in names))
     print()

@@ -29,6 +29,8 @@ from bench.virtual import run_virtual
 
 SUBJECT = "streampace"
 SEED = "mosoo_450"
+DEFAULT_TRACES = ("slow,batch40,fast,very_fast,long,ultra_fast,tool_pauses,reasoning,"
+                  "char2000")
 
 
 @dataclass(frozen=True)
@@ -90,14 +92,19 @@ def check(trace: Trace, seed: int, hz: float) -> P1:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.p1", description=__doc__,
+def parse_cells(argv: list[str] | None, prog: str, doc: str | None,
+                seeds: str) -> argparse.Namespace:
+    """--traces, --seeds and --hz: the cells a P1 command looks at."""
+    ap = argparse.ArgumentParser(prog=prog, description=doc,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--traces", default="slow,batch40,fast,very_fast,long,ultra_fast,"
-                    "tool_pauses,reasoning,char2000")
-    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--traces", default=DEFAULT_TRACES)
+    ap.add_argument("--seeds", default=seeds)
     ap.add_argument("--hz", default="60,120")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_cells(argv, "python -m bench.p1", __doc__, "1,2,3")
     met = total = 0
     for spec in args.traces.split(","):
         for seed in (int(s) for s in args.seeds.split(",")):

@@ -24,6 +24,7 @@
 
 import config from "../vendor/runtime-config.mjs";
 import * as bridge from "./bridge.js";
+import { forgetKept, keepWasm, keepWhenIdle, keptResponse, serveKeptWasm } from "./kept.js";
 
 export { config };
 
@@ -102,29 +103,26 @@ async function sha256Hex(bytes) {
 }
 
 // The snapshot's heap, gunzipped while it downloads (measured faster than
-// buffering first). The file holds only the heap's runs that are neither zero
-// nor the WASM module's initial data; `manifest.runs` says where each one goes in
-// a zeroed buffer of `manifest.bytes` (half the heap is zero: half the work), and
-// `manifest.initialRuns` are copied from the instantiated module
-// (`initialPagesFrom`). `streampace serve` answers a browser that accepts brotli
+// buffering first), into `heap`: a zeroed buffer of `manifest.bytes`. The file
+// holds only the heap's runs that are neither zero nor the WASM module's initial
+// data; `manifest.runs` says where each one goes (half the heap is zero: half
+// the work), and `manifest.initialRuns` are copied from the instantiated module
+// (`snapshotModule`). `streampace serve` answers a browser that accepts brotli
 // with the same bytes as brotli (Content-Encoding: br, 2.4 MB less than gzip);
 // a response with any Content-Encoding has been decoded by the browser already.
-async function fetchSnapshot(url, signal, manifestP) {
+async function fetchSnapshot(url, signal, manifest, heap) {
   const response = await fetch(url, { signal });
   if (!response.ok) throw new Error(`${url.pathname}: HTTP ${response.status}`);
   const encoding = (response.headers.get("content-encoding") || "identity").trim();
   const body = !/^identity$/i.test(encoding)
     ? response.body
     : response.body.pipeThrough(new DecompressionStream("gzip"));
-  const manifest = await manifestP;
-  if (manifest === null) throw new Error("no snapshot manifest");
-  return fillHeap(body, manifest);
+  return fillHeap(body, manifest, heap);
 }
 
-// A zeroed buffer of `manifest.bytes` with the runs of `body` (decoded) in place.
-async function fillHeap(body, manifest) {
-  const { runs, bytes } = manifest;
-  const heap = new Uint8Array(bytes);
+// The runs of `body` (decoded) written in place into `heap`.
+async function fillHeap(body, manifest, heap) {
+  const { runs } = manifest;
   const reader = body.getReader();
   let run = 0;
   let filled = 0; // bytes of runs[run] written so far
@@ -148,107 +146,94 @@ async function fillHeap(body, manifest) {
   return heap;
 }
 
-// A returning visitor's snapshot comes from the page's Cache Storage, decoded:
-// the HTTP cache holds it compressed, and decoding 14 MB again on every visit was
-// the largest part of a warm boot (bench.boot). One entry per snapshot URL,
-// labelled with the manifest's key; a new snapshot (another key) replaces it.
-// Best effort: no Cache Storage (not a secure context), a refusal or a full
-// quota leaves the download as the only way.
-const SNAPSHOT_CACHE = "streampace-snapshot";
-const SNAPSHOT_KEY_HEADER = "x-streampace-snapshot-key";
-
-async function snapshotCache() {
-  try {
-    return globalThis.caches ? await caches.open(SNAPSHOT_CACHE) : null;
-  } catch (_) {
-    return null;
+// The heap (a zeroed buffer of the manifest's size, from `heapP`) filled from
+// the decoded copy a previous visit kept in Cache Storage (js_shim/kept.js: the
+// HTTP cache holds it compressed, and decoding 14 MB again on every visit was
+// the largest part of a warm boot), else from the server. Resolves to {heap,
+// cached}. Every run is written by whichever source ends up filling it, so a
+// damaged kept copy that stopped half way is overwritten whole.
+async function loadSnapshot(url, signal, manifestP, heapP) {
+  const keyP = manifestP.then((m) => m && m.key);
+  const [hit, manifest, heap] = await Promise.all([keptResponse(url, keyP), manifestP, heapP]);
+  if (manifest === null) throw new Error("no snapshot manifest");
+  if (hit !== null) {
+    try {
+      await fillHeap(hit.body, manifest, heap);
+      mark("snapshot-cached");
+      return { heap, cached: true };
+    } catch (_) { /* a damaged entry: download it again */ }
   }
-}
-
-// The heap from Cache Storage if it holds this manifest's snapshot, else from
-// the server. Resolves to {heap, cached}.
-async function loadSnapshot(url, signal, manifestP) {
-  const cache = await snapshotCache();
-  let hit = null;
-  try {
-    hit = cache && (await cache.match(url));
-  } catch (_) { /* treated as a miss */ }
-  if (hit) {
-    const manifest = await manifestP;
-    if (manifest !== null && hit.headers.get(SNAPSHOT_KEY_HEADER) === manifest.key) {
-      try {
-        const heap = await fillHeap(hit.body, manifest);
-        mark("snapshot-cached");
-        return { heap, cached: true };
-      } catch (_) { /* a damaged entry: download it again */ }
-    }
-  }
-  return { heap: await fetchSnapshot(url, signal, manifestP), cached: false };
+  return { heap: await fetchSnapshot(url, signal, manifest, heap), cached: false };
 }
 
 // After a boot that restored a downloaded snapshot: keep its runs (decoded) for
-// the next visit, when the page is idle. Never fails the page.
+// the next visit, when the page is idle.
 function keepSnapshot(url, manifest, heap) {
-  const store = async () => {
-    const cache = await snapshotCache();
-    if (cache === null) return;
-    const parts = manifest.runs.map(([offset, length]) => heap.subarray(offset, offset + length));
-    const body = new Blob(parts, { type: "application/octet-stream" });
-    await cache.put(url, new Response(body, { headers: { [SNAPSHOT_KEY_HEADER]: manifest.key } }));
-  };
-  // A page that streams at once may never be idle for long: at most 5 s later.
-  // Without requestIdleCallback (Safari) it is not kept: copying 14 MB into a
-  // Blob during the first answer would cost frames, and the shim keeps no timers.
-  if (!globalThis.requestIdleCallback) return;
-  requestIdleCallback(() => { store().catch(() => {}); }, { timeout: 5000 });
+  keepWhenIdle("snapshot", url, manifest.key, "application/octet-stream", async () => new Blob(
+    manifest.runs.map(([offset, length]) => heap.subarray(offset, offset + length))));
 }
 
-// Pyodide's module factory, wrapped so that the pages of the snapshot that
-// still hold what the WASM module's data segments put there (left out of the
-// snapshot file: the wasm file carries them) are copied into `heap` from the
-// module's memory as soon as it is instantiated, before Pyodide restores `heap`
-// over it. `heap()` is the snapshot buffer, which Pyodide awaited before
-// instantiating; `manifestP` its manifest. A copy that cannot be made spoils
-// the snapshot's magic number, so Pyodide refuses it and Python boots the
-// ordinary way (an exception here would be swallowed by Pyodide, which would
-// then wait for ever).
-function initialPagesFrom(indexURL, heap, manifestP) {
+// Pyodide's module factory, wrapped for the snapshot: Pyodide instantiates the
+// WASM module as soon as it has the snapshot's buffer (`heap()`, the zeroed
+// buffer of the manifest's size it awaited), so the module compiles while the
+// buffer fills (`filled`, from Cache Storage or the server): one after the
+// other, the two were the largest part of a warm boot (bench.boot). Pyodide
+// restores the buffer only once this factory resolves, which waits for `filled`.
+// The pages of the snapshot that still hold what the module's data segments put
+// there (left out of the snapshot file: the wasm file carries them) are copied
+// from the module's memory as soon as it is instantiated, before its start-up
+// code changes them. A copy that cannot be made, or a fill that fails, rejects
+// the factory, so loadPyodide rejects and Python boots the ordinary way (an
+// exception in the instantiate callback would be swallowed by Pyodide, which
+// would then wait for ever).
+function snapshotModule(indexURL, heap, manifestP, filled) {
   // Imported now, as Pyodide would import it itself without this factory.
   const moduleP = import(new URL("pyodide.asm.mjs", indexURL).href);
   moduleP.catch(() => {});
   return async (settings) => {
     const [{ default: createModule }, manifest] = await Promise.all([moduleP, manifestP]);
     const instantiate = settings.instantiateWasm;
+    let copyProblem = "the WASM module was not instantiated";
     settings.instantiateWasm = (imports, done) => {
       mark("wasm-instantiate");
       return instantiate(imports, (instance, module) => {
         mark("wasm-instantiated");
-        copyInitialPages(heap(), instance, manifest);
+        copyProblem = copyInitialPages(heap(), instance, manifest);
         done(instance, module);
       });
     };
-    return createModule(settings);
+    const module = await createModule(settings);
+    await filled;
+    const problem = copyProblem ?? misplacedHeap(heap(), manifest);
+    if (problem !== null) throw new Error(problem);
+    return module;
   };
 }
 
-// The `initialRuns` of the snapshot buffer `bytes`, from the instantiated module's
-// memory (see initialPagesFrom); never throws.
+// The `initialRuns` of the snapshot buffer `bytes`, from the instantiated
+// module's memory (see snapshotModule); never throws: says why it could not.
 function copyInitialPages(bytes, instance, manifest) {
   try {
     const memory = new Uint8Array(instance.exports.memory.buffer);
     const at = manifest.memoryAt;
-    const header = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
-    if (header[1] !== at) throw new Error("the snapshot's heap is not where its manifest says");
     for (const [offset, length] of manifest.initialRuns) {
       if (offset < at || offset - at + length > memory.length) {
-        throw new Error("initial run outside the module's memory");
+        return "the snapshot's initial pages lie outside the module's memory";
       }
+    }
+    for (const [offset, length] of manifest.initialRuns) {
       bytes.set(memory.subarray(offset - at, offset - at + length), offset);
     }
+    return null;
   } catch (err) {
-    console.warn(`streampace: snapshot's initial pages not copied (${err.message})`);
-    if (bytes) bytes.fill(0, 0, 4);
+    return `the snapshot's initial pages were not copied (${err.message})`;
   }
+}
+
+// Why the filled snapshot buffer does not fit the manifest, or null.
+function misplacedHeap(bytes, manifest) {
+  const header = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
+  return header[1] === manifest.memoryAt ? null : "the snapshot's heap is not where its manifest says";
 }
 
 // Why the snapshot cannot be used, or null when it can.
@@ -283,12 +268,16 @@ function startRuntime({ base, useSnapshot }) {
     ? fetch(new URL("manifest.json", at(config.snapshot))).then((r) => (r.ok ? r.json() : null)).catch(() => null)
     : Promise.resolve(null);
   const snapshotURL = new URL(config.snapshotFile, at(config.snapshot));
+  // The buffer the snapshot is restored from, allocated once its size is known:
+  // handed to Pyodide before it is filled (see snapshotModule).
+  const heapP = manifestP.then((m) => (m === null ? null : new Uint8Array(m.bytes)));
   const snapshotP = useSnapshot
-    ? loadSnapshot(snapshotURL, abort.signal, manifestP)
+    ? loadSnapshot(snapshotURL, abort.signal, manifestP, heapP)
     : Promise.resolve(null);
   // Failures are reported where they are awaited, not as unhandled rejections.
   for (const p of [moduleP, archiveP, snapshotP]) p.catch(() => {});
-  return { indexURL, useSnapshot, abort, moduleP, archiveP, manifestP, snapshotP, snapshotURL };
+  return { indexURL, useSnapshot, abort, moduleP, archiveP, manifestP, heapP, snapshotP,
+           snapshotURL };
 }
 
 // Resolves to {pyodide, snapshot: bool, fallback: reason | null}. Call it as
@@ -296,7 +285,7 @@ function startRuntime({ base, useSnapshot }) {
 export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = true }) {
   if (typeof WebAssembly === "undefined") throw new Error("no WebAssembly in this browser");
   const run = startRuntime({ base, useSnapshot });
-  const { indexURL, abort, moduleP, archiveP, manifestP, snapshotP, snapshotURL } = run;
+  const { indexURL, abort, moduleP, archiveP, manifestP, heapP, snapshotP, snapshotURL } = run;
   const options = { indexURL };
 
   onProgress("Loading the Python runtime…");
@@ -306,7 +295,7 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
   let pyodide = null;
   if (run.useSnapshot) {
     // Pyodide fetches and compiles its runtime (asm.mjs, wasm, stdlib) while
-    // this decides whether the snapshot fits and the heap downloads; a snapshot
+    // this decides whether the snapshot fits and the heap fills; a snapshot
     // that does not fit rejects here, and Python then boots the ordinary way.
     let problem = null;
     let heapBytes = null;
@@ -318,14 +307,25 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
         throw new Error(problem);
       }
       onProgress("Restoring the prepared Python…");
-      ({ heap: heapBytes, cached: heapCached } = await snapshotP);
-      mark("snapshot-fetched");
+      heapBytes = await heapP;
       return heapBytes;
     });
+    const filled = snapshotP.then(({ cached }) => {
+      mark("snapshot-fetched");
+      heapCached = cached;
+    });
+    filled.catch(() => {});
+    // The wasm of a previous visit, decoded, from Cache Storage (js_shim/kept.js).
+    const wasmURL = new URL("pyodide.asm.wasm", indexURL).href;
+    const keptWasm = serveKeptWasm(wasmURL, manifestP.then((m) => m && m.key));
     try {
-      const createPyodideModule = initialPagesFrom(indexURL, () => heapBytes, manifestP);
-      pyodide = await Promise.race([
-        loadPyodide({ ...options, _loadSnapshot: heap, createPyodideModule }), wasmRefused]);
+      const createPyodideModule = snapshotModule(indexURL, () => heapBytes, manifestP, filled);
+      try {
+        pyodide = await Promise.race([
+          loadPyodide({ ...options, _loadSnapshot: heap, createPyodideModule }), wasmRefused]);
+      } finally {
+        keptWasm.release();
+      }
       mark("python-ready");
       onProgress("Starting streampace…");
       const [manifest, archive] = await Promise.all([manifestP, archiveP]);
@@ -338,11 +338,13 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
         runtime.destroy();
       }
       if (!heapCached) keepSnapshot(snapshotURL, manifest, heapBytes);
+      if (!keptWasm.served()) keepWasm(wasmURL, manifest.key);
     } catch (err) {
       fallback = problem ?? `snapshot failed to restore (${err && err.message ? err.message.split("\n")[0] : err})`;
       pyodide = null;
       // A kept copy that failed is not tried again: the next visit downloads it.
-      if (heapCached) snapshotCache().then((cache) => cache && cache.delete(snapshotURL)).catch(() => {});
+      if (heapCached) forgetKept(snapshotURL);
+      if (keptWasm.served()) forgetKept(wasmURL);
     }
   }
   if (pyodide === null) {

@@ -237,6 +237,7 @@ console.log(JSON.stringify({
   pyodideVersion: pyodide.version,
   imported: report.imported,
   skipped: report.skipped,
+  warmedMs: report.warmed_ms,
   pyscriptModules: report.pyscriptModules,
   ms: {
     boot: Math.round(tBoot - t0),

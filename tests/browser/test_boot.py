@@ -51,6 +51,7 @@ def boot_page(driver: Any, server: PageServer, sid: str | None,
 
 
 SNAPSHOT_URL = "/vendor/snapshot/streampace.snap.gz"
+WASM_URL = "/vendor/pyodide/pyodide.asm.wasm"
 MANIFEST = ROOT / "vendor" / "snapshot" / "manifest.json"
 
 
@@ -60,35 +61,41 @@ def forget_kept_snapshot(driver: Any, server: PageServer) -> None:
                            {"origin": server.origin, "storageTypes": "cache_storage"})
 
 
-def kept_snapshot_key(driver: Any, server: PageServer) -> str | None:
-    """The key of the snapshot kept in Cache Storage (None: nothing kept), once the
-    page has stored it (it does so when idle after its boot)."""
+def kept_snapshot_key(driver: Any, server: PageServer, path: str = SNAPSHOT_URL,
+                      want: str | None = None) -> str | None:
+    """The key of the snapshot (or of the wasm at `path`) kept in Cache Storage
+    (None: nothing kept), once the page has stored it (it does so when idle after
+    its boot); with `want`, once it is that key (bounded)."""
     script = ("const done = arguments[arguments.length - 1];"
               "caches.open('streampace-snapshot').then((c) => c.match(arguments[0]))"
               ".then((r) => done(r ? r.headers.get('x-streampace-snapshot-key') : null),"
               " () => done(null));")
     key = None
     for _ in range(50):
-        key = driver.execute_async_script(script, server.url(SNAPSHOT_URL))
-        if key is not None:
+        key = driver.execute_async_script(script, server.url(path))
+        if key is not None and want in (None, key):
             break
         time.sleep(0.1)
     return key
 
 
-def keep_snapshot(driver: Any, server: PageServer, key: str, body: str) -> None:
-    """Put an entry of our own in the page's Cache Storage (a test's stale or damaged copy)."""
+def keep_snapshot(driver: Any, server: PageServer, key: str, body: str,
+                  path: str = SNAPSHOT_URL, size: int | None = None) -> None:
+    """Put an entry of our own in the page's Cache Storage (a test's stale or
+    damaged copy), saying it is `size` bytes long if given."""
     driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
+        "const headers = {'x-streampace-snapshot-key': arguments[1]};"
+        "if (arguments[3] !== null) headers['x-streampace-bytes'] = String(arguments[3]);"
         "caches.open('streampace-snapshot').then((c) => c.put(arguments[0], new Response("
-        "arguments[2], {headers: {'x-streampace-snapshot-key': arguments[1]}}))).then(done);",
-        server.url(SNAPSHOT_URL), key, body)
+        "arguments[2], {headers}))).then(done);",
+        server.url(path), key, body, size)
 
 
-def snapshot_requests(driver: Any) -> int:
+def snapshot_requests(driver: Any, path: str = SNAPSHOT_URL) -> int:
     return int(driver.execute_script(
         "return performance.getEntriesByType('resource')"
-        ".filter((r) => r.name.includes(arguments[0])).length", SNAPSHOT_URL))
+        ".filter((r) => r.name.includes(arguments[0])).length", path))
 
 
 def console(driver: Any) -> list[str]:
@@ -169,7 +176,48 @@ def test_a_kept_snapshot_of_another_key_or_damaged_is_downloaded_again(
     st = boot_page(driver, server, f"kept-{kept}")
     assert st["boot"] == {"snapshot": True, "fallback": None}
     assert snapshot_requests(driver) == 1
-    assert kept_snapshot_key(driver, server) == key
+    assert kept_snapshot_key(driver, server, want=key) == key
+    assert not [m for m in console(driver) if FALLBACK_NOTE in m]
+
+
+def test_a_returning_visitor_compiles_the_wasm_kept_in_cache_storage(
+        driver: Any, boot_server: Any) -> None:
+    """The first boot keeps the decoded wasm (labelled with the snapshot's key);
+    the next one hands it to Pyodide instead of a request for it."""
+    server, switch = boot_server
+    switch.mode = "real"
+    key = json.loads(MANIFEST.read_text())["key"]
+    boot_page(driver, server, None, page="mount-later.html")  # on the origin, to reach its caches
+    forget_kept_snapshot(driver, server)
+    for i in range(2):
+        st = boot_page(driver, server, f"kept-wasm{i}")
+        assert st["boot"] == {"snapshot": True, "fallback": None}
+        # (The first boot reads it once more from the HTTP cache, to keep it.)
+        assert (snapshot_requests(driver, WASM_URL) > 0) == (i == 0)
+        assert kept_snapshot_key(driver, server, WASM_URL) == key
+        assert not [m for m in console(driver) if FALLBACK_NOTE in m]
+    assert python(driver, "import unicodedata; unicodedata.name('\u00e9')") == (
+        "LATIN SMALL LETTER E WITH ACUTE")
+    # The page's own fetch is its own again.
+    assert driver.execute_script("return fetch.name") == "fetch"
+
+
+@pytest.mark.parametrize("kept", ["other-key", "not-a-module", "cut-short"])
+def test_a_kept_wasm_of_another_key_or_damaged_is_fetched_again(
+        driver: Any, boot_server: Any, kept: str) -> None:
+    server, switch = boot_server
+    switch.mode = "real"
+    key = json.loads(MANIFEST.read_text())["key"]
+    boot_page(driver, server, None, page="mount-later.html")  # on the origin, to reach its caches
+    forget_kept_snapshot(driver, server)
+    body = {"other-key": "\0asm", "not-a-module": "not a module",
+            "cut-short": "\0asm\x01\0\0\0"}[kept]
+    keep_snapshot(driver, server, "0" * 64 if kept == "other-key" else key, body, path=WASM_URL,
+                  size=len(body) + (100 if kept == "cut-short" else 0))
+    st = boot_page(driver, server, f"kept-wasm-{kept}")
+    assert st["boot"] == {"snapshot": True, "fallback": None}
+    assert snapshot_requests(driver, WASM_URL) > 0
+    assert kept_snapshot_key(driver, server, WASM_URL, want=key) == key
     assert not [m for m in console(driver) if FALLBACK_NOTE in m]
 
 

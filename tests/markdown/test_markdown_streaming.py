@@ -17,7 +17,7 @@ from streampace.markdown.tree import Node, text_of
 from bench.traces_markdown import _section
 
 from .commonmark_spec import load_examples, normalise
-from .fake_dom import FakeDocument, FakeElement, inner_html
+from .fake_dom import FakeDocument, FakeElement, element, inner_html
 
 PARSER = Parser()
 
@@ -54,17 +54,50 @@ def stream_html(text: str, cuts: list[int], kind: type[MarkdownStream] = Markdow
     return stream.to_html()
 
 
-def dom_html(text: str, cuts: list[int]) -> tuple[str, FakeElement]:
+class _Sectioned(MarkdownView):
+    """The page's grouping of blocks into sections, two final blocks a section."""
+
+    section_blocks = 2
+
+
+def check_sections(view: MarkdownView, box: FakeElement) -> None:
+    """Sections hold the blocks in order, the open blocks in the last section, every
+    section but the last at least `section_blocks` final blocks; footnotes after them."""
+    kids = [element(k) for k in box.children]
+    notes = [k for k in kids if k.tag == "section"]
+    sections = [k for k in kids if k.tag != "section"]
+    assert kids == sections + notes and len(notes) <= 1
+    holders = []
+    for section in sections:
+        assert section.attrs == {"class": "sp-section"} and len(section.children) == 1
+        holder = element(section.children[0])
+        assert holder.attrs == {"class": "sp-section-blocks"}
+        holders.append(holder)
+    shown = [block for holder in holders for block in holder.children]
+    assert shown == [m.el for m in view.final] + [m.el for m in view.tail]
+    finals = {id(m.el) for m in view.final}
+    for holder in holders[:-1]:
+        assert sum(id(b) in finals for b in holder.children) >= view.section_blocks
+    assert all(holder.children for holder in holders)  # no empty section
+    assert all(m.el.parent is (holders[-1] if holders else None) for m in view.tail)
+
+
+def dom_html(text: str, cuts: list[int],
+             kind: type[MarkdownView] = MarkdownView) -> tuple[str, FakeElement]:
     """The view's DOM after streaming, and the one-shot render with the view's
     id prefix (footnote ids are prefixed per view)."""
     doc = FakeDocument()
     box = doc.createElement("div")
-    view = MarkdownView(doc, box, PARSER)
+    view = kind(doc, box, PARSER)
     pos = 0
     for cut in sorted(cuts) + [len(text)]:
         view.feed(text[pos:cut])
+        if view.section_blocks:
+            check_sections(view, box)
         pos = cut
     view.close()
+    if view.section_blocks:
+        check_sections(view, box)
     box.one_shot = render_html(text, id_prefix=view.stream.id_prefix)
     return inner_html(box), box
 
@@ -79,6 +112,10 @@ def test_any_split_gives_the_one_shot_render(parts: list[str], data: st.DataObje
     assert stream_html(text, cuts, _EagerOpen) == one_shot
     html, box = dom_html(text, cuts)
     assert normalise(html) == normalise(box.one_shot)
+    # In sections: the same tree, the same text in the same order.
+    sectioned, sections = dom_html(text, cuts, _Sectioned)
+    assert normalise(sectioned) == normalise(sections.one_shot)
+    assert sections.textContent == box.textContent
 
 
 def test_spec_examples_streamed_equal_one_shot() -> None:
@@ -109,6 +146,29 @@ def test_final_block_element_is_the_same_node_after_100_more_frames() -> None:
     assert inner_html(box).startswith(frozen)
     view.close()
     assert box.children[0] is first and box.children[1] is second
+
+
+def test_sections_fill_in_order_and_no_block_ever_moves() -> None:
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = _Sectioned(doc, box, PARSER)
+    placed: dict[int, tuple[Any, Any]] = {}  # final block element -> (element, parent)
+    text = "".join(f"Paragraph {i} with *em*.\n\n" if i % 5 else f"- item {i}\n- more\n\n"
+                   for i in range(23)) + "Footnote[^a].\n\n[^a]: The note.\n"
+    for i in range(0, len(text), 3):
+        view.feed(text[i:i + 3])
+        check_sections(view, box)
+        for m in view.final:
+            el, parent = placed.setdefault(id(m.el), (m.el, m.el.parent))
+            assert m.el.parent is parent
+    view.close()
+    check_sections(view, box)
+    assert len(view.final) == 24
+    holders = [element(element(s).children[0]) for s in box.children if element(s).tag == "div"]
+    assert [len(h.children) for h in holders] == [2] * 12
+    assert element(box.children[-1]).tag == "section"
+    assert normalise(inner_html(box)) == normalise(
+        render_html(text, id_prefix=view.stream.id_prefix))
 
 
 def test_open_fence_only_appends_code_text() -> None:
@@ -582,3 +642,105 @@ def test_full_and_inline_parses_give_a_paragraph_the_same_nodes(src: str) -> Non
     assert len(nodes) == 1 and not isinstance(nodes[0], str) and nodes[0][0] == "p"
     assert PARSER.inline(src, {}) == list(nodes[0][2])
     assert PARSER.inline_split(src, {})[0] == list(nodes[0][2])
+
+
+@pytest.mark.parametrize("items", [
+    ["- insert text as text", "- one document update per frame", "- keep the selection alive",
+     "- release every callback"],
+    ["1. the message ended", "2. the run finished or failed  ", "3. a snapshot replaced it",
+     "4. the backlog passed the limit"],
+])
+def test_list_items_grown_by_plain_words_are_not_parsed_again(items: list[str]) -> None:
+    """A short list whose items grow by plain appends (no parse): when the next
+    item starts, the items shown are not parsed again (their display was their
+    plain parse, trailing spaces held back or not), nor is the list when a
+    paragraph ends it; every display is the one a full parse gives."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    text = ""
+    for n, item in enumerate(items):
+        marker, first, *words = item.split(" ")
+        pieces = [("\n" if n else "") + f"{marker} {first}"] + [" " + w for w in words]
+        for piece in pieces:
+            parser.rendered.clear()
+            stream.feed(piece)
+            full.feed(piece)
+            text += piece
+            assert stream.nodes() == full.nodes(), piece
+            if n >= 2 and piece.startswith("\n"):
+                assert all(items[0] not in src for src in parser.rendered), parser.rendered
+    parser.rendered.clear()
+    stream.feed("\n\nDone.")
+    assert stream.blocks == render_nodes(text + "\n\nDone.")[:1]
+    assert all(items[0] not in src for src in parser.rendered), parser.rendered
+    stream.close()
+    assert stream.to_html() == render_html(text + "\n\nDone.")
+
+
+@pytest.mark.parametrize("text", [
+    "- a  \n- b  \n\nc", "-     code  \n- b\n\nc", "- a\n  b  \n- c\n\nd", "1. a  \n2.  \n\nc",
+    "> a  \n> b  \n\nc", "| a | b |\n|---|---|\n| 1 | 2 |  \n\nc", "- a\n- b  \n-\n\nc",
+    "- a **b  \n- c\n\nd", "- a\n\n- b  \n- c\n\nd",
+])
+def test_trailing_spaces_before_the_next_item_render_as_one_shot(text: str) -> None:
+    """Held-back trailing spaces count as nothing only where a paragraph's parse
+    drops them (not in a code block): every cut of these gives the one-shot render."""
+    one_shot = render_html(text)
+    for cut in range(len(text) + 1):
+        assert stream_html(text, [cut]) == one_shot, cut
+    assert stream_html(text, list(range(len(text)))) == one_shot
+
+
+@pytest.mark.parametrize("first", ["Som", "Some words", "A long first line " * 3])
+@pytest.mark.parametrize("before", ["A first paragraph.", "A first paragraph, open. " * 6])
+def test_a_new_paragraphs_first_letters_take_one_block_parse(before: str, first: str) -> None:
+    """A blank line and text after it in one delta: the block parse that finds
+    the text a paragraph also answers the open paragraph's question whether
+    its partial line continues it, so the frame makes one block parse of it,
+    not two; and every display is the one a full parse gives."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    stream.feed(before)
+    full.feed(before)
+    parser.seen.clear()
+    stream.feed("\n\n" + first)
+    full.feed("\n\n" + first)
+    assert stream.state == "open"
+    assert stream.nodes() == full.nodes()
+    assert len([src for src in parser.seen if first in src]) == 1, parser.seen
+    for piece in (". More", "\n1. item"):
+        stream.feed(piece)
+        full.feed(piece)
+        assert stream.nodes() == full.nodes(), piece
+    stream.close()
+    assert stream.to_html() == render_html(f"{before}\n\n{first}. More\n1. item")
+
+
+@pytest.mark.parametrize("size", [5, 11, 23])
+@pytest.mark.parametrize("block", [
+    "".join(f"- item {i} with `code` and *emphasis*\n" for i in range(8)),
+    "".join(f"{i + 1}. step {i} with [a link](/x{i}) here\n" for i in range(8)),
+    "| name | value |\n|:-----|------:|\n"
+    + "".join(f"| row `{i}` | **{i}** |\n" for i in range(8)),
+])
+def test_an_open_lists_new_items_are_parsed_not_the_items_before(block: str, size: int) -> None:
+    """A short list (or table) whose items hold markup, cut anywhere: when an
+    item is complete, only the items added since the last parse are parsed
+    (then joined to the earlier ones), never the first item again; every
+    display is the one a full parse gives."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    text = "Intro.\n\n" + block + "\nAfter.\n"
+    first_item = block.split("\n")[2 if block.startswith("|") else 0]
+    for at in range(0, len(text), size):
+        parser.rendered.clear()
+        stream.feed(text[at:at + size])
+        full.feed(text[at:at + size])
+        assert stream.nodes() == full.nodes(), text[:at + size]
+        if at > len("Intro.\n\n") + len(block) // 2:
+            assert all(first_item not in src for src in parser.rendered), parser.rendered
+    stream.close()
+    assert stream.to_html() == render_html(text)

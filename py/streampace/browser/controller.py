@@ -333,7 +333,7 @@ class StreamView:
         sample = self.telemetry.sample()
         if self.on_sample is not None:
             self.on_sample(sample)
-        now = self.host.now()
+        now = sample[0]  # the sample's clock read: one FFI call fewer per frame
         if self.scheduler.queued_events() > 0:
             self._last_activity = now
         if now - self._last_activity < _SAMPLE_LINGER_MS:

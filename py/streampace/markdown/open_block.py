@@ -88,6 +88,12 @@ class _Window:
             self._memo = (prev, key, ok)
         return ok
 
+    def known(self, prev: str, line: str) -> None:
+        """A block parse already found `line` after `prev` to be part of the
+        paragraph: remembered as if this window had parsed it (exact for a
+        short line; for a longer one, final as `continues_paragraph` holds)."""
+        self._memo = (prev, line if len(line) <= _KEY else line[:_KEY], True)
+
 
 class OpenParagraph:
     """A top-level paragraph while it streams (see the module docstring)."""

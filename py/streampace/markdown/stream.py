@@ -65,6 +65,13 @@ _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})([^\n]*)$")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 # Blocks whose content ends without its trailing spaces (the parse strips them).
 _STRIPPED = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6"})
+# Blocks an open tail shows as earlier items joined to the last (_render_tail).
+_SPLIT_TAGS = {"bullet_list_open": ("ul",), "ordered_list_open": ("ol",),
+               "table_open": ("table",)}
+# Blocks whose parse does not depend on blank lines and spaces after their last
+# line: shown as the plain parse of their text, that display is their final node.
+_SHOWN_FINAL = frozenset({"paragraph_open", "heading_open", "bullet_list_open",
+                          "ordered_list_open", "table_open", "blockquote_open"})
 
 
 def _first_blank(lines: list[str]) -> int | None:
@@ -308,6 +315,11 @@ class MarkdownStream:
                         for line in complete):
                     return False
                 self._open = OpenParagraph(self.parser, self._refs, complete, self._ctx())
+                if not complete and end - start == 1:
+                    # The block parse that called us found the partial line a
+                    # top-level paragraph of its own: what the open paragraph
+                    # would parse again to ask whether that line is its first.
+                    self._open.window.known("", partial)
             elif kind == "blockquote_open":
                 if len(tail) < self.LONG_QUOTE or not complete:
                     return False
@@ -396,9 +408,12 @@ class MarkdownStream:
         # The tail itself, when the display is its plain parse (nothing held back
         # or closed): a paragraph or heading that then ends is final as shown.
         # Trailing spaces held back count as nothing for a lone paragraph or
-        # heading (their parse drops them at the block's end).
+        # heading, nor where plain words may follow (`_held`: the text ends in
+        # a paragraph's plain text, outside code): a paragraph's parse drops
+        # them at its end.
         self._exact = tail if self._shown is not None and (shown == tail or (
-            len(nodes) == 1 and not isinstance(nodes[0], str) and nodes[0][0] in _STRIPPED
+            (self._held is not None or (len(nodes) == 1 and not isinstance(nodes[0], str)
+                                        and nodes[0][0] in _STRIPPED))
             and shown == tail.rstrip(" "))) else None
 
     def _render_tail(self, shown: str) -> tuple[Node, ...]:
@@ -411,12 +426,7 @@ class MarkdownStream:
         if split is not None:
             prefix, rest, kind = split
             if self._prefix_src != prefix:
-                head: Node | None = None
-                if self._prefix_node is not None and prefix == self._prefix_src + self._grown:
-                    # The previous last item is complete now: join what was shown.
-                    joined = _join(self._prefix_node, self._rest_nodes,
-                                   blank_between=ends_with_blank_line(self._prefix_src))
-                    head = joined[0] if joined is not None and len(joined) == 1 else None
+                head = self._joined_prefix(prefix, kind)
                 if head is None:
                     nodes = self.parser.render(prefix, self._refs, self._ctx())[0]
                     head = nodes[0] if len(nodes) == 1 else None
@@ -433,6 +443,36 @@ class MarkdownStream:
         nodes, _refs, self.footnotes.open, _used = self.parser.render_all(
             shown, self._refs, self._ctx())
         return tuple(nodes)
+
+    def _joined_prefix(self, prefix: str, kind: tuple[str, ...]) -> Node | None:
+        """The node of an open list's earlier items (a table's header and
+        earlier rows) `prefix`, from what was shown when it extends the
+        previous prefix: the item last parsed alone joined to it, or the
+        display itself when the item grew by plain appends, or the items
+        added since parsed alone and joined; None: parse it whole.
+        (_join refuses a join that one parse could give otherwise.)"""
+        old, old_head = self._prefix_src, self._prefix_node
+        if old_head is not None and prefix == old + self._grown:
+            # The previous last item is complete now: join what was shown.
+            joined = _join(old_head, self._rest_nodes, blank_between=ends_with_blank_line(old))
+            if joined is not None and len(joined) == 1:
+                return joined[0]
+        if self._exact is not None and len(self.tail_nodes) == 1 and prefix == self._exact + "\n":
+            # The last item grew by plain appends (the nodes above were not
+            # parsed from it) and its line is complete now: the display was
+            # the plain parse of exactly these items.
+            return self.tail_nodes[0]
+        if old_head is not None and old and prefix.startswith(old):
+            # The last item grew by more than plain words since it was parsed
+            # (or several lines came at once): parse what was added, not all.
+            added = prefix[len(old):]
+            if kind == ("table",):  # rows are parsed under their header
+                added = "\n".join(prefix.split("\n", 2)[:2]) + "\n" + added
+            more = self.parser.render(added, self._refs, self._ctx())[0]
+            joined = _join(old_head, more, blank_between=ends_with_blank_line(old))
+            if joined is not None and len(joined) == 1:
+                return joined[0]
+        return None
 
     def _append_plain(self, delta: str, ops: list[Op]) -> bool:
         """Plain words appended to plain text: grow the last text node, no parse.
@@ -495,11 +535,12 @@ class MarkdownStream:
                   and old_map[index] == (start, end, kind) and kind != "footnote_def"
                   and old_lines[start:end] == lines[start:end]):
                 nodes = [old_nodes[index]]
-            elif (index == 0 and start == 0 and kind in ("paragraph_open", "heading_open")
+            elif (index == 0 and start == 0 and kind in _SHOWN_FINAL
                   and exact_prev is not None and len(self.tail_nodes) == 1
                   and "[^" not in src and exact_prev.rstrip() == src.rstrip()):
                 # Shown as the plain parse of this very text (its line break and
-                # the next block came in one delta): that render is final.
+                # the next block came in one delta; a list or table whose last
+                # line grew by plain appends): that render is final.
                 nodes = [self.tail_nodes[0]]
             elif index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
                     shown_prev == src or shown_prev.startswith(src + "\n")
@@ -509,6 +550,13 @@ class MarkdownStream:
                 # followed by a blank line (so nothing after it changed it), with
                 # no reference definitions anywhere: that render is final.
                 nodes = [self.tail_nodes[0]]
+            elif (index == 0 and start == 0 and kind in _SPLIT_TAGS and "]:" not in src
+                  and "[^" not in src and (joined := self._joined_prefix(
+                      src, _SPLIT_TAGS[kind])) is not None and joined[0] in _SPLIT_TAGS[kind]):
+                # A list or table shown as its earlier items and its last one:
+                # the items added since are parsed, not the whole block (no
+                # definitions in it: a parse would collect them).
+                nodes = [joined]
             else:
                 nodes, self._refs, notes, used = self.parser.render_all(
                     src, self._refs, self._ctx())
@@ -529,6 +577,9 @@ class MarkdownStream:
             cut_line += 1
         self._tail = "\n".join(lines[cut_line:])
         self._open_tried = 0
+        # A list cached as the tail's first block is not the tail's any more
+        # (and its block index, hence its footnote ids, changed).
+        self._prefix_src, self._prefix_node = "", None
         if len(self._refs) != len(known):
             self._resolve_back([k for k in self._refs if k not in known], ops)
 

@@ -50,7 +50,10 @@ Adaptive playout, per session (one :class:`Track` each):
   r + 250/s, at least the seed's 800/s-class step, 1.3 × r for models faster
   than that) — never a fixed ceiling a fast model can outrun, and never a jump
   after a stall: a backlog drains at the ceiling, in bounded steps, within a
-  bounded time.  A low-pass filter (60 ms) keeps rate changes gradual —
+  bounded time.  Until two gaps are learnt the ceiling is at least the step
+  bound: one gap's rate evidence (a mobile radio's first small burst after a
+  long wake) can be a fraction of the source's rate, and a ceiling scaled
+  from it held the next bursts back.  A low-pass filter (60 ms) keeps rate changes gradual —
   except that over a session's first ten gaps it never holds the rate under
   the source's measured one while more is queued than that: the filter would
   start from the prior's guess and let a fast source's backlog build.
@@ -109,6 +112,7 @@ _CEIL_X = 1.8  # ceiling = min(max(_CEIL_X r, r + _CEIL_ADD), max(_CEIL_FAST r, 
 _CEIL_ADD = 0.25  # graphemes/ms
 _CEIL_FAST = 1.3
 _SMOOTH_MS = 60.0  # time constant of the play-out rate's low-pass filter
+_UNINFORMED_GAPS = 2  # while fewer gaps are learnt, the ceiling is at least the step bound
 _WARM_GAPS = 10  # while fewer gaps are learnt, the filter never holds the rate under r
 _DEADLINE_GROUPS = 16  # oldest deliveries the deadline looks at per drain
 _SLOW_RATE = 0.09  # graphemes/ms: a source under this shows ≥ 1 grapheme per frame
@@ -292,12 +296,12 @@ class AdaptiveLaw:
             err = min(abs(n - r * g) / r, 3.0 * tr.gap)
             tr.jit += _GAP_ALPHA * (err - tr.jit)
         if tr.gaps_seen == 0:
-            tr.gap, tr.dev, tr.floor = g, 0.25 * g, g
+            tr.gap, tr.dev = g, 0.25 * g
         else:
             clipped = min(g, 3.0 * tr.gap)
             tr.dev += _GAP_ALPHA * (abs(clipped - tr.gap) - tr.dev)
             tr.gap += _GAP_ALPHA * (clipped - tr.gap)
-            tr.floor += _GAP_ALPHA * (min(g, tr.gap) - tr.floor)
+        tr.floor = _next_floor(tr.floor, g, tr.gap, tr.gaps_seen)
         faster = tr.span > span and (span >= g or max(g, tr.gap) < _FASTER * tr.span)
         a = max(_GAP_ALPHA, _span_weight(tr.gaps_seen, faster))
         tr.span_dev += a * (abs(span - tr.span) - tr.span_dev)
@@ -348,6 +352,13 @@ class AdaptiveLaw:
                               max(_CEIL_FAST * r, self.max_step_rate)), self.min_rate)
         else:
             ceiling = self.max_step_rate  # no rate seen yet: the step bound
+        if tr.gaps_seen < _UNINFORMED_GAPS:
+            # One gap's evidence says little of the source's rate (a mobile
+            # radio's first burst after a 700 ms wake: 82/s for a model at
+            # 480/s); a ceiling scaled from it would hold back the next,
+            # larger bursts for seconds.  The step bound keeps frames what
+            # readers know meanwhile.
+            ceiling = max(ceiling, self.max_step_rate)
         floor = max(self.min_rate, _frame_step_floor(tr, now, r))
         target = min(max(target, floor), ceiling)
         if tr.out is None:
@@ -407,6 +418,29 @@ def _frame_step_floor(tr: Track, now: float, r: float) -> float:
     # baseline, and a float rounding to 0.9999999 of a grapheme would show
     # nothing this frame and two the next.
     return (1.0 + 1e-6) / dt if 0.0 < dt <= _FRAME_MAX_MS else 0.0
+
+
+def _next_floor(floor: float, g: float, typical: float, k: int) -> float:
+    """The transport's own interval after the ``k``-th gap (from 0), ``g`` ms.
+
+    It follows the lower gaps — except a server's fast path: its first
+    ``_FAST_PATH_GAPS`` gaps, shorter than its cadence, do not pull it under
+    the prior, and the first gap after them sets it.  Pulled down to the fast
+    path's ≈ 45 ms, the floor let the first ordinary 150 ms batches smaller
+    than the rate says read as produced in ≈ 90 ms (their size at that rate):
+    the cushion came out short and every batch ran dry ≈ 30 ms before the
+    next for the first second (frames of 0–2 graphemes among 8–12: the fast
+    trace's jerk CV 0.36 against the seed's 0.27, seed 4).  Longer first gaps
+    (a mobile link's bursts) set it at once, as before.
+    """
+    if k == 0:
+        return max(g, _PRIOR_GAP_MS)
+    moved = floor + _GAP_ALPHA * (min(g, typical) - floor)
+    if k < _FAST_PATH_GAPS:
+        return max(moved, _PRIOR_GAP_MS)
+    if k == _FAST_PATH_GAPS and floor <= _PRIOR_GAP_MS:
+        return g  # the fast path held it at the prior: the cadence shows now
+    return moved
 
 
 def _span_weight(k: int, faster_cadence: bool) -> float:
