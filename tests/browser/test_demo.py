@@ -201,6 +201,20 @@ def test_chart_draws_only_new_samples_and_matches_a_whole_redraw(
     assert got["differ"] <= got["painted"] * 3 // 100, got
 
 
+def test_each_pane_is_a_layout_boundary_of_fixed_size(driver: Any, demo: Any) -> None:
+    """The panes do not grow with the answer: each is contained (its text lays out
+    and paints within it, not the page and the other pane) and scrolls inside."""
+    run_scenario(driver, "Long answer", timeout=180)
+    panes = driver.execute_script(
+        "return ['paced', 'delivered'].map((id) => { const p = document.getElementById(id);"
+        " return { contain: getComputedStyle(p).contain, height: p.offsetHeight,"
+        " scrolls: p.scrollHeight > p.clientHeight }; })")
+    assert all(p["contain"] == "strict" for p in panes), panes
+    assert panes[0]["height"] == panes[1]["height"] and panes[0]["height"] > 100, panes
+    assert all(p["scrolls"] for p in panes), panes
+    assert pane_text(driver, "paced") == pane_text(driver, "delivered")
+
+
 @pytest.mark.engines
 def test_paced_pane_commits_on_more_frames_than_the_batches(driver: Any, demo: Any) -> None:
     """Same stream, two renderings: the paced one committed on many more frames than
