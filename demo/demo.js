@@ -70,20 +70,50 @@ export function attachDemo(statsJson) {
 window.streampaceDemo = state;
 
 // ---- live chart: graphemes revealed per frame, backlog, display lag
-class Chart {
+//
+// Drawn incrementally: each frame shifts what is already drawn left by the new
+// samples' width (one copy of the bitmap) and draws only the new samples. A
+// redraw of the whole history every frame (360 bars and two 360-point lines) is
+// rasterised when the frame commits: at 4x CPU it grew to 15-30 ms of the
+// frame's commit as the chart filled (python -m bench.frame_trace --page demo).
+// The scales are "nice" numbers (1, 2, 2.5, 5 x 10^k) that only change when the
+// data crosses one, so the whole chart is redrawn only then (and on a resize or
+// a colour-scheme change). Everything is in device pixels with a whole number of
+// pixels per sample, so a shift copies pixels exactly.
+function niceCeil(x) {
+  const p = 10 ** Math.floor(Math.log10(x));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= x) return m * p;
+  return 10 * p;
+}
+
+// The largest of the last `count` values, at least `floor`.
+function windowMax(arr, count, floor) {
+  let m = floor;
+  for (let i = Math.max(0, arr.length - count); i < arr.length; i++) if (arr[i] > m) m = arr[i];
+  return m;
+}
+
+export class Chart {
   constructor(canvas, size = 360) {
     this.canvas = canvas;
     this.size = size;
     this.shown = [];
     this.backlog = [];
     this.lag = [];
+    this.keep = size;  // samples kept: at least what fits the canvas's width
+    this.pushed = 0;  // samples pushed so far
+    this.drawnAt = 0;  // `pushed` when the canvas was last drawn
+    this.scales = null;  // [shown, backlog, lag] the canvas is drawn with
+    this.fullDraws = 0;  // whole redraws (tests, the curious)
     this.pending = false;
     this.ctx = canvas ? canvas.getContext("2d") : null;
+    this.buffer = null;  // a canvas of the same size (shiftLeft)
     // The series' colours, read once (and again when the colour scheme changes):
     // getComputedStyle in every draw forced a style recalculation each frame.
     this.colors = null;
     matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
       this.colors = null;
+      if (this.shown.length && !this.pending) this.schedule();
     });
     this.scale = "";
     this.width = 0;
@@ -112,59 +142,116 @@ class Chart {
   push(shown, backlog, lag) {
     for (const [arr, v] of [[this.shown, shown], [this.backlog, backlog], [this.lag, lag]]) {
       arr.push(v);
-      if (arr.length > this.size) arr.shift();
+      if (arr.length > this.keep) arr.shift();
     }
+    this.pushed += 1;
     if (!this.pending && this.ctx) this.schedule();
   }
 
-  draw() {
+  draw(whole = false) {
     this.pending = false;
     const { canvas, ctx } = this;
     const dpr = window.devicePixelRatio || 1;
     // The canvas's CSS size from the last resize, not clientWidth (a layout read:
     // it would force the frame's layout of the whole page from this callback).
-    const w = this.width;
-    const h = this.height;
-    if (!w || !h) return;
-    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
-      canvas.width = Math.round(w * dpr);
-      canvas.height = Math.round(h * dpr);
+    if (!this.width || !this.height) return;
+    const W = Math.round(this.width * dpr);
+    const H = Math.round(this.height * dpr);
+    if (canvas.width !== W || canvas.height !== H) {
+      canvas.width = W;  // clears the canvas
+      canvas.height = H;
+      whole = true;
     }
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    if (this.colors === null) this.colors = this.readColors();
-    const colors = this.colors;
-    ctx.clearRect(0, 0, w, h);
-    const n = this.size;
-    const dx = w / n;
-    const maxShown = Math.max(8, ...this.shown);
-    const maxBacklog = Math.max(50, ...this.backlog);
-    const maxLag = Math.max(300, ...this.lag);
-    const off = n - this.shown.length;
-    ctx.fillStyle = colors.shown;
-    this.shown.forEach((v, i) => {
-      const bh = (v / maxShown) * (h - 4);
-      ctx.fillRect((off + i) * dx, h - bh, Math.max(1, dx - 0.5), bh);
-    });
-    const line = (arr, max, stroke) => {
-      ctx.strokeStyle = stroke;
-      ctx.lineWidth = 1.5;
+    if (this.colors === null) {
+      this.colors = this.readColors();
+      whole = true;
+    }
+    // A whole number of device pixels per sample, about `size` samples across.
+    const step = Math.max(1, Math.round(W / this.size));
+    const visible = Math.ceil(W / step);
+    // One sample more than fits: the lines enter from the left edge, as when shifted in.
+    this.keep = Math.max(this.size, visible + 1);
+    const scales = [niceCeil(windowMax(this.shown, visible, 8)),
+                    niceCeil(windowMax(this.backlog, visible, 50)),
+                    niceCeil(windowMax(this.lag, visible, 300))];
+    if (!this.scales || scales.some((v, i) => v !== this.scales[i])) whole = true;
+    this.scales = scales;
+    const added = this.pushed - this.drawnAt;
+    this.drawnAt = this.pushed;
+    const n = this.shown.length;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    if (whole || (added + 1) * step >= W) {
+      this.fullDraws += 1;
+      ctx.clearRect(0, 0, W, H);
+      this.drawSamples(0, W, H, step, dpr);
+    } else if (added > 0) {
+      this.shiftLeft(added * step, W, H);
+      // Redrawn from the last sample drawn before, so its line segments join the new ones.
+      const x0 = W - (added + 1) * step;
+      ctx.save();
       ctx.beginPath();
-      arr.forEach((v, i) => {
-        const x = (off + i) * dx + dx / 2;
-        const y = h - 2 - (v / max) * (h - 6);
-        if (i === 0) ctx.moveTo(x, y);
-        else ctx.lineTo(x, y);
-      });
-      ctx.stroke();
-    };
-    line(this.backlog, maxBacklog, colors.backlog);
-    line(this.lag, maxLag, colors.lag);
+      ctx.rect(x0, 0, W - x0, H);
+      ctx.clip();
+      ctx.clearRect(x0, 0, W - x0, H);
+      this.drawSamples(Math.max(0, n - added - 1), W, H, step, dpr);
+      ctx.restore();
+    }
     const scale =
-      `scales: ${maxShown} graphemes/frame · ${maxBacklog} backlog · ${Math.round(maxLag)} ms lag`;
+      `scales: ${scales[0]} graphemes/frame · ${scales[1]} backlog · ${scales[2]} ms lag`;
     if (scale !== this.scale) {  // a DOM write only when the text changes
       this.scale = scale;
       $("chart-scale").textContent = scale;
     }
+  }
+
+  // What is drawn, `shift` device pixels to the left. Through a second canvas:
+  // Chromium's recorded 2D canvas resolved a canvas drawn onto itself only when
+  // it flushed, after the new samples were drawn (they showed up shifted too).
+  shiftLeft(shift, W, H) {
+    if (!this.buffer) this.buffer = document.createElement("canvas");
+    const buffer = this.buffer;
+    if (buffer.width !== W || buffer.height !== H) {
+      buffer.width = W;
+      buffer.height = H;
+    }
+    const bctx = buffer.getContext("2d");
+    bctx.clearRect(0, 0, W, H);
+    bctx.drawImage(this.canvas, -shift, 0);
+    this.ctx.clearRect(0, 0, W, H);
+    this.ctx.drawImage(buffer, 0, 0);
+  }
+
+  // Samples from index `from` on (the newest at the right edge); the lines start one
+  // sample earlier so that they join what is already drawn.
+  drawSamples(from, W, H, step, dpr) {
+    const { ctx, colors } = this;
+    const [maxShown, maxBacklog, maxLag] = this.scales;
+    const n = this.shown.length;
+    const left = (i) => W - (n - i) * step;  // sample i's column
+    const first = Math.max(from, n - Math.ceil(W / step));
+    ctx.fillStyle = colors.shown;
+    const barWidth = step > 2 ? step - 1 : step;
+    for (let i = first; i < n; i++) {
+      const bh = (this.shown[i] / maxShown) * (H - 4 * dpr);
+      ctx.fillRect(left(i), H - bh, barWidth, bh);
+    }
+    const line = (arr, max, stroke) => {
+      ctx.strokeStyle = stroke;
+      ctx.lineWidth = 1.5 * dpr;
+      // Round joins stay within half the line's width of the sample's centre, so
+      // the join that extending a line adds is inside the region redrawn.
+      ctx.lineJoin = "round";
+      ctx.beginPath();
+      for (let i = Math.max(0, first - 1); i < n; i++) {
+        const x = left(i) + step / 2;
+        const y = H - 2 * dpr - (arr[i] / max) * (H - 6 * dpr);
+        if (i === Math.max(0, first - 1)) ctx.moveTo(x, y);
+        else ctx.lineTo(x, y);
+      }
+      ctx.stroke();
+    };
+    line(this.backlog, maxBacklog, colors.backlog);
+    line(this.lag, maxLag, colors.lag);
   }
 }
 

@@ -91,6 +91,7 @@ class Demo:
         self.source_label = doc.getElementById("source")
         self.figures = {name: doc.getElementById(f"fig-{name}")
                         for name in ("graphemes", "backlog", "lag", "frame-ms")}
+        self._figure_text: dict[str, str] = {}
         self._listen(self.form, "submit", self._on_submit)
         self._listen(self.stop_button, "click", self._on_stop)
         self._listen(self.prompt, "keydown", self._on_key)
@@ -210,11 +211,18 @@ class Demo:
         self._samples += 1
         if self._samples % 10 == 0:
             work = self.host.frame_work_ms
-            self.figures["graphemes"].textContent = str(shown)
-            self.figures["backlog"].textContent = str(backlog)
-            self.figures["lag"].textContent = f"{lag:.0f} ms"
+            self._show_figure("graphemes", str(shown))
+            self._show_figure("backlog", str(backlog))
+            self._show_figure("lag", f"{lag:.0f} ms")
             if work:
-                self.figures["frame-ms"].textContent = f"{work[-1]:.2f} ms"
+                self._show_figure("frame-ms", f"{work[-1]:.2f} ms")
+
+    def _show_figure(self, name: str, text: str) -> None:
+        """A DOM write only when the figure's text changes (each write is a style
+        and layout of its line in the next frame)."""
+        if self._figure_text.get(name) != text:
+            self._figure_text[name] = text
+            self.figures[name].textContent = text
 
     def _on_exception(self, exc: BaseException) -> None:
         js.console.error("streampace demo: " + "".join(traceback.format_exception(exc)))

@@ -106,12 +106,14 @@ def switch(driver: Any, sid: str) -> None:
 
 def body_html(driver: Any, mid: str) -> str:
     # Without the presentation the renderer adds to blocks (dir="auto", and CSSOM
-    # styles that make code blocks and tables scroll inside) and without the copy
-    # buttons (view chrome): the tree itself.
+    # styles that make code blocks and tables scroll inside), without the copy
+    # buttons (view chrome) and the sections blocks are grouped in: the tree itself.
     return driver.execute_script(
         "const n = document.querySelector(`#answer [data-id='${arguments[0]}'] .sp-markdown`);"
         "if (!n) return null; const c = n.cloneNode(true);"
         "for (const b of c.querySelectorAll('button.sp-copy')) b.remove();"
+        "for (const s of c.querySelectorAll(':scope > .sp-section')) {"
+        " s.replaceWith(...s.firstElementChild.childNodes); }"
         "for (const e of c.querySelectorAll('[dir], [style]')) {"
         " e.removeAttribute('dir'); e.removeAttribute('style'); }"
         "return c.innerHTML;", mid)
@@ -169,7 +171,8 @@ def test_final_block_keeps_its_node_and_selection_for_100_more_frames(
              ".endsWith('final.')", 30)
     driver.execute_script(
         "const b = document.querySelector(\"#answer [data-id='s1'] .sp-markdown\");"
-        "window.__h = b.children[0]; window.__p = b.children[1];"
+        "const blocks = b.querySelectorAll('.sp-section-blocks > *');"
+        "window.__h = blocks[0]; window.__p = blocks[1];"
         "const r = document.createRange(); r.selectNodeContents(window.__p);"
         "const s = getSelection(); s.removeAllRanges(); s.addRange(r);"
         "window.__frames0 = window.__rec.frames.length;")
@@ -179,7 +182,8 @@ def test_final_block_keeps_its_node_and_selection_for_100_more_frames(
     wait_for(driver, "return window.__rec.frames.length - window.__frames0 > 100", 60)
     same = driver.execute_script(
         "const b = document.querySelector(\"#answer [data-id='s1'] .sp-markdown\");"
-        "return [b.children[0] === window.__h, b.children[1] === window.__p,"
+        "const blocks = b.querySelectorAll('.sp-section-blocks > *');"
+        "return [blocks[0] === window.__h, blocks[1] === window.__p,"
         " window.__p.isConnected, getSelection().toString()]")
     assert same == [True, True, True, "A first paragraph that is final."]
     sessions.push(sid, [{"type": "TEXT_MESSAGE_END", "messageId": "s1"}, ev_end(sid)])
@@ -376,3 +380,76 @@ def test_footnotes_link_both_ways_with_ids_private_to_the_message(driver: Any,
     assert facts["ids"] and all(i.startswith("spmd") for i in facts["ids"])
     assert facts["notes"][0].startswith("The first note, with code.")
     assert "on two lines." in facts["notes"][1]
+
+
+LONG = "".join(
+    f"## Part {i}\n\nSome *words* in part {i}.\n\n- one {i}\n- two {i}\n\n"
+    f"```text\nline {i}\n```\n\n" if i % 4 == 0 else
+    f"Paragraph {i}: words that wrap across the line, with **bold** and `code`.\n\n"
+    for i in range(48))
+
+_SECTIONS_JS = """
+const b = document.querySelector("#answer [data-id='l1'] .sp-markdown");
+const sections = [...b.children].filter(e => e.classList.contains('sp-section'));
+const holders = sections.map(s => s.firstElementChild);
+// The same blocks without sections, beside it (same width, same styles).
+const flat = b.cloneNode(true);
+for (const s of flat.querySelectorAll(':scope > .sp-section')) {
+  s.replaceWith(...s.firstElementChild.childNodes);
+}
+b.after(flat);
+const tops = (body) => {
+  const top = body.getBoundingClientRect().top;
+  return [...body.querySelectorAll('h2, p, ul, pre')].map(
+    e => Math.round(e.getBoundingClientRect().top - top));
+};
+const select = (node) => {
+  const r = document.createRange(); r.selectNodeContents(node);
+  const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+  const text = s.toString(); s.removeAllRanges(); return text;
+};
+const out = {
+  blocks: holders.map(h => h.children.length),
+  positions: [...new Set(holders.map(h => getComputedStyle(h).position))],
+  tops: tops(b), flatTops: tops(flat),
+  height: b.getBoundingClientRect().height, flatHeight: flat.getBoundingClientRect().height,
+  text: select(b), flatText: select(flat), inner: b.innerText, flatInner: flat.innerText};
+flat.remove();
+holders[0].querySelector('pre > button.sp-copy').click();
+out.copied = window.__copied;
+return out;
+"""
+
+
+def test_a_long_answer_in_sections_reads_selects_and_lays_out_as_one_flow(
+        driver: Any, md_page: Any) -> None:
+    """The page groups an answer's blocks in sections of 16 (markdown_dom.py): the
+    text, its selection, copying and where every block sits are as without them."""
+    sid = "md-sections"
+    switch(driver, sid)
+    record_copies(driver)
+    driver.execute_script(
+        "const l = document.createElement('link'); l.rel = 'stylesheet'; l.id = 'sp-css';"
+        " l.href = '/js_shim/streampace.css'; document.head.append(l);")
+    wait_for(driver, "const l = document.getElementById('sp-css');"
+             " return !!(l && l.sheet && l.sheet.cssRules.length)", 30)
+    try:
+        batches = message("l1", LONG, 40, random.Random(8))
+        batches[0] = [ev_run(sid), *batches[0]]
+        batches[-1] = [*batches[-1], ev_end(sid)]
+        md_page.sessions.push_spaced(sid, batches, 10)
+        wait_done(driver, "l1")
+        assert normalise(body_html(driver, "l1")) == normalise(render_html(LONG))
+        facts = driver.execute_script(_SECTIONS_JS)
+    finally:
+        driver.execute_script("document.getElementById('sp-css').remove();")
+    # 48 parts, every fourth of four blocks: 84 blocks, 16 (or, when more than one
+    # block was open as one filled, a few more) to a section.
+    blocks = facts["blocks"]
+    assert sum(blocks) == 84 and len(blocks) >= 5 and min(blocks[:-1]) >= 16
+    assert facts["positions"] == ["relative"]
+    assert facts["tops"] == facts["flatTops"] and len(facts["tops"]) == 84
+    assert facts["height"] == facts["flatHeight"]
+    assert facts["text"] == facts["flatText"] and "Paragraph 47:" in facts["text"]
+    assert facts["inner"] == facts["flatInner"]
+    assert facts["copied"] == ["line 0\n"]

@@ -122,12 +122,21 @@ def is_chrome(node: FakeNode) -> bool:
         node.attrs.get("class") == "sp-copy")
 
 
+def is_section(node: FakeNode) -> bool:
+    """A section of a view's blocks or its block holder (markdown_dom.MarkdownView
+    with `section_blocks`): layout chrome, serialised as its children."""
+    return isinstance(node, FakeElement) and node.tag == "div" and (
+        node.attrs.get("class") in ("sp-section", "sp-section-blocks"))
+
+
 def outer_html(node: FakeNode) -> str:
     if isinstance(node, FakeText):
         return _escape(node.data)
     assert isinstance(node, FakeElement)
     if is_chrome(node):
         return ""
+    if is_section(node):
+        return inner_html(node)
     out = ["<" + node.tag]
     for name, value in node.attrs.items():
         out.append(f' {name}="{_escape(value).replace(chr(34), "&quot;")}"')

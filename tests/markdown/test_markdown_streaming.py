@@ -17,7 +17,7 @@ from streampace.markdown.tree import Node, text_of
 from bench.traces_markdown import _section
 
 from .commonmark_spec import load_examples, normalise
-from .fake_dom import FakeDocument, FakeElement, inner_html
+from .fake_dom import FakeDocument, FakeElement, element, inner_html
 
 PARSER = Parser()
 
@@ -54,17 +54,50 @@ def stream_html(text: str, cuts: list[int], kind: type[MarkdownStream] = Markdow
     return stream.to_html()
 
 
-def dom_html(text: str, cuts: list[int]) -> tuple[str, FakeElement]:
+class _Sectioned(MarkdownView):
+    """The page's grouping of blocks into sections, two final blocks a section."""
+
+    section_blocks = 2
+
+
+def check_sections(view: MarkdownView, box: FakeElement) -> None:
+    """Sections hold the blocks in order, the open blocks in the last section, every
+    section but the last at least `section_blocks` final blocks; footnotes after them."""
+    kids = [element(k) for k in box.children]
+    notes = [k for k in kids if k.tag == "section"]
+    sections = [k for k in kids if k.tag != "section"]
+    assert kids == sections + notes and len(notes) <= 1
+    holders = []
+    for section in sections:
+        assert section.attrs == {"class": "sp-section"} and len(section.children) == 1
+        holder = element(section.children[0])
+        assert holder.attrs == {"class": "sp-section-blocks"}
+        holders.append(holder)
+    shown = [block for holder in holders for block in holder.children]
+    assert shown == [m.el for m in view.final] + [m.el for m in view.tail]
+    finals = {id(m.el) for m in view.final}
+    for holder in holders[:-1]:
+        assert sum(id(b) in finals for b in holder.children) >= view.section_blocks
+    assert all(holder.children for holder in holders)  # no empty section
+    assert all(m.el.parent is (holders[-1] if holders else None) for m in view.tail)
+
+
+def dom_html(text: str, cuts: list[int],
+             kind: type[MarkdownView] = MarkdownView) -> tuple[str, FakeElement]:
     """The view's DOM after streaming, and the one-shot render with the view's
     id prefix (footnote ids are prefixed per view)."""
     doc = FakeDocument()
     box = doc.createElement("div")
-    view = MarkdownView(doc, box, PARSER)
+    view = kind(doc, box, PARSER)
     pos = 0
     for cut in sorted(cuts) + [len(text)]:
         view.feed(text[pos:cut])
+        if view.section_blocks:
+            check_sections(view, box)
         pos = cut
     view.close()
+    if view.section_blocks:
+        check_sections(view, box)
     box.one_shot = render_html(text, id_prefix=view.stream.id_prefix)
     return inner_html(box), box
 
@@ -79,6 +112,10 @@ def test_any_split_gives_the_one_shot_render(parts: list[str], data: st.DataObje
     assert stream_html(text, cuts, _EagerOpen) == one_shot
     html, box = dom_html(text, cuts)
     assert normalise(html) == normalise(box.one_shot)
+    # In sections: the same tree, the same text in the same order.
+    sectioned, sections = dom_html(text, cuts, _Sectioned)
+    assert normalise(sectioned) == normalise(sections.one_shot)
+    assert sections.textContent == box.textContent
 
 
 def test_spec_examples_streamed_equal_one_shot() -> None:
@@ -109,6 +146,29 @@ def test_final_block_element_is_the_same_node_after_100_more_frames() -> None:
     assert inner_html(box).startswith(frozen)
     view.close()
     assert box.children[0] is first and box.children[1] is second
+
+
+def test_sections_fill_in_order_and_no_block_ever_moves() -> None:
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = _Sectioned(doc, box, PARSER)
+    placed: dict[int, tuple[Any, Any]] = {}  # final block element -> (element, parent)
+    text = "".join(f"Paragraph {i} with *em*.\n\n" if i % 5 else f"- item {i}\n- more\n\n"
+                   for i in range(23)) + "Footnote[^a].\n\n[^a]: The note.\n"
+    for i in range(0, len(text), 3):
+        view.feed(text[i:i + 3])
+        check_sections(view, box)
+        for m in view.final:
+            el, parent = placed.setdefault(id(m.el), (m.el, m.el.parent))
+            assert m.el.parent is parent
+    view.close()
+    check_sections(view, box)
+    assert len(view.final) == 24
+    holders = [element(element(s).children[0]) for s in box.children if element(s).tag == "div"]
+    assert [len(h.children) for h in holders] == [2] * 12
+    assert element(box.children[-1]).tag == "section"
+    assert normalise(inner_html(box)) == normalise(
+        render_html(text, id_prefix=view.stream.id_prefix))
 
 
 def test_open_fence_only_appends_code_text() -> None:

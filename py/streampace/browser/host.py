@@ -55,6 +55,8 @@ class BrowserHost:
         # the clock about ten times (scheduler, drive, renderer, telemetry).
         # Pyodide binds `this` to the method it hands out.
         self._clock = js.performance.now
+        # Asked for every frame: bound once too (window's, as `this`).
+        self._request_animation_frame = self._window.requestAnimationFrame
         self._document = js.document
         self._ids = itertools.count(1)
         self._frame_waiters: dict[int, Callable[[], None]] = {}
@@ -150,7 +152,7 @@ class BrowserHost:
 
     def _arm_frame(self) -> None:
         if self._raf_handle is None and not self.closed:
-            self._raf_handle = self._window.requestAnimationFrame(self._frame_proxy)
+            self._raf_handle = self._request_animation_frame(self._frame_proxy)
 
     def _arm_timeout(self) -> None:
         if self.closed:

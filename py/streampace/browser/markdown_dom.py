@@ -125,7 +125,16 @@ class _Elem:
 
 
 class MarkdownView:
-    """One message body rendered from Markdown deltas into `container`."""
+    """One message body rendered from Markdown deltas into `container`.
+
+    With `section_blocks` > 0 the message's blocks go into sections of that many
+    final blocks: `div.sp-section > div.sp-section-blocks > blocks`, in order, the
+    footnotes after them. A section is opened only when the open one is full and
+    no open block is shown, so no element ever moves; the open blocks are always
+    in the last section. Why: see `PageMarkdownView`.
+    """
+
+    section_blocks = 0  # 0: every block a child of the container
 
     def __init__(self, doc: Any, container: Any, parser: Parser) -> None:
         self.doc = doc
@@ -147,6 +156,9 @@ class MarkdownView:
         # Page levels for the message's headings (reading.outline.HeadingOutline,
         # set by the renderer); None: the source levels.
         self.outline: Any = None
+        self._section: Any = None  # the open section's block holder (section_blocks > 0)
+        self._section_box: Any = None  # and the section itself
+        self._section_final = 0    # final blocks in it
 
     # -- public ------------------------------------------------------------
     def feed(self, delta: str) -> None:
@@ -166,11 +178,9 @@ class MarkdownView:
                     mirror = self._patch(self.tail.pop(0), op.node)
                 else:
                     mirror = self._build(op.node)
-                    if self.tail:
-                        self.container.insertBefore(mirror.el, self.tail[0].el)
-                    else:
-                        self._append_flow(mirror.el)
+                    self._append_flow(mirror.el)
                 self.final.append(mirror)
+                self._section_final += 1
                 if self.outline is not None and op.node[0] in _HEADINGS:
                     self.outline.add(_HEADINGS[op.node[0]])
             elif isinstance(op, md.SetFootnotes):
@@ -200,13 +210,44 @@ class MarkdownView:
         for extra in tail[len(nodes):]:
             extra.remove()
         del tail[len(nodes):]
+        if not tail and self._section is not None and not self._section_final:
+            # It held only open blocks, now gone (a line became a definition):
+            # no empty section is left behind.
+            self._section_box.remove()
+            self._section = self._section_box = None
 
     def _append_flow(self, el: Any) -> None:
         """Append a block element to the message's flow (before the footnotes)."""
+        if self.section_blocks:
+            self._open_section().append(el)
+        else:
+            self._append_to_container(el)
+
+    def _append_to_container(self, el: Any) -> None:
         if self.notes is not None:
             self.container.insertBefore(el, self.notes.el)
         else:
             self.container.append(el)
+
+    def _open_section(self) -> Any:
+        """The section the next block goes into: the open one, or a new one once
+        the open one holds `section_blocks` final blocks and no open block."""
+        if self._section is None or (
+                self._section_final >= self.section_blocks and not self.tail):
+            section = self._element("div")
+            section.setAttribute("class", "sp-section")
+            blocks = self._element("div")
+            blocks.setAttribute("class", "sp-section-blocks")
+            self._style_section(blocks)
+            section.append(blocks)
+            self._append_to_container(section)
+            self._section, self._section_box = blocks, section
+            self._section_final = 0
+            self.created += 2
+        return self._section
+
+    def _style_section(self, blocks: Any) -> None:
+        """Styles the page's view gives a section's block holder (none here)."""
 
     def _set_notes(self, node: Any) -> None:
         if node is None:
@@ -412,7 +453,24 @@ class PageMarkdownView(MarkdownView):
     """`MarkdownView` whose elements are built for a page (the renderer's): blocks get
     `dir="auto"` (an Arabic or Hebrew paragraph reads right to left beside an English
     one) and code blocks and tables scroll inside themselves, their width never the
-    container's minimum (`contain: inline-size`), so a long line cannot widen the page."""
+    container's minimum (`contain: inline-size`), so a long line cannot widen the page.
+
+    Blocks go into sections of `section_blocks` (see `MarkdownView`) so that a
+    frame's rendering cost does not grow with the answer. Chromium recomputes the
+    ink overflow of everything in a paint layer whenever something in it was laid
+    out, and marks every self-painting layer that is a child of a box it laid out
+    for the same; without sections each frame walked the whole answer (DevTools
+    trace, `python -m bench.frame_trace`: "compositing inputs" x7 over md_32k). A
+    section's block holder is `position: relative` (a self-painting layer that
+    lets margins collapse through it, so nothing moves), inside a plain box that
+    is not re-laid out once the section is done: a frame's walks cover the open
+    section and one box per finished section.
+    """
+
+    section_blocks = 16
+
+    def _style_section(self, blocks: Any) -> None:
+        blocks.style.position = "relative"
 
     def _build(self, node: Any) -> Any:
         mirror = super()._build(node)
