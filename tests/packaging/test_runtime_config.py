@@ -63,3 +63,23 @@ def test_setup_refuses_a_bad_streampace_table(setup_runtime: dict[str, Any], tmp
             read()
     finally:
         read.__globals__["PAGE_CONFIG"] = ROOT / "pyscript.toml"
+
+
+def test_the_package_archive_is_stored_and_sent_as_brotli(runtime_laid_out: None) -> None:
+    """Our archive is a stored zip with .br and .gz twins of the same bytes, so
+    `streampace serve` sends it as brotli (the first visit's 10 MB needs it) and
+    every server hands the page the archive the snapshot was made with."""
+    import gzip
+    import zipfile
+
+    import brotli  # type: ignore[import-untyped,unused-ignore]
+
+    archive = ROOT / "vendor" / "streampace.zip"
+    with zipfile.ZipFile(archive) as zf:
+        kinds = {info.compress_type for info in zf.infolist()}
+    assert kinds == {zipfile.ZIP_STORED}
+    body = archive.read_bytes()
+    packed = archive.with_name(archive.name + ".br").read_bytes()
+    assert brotli.decompress(packed) == body
+    assert len(packed) < len(body) // 3
+    assert gzip.decompress(archive.with_name(archive.name + ".gz").read_bytes()) == body
