@@ -327,6 +327,9 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
         keptWasm.release();
       }
       mark("python-ready");
+      // Said, for tests and bench.boot: this boot compiled the kept wasm, so the
+      // page's requests hold no wasm download.
+      if (keptWasm.served()) mark("wasm-kept");
       onProgress("Starting streampace…");
       const [manifest, archive] = await Promise.all([manifestP, archiveP]);
       pyodide.FS.writeFile(config.packagePath, archive);

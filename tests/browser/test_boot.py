@@ -194,6 +194,8 @@ def test_a_returning_visitor_compiles_the_wasm_kept_in_cache_storage(
         assert st["boot"] == {"snapshot": True, "fallback": None}
         # (The first boot reads it once more from the HTTP cache, to keep it.)
         assert (snapshot_requests(driver, WASM_URL) > 0) == (i == 0)
+        assert driver.execute_script(  # and the page says which it compiled
+            "return performance.getEntriesByName('streampace:wasm-kept').length") == i
         assert kept_snapshot_key(driver, server, WASM_URL) == key
         assert not [m for m in console(driver) if FALLBACK_NOTE in m]
     assert python(driver, "import unicodedata; unicodedata.name('\u00e9')") == (
@@ -217,6 +219,8 @@ def test_a_kept_wasm_of_another_key_or_damaged_is_fetched_again(
     st = boot_page(driver, server, f"kept-wasm-{kept}")
     assert st["boot"] == {"snapshot": True, "fallback": None}
     assert snapshot_requests(driver, WASM_URL) > 0
+    assert driver.execute_script(
+        "return performance.getEntriesByName('streampace:wasm-kept').length") == 0
     assert kept_snapshot_key(driver, server, WASM_URL, want=key) == key
     assert not [m for m in console(driver) if FALLBACK_NOTE in m]
 
