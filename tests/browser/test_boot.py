@@ -61,6 +61,16 @@ def forget_kept_snapshot(driver: Any, server: PageServer) -> None:
                            {"origin": server.origin, "storageTypes": "cache_storage"})
 
 
+def nothing_kept(driver: Any, boot_server: Any) -> tuple[PageServer, str]:
+    """The real snapshot served, nothing kept in the origin's Cache Storage (a page
+    of the origin is open, to reach its caches): the server and the snapshot's key."""
+    server, switch = boot_server
+    switch.mode = "real"
+    boot_page(driver, server, None, page="mount-later.html")
+    forget_kept_snapshot(driver, server)
+    return server, json.loads(MANIFEST.read_text())["key"]
+
+
 def kept_snapshot_key(driver: Any, server: PageServer, path: str = SNAPSHOT_URL,
                       want: str | None = None) -> str | None:
     """The key of the snapshot (or of the wasm at `path`) kept in Cache Storage
@@ -167,11 +177,7 @@ def test_snapshot_sent_as_brotli_is_restored(driver: Any, boot_server: Any) -> N
 @pytest.mark.parametrize("kept", ["other-key", "damaged"])
 def test_a_kept_snapshot_of_another_key_or_damaged_is_downloaded_again(
         driver: Any, boot_server: Any, kept: str) -> None:
-    server, switch = boot_server
-    switch.mode = "real"
-    key = json.loads(MANIFEST.read_text())["key"]
-    boot_page(driver, server, None, page="mount-later.html")  # on the origin, to reach its caches
-    forget_kept_snapshot(driver, server)
+    server, key = nothing_kept(driver, boot_server)
     keep_snapshot(driver, server, "0" * 64 if kept == "other-key" else key, "not a heap")
     st = boot_page(driver, server, f"kept-{kept}")
     assert st["boot"] == {"snapshot": True, "fallback": None}
@@ -184,11 +190,7 @@ def test_a_returning_visitor_compiles_the_wasm_kept_in_cache_storage(
         driver: Any, boot_server: Any) -> None:
     """The first boot keeps the decoded wasm (labelled with the snapshot's key);
     the next one hands it to Pyodide instead of a request for it."""
-    server, switch = boot_server
-    switch.mode = "real"
-    key = json.loads(MANIFEST.read_text())["key"]
-    boot_page(driver, server, None, page="mount-later.html")  # on the origin, to reach its caches
-    forget_kept_snapshot(driver, server)
+    server, key = nothing_kept(driver, boot_server)
     for i in range(2):
         st = boot_page(driver, server, f"kept-wasm{i}")
         assert st["boot"] == {"snapshot": True, "fallback": None}
@@ -207,11 +209,7 @@ def test_a_returning_visitor_compiles_the_wasm_kept_in_cache_storage(
 @pytest.mark.parametrize("kept", ["other-key", "not-a-module", "cut-short"])
 def test_a_kept_wasm_of_another_key_or_damaged_is_fetched_again(
         driver: Any, boot_server: Any, kept: str) -> None:
-    server, switch = boot_server
-    switch.mode = "real"
-    key = json.loads(MANIFEST.read_text())["key"]
-    boot_page(driver, server, None, page="mount-later.html")  # on the origin, to reach its caches
-    forget_kept_snapshot(driver, server)
+    server, key = nothing_kept(driver, boot_server)
     body = {"other-key": "\0asm", "not-a-module": "not a module",
             "cut-short": "\0asm\x01\0\0\0"}[kept]
     keep_snapshot(driver, server, "0" * 64 if kept == "other-key" else key, body, path=WASM_URL,

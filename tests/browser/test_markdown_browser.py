@@ -134,15 +134,21 @@ def wait_done(driver: Any, mid: str, timeout: float = 60) -> None:
 
 
 @pytest.mark.engines
+def play_run(md_page: Any, driver: Any, sid: str, mid: str, text: str, pieces: int,
+             seed: int, gap_ms: int = 15) -> None:
+    """Stream `text` as one run of message `mid` in `pieces` parts `gap_ms` apart,
+    and wait until the page has shown the run's end."""
+    batches = message(mid, text, pieces, random.Random(seed))
+    batches[0] = [ev_run(sid), *batches[0]]
+    batches[-1] = [*batches[-1], ev_end(sid)]
+    md_page.sessions.push_spaced(sid, batches, gap_ms)
+    wait_done(driver, mid)
+
+
 def test_streamed_markdown_dom_equals_the_one_shot_render(driver: Any, md_page: Any) -> None:
     sid = "md-render"
     switch(driver, sid)
-    rng = random.Random(3)
-    batches = message("m1", DOC, 40, rng)
-    batches[0] = [ev_run(sid), *batches[0]]
-    batches[-1] = [*batches[-1], ev_end(sid)]
-    md_page.sessions.push_spaced(sid, batches, 15)
-    wait_done(driver, "m1")
+    play_run(md_page, driver, sid, "m1", DOC, 40, 3)
     shown = body_html(driver, "m1")
     assert normalise(shown) == normalise(render_html(DOC))
     facts = driver.execute_script(
@@ -293,11 +299,7 @@ def test_highlighted_code_copy_button_and_math_in_chromium(driver: Any, md_page:
     sid = "md-rich"
     switch(driver, sid)
     record_copies(driver)
-    batches = message("r1", RICH, 30, random.Random(8))
-    batches[0] = [ev_run(sid), *batches[0]]
-    batches[-1] = [*batches[-1], ev_end(sid)]
-    md_page.sessions.push_spaced(sid, batches, 15)
-    wait_done(driver, "r1")
+    play_run(md_page, driver, sid, "r1", RICH, 30, 8)
     assert normalise(body_html(driver, "r1")) == normalise(render_html(RICH))
     facts = driver.execute_script(
         "const b = document.querySelector(\"#answer [data-id='r1'] .sp-markdown\");"
@@ -331,11 +333,7 @@ def test_the_copy_button_copies_what_the_block_shows(driver: Any, md_page: Any) 
     sid = "md-hidden"
     switch(driver, sid)
     record_copies(driver)
-    batches = message("h1", HIDDEN, 5, random.Random(9))
-    batches[0] = [ev_run(sid), *batches[0]]
-    batches[-1] = [*batches[-1], ev_end(sid)]
-    md_page.sessions.push_spaced(sid, batches, 15)
-    wait_done(driver, "h1")
+    play_run(md_page, driver, sid, "h1", HIDDEN, 5, 9)
     facts = driver.execute_script(
         "const b = document.querySelector(\"#answer [data-id='h1'] .sp-markdown\");"
         "b.querySelector('pre > button.sp-copy').click();"
@@ -359,11 +357,7 @@ def test_footnotes_link_both_ways_with_ids_private_to_the_message(driver: Any,
                                                                     md_page: Any) -> None:
     sid = "md-notes"
     switch(driver, sid)
-    batches = message("n1", NOTES, 25, random.Random(4))
-    batches[0] = [ev_run(sid), *batches[0]]
-    batches[-1] = [*batches[-1], ev_end(sid)]
-    md_page.sessions.push_spaced(sid, batches, 15)
-    wait_done(driver, "n1")
+    play_run(md_page, driver, sid, "n1", NOTES, 25, 4)
     facts = driver.execute_script(
         "const b = document.querySelector(\"#answer [data-id='n1'] .sp-markdown\");"
         "const refs = [...b.querySelectorAll('sup.footnote-ref a')];"
@@ -434,11 +428,7 @@ def test_a_long_answer_in_sections_reads_selects_and_lays_out_as_one_flow(
     wait_for(driver, "const l = document.getElementById('sp-css');"
              " return !!(l && l.sheet && l.sheet.cssRules.length)", 30)
     try:
-        batches = message("l1", LONG, 40, random.Random(8))
-        batches[0] = [ev_run(sid), *batches[0]]
-        batches[-1] = [*batches[-1], ev_end(sid)]
-        md_page.sessions.push_spaced(sid, batches, 10)
-        wait_done(driver, "l1")
+        play_run(md_page, driver, sid, "l1", LONG, 40, 8, gap_ms=10)
         assert normalise(body_html(driver, "l1")) == normalise(render_html(LONG))
         facts = driver.execute_script(_SECTIONS_JS)
     finally:
