@@ -133,7 +133,6 @@ def wait_done(driver: Any, mid: str, timeout: float = 60) -> None:
              " return n && n.getAttribute('data-state') === 'done'", timeout, mid)
 
 
-@pytest.mark.engines
 def play_run(md_page: Any, driver: Any, sid: str, mid: str, text: str, pieces: int,
              seed: int, gap_ms: int = 15) -> None:
     """Stream `text` as one run of message `mid` in `pieces` parts `gap_ms` apart,
@@ -145,6 +144,7 @@ def play_run(md_page: Any, driver: Any, sid: str, mid: str, text: str, pieces: i
     wait_done(driver, mid)
 
 
+@pytest.mark.engines
 def test_streamed_markdown_dom_equals_the_one_shot_render(driver: Any, md_page: Any) -> None:
     sid = "md-render"
     switch(driver, sid)
