@@ -8,7 +8,15 @@ import pytest
 
 from bench.p1 import P1, variant_trace
 from bench.p1_report import classify, lag_budget, render
-from bench.steering_bound import Point, clairvoyant, jerk_cv, play, smoothest
+from bench.steering_bound import (
+    Point,
+    clairvoyant,
+    jerk_cv,
+    play,
+    smoothest,
+    stamped_rate,
+    stamps_of,
+)
 
 PERIOD = 1000.0 / 60.0
 
@@ -107,3 +115,30 @@ def test_batch40s_jerk_limit_takes_foresight_within_p1s_lag_budget() -> None:
     assert miss.verdict == "foresight"
     table = render([miss.p1], [miss], "1", "60")
     assert "| `batch40` | 0 of 1 | 0 / 0 / 1 / 0 | 0 |" in table
+
+
+def test_a_delivery_is_stamped_with_its_first_graphemes_production_time() -> None:
+    generated = np.array([10.7, 11.0, 40.2, 39.0, 80.9])  # a late-merged grapheme at 39.0
+    starts = np.array([0, 2, 3])  # deliveries: [10.7, 11.0], [40.2], [39.0, 80.9]
+    # Whole ms, and never older than the stamp before (the page keeps the last).
+    assert stamps_of(generated, starts).tolist() == [10.0, 40.0, 40.0]
+
+
+def test_stamps_that_are_the_arrivals_minus_a_constant_tell_the_same_rate() -> None:
+    # Our server's batches: each delivery stamped with its first delta's time,
+    # which lands one max-wait later.  The estimate from stamps then plays the
+    # arrivals exactly as the estimate from arrival times does.
+    arrival = _bursts(size=20, every_frames=9, count=60) + 150.0
+    generated = arrival - 150.0 + np.tile(np.arange(20) * 7.0, 60)
+    from_arrivals = play(arrival, PERIOD, 80.0, 400.0, 40.0, 1000.0)
+    from_stamps = play(arrival, PERIOD, 80.0, 400.0, 40.0, 1000.0, generated)
+    assert np.array_equal(from_arrivals, from_stamps)
+
+
+def test_a_pause_does_not_drag_the_estimated_rate_down() -> None:
+    # Two deliveries 3 s apart: none but the newest is within a 2 s window, so
+    # the rate learnt before the pause is kept (a tool call is no slow model).
+    stamps = np.array([0.0, 100.0, 200.0, 3200.0])
+    starts = np.array([0, 50, 100, 150])
+    assert stamped_rate(stamps, starts, 3, 2000.0, 0.0) == pytest.approx(0.5)
+    assert stamped_rate(stamps, starts, 4, 2000.0, 0.5) == 0.5
