@@ -78,6 +78,12 @@ class _Window:
         self._memo: tuple[str, str, bool] | None = None
 
     def continues_paragraph(self, prev: str, line: str) -> bool:
+        if line[:1].isalpha() and (not prev or prev[:1].isalpha()):
+            # A line starting with a letter after a paragraph's first line, or
+            # after one that also starts with a letter: one paragraph of both
+            # lines (a table, a setext heading or a definition starts otherwise),
+            # what the window's parse says, without its cost.
+            return True
         key = line if len(line) <= _KEY else line[:_KEY]
         if self._memo is not None and self._memo[:2] == (prev, key):
             return self._memo[2]
