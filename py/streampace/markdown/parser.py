@@ -19,6 +19,7 @@ and bare-URL autolinks (`https://…`, `www.…`) are added here.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections import ChainMap
 from typing import Any
@@ -52,6 +53,22 @@ _DOMAIN = re.compile(r"^(?:https?://)?(?:www\.)?[\w-]", re.IGNORECASE)  # a doma
 # escape, entity, link, code or math character), so its inline parse is itself,
 # unless it holds a bare `www.` URL (an `https://` one needs `:` and `/`).
 _PLAIN_TEXT = re.compile(r"(?:[^\W_]|[ ,.;?])+")
+
+
+class _NoDebugLog:
+    """Stands in for the module loggers of markdown-it's block rules, which log
+    every rule entry at DEBUG level: ~90 logger calls on one block parse of a
+    short list, each a call into `logging` to learn that DEBUG is off."""
+
+    # `"".format` takes any arguments and ignores them: a call into C, no Python frame.
+    debug = staticmethod("".format)
+
+
+for _rule in ("blockquote", "code", "fence", "heading", "hr", "html_block", "lheading",
+              "list", "paragraph", "reference"):
+    _module = importlib.import_module(f"markdown_it.rules_block.{_rule}")
+    if hasattr(_module, "LOGGER"):
+        setattr(_module, "LOGGER", _NoDebugLog())  # noqa: B010 - a module, untyped here
 
 
 def _trim_url(url: str) -> str:
