@@ -76,6 +76,32 @@ def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
     return None
 
 
+def items_of_one_list(tail: str) -> bool:
+    """Whether every line of `tail` (its last one may be empty: a line break just
+    came) is an item line of the list its first line starts at column 0: same
+    bullet, or same delimiter after the number. Then its block parse is that
+    list alone. Refused, to stay on the safe side: a line that may be a
+    thematic break (`- - -`, `* * *`: it ends the list) and definitions
+    (`]:`, `[^`), which a parse of the list collects."""
+    if "]:" in tail or "[^" in tail:
+        return False
+    lines = tail.split("\n")
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()
+    first = _ITEM.match(lines[0])
+    if first is None or first.group(1):
+        return False
+    marker, delim = first.group(2), first.group(3)
+    for line in lines:
+        m = _ITEM.match(line)
+        if m is None or m.group(1) or (m.group(3) != delim if delim else m.group(2) != marker):
+            return False
+        bare = line.replace(" ", "").replace("\t", "")
+        if len(bare) >= 3 and not bare.strip("-*_"):
+            return False
+    return True
+
+
 def _loose(node: Node) -> bool:
     return any(not isinstance(k, str) and k[0] == "p"
                for li in node[2] if not isinstance(li, str) for k in li[2])

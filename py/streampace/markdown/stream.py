@@ -34,6 +34,7 @@ from streampace.markdown.joins import (
     _plain_append_state,
     _split_open_block,
     ends_with_blank_line,
+    items_of_one_list,
 )
 from streampace.markdown.md_rules import FOOTNOTE_KEY
 from streampace.markdown.open_block import (
@@ -249,6 +250,11 @@ class MarkdownStream:
                 blocks = self.parser.block_starts(tail, self._refs)
                 if len(blocks) == 1 and self._enter_open(tail, blocks[0], 0, ops):
                     return ops
+            self._show_tail(tail, ops)
+            return ops
+        if not closing and len(tail) < self.LONG_BLOCK and items_of_one_list(tail):
+            # The block parse would find one list, open: nothing final, no
+            # fence, and too short for the open-list state. Shown without it.
             self._show_tail(tail, ops)
             return ops
         complete = tail.count("\n") if not closing else tail.count("\n") + 1
