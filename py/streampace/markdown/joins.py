@@ -76,6 +76,28 @@ def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
     return None
 
 
+def list_then_paragraph(tail: str) -> list[tuple[int, int, str]] | None:
+    """The top-level blocks of `tail` when it is the lines of one list (as
+    `items_of_one_list`), empty lines, and one partial line starting with a
+    letter: the list (its empty lines with it, as markdown-it maps them) and a
+    paragraph, which ends the list (text at column 0 after a blank line does
+    not continue an item). None: another shape (a block parse decides)."""
+    cut = tail.rfind("\n")
+    if cut < 0 or not tail[cut + 1:cut + 2].isalpha():
+        return None
+    head = tail[:cut + 1].rstrip("\n")
+    blanks = cut + 1 - len(head)
+    if blanks < 2 or not items_of_one_list(head):
+        return None
+    for line in head.split("\n"):
+        item = _ITEM.match(line)
+        if item is None or not line[item.end():].strip():
+            return None  # an empty item: blank lines after it end the list otherwise
+    start = head.count("\n") + blanks
+    kind = "ordered_list_open" if head[:1].isdigit() else "bullet_list_open"
+    return [(0, start, kind), (start, start + 1, "paragraph_open")]
+
+
 def items_of_one_list(tail: str) -> bool:
     """Whether every line of `tail` (its last one may be empty: a line break just
     came) is an item line of the list its first line starts at column 0: same

@@ -35,6 +35,7 @@ from streampace.markdown.joins import (
     _split_open_block,
     ends_with_blank_line,
     items_of_one_list,
+    list_then_paragraph,
 )
 from streampace.markdown.md_rules import FOOTNOTE_KEY
 from streampace.markdown.open_block import (
@@ -258,7 +259,10 @@ class MarkdownStream:
             self._show_tail(tail, ops)
             return ops
         complete = tail.count("\n") if not closing else tail.count("\n") + 1
-        blocks = self.parser.block_starts(tail, self._refs) if tail.strip() else []
+        # A list that a paragraph just ended (the usual end of a short list):
+        # its blocks are known without the block parse of the whole list.
+        blocks = ((not closing and list_then_paragraph(tail))
+                  or (self.parser.block_starts(tail, self._refs) if tail.strip() else []))
         # How many leading blocks are final.
         final = 0
         if closing:
@@ -463,10 +467,11 @@ class MarkdownStream:
             joined = _join(old_head, self._rest_nodes, blank_between=ends_with_blank_line(old))
             if joined is not None and len(joined) == 1:
                 return joined[0]
-        if self._exact is not None and len(self.tail_nodes) == 1 and prefix == self._exact + "\n":
-            # The last item grew by plain appends (the nodes above were not
-            # parsed from it) and its line is complete now: the display was
-            # the plain parse of exactly these items.
+        if self._exact is not None and len(self.tail_nodes) == 1 and prefix in (
+                self._exact, self._exact + "\n"):
+            # The display was the plain parse of exactly these items: shown
+            # with their line break, or grown by plain appends (the nodes above
+            # were not parsed from it) with the line complete now.
             return self.tail_nodes[0]
         if old_head is not None and old and prefix.startswith(old):
             # The last item grew by more than plain words since it was parsed
