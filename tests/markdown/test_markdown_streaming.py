@@ -782,3 +782,29 @@ def test_a_short_lists_new_item_lines_take_no_block_parse_of_the_list(text: str)
                 assert not blocked, blocked
     stream.close()
     assert stream.to_html() == render_html(text)
+
+
+def _markdown_it_blocks(src: str) -> tuple[list[Node], list[tuple[int, int, str]]]:
+    """What markdown-it itself gives for `src` (no shortcut): nodes and top-level blocks."""
+    env = PARSER._env({}, None)
+    nodes = PARSER._blocks(PARSER.md.parse(src, env), env)
+    blocks = [(tok.map[0], tok.map[1], tok.type)
+              for tok in PARSER.blocks_md.parse(src, PARSER._env({}, None))
+              if tok.level == 0 and tok.nesting >= 0 and tok.map is not None]
+    return nodes, blocks
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["", "# ", "## ", "###### ", "####### ", "#", "- ", "* ", "+ ", "-  ",
+                        "1. ", "01. ", "9. ", "10) ", "1234567890. ", "0. ", "3)", "- - ",
+                        "1. 2. ", "# # ", " # ", "   - ", "- [ ] ", "> "]),
+       st.text(alphabet="ab Z1,.;?é日²w_*:/[", max_size=12))
+def test_a_plain_lines_shortcut_is_what_markdown_it_gives(marker: str, text: str) -> None:
+    """One line of plain text (a paragraph, a heading, a list item) is rendered and
+    its block found without markdown-it: exactly what markdown-it gives."""
+    for src in (marker + text, marker + "www." + text):
+        nodes, blocks = _markdown_it_blocks(src)
+        assert PARSER.render_all(src, {})[0] == nodes, src
+        assert PARSER.block_starts(src, {}) == blocks, src
+        if len(nodes) == 1 and nodes[0][0] == "p":
+            assert PARSER.inline(src.strip(" "), {}) == list(nodes[0][2]), src
