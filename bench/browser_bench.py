@@ -53,6 +53,8 @@ from bench.whole_frame import (
     frame_figures,
     frame_markdown,
     install_probe,
+    long_frame_lines,
+    long_frames,
     play_page,
     protocol_header,
     send_arrivals,
@@ -919,6 +921,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                         probe = play_page(driver, server.base, server.player, page, trace, cpu)
                         f = {"page": page, "trace": name, "strategy": "streampace",
                              **frame_figures(probe, trace, LEAD_MS)}
+                        f["long_frames"] = long_frames(probe, trace, LEAD_MS)
                         per_page.setdefault((page, name), []).append(f)
                         raws.append({"trace": name, "round": round_no, "page": page,
                                      "probe": probe})
@@ -927,6 +930,8 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                               f"frame p99 {fmt(f['frame_p99_ms'], 'x')} ms, Python/frame p99 "
                               f"{fmt(f.get('py_ms_p99'), 'x')} ms, late/early "
                               f"{fmt(f.get('frame_late_early'), 'x')}", flush=True)
+                        for line in long_frame_lines(f["long_frames"]):
+                            print(line, flush=True)
             if breakdown:
                 for name, trace in by_name.items():
                     load_page(driver, server, "streampace", breakdown=True)

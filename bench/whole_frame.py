@@ -63,10 +63,12 @@ PROBE_JS = r"""
     }
     const end = e.startTime + e.duration;
     const styleLayout = e.styleAndLayoutStart ? end - e.styleAndLayoutStart : 0;
-    // The three longest scripts, named (for the raw file: what made the frame long).
-    const top = [...(e.scripts || [])].sort((a, b) => b.duration - a.duration).slice(0, 3)
+    // The five longest scripts, named (what made the frame long): invoker, source,
+    // duration, forced style/layout, start within the frame.
+    const top = [...(e.scripts || [])].sort((a, b) => b.duration - a.duration).slice(0, 5)
       .map((s) => [s.invokerType, s.invoker, s.sourceFunctionName || "", s.duration,
-                   s.forcedStyleAndLayoutDuration || 0]);
+                   s.forcedStyleAndLayoutDuration || 0, s.sourceURL || "",
+                   s.sourceCharPosition ?? -1, s.startTime - e.startTime]);
     P.loaf.push([e.startTime, e.duration, script, styleLayout, forced,
                  e.blockingDuration || 0, e.renderStart || 0, top]);
   });
@@ -317,6 +319,43 @@ def frame_figures(probe: dict[str, Any], trace: Trace, lead_ms: float,
                    frame_late_early_p50=float(np.median(late) / np.median(early)),
                    frame_early_late_n=[len(early), len(late)])
     return out
+
+
+def long_frames(probe: dict[str, Any], trace: Trace, lead_ms: float,
+                started_at: float | None = None) -> list[dict[str, Any]]:
+    """Each long animation frame while `trace` streamed, for finding its cause:
+    when (ms since the first message was due), how long, script vs. style and
+    layout, and its longest scripts (invoker, source, ms)."""
+    start = float(started_at if started_at is not None else probe["startedAt"]) + lead_ms
+    end = start + trace_duration_ms(trace) + TAIL_MS
+    out = []
+    for e in probe["loaf"]:
+        if not start <= e[0] <= end:
+            continue
+        scripts = [{"type": s[0], "invoker": s[1], "function": s[2], "ms": s[3],
+                    "forced_ms": s[4], "url": s[5] if len(s) > 5 else "",
+                    "char": s[6] if len(s) > 6 else -1, "at_ms": s[7] if len(s) > 7 else None}
+                   for s in e[7]]
+        out.append({"at_ms": e[0] - start, "ms": e[1], "script_ms": e[2],
+                    "style_layout_ms": e[3], "forced_ms": e[4], "blocking_ms": e[5],
+                    "scripts": scripts})
+    return out
+
+
+def long_frame_lines(frames: list[dict[str, Any]]) -> list[str]:
+    """One line per long frame, then one per script in it."""
+    lines = []
+    for f in frames:
+        lines.append(f"    LoAF at {f['at_ms']:7.0f} ms: {f['ms']:5.0f} ms (script "
+                     f"{f['script_ms']:.0f}, style+layout {f['style_layout_ms']:.0f}, forced "
+                     f"{f['forced_ms']:.0f})")
+        for s in f["scripts"]:
+            url = s["url"].rsplit("/", 1)[-1]
+            at = f"+{s['at_ms']:.0f}" if s["at_ms"] is not None else ""
+            lines.append(f"      {s['ms']:5.0f} ms {at:>5s} {s['type']}: {s['invoker']}"
+                         f" {s['function']} {url}:{s['char']}"
+                         + (f" forced {s['forced_ms']:.0f}" if s["forced_ms"] else ""))
+    return lines
 
 
 def _python_ms(py: Any) -> dict[str, Any]:

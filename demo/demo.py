@@ -98,6 +98,8 @@ class Demo:
         # Replays what the socket saw while Python booted; _on_status decides
         # the source from its first open (server) or failed connect (static).
         self.view.connect(self.socket)
+        # The first answer's first frames without the page's first-use costs.
+        self.view.start_warm_up()
 
     # -- source selection --------------------------------------------------
     def _on_status(self, state: str, detail: dict) -> None:

@@ -212,6 +212,22 @@ def test_the_page_counts_its_frame_work_during_a_stream(driver: Any, page_server
     assert work["n"] > 0 and st["scheduler"]["graphemes"] > 0
 
 
+def test_the_page_warm_up_runs_once_after_boot_and_shows_nothing(driver: Any,
+                                                                  page: Any) -> None:
+    """browser/warm.py: the sample run goes through the whole stack off the page —
+    fed to its end, its text nowhere in the document, no error; the figures
+    (long frames early in an answer) are `python -m bench.long_frames`'s."""
+    wait_for(driver, "const w = window.streampace.stats().warmUp; return !!(w && w.done)",
+             BOOT_TIMEOUT_S)
+    warm = stats(driver)["warmUp"]
+    assert warm["fed"] == warm["of"] > 10 and not warm["failed"]
+    body = driver.execute_script("return document.body.textContent")
+    assert "Déjà vu" not in body and "A heading" not in body
+    assert not [e for e in console_errors(driver) if "warm" in e]
+    logs = driver.execute_script("return window.__rec.events.map((e) => JSON.stringify(e))")
+    assert not [e for e in logs if "warm" in e]
+
+
 # ---------------------------------------------------------------- clusters, XSS
 @pytest.mark.engines
 def test_clusters_split_across_deltas_are_never_visible_broken(driver: Any, page_server: Any,

@@ -124,6 +124,7 @@ class StreamView:
         self._last_activity = 0.0
         self.errors: list[str] = []
         self.closed = False
+        self._warm: Any = None  # browser/warm.py, while this view's warm-up runs
 
     def _make_renderer(self, *, label: str, text_format: str, scroll: bool) -> Any:
         """What shows the paced batches (a headless store overrides it: store.py)."""
@@ -364,15 +365,40 @@ class StreamView:
             "segmenter": "Intl.Segmenter" if self.segmenter.uses_intl else "Python fallback",
             "segmenterJsCalls": self.segmenter.js_calls,
             "hostErrors": self.host.errors,
+            # This view's page warm-up (browser/warm.py): None if another view ran it.
+            "warmUp": None if self._warm is None else self._warm.stats(),
             "errors": self.errors[-5:],
         }
 
     def stats_json(self) -> str:
         return json.dumps(self.stats())
 
+    def start_warm_up(self, bridge: Any = None) -> None:
+        """Warm the page's streaming path once per page (browser/warm.py): a
+        throwaway view like this one, on a detached element, fed a sample run
+        a step per timer of this view's host. `bridge`: the throwaway view's
+        (default this view's; a bridge that tells Python subscribers must not
+        be given: the sample's events are nobody's)."""
+        from streampace.browser.warm import warm_page_once
+
+        warm_bridge = bridge if bridge is not None else self.bridge
+
+        def make_view(mount: Any, host: Any) -> StreamView:
+            return StreamView(warm_bridge, mount, pace=self.pace, host=host,
+                              text_format=self.renderer.text_format, scroll=False,
+                              announce=self.announce, heading_base="off", labels=self.labels)
+
+        def told(exc: BaseException) -> None:
+            js.console.warn("streampace: warm-up stopped: "
+                            + "".join(traceback.format_exception(exc)))
+
+        self._warm = warm_page_once(js.document, self.host, make_view, on_error=told)
+
     def close(self) -> None:
         if self.closed:
             return
+        if self._warm is not None:
+            self._warm.cancel()
         self.disconnect(flush=False)
         self.closed = True
         self.scheduler.clear()

@@ -67,4 +67,5 @@ def start(bridge: Any, target: Any, socket: Any = None, pace: bool = True,
                       labels=view_labels(bridge, target, labels))
     if socket is not None and not isinstance(socket, JsNull):
         view.connect(socket)
+    view.start_warm_up()
     return view

@@ -20,8 +20,8 @@ import random
 import sys
 import time
 
-__all__ = ["after_restore", "compile_pyscript", "install_pyscript_bytecode", "prepare_snapshot",
-           "snapshot_key", "warm_up"]
+__all__ = ["WARM_ANSWER", "after_restore", "compile_pyscript", "install_pyscript_bytecode",
+           "prepare_snapshot", "snapshot_key", "warm_up"]
 
 # Never imported into the snapshot: entry points that run on import, and the
 # host-side I/O adapters (not shipped to the page at all).
@@ -76,7 +76,7 @@ def prepare_snapshot(key: str) -> str:
 
 
 # An answer with every construct the page renders, for warm_up().
-_WARM_ANSWER = """# A heading
+WARM_ANSWER = """# A heading
 
 A paragraph with *emphasis*, **strong**, ~~struck~~, `code`, a [link](https://example.com/x),
 a bare www.example.org, an entity &amp; and a note[^1]. Then plain words, more words.
@@ -126,7 +126,7 @@ def warm_up() -> None:
     from streampace.reading.announcer import Announcer
     from streampace.reading.spoken import spoken_block
 
-    answer = _WARM_ANSWER
+    answer = WARM_ANSWER
     for size in (3, 17, 64, len(answer)):  # small deltas, lines, the whole at once
         stream = MarkdownStream(id_prefix="warm-")
         announcer = Announcer(lambda: 0.0)

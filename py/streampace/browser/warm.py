@@ -1,0 +1,181 @@
+"""Warm the page's streaming path once, after boot, before the first answer.
+
+The memory snapshot holds our modules imported and the sans-IO Python warm
+(runtime.warm_up), but not what only a page has: the JS side of Pyodide's FFI,
+V8's code for the interpreter's wasm functions a stream uses (compiled lazily,
+optimised only once they ran a while), `Intl.Segmenter`'s data, the DOM calls
+of the Markdown view. A page's first answer paid for all of it in its first
+frames and socket messages: `python -m bench.long_frames --page embed --trace
+bursty --cpu 1 --cpu-frames 10` counted 26 frames over 10 ms of CPU without the
+warm-up, 8 with it.
+
+So once per page, after the first view mounted, a throwaway `StreamView` on a
+detached element (never laid out, never in the document) is fed a short sample
+run through the real stack — socket messages as JSON, segmentation, pacing,
+the Markdown DOM, the live region — on a virtual clock, one small step per
+timer callback of the page's own host, so no step is a long task. It shows
+nothing, sends nothing and fires its events only inside its detached element;
+it is closed at its end, or when the view that started it closes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from streampace.browser.runtime import WARM_ANSWER
+from streampace.testing import ManualHost
+
+__all__ = ["PageWarmUp", "warm_batches"]
+
+_STEP_GAP_MS = 30.0  # between two steps: the page's own frames run in between
+_CHUNK = 48  # characters per sample socket message
+_FRAMES_PER_STEP = 3
+_FRAME_MS = 1000.0 / 60.0
+_MAX_IDLE_STEPS = 200  # after the last message: a bound, whatever the view keeps asking
+# Not ASCII: the page segments it with Intl.Segmenter (ASCII never needs it).
+_UNICODE_TAIL = "\n\nDéjà vu — 日本語のテキスト, עברית, 👩‍👩‍👧 and 🇫🇷.\n"
+
+_started = False  # one warm-up per page
+
+
+def warm_batches(answer: str = WARM_ANSWER + _UNICODE_TAIL,
+                 chunk: int = _CHUNK) -> list[list[dict[str, Any]]]:
+    """The sample run as the socket would deliver it: a start, the answer in
+    `chunk`-character deltas, an end."""
+    batches: list[list[dict[str, Any]]] = [[
+        {"type": "RUN_STARTED", "threadId": "warm", "runId": "warm"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "warm", "role": "assistant"}]]
+    batches += [[{"type": "TEXT_MESSAGE_CONTENT", "messageId": "warm",
+                  "delta": answer[at:at + chunk]}] for at in range(0, len(answer), chunk)]
+    batches.append([{"type": "TEXT_MESSAGE_END", "messageId": "warm"},
+                    {"type": "RUN_FINISHED", "threadId": "warm", "runId": "warm"}])
+    return batches
+
+
+class _SampleSocket:
+    """A transport that delivers what the warm-up feeds it and sends nowhere."""
+
+    url = "ws://streampace.invalid/warm"
+
+    def __init__(self) -> None:
+        self.sink: Callable[..., None] | None = None
+
+    def attach(self, sink: Callable[..., None]) -> None:
+        self.sink = sink
+
+    def detach(self) -> None:
+        self.sink = None
+
+    def close(self, *_args: Any) -> None:
+        self.sink = None
+
+    def send(self, _data: str) -> bool:
+        return True
+
+    def deliver(self, kind: str, data: str | None = None) -> None:
+        if self.sink is not None:
+            self.sink(kind, data)
+
+
+class PageWarmUp:
+    """One sample run through a throwaway view, a step per timer of `timers`.
+
+    `make_view(mount, host)`: the view to warm (a `StreamView` with the page's
+    options on `host`, a virtual clock); `timers`: the real view's FrameHost.
+    """
+
+    def __init__(self, doc: Any, timers: Any, make_view: Callable[[Any, Any], Any],
+                 batches: list[list[dict[str, Any]]] | None = None,
+                 on_error: Callable[[BaseException], None] | None = None) -> None:
+        self._timers = timers
+        self._on_error = on_error
+        self._clock = ManualHost()
+        self._view: Any = make_view(doc.createElement("div"), self._clock)
+        self._socket = _SampleSocket()
+        self._batches = batches if batches is not None else warm_batches()
+        self._next = 0
+        self._idle_steps = 0
+        self._steps = 0
+        self.failed = False
+        self._timer: Any = None
+        self.done = False
+
+    def start(self) -> None:
+        self._view.connect(self._socket)
+        self._socket.deliver("open")
+        self._arm()
+
+    def cancel(self) -> None:
+        """Stop now (the view that started it closed) and drop the throwaway view."""
+        if self._timer is not None:
+            self._timers.cancel_timeout(self._timer)
+            self._timer = None
+        self._finish()
+
+    def step(self) -> None:
+        """One socket message, then a few frames (and due timers) of the
+        throwaway view; once everything is delivered, a few frames a step until
+        it is idle."""
+        self._timer = None
+        if self.done:
+            return
+        self._steps += 1
+        try:
+            if self._next < len(self._batches):
+                self._next += 1
+                self._socket.deliver("message", json.dumps(
+                    {"through": self._next, "events": self._batches[self._next - 1]}))
+            for _ in range(_FRAMES_PER_STEP):
+                self._clock.frame(_FRAME_MS)
+            self._idle_steps += self._next >= len(self._batches)
+            if self._next >= len(self._batches) and (
+                    self._idle() or self._idle_steps > _MAX_IDLE_STEPS):
+                self._finish()
+                return
+        except Exception as exc:  # the sample run's failure is no answer's: told, then stopped
+            self._finish()
+            self.failed = True
+            if self._on_error is None:
+                raise
+            self._on_error(exc)
+            return
+        self._arm()
+
+    def _idle(self) -> bool:
+        """Nothing left to show: no frame asked for; the timers still armed (the
+        live region's pauses, a hold-back) are let run first, then asked again."""
+        if self._clock.pending_frames:
+            return False
+        at = self._clock.next_timeout_at()
+        if at is None:
+            return True
+        self._clock.run_until(at)
+        return False
+
+    def stats(self) -> dict[str, Any]:
+        """How far it went: messages fed of all, steps taken, done."""
+        return {"fed": self._next, "of": len(self._batches), "steps": self._steps,
+                "done": self.done, "failed": self.failed}
+
+    def _arm(self) -> None:
+        self._timer = self._timers.request_timeout(self.step, _STEP_GAP_MS)
+
+    def _finish(self) -> None:
+        if not self.done:
+            self.done = True
+            self._view.close()
+
+
+def warm_page_once(doc: Any, timers: Any, make_view: Callable[[Any, Any], Any],
+                   on_error: Callable[[BaseException], None] | None = None
+                   ) -> PageWarmUp | None:
+    """Start the page's warm-up unless one already ran or runs (None then)."""
+    global _started
+    if _started:
+        return None
+    _started = True
+    warm = PageWarmUp(doc, timers, make_view, on_error=on_error)
+    warm.start()
+    return warm
