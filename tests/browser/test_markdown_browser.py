@@ -402,12 +402,20 @@ const select = (node) => {
   const s = getSelection(); s.removeAllRanges(); s.addRange(r);
   const text = s.toString(); s.removeAllRanges(); return text;
 };
+const sealed = sections.filter(s => s.classList.contains('sp-sealed'));
 const out = {
   blocks: holders.map(h => h.children.length),
   positions: [...new Set(holders.map(h => getComputedStyle(h).position))],
+  sealed: sealed.length,
   tops: tops(b), flatTops: tops(flat),
   height: b.getBoundingClientRect().height, flatHeight: flat.getBoundingClientRect().height,
-  text: select(b), flatText: select(flat), inner: b.innerText, flatInner: flat.innerText};
+  text: select(b), flatText: select(flat), content: b.textContent,
+  flatContent: flat.textContent, flatInner: flat.innerText};
+// innerText leaves out what a sealed section far from the view skips (CSS
+// Containment: skipped contents are not rendered text); shown, the same text.
+for (const s of sealed) s.classList.remove('sp-sealed');
+out.inner = b.innerText;
+for (const s of sealed) s.classList.add('sp-sealed');
 flat.remove();
 holders[0].querySelector('pre > button.sp-copy').click();
 out.copied = window.__copied;
@@ -438,8 +446,136 @@ def test_a_long_answer_in_sections_reads_selects_and_lays_out_as_one_flow(
     blocks = facts["blocks"]
     assert sum(blocks) == 84 and len(blocks) >= 5 and min(blocks[:-1]) >= 16
     assert facts["positions"] == ["relative"]
+    assert facts["sealed"] == len(blocks) - 2  # all but the first and the open one
     assert facts["tops"] == facts["flatTops"] and len(facts["tops"]) == 84
     assert facts["height"] == facts["flatHeight"]
     assert facts["text"] == facts["flatText"] and "Paragraph 47:" in facts["text"]
+    assert facts["content"] == facts["flatContent"]
     assert facts["inner"] == facts["flatInner"]
     assert facts["copied"] == ["line 0\n"]
+
+
+# Every kind of block at section edges: headings, code, tables, rules, quotes,
+# loose lists (a paragraph's margin inside), math.
+MIXED = "".join(
+    (f"## Part {i}\n\nSome *words* in part {i}.\n\n",
+     f"- one {i}\n\n- two {i}, a loose list\n\n",
+     f"```text\nline {i}\n```\n\n",
+     f"| a | b |\n|---|---|\n| {i} | x |\n\n",
+     "---\n\n",
+     f"> quoted {i}\n>\n> and more\n\n",
+     f"$$\nx_{i} = 1\n$$\n\n",
+     f"Paragraph {i}: words that wrap across the line, with **bold** and `code`.\n\n",
+     )[i % 8] + ("" if i % 3 else f"Closing words of part {i}.\n\n")
+    for i in range(200))
+
+_SCROLL_UP_JS = """
+const done = arguments[arguments.length - 1];
+const frames = (n) => new Promise(r => { const f = () => n-- ? requestAnimationFrame(f) : r();
+                                          requestAnimationFrame(f); });
+(async () => {
+  // Until a quarter of the answer shows, then read from the top: the sections
+  // finished from now on are finished (and sealed) far below the view.
+  const body = () => document.querySelector("#answer [data-id='u1'] .sp-markdown");
+  while (!body() || body().querySelectorAll('.sp-section').length < 4) await frames(1);
+  window.scrollTo(0, 0);
+  const atTop = [];
+  while (document.querySelector("#answer [data-id='u1']").getAttribute('data-state') !== 'done') {
+    window.scrollTo(0, 0); atTop.push(window.scrollY); await frames(1);
+  }
+  await frames(4);
+  done(atTop.every(y => y === 0));
+})();
+"""
+
+_SEALED_JS = """
+const b = document.querySelector("#answer [data-id='u1'] .sp-markdown");
+const sections = [...b.querySelectorAll(':scope > .sp-section')];
+const top = () => b.getBoundingClientRect().top;
+// The sections as they are (sealed ones far below the view skipped): their own
+// boxes only, which does not make the browser lay out a skipped one's blocks.
+const box = (e) => { const r = e.getBoundingClientRect(); return [Math.round(r.top - top()),
+                                                                 Math.round(r.bottom - top())]; };
+const skipped = sections.map(s => !s.firstElementChild.checkVisibility(
+  {contentVisibilityAuto: true}));
+const sealed = sections.map(s => s.classList.contains('sp-sealed'));
+const boxes = sections.map(box);
+const height = b.getBoundingClientRect().height;
+// The same blocks without sections, beside it: where each section's last block ends.
+const flat = b.cloneNode(true);
+for (const s of flat.querySelectorAll(':scope > .sp-section')) {
+  s.replaceWith(...s.firstElementChild.childNodes);
+}
+b.after(flat);
+const flatTop = flat.getBoundingClientRect().top;
+const flatKids = [...flat.children];
+let at = 0;
+const flatEnds = sections.map(s => {
+  at += s.firstElementChild.children.length;
+  return Math.round(flatKids[at - 1].getBoundingClientRect().bottom - flatTop);
+});
+const flatHeight = flat.getBoundingClientRect().height;
+flat.remove();
+return {skipped, sealed, ends: boxes.map(b => b[1]), flatEnds, height, flatHeight};
+"""
+
+_SCROLL_DOWN_JS = """
+const done = arguments[arguments.length - 1];
+const b = document.querySelector("#answer [data-id='u1'] .sp-markdown");
+const sections = [...b.querySelectorAll(':scope > .sp-section')];
+const frames = (n) => new Promise(r => { const f = () => n-- ? requestAnimationFrame(f) : r();
+                                          requestAnimationFrame(f); });
+(async () => {
+  // Down through the answer a view at a time: every section is shown on the way.
+  const heights = [];
+  const seen = new Set();
+  for (let y = 0; y <= document.documentElement.scrollHeight; y += innerHeight / 2) {
+    window.scrollTo(0, y); await frames(2);
+    sections.forEach((s, i) => { if (s.firstElementChild.checkVisibility(
+      {contentVisibilityAuto: true})) seen.add(i); });
+    heights.push(b.getBoundingClientRect().height);
+  }
+  done({heights, seen: seen.size, sections: sections.length,
+        ends: sections.map(s => Math.round(s.getBoundingClientRect().bottom
+                                           - b.getBoundingClientRect().top))});
+})();
+"""
+
+
+@pytest.mark.engines
+def test_sections_sealed_below_a_reader_scrolled_up_keep_their_size(
+        driver: Any, md_page: Any) -> None:
+    """While the reader is at the top, the sections finished far below are sealed
+    (content-visibility: auto, markdown_dom.py): skipped, each keeps the size it
+    was laid out at, so the answer is as tall as without sections, every section
+    ends where its last block does without them, and scrolling down through it
+    moves nothing."""
+    sid = "md-sealed"
+    switch(driver, sid)
+    driver.execute_script(
+        "const l = document.createElement('link'); l.rel = 'stylesheet'; l.id = 'sp-css';"
+        " l.href = '/js_shim/streampace.css'; document.head.append(l);")
+    wait_for(driver, "const l = document.getElementById('sp-css');"
+             " return !!(l && l.sheet && l.sheet.cssRules.length)", 30)
+    try:
+        batches = message("u1", MIXED, 120, random.Random(11))
+        batches[0] = [ev_run(sid), *batches[0]]
+        batches[-1] = [*batches[-1], ev_end(sid)]
+        md_page.sessions.push_spaced(sid, batches, 25)
+        assert driver.execute_async_script(_SCROLL_UP_JS)  # the reader stayed at the top
+        assert normalise(body_html(driver, "u1")) == normalise(render_html(MIXED))
+        facts = driver.execute_script(_SEALED_JS)
+        down = driver.execute_async_script(_SCROLL_DOWN_JS)
+    finally:
+        driver.execute_script("document.getElementById('sp-css').remove();"
+                              " window.scrollTo(0, 0);")
+    sealed, skipped = facts["sealed"], facts["skipped"]
+    # Every section but the first and the last is sealed; far below the view, skipped.
+    assert sealed == [False] + [True] * (len(sealed) - 2) + [False]
+    assert sum(skipped) >= len(sealed) // 2 and not skipped[0]
+    assert facts["ends"] == facts["flatEnds"]
+    assert facts["height"] == facts["flatHeight"]
+    # Shown again on the way down: the same size, the answer never grows or shrinks.
+    assert down["seen"] == down["sections"]
+    assert set(down["heights"]) == {facts["height"]}
+    assert down["ends"] == facts["ends"]

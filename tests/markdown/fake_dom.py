@@ -126,7 +126,7 @@ def is_section(node: FakeNode) -> bool:
     """A section of a view's blocks or its block holder (markdown_dom.MarkdownView
     with `section_blocks`): layout chrome, serialised as its children."""
     return isinstance(node, FakeElement) and node.tag == "div" and (
-        node.attrs.get("class") in ("sp-section", "sp-section-blocks"))
+        node.attrs.get("class") in ("sp-section", "sp-section sp-sealed", "sp-section-blocks"))
 
 
 def outer_html(node: FakeNode) -> str:

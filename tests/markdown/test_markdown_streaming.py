@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from streampace.browser.markdown_dom import MarkdownView, RebuildView
+from streampace.browser.markdown_dom import _SECTION_ENDS, MarkdownView, RebuildView
 from streampace.markdown import AppendCode, FinalBlock, MarkdownStream, Op, SetTail, render_html
 from streampace.markdown.parser import Context, Parser
 from streampace.markdown.tree import Node, text_of
@@ -69,7 +69,8 @@ def check_sections(view: MarkdownView, box: FakeElement) -> None:
     assert kids == sections + notes and len(notes) <= 1
     holders = []
     for section in sections:
-        assert section.attrs == {"class": "sp-section"} and len(section.children) == 1
+        assert section.attrs["class"] in ("sp-section", "sp-section sp-sealed")
+        assert len(section.attrs) == 1 and len(section.children) == 1
         holder = element(section.children[0])
         assert holder.attrs == {"class": "sp-section-blocks"}
         holders.append(holder)
@@ -78,6 +79,8 @@ def check_sections(view: MarkdownView, box: FakeElement) -> None:
     finals = {id(m.el) for m in view.final}
     for holder in holders[:-1]:
         assert sum(id(b) in finals for b in holder.children) >= view.section_blocks
+        # It ends with a block whose bottom margin is its own (see _SECTION_ENDS).
+        assert element(holder.children[-1]).tag in _SECTION_ENDS
     assert all(holder.children for holder in holders)  # no empty section
     assert all(m.el.parent is (holders[-1] if holders else None) for m in view.tail)
 
@@ -165,10 +168,109 @@ def test_sections_fill_in_order_and_no_block_ever_moves() -> None:
     check_sections(view, box)
     assert len(view.final) == 24
     holders = [element(element(s).children[0]) for s in box.children if element(s).tag == "div"]
-    assert [len(h.children) for h in holders] == [2] * 12
+    # Every fifth block a list: a section never ends with one (it takes one more).
+    assert [len(h.children) for h in holders] == [2, 2, 3, 2, 3, 2, 3, 2, 3, 2]
     assert element(box.children[-1]).tag == "section"
     assert normalise(inner_html(box)) == normalise(
         render_html(text, id_prefix=view.stream.id_prefix))
+
+
+class FakeFrames:
+    """A FrameHost's `request_frame`/`cancel_frame`; `frame()` runs one animation
+    frame's callbacks (one asked for during them waits for the next, as in the page)."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[int, Any] = {}
+        self.asked = 0
+
+    def request_frame(self, callback: Any) -> int:
+        self.asked += 1
+        self.waiting[self.asked] = callback
+        return self.asked
+
+    def cancel_frame(self, handle: int) -> None:
+        self.waiting.pop(handle, None)
+
+    def frame(self) -> None:
+        waiting, self.waiting = self.waiting, {}
+        for callback in waiting.values():
+            callback()
+
+
+def section_classes(box: FakeElement) -> list[str]:
+    return [element(k).attrs["class"] for k in box.children if element(k).tag == "div"]
+
+
+SEALED = "sp-section sp-sealed"
+
+
+def test_finished_sections_are_sealed_two_frames_later_but_never_the_first() -> None:
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = _Sectioned(doc, box, PARSER)
+    frames = view.frames = FakeFrames()
+    view.feed("".join(f"Paragraph {i}.\n\n" for i in range(7)) + "Para")
+    # Sections: [0, 1] [2, 3] [4, 5] [6, open]; the first three are finished.
+    assert section_classes(box) == ["sp-section"] * 4
+    frames.frame()  # the frame that lays out their last blocks: not sealed yet
+    assert section_classes(box) == ["sp-section"] * 4
+    frames.frame()
+    assert section_classes(box) == ["sp-section", SEALED, SEALED, "sp-section"]
+    assert not frames.waiting  # nothing left to seal: no more frames asked for
+    view.feed("graph 7.\n\nParagraph 8.\n\n")  # the fourth section is finished
+    frames.frame()
+    assert section_classes(box)[3] == "sp-section"
+    view.feed("Paragraph 9 ")  # more text in a later frame does not restart its wait
+    frames.frame()
+    assert section_classes(box) == ["sp-section", SEALED, SEALED, SEALED, "sp-section"]
+    view.close()
+    frames.frame()
+    frames.frame()
+    assert section_classes(box)[-1] == "sp-section"  # the last is never finished
+    text = "".join(f"Paragraph {i}.\n\n" for i in range(9)) + "Paragraph 9 "
+    assert normalise(inner_html(box)) == normalise(
+        render_html(text, id_prefix=view.stream.id_prefix))
+
+
+def test_a_sealed_section_whose_block_changes_is_unsealed_until_laid_out_again() -> None:
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = _Sectioned(doc, box, PARSER)
+    frames = view.frames = FakeFrames()
+    # Block 2 (second section) uses a reference defined only at the end.
+    text = ("One.\n\nTwo.\n\nSee [the target][t].\n\nFour.\n\nFive.\n\n"
+            "Six.\n\n")
+    view.feed(text)
+    frames.frame()
+    frames.frame()
+    assert section_classes(box) == ["sp-section", SEALED, "sp-section"]
+    link_block = view.final[2].el
+    view.feed("[t]: /target\n\nSeven.")
+    view.close()  # the definition resolves the link (an UpdateBlock of block 2)
+    assert element(view.final[2].el.children[1]).tag == "a"
+    assert view.final[2].el is link_block  # patched in place
+    assert section_classes(box)[1] == "sp-section"  # unsealed while it changes
+    frames.frame()
+    assert section_classes(box)[1] == "sp-section"
+    frames.frame()
+    assert section_classes(box)[1] == SEALED
+    assert normalise(inner_html(box)) == normalise(render_html(
+        text + "[t]: /target\n\nSeven.", id_prefix=view.stream.id_prefix))
+
+
+def test_without_frames_nothing_is_sealed_and_destroy_cancels_a_pending_seal() -> None:
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = _Sectioned(doc, box, PARSER)
+    view.feed("".join(f"Paragraph {i}.\n\n" for i in range(9)))
+    assert set(section_classes(box)) == {"sp-section"}
+    box2 = doc.createElement("div")
+    view2 = _Sectioned(doc, box2, PARSER)
+    frames = view2.frames = FakeFrames()
+    view2.feed("".join(f"Paragraph {i}.\n\n" for i in range(9)))
+    assert frames.waiting
+    view2.destroy()
+    assert not frames.waiting
 
 
 def test_open_fence_only_appends_code_text() -> None:

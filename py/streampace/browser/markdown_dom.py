@@ -36,6 +36,11 @@ _URL_ATTRS = ("href", "src")
 _MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 _view_ids = itertools.count(1)
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+# Blocks a section may end with: no margin of a child adjoins their bottom edge
+# (a list's or a quote's last paragraph's does; a math block's own margin is
+# wider than a paragraph's), so the stylesheet's one edge rule (the last block's
+# bottom margin is 0, see `MarkdownView`) leaves the flow's spacing as it was.
+_SECTION_ENDS = frozenset({"p", "pre", "table", "hr", *_HEADINGS})
 
 # One click handler for every view's copy buttons (event delegation on each
 # view's container): a single proxy per page, owned here, whatever the number
@@ -129,9 +134,22 @@ class MarkdownView:
 
     With `section_blocks` > 0 the message's blocks go into sections of that many
     final blocks: `div.sp-section > div.sp-section-blocks > blocks`, in order, the
-    footnotes after them. A section is opened only when the open one is full and
-    no open block is shown, so no element ever moves; the open blocks are always
-    in the last section. Why: see `PageMarkdownView`.
+    footnotes after them. A section is opened only when the open one is full, no
+    open block is shown and its last block is one of `_SECTION_ENDS`, so no element
+    ever moves; the open blocks are always in the last section. Why: see
+    `PageMarkdownView`.
+
+    With `frames` (a FrameHost: `request_frame`) a finished section other than the
+    first is sealed (class `sp-section sp-sealed`; the stylesheet makes it
+    `content-visibility: auto`) two frames after it was finished, so the browser
+    has laid it out since its last change and remembers its real size
+    (`contain-intrinsic-size: auto`): skipped while far from the view, it keeps
+    that size, and nothing moves when it comes back. Sealed in the frame it was
+    finished in, Chromium skips it at the size it had the frame before. A final
+    block changed later (`UpdateBlock`) unseals its section until it is laid out
+    again. The first section is never sealed: a skipped section is its own
+    formatting context, and a top margin inside the answer's first block (a
+    quote's paragraph) would stop collapsing with the page's.
     """
 
     section_blocks = 0  # 0: every block a child of the container
@@ -159,6 +177,13 @@ class MarkdownView:
         self._section: Any = None  # the open section's block holder (section_blocks > 0)
         self._section_box: Any = None  # and the section itself
         self._section_final = 0    # final blocks in it
+        self.frames: Any = None    # FrameHost for sealing finished sections (None: never)
+        self._boxes: list[Any] = []       # every section, in order
+        self._block_box: list[int] = []   # the section of each final block (index in _boxes)
+        self._sealed: set[int] = set()    # sections sealed
+        self._fresh: list[int] = []       # finished since the last frame callback
+        self._aged: list[int] = []        # finished before it: sealed at the next one
+        self._frame_asked: Any = None     # the pending request_frame handle
 
     # -- public ------------------------------------------------------------
     def feed(self, delta: str) -> None:
@@ -181,12 +206,16 @@ class MarkdownView:
                     self._append_flow(mirror.el)
                 self.final.append(mirror)
                 self._section_final += 1
+                if self.section_blocks:
+                    self._block_box.append(len(self._boxes) - 1)
                 if self.outline is not None and op.node[0] in _HEADINGS:
                     self.outline.add(_HEADINGS[op.node[0]])
             elif isinstance(op, md.SetFootnotes):
                 self._set_notes(op.node)
             elif isinstance(op, md.UpdateBlock):
                 self.final[op.index] = self._patch(self.final[op.index], op.node)
+                if self.section_blocks:
+                    self._unseal(self._block_box[op.index])
 
     def block_elements(self) -> list[Any]:
         return [m.el for m in self.final]
@@ -196,6 +225,9 @@ class MarkdownView:
         if self._listening is not None:
             self.container.removeEventListener("click", self._listening)
             self._listening = None
+        if self._frame_asked is not None:
+            self.frames.cancel_frame(self._frame_asked)
+            self._frame_asked = None
 
     # -- ops ---------------------------------------------------------------
     def _set_tail(self, nodes: tuple) -> None:
@@ -214,6 +246,7 @@ class MarkdownView:
             # It held only open blocks, now gone (a line became a definition):
             # no empty section is left behind.
             self._section_box.remove()
+            self._boxes.pop()
             self._section = self._section_box = None
 
     def _append_flow(self, el: Any) -> None:
@@ -233,7 +266,10 @@ class MarkdownView:
         """The section the next block goes into: the open one, or a new one once
         the open one holds `section_blocks` final blocks and no open block."""
         if self._section is None or (
-                self._section_final >= self.section_blocks and not self.tail):
+                self._section_final >= self.section_blocks and not self.tail
+                and self.final[-1].node[0] in _SECTION_ENDS):
+            if self._section is not None:
+                self._finished(len(self._boxes) - 1)
             section = self._element("div")
             section.setAttribute("class", "sp-section")
             blocks = self._element("div")
@@ -242,9 +278,46 @@ class MarkdownView:
             section.append(blocks)
             self._append_to_container(section)
             self._section, self._section_box = blocks, section
+            self._boxes.append(section)
             self._section_final = 0
             self.created += 2
         return self._section
+
+    # -- sealing finished sections (see the class's doc) -------------------
+    def _finished(self, index: int) -> None:
+        """Section `index` holds its last block: sealed two frame callbacks on."""
+        if index == 0 or self.frames is None:
+            return
+        self._fresh.append(index)
+        self._ask_frame()
+
+    def _unseal(self, index: int) -> None:
+        """A block of section `index` changed: shown whole again, sealed anew later."""
+        if index in self._sealed:
+            self._sealed.discard(index)
+            self._boxes[index].setAttribute("class", "sp-section")
+        elif index not in self._fresh and index not in self._aged:
+            return  # open, or the first section: never sealed
+        if index in self._aged:
+            self._aged.remove(index)
+        if index not in self._fresh:
+            self._fresh.append(index)
+        self._ask_frame()
+
+    def _ask_frame(self) -> None:
+        if self._frame_asked is None:
+            self._frame_asked = self.frames.request_frame(self._on_frame)
+
+    def _on_frame(self) -> None:
+        """Seal what was finished before the previous callback: a frame's rendering
+        (its layout, the size the browser remembers) has run since."""
+        self._frame_asked = None
+        for index in self._aged:
+            self._boxes[index].setAttribute("class", "sp-section sp-sealed")
+            self._sealed.add(index)
+        self._aged, self._fresh = self._fresh, []
+        if self._aged:
+            self._ask_frame()
 
     def _style_section(self, blocks: Any) -> None:
         """Styles the page's view gives a section's block holder (none here)."""
@@ -464,7 +537,11 @@ class PageMarkdownView(MarkdownView):
     section's block holder is `position: relative` (a self-painting layer that
     lets margins collapse through it, so nothing moves), inside a plain box that
     is not re-laid out once the section is done: a frame's walks cover the open
-    section and one box per finished section.
+    section and one box per finished section. With the page's stylesheet and a
+    FrameHost (`frames`), finished sections are also sealed (see `MarkdownView`):
+    one far from the view is neither laid out nor painted, where otherwise
+    Chromium paints everything up to ~4000 px past the view each frame and lays
+    out every line of the answer.
     """
 
     section_blocks = 16

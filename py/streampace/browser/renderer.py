@@ -74,7 +74,8 @@ class DomRenderer:
     `streampace:message-end`, `streampace:run-end` and `streampace:error`.
     With `scroll`, a `ScrollFollower` keeps the newest text in sight.
     With `announce`, a live region says the answer as it becomes readable
-    (`announce.LiveRegion`, on `timers`: the view's FrameHost). With
+    (`announce.LiveRegion`, on `timers`: the view's FrameHost). Markdown bodies
+    seal their finished sections on `timers` (markdown_dom.MarkdownView). With
     `heading_base`, an answer's top heading level is that level
     (`reading.outline`); None keeps the source levels.
     """
@@ -134,6 +135,7 @@ class DomRenderer:
         self._queue_click: Any = None
         self.on_withdraw: Any = None
         self.heading_base = heading_base
+        self._frames = timers  # Markdown views seal their finished sections on it
         self.reader: Any = None
         if announce:
             from streampace.browser.announce import LiveRegion
@@ -441,6 +443,7 @@ class DomRenderer:
         from streampace.browser.markdown_dom import PageMarkdownView
 
         view = PageMarkdownView(self._doc, body, self._md_parser)
+        view.frames = self._frames
         if self.heading_base is not None:
             from streampace.reading.outline import HeadingOutline
 
