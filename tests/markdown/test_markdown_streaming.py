@@ -854,7 +854,8 @@ def test_an_open_lists_new_items_are_parsed_not_the_items_before(block: str, siz
     "- a\n- b\n- - -\n- c\n", "* a\n* b\n* * *\nafter\n", "- a\n-\n- c\n  more\n- d\n",
     "1. a\n2) b\n3. c\n", "- a\n+ b\n- c\n", "- a\n- [x]: /u\n- [x]\n", "- a\n- b\n---\n",
     "- a\n-   \n\nAfter\n", "- a\n- `x`\n\n\nAfter *x*\n", "1. a\n2. b\n\n日本\n",
-    "- a\n- b\n\n  c\n", "- a\n- b\n\n- c\n",
+    "- a\n- b\n\n  c\n", "- a\n- b\n\n- c\n", "## Grapheme boundaries\n\nThe hard part\n",
+    "## Heading\n\n\n  indented\n", "#\n\nText\n",
 ])
 def test_a_short_lists_new_item_lines_take_no_block_parse_of_the_list(text: str) -> None:
     """While every line is an item of the list the tail starts with, a new line
@@ -904,9 +905,9 @@ def _markdown_it_blocks(src: str) -> tuple[list[Node], list[tuple[int, int, str]
 def test_a_plain_lines_shortcut_is_what_markdown_it_gives(marker: str, text: str) -> None:
     """One line of plain text (a paragraph, a heading, a list item) is rendered and
     its block found without markdown-it: exactly what markdown-it gives."""
-    for src in (marker + text, marker + "www." + text):
+    for src in (marker + text, marker + "www." + text, marker + text + "\n"):
         nodes, blocks = _markdown_it_blocks(src)
         assert PARSER.render_all(src, {})[0] == nodes, src
         assert PARSER.block_starts(src, {}) == blocks, src
         if len(nodes) == 1 and nodes[0][0] == "p":
-            assert PARSER.inline(src.strip(" "), {}) == list(nodes[0][2]), src
+            assert PARSER.inline(src.strip(), {}) == list(nodes[0][2]), src

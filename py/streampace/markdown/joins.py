@@ -54,6 +54,7 @@ def _grow_last(node: Node, text: str) -> Node:
 
 _ITEM = re.compile(r"^( {0,3})([-+*]|\d{1,9}([.)]))(?:[ \t]|$)")
 _ROW = re.compile(r"^ {0,3}\|")
+_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")  # an ATX heading: always one line
 
 
 def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
@@ -76,18 +77,23 @@ def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
     return None
 
 
-def list_then_paragraph(tail: str) -> list[tuple[int, int, str]] | None:
-    """The top-level blocks of `tail` when it is the lines of one list (as
-    `items_of_one_list`), empty lines, and one partial line starting with a
-    letter: the list (its empty lines with it, as markdown-it maps them) and a
-    paragraph, which ends the list (text at column 0 after a blank line does
-    not continue an item). None: another shape (a block parse decides)."""
+def ended_by_paragraph(tail: str) -> list[tuple[int, int, str]] | None:
+    """The top-level blocks of `tail` when it is a heading line or the lines of
+    one list (as `items_of_one_list`), empty lines, and one partial line
+    starting with a letter: that block (a list with its empty lines, as
+    markdown-it maps it) and a paragraph, which ends the list (text at column 0
+    after a blank line does not continue an item). None: another shape (a
+    block parse decides)."""
     cut = tail.rfind("\n")
     if cut < 0 or not tail[cut + 1:cut + 2].isalpha():
         return None
     head = tail[:cut + 1].rstrip("\n")
     blanks = cut + 1 - len(head)
-    if blanks < 2 or not items_of_one_list(head):
+    if blanks < 2:
+        return None
+    if "\n" not in head and _HEADING.match(head):
+        return [(0, 1, "heading_open"), (blanks, blanks + 1, "paragraph_open")]
+    if not items_of_one_list(head):
         return None
     for line in head.split("\n"):
         item = _ITEM.match(line)

@@ -80,14 +80,15 @@ def _is_plain(text: str) -> bool:
 
 
 def _plain_line(src: str) -> Element | None:
-    """The node of `src` when it is one line of plain text (`_PLAIN_TEXT`): a
-    paragraph starting with a letter, or a heading or list item whose marker is
-    followed by one space and plain text starting with a letter, exactly as
-    markdown-it renders them
-    (a streamed answer's new block usually starts so; the parse costs ~0.1 ms
-    in CPython whatever the length). None: any other source (parse it)."""
-    if "\n" in src:
+    """The node of `src` when it is one line (with its break or not) of plain
+    text (`_PLAIN_TEXT`): a paragraph starting with a letter, or a heading or
+    list item whose marker is followed by one space and plain text starting
+    with a letter, exactly as markdown-it renders them (a streamed answer's new
+    block usually starts so; the parse costs ~0.1 ms in CPython whatever the
+    length). None: any other source (parse it)."""
+    if "\n" in src[:-1]:
         return None
+    src = src.rstrip("\n")  # the line's break changes nothing of it
     if src[:1].isalpha():
         return ("p", (), (src.rstrip(" "),)) if _is_plain(src) else None
     line = _MARKED_LINE.fullmatch(src)

@@ -33,9 +33,9 @@ from streampace.markdown.joins import (
     _join,
     _plain_append_state,
     _split_open_block,
+    ended_by_paragraph,
     ends_with_blank_line,
     items_of_one_list,
-    list_then_paragraph,
 )
 from streampace.markdown.md_rules import FOOTNOTE_KEY
 from streampace.markdown.open_block import (
@@ -259,9 +259,9 @@ class MarkdownStream:
             self._show_tail(tail, ops)
             return ops
         complete = tail.count("\n") if not closing else tail.count("\n") + 1
-        # A list that a paragraph just ended (the usual end of a short list):
-        # its blocks are known without the block parse of the whole list.
-        blocks = ((not closing and list_then_paragraph(tail))
+        # A heading or a list that a paragraph just ended (the usual end of a
+        # short list): the blocks are known without a block parse of them all.
+        blocks = ((not closing and ended_by_paragraph(tail))
                   or (self.parser.block_starts(tail, self._refs) if tail.strip() else []))
         # How many leading blocks are final.
         final = 0
