@@ -220,7 +220,9 @@ def test_the_page_warm_up_runs_once_after_boot_and_shows_nothing(driver: Any,
     wait_for(driver, "const w = window.streampace.stats().warmUp; return !!(w && w.done)",
              BOOT_TIMEOUT_S)
     warm = stats(driver)["warmUp"]
-    assert warm["fed"] == warm["of"] > 10 and not warm["failed"]
+    # Fed to its end, unless a run reached the view first (an earlier test's): then cut.
+    assert not warm["failed"] and warm["of"] > 10
+    assert warm["fed"] == warm["of"] or (warm["cancelled"] and warm["fed"] < warm["of"])
     body = driver.execute_script("return document.body.textContent")
     assert "Déjà vu" not in body and "A heading" not in body
     assert not [e for e in console_errors(driver) if "warm" in e]

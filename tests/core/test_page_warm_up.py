@@ -85,7 +85,8 @@ def test_one_sample_message_per_timer_of_the_page_then_the_view_is_closed() -> N
     assert warm_up.done and view.closed
     assert timers.pending_timeouts == 0
     assert warm_up.stats() == {"fed": len(batches), "of": len(batches),
-                               "steps": len(batches), "done": True, "failed": False}
+                               "steps": len(batches), "done": True, "failed": False,
+                               "cancelled": False}
 
 
 def test_it_runs_the_view_s_frames_until_nothing_is_left_to_show() -> None:
@@ -104,7 +105,7 @@ def test_cancel_stops_the_steps_and_closes_the_throwaway_view() -> None:
     warm_up, timers = _start(views)
     timers.run_until(timers.next_timeout_at() or 0.0)
     warm_up.cancel()
-    assert views[0].closed and warm_up.done
+    assert views[0].closed and warm_up.done and warm_up.stats()["cancelled"]
     assert timers.pending_timeouts == 0
     timers.run_all()
     assert len([k for k, _d in views[0].reports if k == "message"]) == 1
@@ -117,6 +118,8 @@ def test_a_failing_sample_run_is_told_and_stops() -> None:
     timers.run_all()
     assert [str(e) for e in told] == ["sample run failed"]
     assert warm_up.done and warm_up.stats()["failed"] and views[0].closed
+    warm_up.cancel()  # once ended, a cancel changes nothing
+    assert not warm_up.stats()["cancelled"]
 
 
 def test_one_warm_up_per_page(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -295,6 +295,10 @@ class StreamView:
             kind = event.get("type")
             if kind == "RUN_STARTED":
                 self.outbox.run_started()
+                if self._warm is not None:
+                    # A real answer pays its own first frames; the sample's steps
+                    # would only add to them.
+                    self._warm.cancel()
             elif kind in ("RUN_FINISHED", "RUN_ERROR"):
                 self.outbox.run_ended()
         before = self.telemetry.before_enqueue()

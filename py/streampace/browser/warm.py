@@ -15,7 +15,9 @@ run through the real stack — socket messages as JSON, segmentation, pacing,
 the Markdown DOM, the live region — on a virtual clock, one small step per
 timer callback of the page's own host, so no step is a long task. It shows
 nothing, sends nothing and fires its events only inside its detached element;
-it is closed at its end, or when the view that started it closes.
+it is closed at its end, or earlier when the view that started it closes or
+receives a run (a real answer pays its own first frames; the sample's steps
+would only add to them).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from streampace.testing import ManualHost
 
 __all__ = ["PageWarmUp", "warm_batches"]
 
-_STEP_GAP_MS = 30.0  # between two steps: the page's own frames run in between
+_STEP_GAP_MS = 10.0  # between two steps: the page's own frames run in between
 _CHUNK = 48  # characters per sample socket message
 _FRAMES_PER_STEP = 3
 _FRAME_MS = 1000.0 / 60.0
@@ -99,6 +101,7 @@ class PageWarmUp:
         self._idle_steps = 0
         self._steps = 0
         self.failed = False
+        self.cancelled = False
         self._timer: Any = None
         self.done = False
 
@@ -108,7 +111,11 @@ class PageWarmUp:
         self._arm()
 
     def cancel(self) -> None:
-        """Stop now (the view that started it closed) and drop the throwaway view."""
+        """Stop now (the view that started it closed, or an answer started) and
+        drop the throwaway view."""
+        if self.done:
+            return
+        self.cancelled = True
         if self._timer is not None:
             self._timers.cancel_timeout(self._timer)
             self._timer = None
@@ -155,9 +162,9 @@ class PageWarmUp:
         return False
 
     def stats(self) -> dict[str, Any]:
-        """How far it went: messages fed of all, steps taken, done."""
+        """How far it went: messages fed of all, steps taken, how it ended."""
         return {"fed": self._next, "of": len(self._batches), "steps": self._steps,
-                "done": self.done, "failed": self.failed}
+                "done": self.done, "failed": self.failed, "cancelled": self.cancelled}
 
     def _arm(self) -> None:
         self._timer = self._timers.request_timeout(self.step, _STEP_GAP_MS)
