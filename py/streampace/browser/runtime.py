@@ -65,6 +65,11 @@ def prepare_snapshot(key: str) -> str:
             skipped[name] = f"{type(exc).__name__}: {exc}"
             sys.modules.pop(name, None)
     _snapshot_key = key
+    # The page's interpreter is ours alone: markdown-it's per-rule DEBUG checks
+    # (~90 logging calls per block parse of a short list) are dropped there.
+    from streampace.markdown.parser import quiet_block_rule_logs
+
+    quiet_block_rule_logs()
     warmed_ms = None
     try:
         t0 = time.perf_counter()

@@ -37,7 +37,7 @@ from streampace.markdown.md_rules import footnote_key, use_footnotes, use_math
 from streampace.markdown.safety import LINK_REL, is_safe_link, is_same_origin
 from streampace.markdown.tree import Attrs, Element, Node
 
-__all__ = ["Parser", "default_parser"]
+__all__ = ["Parser", "default_parser", "quiet_block_rule_logs"]
 
 _ALIGN = {"text-align:left": "left", "text-align:right": "right", "text-align:center": "center"}
 _SIMPLE_INLINE = {"em_open": "em", "strong_open": "strong", "s_open": "del"}
@@ -68,11 +68,22 @@ class _NoDebugLog:
     debug = staticmethod("".format)
 
 
-for _rule in ("blockquote", "code", "fence", "heading", "hr", "html_block", "lheading",
-              "list", "paragraph", "reference"):
-    _module = importlib.import_module(f"markdown_it.rules_block.{_rule}")
-    if hasattr(_module, "LOGGER"):
-        setattr(_module, "LOGGER", _NoDebugLog())  # noqa: B010 - a module, untyped here
+_BLOCK_RULES = ("blockquote", "code", "fence", "heading", "hr", "html_block", "lheading",
+                "list", "paragraph", "reference")
+
+
+def quiet_block_rule_logs() -> int:
+    """Replace the DEBUG loggers of markdown-it's block rules with `_NoDebugLog`
+    in this process; returns how many were replaced. For the page's own
+    interpreter only (browser/runtime.py): in a server or a user's process
+    another library's DEBUG logs are not ours to silence."""
+    replaced = 0
+    for rule in _BLOCK_RULES:
+        module = importlib.import_module(f"markdown_it.rules_block.{rule}")
+        if hasattr(module, "LOGGER"):
+            setattr(module, "LOGGER", _NoDebugLog())  # noqa: B010 - a module, untyped here
+            replaced += 1
+    return replaced
 
 
 def _is_plain(text: str) -> bool:
