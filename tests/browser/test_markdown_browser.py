@@ -6,6 +6,7 @@ really run: the XSS corpus must produce zero calls of `window.__xss`.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Iterator
@@ -423,6 +424,20 @@ return out;
 """
 
 
+@contextlib.contextmanager
+def page_stylesheet(driver: Any) -> Iterator[None]:
+    """The page's real stylesheet (js_shim/streampace.css) while the block runs."""
+    driver.execute_script(
+        "const l = document.createElement('link'); l.rel = 'stylesheet'; l.id = 'sp-css';"
+        " l.href = '/js_shim/streampace.css'; document.head.append(l);")
+    try:
+        wait_for(driver, "const l = document.getElementById('sp-css');"
+                 " return !!(l && l.sheet && l.sheet.cssRules.length)", 30)
+        yield
+    finally:
+        driver.execute_script("document.getElementById('sp-css').remove();")
+
+
 def test_a_long_answer_in_sections_reads_selects_and_lays_out_as_one_flow(
         driver: Any, md_page: Any) -> None:
     """The page groups an answer's blocks in sections of 16 (markdown_dom.py): the
@@ -430,17 +445,10 @@ def test_a_long_answer_in_sections_reads_selects_and_lays_out_as_one_flow(
     sid = "md-sections"
     switch(driver, sid)
     record_copies(driver)
-    driver.execute_script(
-        "const l = document.createElement('link'); l.rel = 'stylesheet'; l.id = 'sp-css';"
-        " l.href = '/js_shim/streampace.css'; document.head.append(l);")
-    wait_for(driver, "const l = document.getElementById('sp-css');"
-             " return !!(l && l.sheet && l.sheet.cssRules.length)", 30)
-    try:
+    with page_stylesheet(driver):
         play_run(md_page, driver, sid, "l1", LONG, 40, 8, gap_ms=10)
         assert normalise(body_html(driver, "l1")) == normalise(render_html(LONG))
         facts = driver.execute_script(_SECTIONS_JS)
-    finally:
-        driver.execute_script("document.getElementById('sp-css').remove();")
     # 48 parts, every fourth of four blocks: 84 blocks, 16 (or, when more than one
     # block was open as one filled, a few more) to a section.
     blocks = facts["blocks"]
@@ -552,23 +560,18 @@ def test_sections_sealed_below_a_reader_scrolled_up_keep_their_size(
     moves nothing."""
     sid = "md-sealed"
     switch(driver, sid)
-    driver.execute_script(
-        "const l = document.createElement('link'); l.rel = 'stylesheet'; l.id = 'sp-css';"
-        " l.href = '/js_shim/streampace.css'; document.head.append(l);")
-    wait_for(driver, "const l = document.getElementById('sp-css');"
-             " return !!(l && l.sheet && l.sheet.cssRules.length)", 30)
     try:
-        batches = message("u1", MIXED, 120, random.Random(11))
-        batches[0] = [ev_run(sid), *batches[0]]
-        batches[-1] = [*batches[-1], ev_end(sid)]
-        md_page.sessions.push_spaced(sid, batches, 25)
-        assert driver.execute_async_script(_SCROLL_UP_JS)  # the reader stayed at the top
-        assert normalise(body_html(driver, "u1")) == normalise(render_html(MIXED))
-        facts = driver.execute_script(_SEALED_JS)
-        down = driver.execute_async_script(_SCROLL_DOWN_JS)
+        with page_stylesheet(driver):
+            batches = message("u1", MIXED, 120, random.Random(11))
+            batches[0] = [ev_run(sid), *batches[0]]
+            batches[-1] = [*batches[-1], ev_end(sid)]
+            md_page.sessions.push_spaced(sid, batches, 25)
+            assert driver.execute_async_script(_SCROLL_UP_JS)  # the reader stayed at the top
+            assert normalise(body_html(driver, "u1")) == normalise(render_html(MIXED))
+            facts = driver.execute_script(_SEALED_JS)
+            down = driver.execute_async_script(_SCROLL_DOWN_JS)
     finally:
-        driver.execute_script("document.getElementById('sp-css').remove();"
-                              " window.scrollTo(0, 0);")
+        driver.execute_script("window.scrollTo(0, 0);")
     sealed, skipped = facts["sealed"], facts["skipped"]
     # Every section but the first and the last is sealed; far below the view, skipped.
     assert sealed == [False] + [True] * (len(sealed) - 2) + [False]
