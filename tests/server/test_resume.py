@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
+import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -215,6 +217,39 @@ class StalledClient:
         self.sock.close()
 
 
+class _CutSeen(logging.Handler):
+    """Sets `event` when the server logs that it closes a viewer as a slow consumer."""
+
+    def __init__(self, event: threading.Event) -> None:
+        super().__init__()
+        self.event = event
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "closing with 4408" in record.getMessage():
+            self.event.set()
+
+
+def _drain_once_cut(stalled: StalledClient, seen: Received,
+                    codes: list[int | None]) -> threading.Thread:
+    """A thread that waits (at most 60 s) for the server to cut a slow viewer, then
+    reads `stalled` to its close frame; the close code goes into `codes`."""
+    cut = threading.Event()
+    handler = _CutSeen(cut)
+    logger = logging.getLogger("streampace.server")
+    logger.addHandler(handler)
+
+    def run() -> None:
+        try:
+            if cut.wait(60):
+                codes.append(stalled.drain(seen))
+        finally:
+            logger.removeHandler(handler)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
 def test_slow_consumer_is_disconnected_and_can_resume(serve: Serve, tmp_path: Path) -> None:
     # 1500 deltas of 8 KiB, 4 ms apart: ~12 MB over ~6 s, which a reading viewer
     # takes easily and a viewer that stopped reading cannot.
@@ -249,13 +284,20 @@ def test_slow_consumer_is_disconnected_and_can_resume(serve: Serve, tmp_path: Pa
                     peak = max([peak] + [v.queued_bytes for v in server.hub.viewers])
             return got
 
+    # The stalled viewer reads again as soon as the server cuts it: its close frame
+    # waits behind the data the server had queued, and the server gives the close
+    # handshake only a few seconds before it aborts the connection.
+    seen = Received()
+    codes: list[int | None] = []
+    drainer = _drain_once_cut(stalled, seen, codes)
     try:
         got = asyncio.run(good_viewer())
         text = "".join(e["delta"] for e in got.events
                        if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] == "m")
         assert text == big * n  # the healthy viewer got everything, undisturbed
-        seen = Received()
-        code = stalled.drain(seen)
+        drainer.join(60)
+        assert codes, "the stalled viewer was never cut"
+        code = codes[0]
     finally:
         stalled.close()
     assert code == 4408
