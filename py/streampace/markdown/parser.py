@@ -249,7 +249,7 @@ class Parser:
 
     def inline(self, src: str, refs: dict, ctx: Context | None = None) -> list[Node]:
         """Inline nodes of `src` (the content of one paragraph), no block pass."""
-        if _PLAIN_TEXT.fullmatch(src) and "www." not in src.lower():
+        if _is_plain(src):
             return [src]
         if not src:
             return []
