@@ -911,3 +911,53 @@ def test_a_plain_lines_shortcut_is_what_markdown_it_gives(marker: str, text: str
         assert PARSER.block_starts(src, {}) == blocks, src
         if len(nodes) == 1 and nodes[0][0] == "p":
             assert PARSER.inline(src.strip(), {}) == list(nodes[0][2]), src
+
+
+# A list item's code or math block may still be open where the list ends, so
+# the line breaks and blank lines after its last shown line are its content;
+# and a list may be loose where no paragraph shows it (items holding only code
+# or math). Each case: the text and the cuts that once streamed to another
+# render than the one-shot one.
+OPEN_IN_LIST_CASES = [
+    ("- a\n- ```\n\n\nAfter *x*\n", [10]),
+    ("- ```\n\n$\n", [6]),
+    ("- ```\n  o\n`\n", [9]),
+    ("- ```\n  o\ny\n```\n", [9]),
+    ("- ```\n  o\n-\n", [9]),
+    ("-\n  d\n  ```\n  e\n`\n", [15]),
+    ("- ~~~y\n\n|\n", [6]),
+    ("- a\n\n  `\n- !\n- $$\n`\n", [12]),
+    ("- !\n- $$\n\n- $$\n`\n", [7]),
+    ("- a\n\n  ```\n-\n", [9]),
+    ("-\n\n- |\n- ```\n", []),
+    ("-\n\n-\n- e", []),
+    ("1.\n\n1.\n1. --\n", [6]),
+    ("- `\n- ~~~\n\n- $$\n", [10]),
+    ("- -\n\n  ```\n- e\n1.\n", [9]),
+]
+
+
+@pytest.mark.parametrize(("text", "cuts"), OPEN_IN_LIST_CASES)
+def test_a_list_ending_on_an_open_code_block_streams_like_one_shot(
+        text: str, cuts: list[int]) -> None:
+    one_shot = render_html(text)
+    assert stream_html(text, cuts) == one_shot
+    assert stream_html(text, cuts, _EagerOpen) == one_shot  # the open-list state too
+    assert stream_html(text, list(range(len(text)))) == one_shot
+
+
+LIST_PIECES = ["- a\n", "- ```\n", "- ~~~py\n", "  code line\n", "- $$\n", "\n", "\n\n",
+               "After *x*\n", "1. ```\n", "> ```\n", "- b\n  ```\n", "```\n", "  ```\n",
+               "- [ ] t\n", "- item **two**\n", "| a | b |\n|--|--|\n", "    indented\n",
+               "- a\n\n  ```\n", "-\n", "- e"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(LIST_PIECES), min_size=2, max_size=8), st.data())
+def test_lists_with_open_code_and_math_stream_like_one_shot(
+        parts: list[str], data: st.DataObject) -> None:
+    text = "".join(parts)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=5))
+    one_shot = render_html(text)
+    assert stream_html(text, cuts) == one_shot
+    assert stream_html(text, cuts, _EagerOpen) == one_shot

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from streampace.markdown.tail import _marker_only
-from streampace.markdown.tree import Node
+from streampace.markdown.tree import BLOCK_TAGS, Node
 
 _PLAIN = re.compile(r"(?:[^\W_]|[ ,.;?])+")
 _CLOSERS = frozenset("*_~`")
@@ -130,9 +130,25 @@ def items_of_one_list(tail: str) -> bool:
     return True
 
 
+def _looseness(node: Node) -> bool | None:
+    """How the list `node` shows its items' paragraphs: True as `p` (loose),
+    False as bare text (tight), None if nothing in it tells (its items hold
+    only code, math, headings, nested lists: tight and loose look the same).
+    A `p` with a class (unclosed display math shown as its source) is there
+    in a tight list too."""
+    for li in node[2]:
+        if isinstance(li, str):
+            continue
+        for k in li[2]:
+            if isinstance(k, str) or k[0] not in BLOCK_TAGS:
+                return False
+            if k[0] == "p" and not k[1]:
+                return True
+    return None
+
+
 def _loose(node: Node) -> bool:
-    return any(not isinstance(k, str) and k[0] == "p"
-               for li in node[2] if not isinstance(li, str) for k in li[2])
+    return _looseness(node) is True
 
 
 def ends_with_blank_line(src: str) -> bool:
@@ -156,7 +172,10 @@ def _join(head: Node, rest: list[Node], blank_between: bool) -> tuple[Node, ...]
         kids = tuple(k for k in head[2] if k[0] != "tbody") + (
             (("tbody", (), rows),) if rows else ())
         return ((head[0], head[1], kids), *rest[1:])
-    loose = _loose(head)
-    if loose != _loose(first) or (blank_between and not loose):
-        return None  # looseness is the whole list's: parse it whole
+    # Looseness is the whole list's: parse it whole unless both parts show the
+    # same, or neither shows any (a part that shows none may still have made
+    # the list loose, so it cannot be joined to one that shows tight).
+    loose = _looseness(head)
+    if loose != _looseness(first) or (blank_between and loose is False):
+        return None
     return ((head[0], head[1], head[2] + first[2]), *rest[1:])

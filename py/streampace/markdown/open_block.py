@@ -372,16 +372,11 @@ class OpenList:
         self.item: list[str] = []           # the last item's complete lines
         last = max(k for k, line in enumerate(lines) if self._starts_item(line))
         if last:
-            # The complete items in one parse (entry costs one parse of the list).
+            # The complete items in one parse (entry costs one parse of the
+            # list), which also says whether the list is loose so far.
             self.head_lines = lines[:last]
-            nodes = self.parser.render("\n".join(self.head_lines) + "\n", self.refs,
-                                       self.ctx)[0]
-            if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
-                raise ValueError("earlier items are not one list")
-            self.head = nodes[0]
-            self.loose = _loose(nodes[0]) or not lines[last - 1].strip()
-            if self.loose and not _loose(nodes[0]):
-                self._turn_loose()
+            attrs, items, self.loose = self._probe("\n".join(self.head_lines) + "\n")
+            self.head = (self.tag, attrs, tuple(items))
         self.item = lines[last:]
 
     def _starts_item(self, line: str) -> bool:
@@ -393,34 +388,46 @@ class OpenList:
         return ("1" + self.delim if self.delim else self.marker) + " x\n"
 
     def _items(self, src: str, loose: bool) -> list[Node] | None:
-        """The `li` nodes of `src` (one list), rendered in a loose list if asked."""
-        if loose:
-            src = src.rstrip("\n") + "\n\n" + self._dummy()
-        nodes = self.parser.render(src, self.refs, self.ctx)[0]
-        if not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
+        """The `li` nodes of `src` (one list) rendered after a dummy item, in a
+        loose list if asked (a blank line after the dummy; after them instead,
+        it would be content of a code block still open at their end); None if
+        asked tight and they make the list loose (the dummy's text tells)."""
+        nodes = self.parser.render(self._dummy() + ("\n" if loose else "") + src,
+                                   self.refs, self.ctx)[0]
+        if (not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag
+                or len(nodes[0][2]) < 2):
             return None
-        items = list(nodes[0][2])
-        if loose:
-            if len(nodes) != 1 or len(items) < 2:
-                return None  # the dummy did not join this list (it ended before)
-            items = items[:-1]
-        elif _loose(nodes[0]):
+        items = nodes[0][2]
+        if not loose and items[0][2] != ("x",):
             return None
-        return items
+        return list(items[1:])
 
-    def _push_item(self, blank_before: bool) -> None:
+    def _probe(self, src: str) -> tuple[Any, list[Node], bool]:
+        """The items `src` rendered with a dummy next item after them: the
+        list's attributes, their `li` nodes, and whether the list is loose
+        there. The dummy's text tells, as a paragraph or not, so the parser
+        decides (blank lines after an empty item, say, do not make a list
+        loose), whatever the items hold."""
+        nodes = self.parser.render(src + self._dummy(), self.refs, self.ctx)[0]
+        if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
+                or len(nodes[0][2]) < 2):
+            raise ValueError("items are not one list")
+        items = nodes[0][2]
+        return nodes[0][1], list(items[:-1]), items[-1][2] != ("x",)
+
+    def _push_item(self) -> None:
         """The last item is complete (the next one starts): move it to the head."""
         src = "\n".join(self.item) + "\n"
-        if not self.loose and (blank_before or self._items(src, False) is None):
+        attrs, items, loose = self._probe(src)
+        if loose and not self.loose:
             self._turn_loose()
-        items = self._items(src, self.loose)
-        if items is None:
-            raise ValueError("item did not render as one list")
+        elif self.loose and not loose:  # tight alone, loose as part of this list
+            shown = self._items(src, True)
+            if shown is None:
+                raise ValueError("item did not render as one list")
+            items = shown
         if self.head is None:
-            nodes = self.parser.render(src if not self.loose else
-                                       src.rstrip("\n") + "\n\n" + self._dummy(),
-                                       self.refs, self.ctx)[0]
-            self.head = (self.tag, nodes[0][1], tuple(items))
+            self.head = (self.tag, attrs, tuple(items))
         else:
             self.head = (self.tag, self.head[1], (*self.head[2], *items))
         self.head_lines.extend(self.item)
@@ -445,7 +452,7 @@ class OpenList:
                 return False
             try:
                 if self._starts_item(line):
-                    self._push_item(blank_before=not self.item[-1].strip())
+                    self._push_item()
             except ValueError:
                 return False
             self.item.append(line)

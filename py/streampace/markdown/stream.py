@@ -81,6 +81,22 @@ def _first_blank(lines: list[str]) -> int | None:
     return next((i for i, line in enumerate(lines) if not line.strip(" \t")), None)
 
 
+def _ends_in_code(node: Node) -> bool:
+    """Whether the last thing in `node` is a code or math block. Inside a list
+    item such a block may still be open, and then the line breaks and blank
+    lines after the last shown line are its content: a display of the same
+    text without them is not its final render."""
+    while not isinstance(node, str):
+        tag, attrs, children = node
+        if tag == "pre" or (attrs and attrs[0][0] == "class"
+                            and attrs[0][1].startswith("sp-math")):
+            return True
+        if not children:
+            return False
+        node = children[-1]
+    return False
+
+
 def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -467,8 +483,9 @@ class MarkdownStream:
             joined = _join(old_head, self._rest_nodes, blank_between=ends_with_blank_line(old))
             if joined is not None and len(joined) == 1:
                 return joined[0]
-        if self._exact is not None and len(self.tail_nodes) == 1 and prefix in (
-                self._exact, self._exact + "\n"):
+        if self._exact is not None and len(self.tail_nodes) == 1 and (
+                prefix == self._exact or (prefix == self._exact + "\n"
+                                          and not _ends_in_code(self.tail_nodes[0]))):
             # The display was the plain parse of exactly these items: shown
             # with their line break, or grown by plain appends (the nodes above
             # were not parsed from it) with the line complete now.
@@ -544,11 +561,14 @@ class MarkdownStream:
                 nodes = [done]
             elif (old_map is not None and old_lines is not None and index < len(old_map)
                   and old_map[index] == (start, end, kind) and kind != "footnote_def"
-                  and old_lines[start:end] == lines[start:end]):
+                  and old_lines[start:end] == lines[start:end]
+                  # Its last line was partial there: code in it lacked its newline.
+                  and (end < len(old_lines) or not _ends_in_code(old_nodes[index]))):
                 nodes = [old_nodes[index]]
             elif (index == 0 and start == 0 and kind in _SHOWN_FINAL
                   and exact_prev is not None and len(self.tail_nodes) == 1
-                  and "[^" not in src and exact_prev.rstrip() == src.rstrip()):
+                  and "[^" not in src and exact_prev.rstrip() == src.rstrip()
+                  and not _ends_in_code(self.tail_nodes[0])):
                 # Shown as the plain parse of this very text (its line break and
                 # the next block came in one delta; a list or table whose last
                 # line grew by plain appends): that render is final.
