@@ -29,6 +29,7 @@ __all__ = [
     "BARRIER_TYPES",
     "RUN_TERMINAL_TYPES",
     "PACED_CONTENT_TYPES",
+    "SOURCE_PAUSE_TYPES",
     "MAX_EVENT_DEPTH",
     "MAX_EVENT_NODES",
     "MAX_EVENT_SIZE",
@@ -238,6 +239,12 @@ RUN_TERMINAL_TYPES: Final = frozenset({RUN_FINISHED, RUN_ERROR})
 PACED_CONTENT_TYPES: Final = frozenset(
     {TEXT_MESSAGE_CONTENT, TEXT_MESSAGE_CHUNK, REASONING_MESSAGE_CONTENT}
 )
+
+
+# Events after which a session's paced text pauses for a while: a tool call
+# runs before the model writes again (the pacer winds down what is queued
+# before it instead of running dry at full speed).
+SOURCE_PAUSE_TYPES: Final = frozenset({TOOL_CALL_START})
 
 
 class EventError(ValueError):

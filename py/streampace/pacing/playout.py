@@ -66,6 +66,18 @@ Adaptive playout, per session (one :class:`Track` each):
   widens no cushion then: a slow model's hiccup is not a transport holding
   text back, and a wider cushion would only hold back what follows it
   (measured on the slow trace generated 0.6–1.6× as fast, seeds 1–4).
+* **Announced pauses**: when a tool call starts (``on_pause``: the scheduler
+  saw a ``SOURCE_PAUSE_TYPES`` event after the session's text), the source
+  has said it stops writing for a while.  What is queued then is spread at a
+  constant speed over ``_WIND_DOWN`` cushions from the announcement (at most
+  ``_WIND_MAX_MS``), instead of running dry at full speed a cushion later and
+  standing still for the whole tool call; the tool call shows, in order, once
+  that text is out.  The automatic deadline yields to it (an explicit
+  ``max_lag_ms`` does not).  The delivery that carried the announcement is
+  no cadence sample: a delivery buffer flushes early for a tool call (8
+  graphemes 33 ms after the previous batch), which read as a faster cadence
+  and shortened the cushion of the text after the pause.  New text ends the
+  wind-down.
 * The first paced text of an idle session is owed one grapheme at once
   (:meth:`AdaptiveLaw.first_frame_credit`), so it shows on the very next frame.
 
@@ -118,6 +130,11 @@ _DEADLINE_GROUPS = 16  # oldest deliveries the deadline looks at per drain
 _SLOW_RATE = 0.09  # graphemes/ms: a source under this shows ≥ 1 grapheme per frame
 _FASTER = 0.8  # this gap and the typical one under this × the span: a faster cadence
 _FRAME_MAX_MS = 40.0  # drains further apart are no animation frames (a hidden tab's timer)
+# An announced pause (a tool call): what is queued before it is spread, at a
+# constant speed, over this many cushions from the announcement, at most
+# _WIND_MAX_MS (the tool call itself shows once that text is out).
+_WIND_DOWN = 5.0
+_WIND_MAX_MS = 1000.0
 
 
 class Law(Protocol):
@@ -132,6 +149,8 @@ class Law(Protocol):
     def first_frame_credit(self) -> float: ...
 
     def rate(self, track: Any, now: float, pending: int, total_pending: int) -> float: ...
+
+    def on_pause(self, track: Any, now: float) -> None: ...
 
 
 class UnpacedLaw:
@@ -150,6 +169,9 @@ class UnpacedLaw:
 
     def rate(self, track: Any, now: float, pending: int, total_pending: int) -> float:
         return 0.0  # unused: the budget is unlimited
+
+    def on_pause(self, track: Any, now: float) -> None:
+        pass
 
 
 class SeedLaw:
@@ -174,13 +196,16 @@ class SeedLaw:
     def rate(self, track: Any, now: float, pending: int, total_pending: int) -> float:
         return min(max(total_pending * 1000.0 / self.tau_ms, self.min_rate), self.max_rate)
 
+    def on_pause(self, track: Any, now: float) -> None:
+        pass
+
 
 class Track:
     """One session's arrival estimates and play-out state (see the module docstring)."""
 
     __slots__ = ("last_arrival", "prev_arrival", "open_n", "rate_n", "rate_t", "gap", "dev",
                  "floor", "span", "span_dev", "peak", "peak_at", "jit", "gaps_seen", "out",
-                 "out_at", "arrived", "groups")
+                 "out_at", "arrived", "groups", "pause_at")
 
     def __init__(self) -> None:
         self.last_arrival: float | None = None  # the newest delivery (still growing)
@@ -202,6 +227,7 @@ class Track:
         self.arrived = 0  # paced graphemes ever queued for this session
         # [arrival ms, cumulative arrived, 1.0 if it ended a stall]
         self.groups: deque[list[float]] = deque()
+        self.pause_at: float | None = None  # the source announced a pause (a tool call)
 
     def arrival_rate(self) -> float:
         """Graphemes per ms while the source produces (0 before the first delivery)."""
@@ -232,6 +258,8 @@ class AdaptiveLaw:
         if n <= 0:
             return
         tr.arrived += n
+        cut = tr.pause_at is not None
+        tr.pause_at = None  # text again: the source has resumed
         last = tr.last_arrival
         if last is not None and now - last < _SAME_DELIVERY_MS:
             # The same delivery (several socket messages released together, or
@@ -239,7 +267,7 @@ class AdaptiveLaw:
             tr.open_n += n
             tr.groups[-1][1] = tr.arrived
             return
-        if last is not None:
+        if last is not None and not cut:
             self._learn(tr, last - tr.prev_arrival if tr.prev_arrival is not None else None,
                         tr.open_n)
         idle = last is None or now - last > _IDLE_MS
@@ -249,6 +277,11 @@ class AdaptiveLaw:
         tr.prev_arrival = None if idle else last
         tr.last_arrival = now
         tr.open_n = n
+
+    def on_pause(self, tr: Track, now: float) -> None:
+        """The source announced that its text pauses (a tool call starts)."""
+        if tr.pause_at is None:
+            tr.pause_at = now
 
     @staticmethod
     def _stall_gap(tr: Track) -> float:
@@ -342,11 +375,18 @@ class AdaptiveLaw:
         c = self.cushion_ms(tr, now)
         horizon = max(_H_MIN_MS, _H_GAP * c, _H_DEV * (tr.span_dev + tr.jit))
         last = tr.last_arrival if tr.last_arrival is not None else now
-        due = last + c - now
-        if due < 0.0:
-            horizon += _LATE_K * -due  # a late delivery: stretch the rest, do not stop dead
-            due = 0.0
-        target = pending / (due + horizon)
+        winding = tr.pause_at is not None
+        if tr.pause_at is not None:
+            # The source said its text pauses (a tool call runs): wind down
+            # over the pause rather than run dry at full speed and stand still.
+            end = tr.pause_at + min(_WIND_DOWN * c, _WIND_MAX_MS)
+            target = pending / max(end - now, horizon)
+        else:
+            due = last + c - now
+            if due < 0.0:
+                horizon += _LATE_K * -due  # a late delivery: stretch the rest, do not stop dead
+                due = 0.0
+            target = pending / (due + horizon)
         if r > 0:
             ceiling = max(min(max(_CEIL_X * r, r + _CEIL_ADD),
                               max(_CEIL_FAST * r, self.max_step_rate)), self.min_rate)
@@ -372,7 +412,10 @@ class AdaptiveLaw:
             # builds (a provider sending a character every 0.5 ms).
             out = max(out, min(target, r))
         out = min(max(out, floor), ceiling)
-        need = self._deadline_rate(tr, now, pending)
+        # The automatic deadline yields to a wind-down (which ends by itself);
+        # an explicit max_lag_ms does not.
+        need = (0.0 if winding and self.max_lag_ms is None
+                else self._deadline_rate(tr, now, pending))
         if need > out:
             # An explicit max_lag_ms outranks the smoothness ceiling; the
             # automatic deadline works under it.

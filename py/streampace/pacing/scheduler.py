@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from streampace.clock import FrameHost
-from streampace.conversation.events import PACED_CONTENT_TYPES, EventError
+from streampace.conversation.events import PACED_CONTENT_TYPES, SOURCE_PAUSE_TYPES, EventError
 
 from .config import PacingConfig
 from .drive import Drive, DriveEvent, DriveState
@@ -102,10 +102,17 @@ class PacingScheduler:
             self._baseline = now
             self._carry = self._law.first_frame_credit()
         before = st.pending
+        paused = False
         for ev in batch:
             q.add(session_id, st, ev if isinstance(ev, dict) else dict(ev), now)
+            if ev["type"] in SOURCE_PAUSE_TYPES:
+                paused = True
+            elif ev["type"] in PACED_CONTENT_TYPES:
+                paused = False
         if st.pending > before:
             self._law.on_arrival(st.track, now, st.pending - before)
+        if paused:
+            self._law.on_pause(st.track, now)
         self._drive.settle()
 
     def flush_now(self, session_id: str) -> None:
