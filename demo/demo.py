@@ -62,8 +62,13 @@ class Demo:
         # re-parse the whole message per batch (markdown_dom.RebuildView), which
         # on a long answer took hundreds of ms a batch on this shared main thread
         # (python -m bench --browser, demo page) and made the paced pane stutter.
+        # Its finished Markdown sections are sealed on the page's frames, as the
+        # paced pane's are (markdown_dom.MarkdownView): without it, every frame
+        # repainted the whole visible window of a long answer in this pane
+        # (python -m bench.frame_trace --page demo, md_32k, 4x CPU).
         self.delivered = DomRenderer(doc.getElementById("delivered"), bridge,
-                                     label="As delivered", emit_events=False, scroll=True)
+                                     label="As delivered", emit_events=False, scroll=True,
+                                     timers=self.host)
         # One voice per page: the paced view's live region says the answer and
         # the run's end; the comparison pane's status line stays silent.
         self.delivered.status.removeAttribute("role")

@@ -203,13 +203,20 @@ def test_chart_draws_only_new_samples_and_matches_a_whole_redraw(
 
 def test_each_pane_is_a_layout_boundary_of_fixed_size(driver: Any, demo: Any) -> None:
     """The panes do not grow with the answer: each is contained (its text lays out
-    and paints within it, not the page and the other pane) and scrolls inside."""
+    and paints within it, not the page and the other pane) and scrolls inside, and
+    each seals its finished Markdown sections (the "as delivered" pane too: far from
+    its view they are neither laid out nor painted)."""
     run_scenario(driver, "Long answer", timeout=180)
     panes = driver.execute_script(
         "return ['paced', 'delivered'].map((id) => { const p = document.getElementById(id);"
         " return { contain: getComputedStyle(p).contain, height: p.offsetHeight,"
-        " scrolls: p.scrollHeight > p.clientHeight }; })")
+        " scrolls: p.scrollHeight > p.clientHeight,"
+        " sections: p.querySelectorAll('.sp-section').length,"
+        " sealed: [...p.querySelectorAll('.sp-section.sp-sealed')].filter((s) =>"
+        " getComputedStyle(s).contentVisibility === 'auto').length }; })")
     assert all(p["contain"] == "strict" for p in panes), panes
+    # Every section but the first and the last (the open one) is sealed.
+    assert all(p["sections"] > 3 and p["sealed"] >= p["sections"] - 2 for p in panes), panes
     assert panes[0]["height"] == panes[1]["height"] and panes[0]["height"] > 100, panes
     assert all(p["scrolls"] for p in panes), panes
     assert pane_text(driver, "paced") == pane_text(driver, "delivered")
