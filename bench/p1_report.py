@@ -16,6 +16,13 @@ within it:
   delivery, meets it;
 * **none** — not even the clairvoyant schedule within the budget.
 
+P1 does not bound the worst lag; the grid's issue-20 targets do (≤
+`cherry_jitter`'s on steady traces).  A *causal* miss is swept again with that
+bound too: where the estimating law meets the jerk limit only with a worst lag
+past `cherry_jitter`'s, meeting P1 there would cost a grid target that is met
+(very_fast and reasoning at 120 Hz: a queue of ≈ 160 ms of text, worst lag
+≈ 220 ms against 180–190).
+
 A cell that misses on freeze is listed with its figures, unclassified (the
 idealised pacers do not model a freeze).  `python -m bench
 --reference` appends this section to `bench/results/REFERENCE.md`.
@@ -28,7 +35,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from bench.p1 import DEFAULT_TRACES, P1, check, parse_cells, variant_trace
-from bench.steering_bound import Point, smoothest, sweep
+from bench.steering_bound import Point, measured, smoothest, sweep
 
 VERDICTS = ("causal", "told the rate", "foresight", "none")
 
@@ -39,6 +46,16 @@ class Miss:
     verdict: str | None  # None: met, or a freeze miss (not classified)
     bounds: tuple[Point | None, Point | None, Point | None]  # told, estimating, clairvoyant
     budget: float  # mean lag budget, × the oracle
+    # causal only: the estimating law's smoothest within the budget and a worst
+    # lag ≤ cherry_jitter's on the same cell (None: nothing within both)
+    within_worst: Point | None = None
+
+    @property
+    def costs_worst_lag(self) -> bool:
+        """A causal miss that the estimating law meets only past cherry_jitter's worst lag."""
+        limit = 1.1 * self.p1.seed_jerk_cv if self.p1.seed_jerk_cv is not None else math.inf
+        return self.verdict == "causal" and (
+            self.within_worst is None or self.within_worst.jerk_cv > limit + 1e-9)
 
 
 def lag_budget(p: P1) -> float:
@@ -58,8 +75,9 @@ def classify(p: P1) -> Miss:
     best = (smoothest(told, budget), smoothest(estimating, budget), smoothest(foresight, budget))
     meets = [b is not None and b.jerk_cv <= limit + 1e-9 for b in best]
     if meets[1]:
-        verdict = "causal"
-    elif meets[0]:
+        worst = measured(p.trace, p.seed, p.hz, "cherry_jitter", "lag_max_ms")
+        return Miss(p, "causal", best, budget, smoothest(estimating, budget, worst))
+    if meets[0]:
         verdict = "told the rate"
     elif meets[2]:
         verdict = "foresight"
@@ -81,7 +99,11 @@ def render(cells: list[P1], misses: list[Miss], seeds: str, hzs: str) -> str:
            "`bench.steering_bound`'s pacers within the cell's lag budget: *causal* = a "
            "steering law estimating the rate from arrivals meets the jerk limit there (ours "
            "could do better); *told the rate* = only one told the true mean rate; "
-           "*foresight* = only the clairvoyant schedule; *none* = not even that.", "",
+           "*foresight* = only the clairvoyant schedule; *none* = not even that. "
+           f"{sum(m.costs_worst_lag for m in misses)} of the "
+           f"{sum(m.verdict == 'causal' for m in misses)} causal misses are met by the "
+           "estimating law only with a worst lag past cherry_jitter's (a grid target): "
+           "*causal, past the worst lag*, with its smoothest figure within both.", "",
            "| trace | cells met | misses: causal / told the rate / foresight / none "
            "| freeze misses |", "|---|---|---|---|"]
     traces = list(dict.fromkeys(c.trace for c in cells))
@@ -105,9 +127,11 @@ def render(cells: list[P1], misses: list[Miss], seeds: str, hzs: str) -> str:
         told, estimating, foresight = m.bounds
         ours = "—" if p.jerk_cv is None else f"{p.jerk_cv:.2f}"
         limit = "—" if p.seed_jerk_cv is None else f"{1.1 * p.seed_jerk_cv:.2f}"
+        verdict = (f"causal, past the worst lag ({_cv(m.within_worst)} within it)"
+                   if m.costs_worst_lag else m.verdict)
         out.append(f"| `{p.trace}` seed {p.seed} {p.hz:g} Hz | {ours} at "
                    f"{p.lag_vs_oracle:.2f}× | {limit} | {m.budget:.2f}× | "
-                   f"{_cv(told)} | {_cv(estimating)} | {_cv(foresight)} | {m.verdict} |")
+                   f"{_cv(told)} | {_cv(estimating)} | {_cv(foresight)} | {verdict} |")
     return "\n".join(out) + "\n"
 
 

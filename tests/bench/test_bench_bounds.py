@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bench.p1 import P1, variant_trace
-from bench.p1_report import classify, lag_budget, render
+from bench.p1_report import Miss, classify, lag_budget, render
 from bench.steering_bound import (
     Point,
     clairvoyant,
@@ -142,3 +142,20 @@ def test_a_pause_does_not_drag_the_estimated_rate_down() -> None:
     starts = np.array([0, 50, 100, 150])
     assert stamped_rate(stamps, starts, 3, 2000.0, 0.0) == pytest.approx(0.5)
     assert stamped_rate(stamps, starts, 4, 2000.0, 0.5) == 0.5
+
+
+def test_a_causal_miss_met_only_past_cherry_jitters_worst_lag_is_told_apart() -> None:
+    # very_fast-like cell: the estimating law meets the limit (0.05 ≤ 0.077)
+    # only with a long queue; within cherry_jitter's worst lag its best is 0.18.
+    cell = P1("very_fast", 1, 120.0, 1.02, 0.15, 0.15, 0.07, -5.0)
+    bounds = (Point(1.49, 0.05, "told"), Point(1.48, 0.05, "estimating", 223.0),
+              Point(1.3, 0.02, "clairvoyant"))
+    past = Miss(cell, "causal", bounds, 1.5, Point(1.0, 0.18, "estimating", 189.0))
+    within = Miss(cell, "causal", bounds, 1.5, Point(1.2, 0.06, "estimating", 185.0))
+    nothing = Miss(cell, "causal", bounds, 1.5, None)
+    assert past.costs_worst_lag and nothing.costs_worst_lag and not within.costs_worst_lag
+    assert not Miss(cell, "foresight", bounds, 1.5).costs_worst_lag
+    table = render([cell], [past], "1", "120")
+    assert "causal, past the worst lag (0.18 within it) |" in table
+    assert "1 of the 1 causal misses" in table
+    assert render([cell], [within], "1", "120").rstrip().endswith("| causal |")
