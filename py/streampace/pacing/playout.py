@@ -9,7 +9,7 @@ queue and a budget:
   speed decays within each batch, and a model faster than the ceiling
   outruns it.
 * :class:`AdaptiveLaw` — the default: adaptive playout driven only by what the
-  page sees, the arrival times and sizes of paced text.
+  page sees, the arrival times and sizes of paced text (and a tool call's start).
 * :class:`UnpacedLaw` — no animation (reduced motion): every drain shows all.
 
 Adaptive playout, per session (one :class:`Track` each):
