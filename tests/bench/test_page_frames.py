@@ -1,0 +1,26 @@
+"""bench.page_frames' figures: a frame's least time over runs, the replay's own code."""
+
+from __future__ import annotations
+
+from bench.page_frames import REPLAY_PY, least_per_frame, quantile, report
+
+
+def test_a_frame_counts_its_least_time_over_the_runs() -> None:
+    runs = [[[17, 0.3], [33, 9.0], [50, 0.2]],
+            [[17, 5.0], [33, 0.4], [50, 0.2], [67, 1.0]]]
+    at, least = least_per_frame(runs)
+    assert at == [17, 33, 50]  # the frames every run has
+    assert least == [0.3, 0.4, 0.2]
+
+
+def test_quantiles_and_the_report_name_the_slowest_frames() -> None:
+    assert quantile([3.0, 1.0, 2.0], 0.5) == 2.0
+    assert quantile([1.0, 2.0, 3.0, 4.0], 0.99) == 4.0
+    lines = report("as is", [[[17, 0.3], [33, 2.5]], [[17, 0.4], [33, 1.5]]], slowest=1)
+    assert lines[0].startswith("as is: 2 frames; least over 2 runs: p50 0.30, p90 1.50")
+    assert "each run's own p99 [2.5, 1.5]" in lines[0]
+    assert lines[1].endswith("33: 1.50")
+
+
+def test_the_replay_code_compiles() -> None:
+    compile(REPLAY_PY, "<page>", "exec")
