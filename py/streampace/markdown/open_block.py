@@ -342,6 +342,11 @@ class OpenTable:
         return (self.node(rows),)
 
 
+# The children of the dummy item's `li` in a tight list (bare text; a loose
+# list shows it as a paragraph).
+_TIGHT_DUMMY = ("x",)
+
+
 class OpenList:
     """A top-level list (its first marker at column 0) while it streams.
 
@@ -385,22 +390,27 @@ class OpenList:
             m.group(3) == self.delim if self.delim else m.group(2) == self.marker)
 
     def _dummy(self) -> str:
-        return ("1" + self.delim if self.delim else self.marker) + " x\n"
+        return ("1" + self.delim if self.delim else self.marker) + " " + _TIGHT_DUMMY[0] + "\n"
+
+    def _with_dummy(self, src: str, alone: bool = False) -> Node | None:
+        """The list node `src` starts with, which holds a dummy item (`_dummy`)
+        and at least one of ours; None if `src` does not parse so (or, `alone`,
+        if anything follows that list)."""
+        nodes = self.parser.render(src, self.refs, self.ctx)[0]
+        if (not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag
+                or len(nodes[0][2]) < 2 or (alone and len(nodes) != 1)):
+            return None
+        return nodes[0]
 
     def _items(self, src: str, loose: bool) -> list[Node] | None:
         """The `li` nodes of `src` (one list) rendered after a dummy item, in a
         loose list if asked (a blank line after the dummy; after them instead,
         it would be content of a code block still open at their end); None if
         asked tight and they make the list loose (the dummy's text tells)."""
-        nodes = self.parser.render(self._dummy() + ("\n" if loose else "") + src,
-                                   self.refs, self.ctx)[0]
-        if (not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag
-                or len(nodes[0][2]) < 2):
+        lst = self._with_dummy(self._dummy() + ("\n" if loose else "") + src)
+        if lst is None or (not loose and lst[2][0][2] != _TIGHT_DUMMY):
             return None
-        items = nodes[0][2]
-        if not loose and items[0][2] != ("x",):
-            return None
-        return list(items[1:])
+        return list(lst[2][1:])
 
     def _probe(self, src: str) -> tuple[Any, list[Node], bool]:
         """The items `src` rendered with a dummy next item after them: the
@@ -408,12 +418,10 @@ class OpenList:
         there. The dummy's text tells, as a paragraph or not, so the parser
         decides (blank lines after an empty item, say, do not make a list
         loose), whatever the items hold."""
-        nodes = self.parser.render(src + self._dummy(), self.refs, self.ctx)[0]
-        if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
-                or len(nodes[0][2]) < 2):
+        lst = self._with_dummy(src + self._dummy(), alone=True)
+        if lst is None:
             raise ValueError("items are not one list")
-        items = nodes[0][2]
-        return nodes[0][1], list(items[:-1]), items[-1][2] != ("x",)
+        return lst[1], list(lst[2][:-1]), lst[2][-1][2] != _TIGHT_DUMMY
 
     def _push_item(self) -> None:
         """The last item is complete (the next one starts): move it to the head."""

@@ -375,11 +375,11 @@ class AdaptiveLaw:
         c = self.cushion_ms(tr, now)
         horizon = max(_H_MIN_MS, _H_GAP * c, _H_DEV * (tr.span_dev + tr.jit))
         last = tr.last_arrival if tr.last_arrival is not None else now
-        winding = tr.pause_at is not None
-        if tr.pause_at is not None:
+        pause_at = tr.pause_at
+        if pause_at is not None:
             # The source said its text pauses (a tool call runs): wind down
             # over the pause rather than run dry at full speed and stand still.
-            end = tr.pause_at + min(_WIND_DOWN * c, _WIND_MAX_MS)
+            end = pause_at + min(_WIND_DOWN * c, _WIND_MAX_MS)
             target = pending / max(end - now, horizon)
         else:
             due = last + c - now
@@ -414,7 +414,7 @@ class AdaptiveLaw:
         out = min(max(out, floor), ceiling)
         # The automatic deadline yields to a wind-down (which ends by itself);
         # an explicit max_lag_ms does not.
-        need = (0.0 if winding and self.max_lag_ms is None
+        need = (0.0 if pause_at is not None and self.max_lag_ms is None
                 else self._deadline_rate(tr, now, pending))
         if need > out:
             # An explicit max_lag_ms outranks the smoothness ceiling; the
