@@ -28,6 +28,7 @@ from typing import Any
 
 from bench.engines import browser
 from bench.frame_trace import _server
+from bench.server_load import percentile
 from bench.traces import build_trace
 from bench.whole_frame import _READY_JS, BOOT_TIMEOUT_S, _wait, set_cpu
 
@@ -93,8 +94,8 @@ _REPLAY_JS = ("const done = arguments[arguments.length - 1];"
 
 
 def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+    """The nearest-rank `q` quantile (0–1) of `values`."""
+    return percentile(sorted(values), q * 100.0)
 
 
 def least_per_frame(runs: list[list[list[float]]]) -> tuple[list[int], list[float]]:
