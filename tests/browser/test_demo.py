@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -208,14 +209,20 @@ def test_each_pane_is_a_layout_boundary_of_fixed_size(driver: Any, demo: Any) ->
     its view they are neither laid out nor painted)."""
     run_scenario(driver, "Long answer", timeout=180)
     # The long answer's sections (the pane may show an earlier run's answer above it).
-    panes = driver.execute_script(
-        "return ['paced', 'delivered'].map((id) => { const p = document.getElementById(id);"
-        " const answer = [...p.querySelectorAll('.sp-markdown')].pop();"
-        " const sections = [...answer.querySelectorAll(':scope > .sp-section')];"
-        " return { contain: getComputedStyle(p).contain, height: p.offsetHeight,"
-        " scrolls: p.scrollHeight > p.clientHeight, sections: sections.length,"
-        " sealed: sections.filter((s) => s.classList.contains('sp-sealed')"
-        " && getComputedStyle(s).contentVisibility === 'auto').length }; })")
+    read = ("return ['paced', 'delivered'].map((id) => { const p = document.getElementById(id);"
+            " const answer = [...p.querySelectorAll('.sp-markdown')].pop();"
+            " const sections = [...answer.querySelectorAll(':scope > .sp-section')];"
+            " return { contain: getComputedStyle(p).contain, height: p.offsetHeight,"
+            " scrolls: p.scrollHeight > p.clientHeight, sections: sections.length,"
+            " sealed: sections.filter((s) => s.classList.contains('sp-sealed')"
+            " && getComputedStyle(s).contentVisibility === 'auto').length }; })")
+    # A section is sealed two frames after it was finished: those the run's end
+    # finished are sealed a few frames after the run shows "finished".
+    for _ in range(100):  # bounded: 100 reads, 50 ms apart
+        panes = driver.execute_script(read)
+        if all(p["sections"] > 3 and p["sealed"] >= p["sections"] - 2 for p in panes):
+            break
+        time.sleep(0.05)
     assert all(p["contain"] == "strict" for p in panes), panes
     # Every section of the answer but the first and the last (the open one) is sealed.
     assert all(p["sections"] > 3 and p["sealed"] >= p["sections"] - 2 for p in panes), panes
