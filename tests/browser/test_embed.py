@@ -592,6 +592,44 @@ json.dumps(seen)
     assert result is not None and result["ran"] == 2 and result["errors"] == ["boom", "boom"]
 
 
+def test_the_page_collects_cycles_between_frames_not_in_them(driver: Any, page: Any) -> None:
+    # browser/collector.py on the page's frame loop: a frame that fills the young
+    # generation with cycles gets its collection step from a timeout after it.
+    code = """
+import gc, json
+from streampace.browser import page_host
+host, collector = page_host.shared_host(), page_host.page_collector()
+seen = {"in_frame": 0, "steps": collector.steps}
+def on_gc(phase, info):
+    if phase == "start" and host.in_frame:
+        seen["in_frame"] += 1
+def cycles():
+    for _ in range(2 * collector.young_limit):  # under the fallback (4x)
+        node = []
+        node.append(node)
+gc.collect(0)  # the young count starts at 0
+gc.callbacks.append(on_gc)
+host.request_frame(cycles)
+_streampace_test_gc = (seen, on_gc, collector)
+json.dumps([gc.get_threshold()[0], collector.young_limit])
+"""
+    threshold, young_limit = json.loads(run_python(driver, code))
+    assert threshold == 4 * young_limit  # the automatic collector: a later fallback
+    result = None
+    try:
+        for _ in range(200):  # bounded poll: the frame and its step's timeout must run
+            result = json.loads(run_python(driver, "json.dumps({**_streampace_test_gc[0],"
+                                                   " 'now': _streampace_test_gc[2].steps})"))
+            if result["now"] > result["steps"]:
+                break
+            wait_for(driver, "return new Promise(r => requestAnimationFrame(() => r(true)))", 5)
+    finally:
+        run_python(driver, "import gc\ngc.callbacks.remove(_streampace_test_gc[1])\n"
+                           "del _streampace_test_gc")
+    assert result is not None and result["now"] > result["steps"]
+    assert result["in_frame"] == 0
+
+
 def test_view_close_destroys_its_proxies(driver: Any, page: Any) -> None:
     # The bridge module is the shim's; reach it through a dynamic import.
     driver.execute_async_script(

@@ -72,6 +72,9 @@ class BrowserHost:
         self.frame_work_ms: deque[float] = deque(maxlen=8192)
         self.hidden = bool(self._document.hidden)
         self.visibility_listeners: list[Callable[[bool], None]] = []
+        # Told once a frame's callbacks have run, still in the frame (the page's
+        # FrameCollector: a collection step is then asked for as a timeout).
+        self.frame_end_listeners: list[Callable[[], None]] = []
         self.closed = False
         # True while animation-frame callbacks run (a store publishes in the frame).
         self.in_frame = False
@@ -140,6 +143,7 @@ class BrowserHost:
         self._timers.clear()
         self._timer_heap.clear()
         self.visibility_listeners.clear()
+        self.frame_end_listeners.clear()
         self.frame_callback = self.timeout_callback = self.visibility_callback = None
 
     def pending(self) -> dict[str, int]:
@@ -189,6 +193,7 @@ class BrowserHost:
             self._run_all(waiters.values())
         finally:
             self.in_frame = False
+        self._run_all(self.frame_end_listeners)
         self.frame_work_ms.append(float(self._clock() - t0))
 
     def _on_timeout(self) -> None:

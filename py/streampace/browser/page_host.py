@@ -7,6 +7,9 @@ over the shared host that remembers what its owner asked for. Closing a lease
 cancels its owner's pending frames and timers; closing the last one closes the
 host, which destroys its proxies (nothing of ours stays on the page). An
 exception in an owner's callback goes to that owner's `on_error`.
+
+While the host lives, a `FrameCollector` (browser/collector.py) runs the cyclic
+garbage collector in timeouts between its frames rather than inside them.
 """
 
 from __future__ import annotations
@@ -15,11 +18,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from streampace.browser.collector import FrameCollector
 from streampace.browser.host import BrowserHost
 
-__all__ = ["HostLease", "page_host_users", "shared_host"]
+__all__ = ["HostLease", "page_collector", "page_host_users", "shared_host"]
 
 _host: BrowserHost | None = None
+_collector: FrameCollector | None = None
 _users = 0
 
 
@@ -32,22 +37,32 @@ def page_host_users() -> int:
     return _users
 
 
+def page_collector() -> FrameCollector | None:
+    """The collector on the page's host while a lease is open."""
+    return _collector
+
+
 def _acquire() -> BrowserHost:
-    global _host, _users
+    global _host, _users, _collector
     if _host is None or _host.closed:
         _host = BrowserHost()
+        _collector = FrameCollector(_host)
+        _host.frame_end_listeners.append(_collector.after_frame)
     _users += 1
     return _host
 
 
 def _release(host: BrowserHost) -> None:
-    global _host, _users
+    global _host, _users, _collector
     if host is not _host:
         return
     _users -= 1
     if _users <= 0:
         _users = 0
         _host = None
+        if _collector is not None:
+            _collector.stop()
+            _collector = None
         host.close()
 
 
