@@ -11,10 +11,12 @@ booted embed replays the trace through a fresh `StreamView` of its own on a
 detached element (never laid out), on a virtual 60 Hz clock (the same frames
 every run), in the page's real Pyodide with the real DOM calls, `--runs` times;
 a frame's figure is its least time over the runs: its own cost, the pauses
-that hit it in some runs left out. With `--variant` files (Python exec'd with
-`view` and `host` before each run, e.g. an option switched off), the variants'
-runs alternate in one page, so the machine's load falls on each alike: an A/B
-of one change. Figures are for comparing code; the bench's tables are the measure
+that hit it in some runs left out. The cyclic collector's pauses land on other
+frames each run, so they are printed apart, per run: in frames and between
+them. With `--variant` files (Python exec'd with `view`, `host` and
+`collector` before each run, e.g. an option switched off), the variants' runs
+alternate in one page, so the machine's load falls on each alike: an A/B of
+one change. Figures are for comparing code; the bench's tables are the measure
 of the page.
 """
 
@@ -38,15 +40,23 @@ REPLAY_PY = r"""
 import gc as _gc
 import json as _json
 import js as _js
+from streampace.browser.collector import FrameCollector as _FrameCollector
 from streampace.browser.controller import StreamView as _StreamView
+from streampace.browser.page_host import page_collector as _page_collector
 from streampace.testing import ManualHost as _ManualHost
 
-def _page_bridge():
-    # The embed's own view holds the page's bridge (js_shim/bridge.js).
+def _find_bridge():
+    # The embed's own view holds the page's bridge (js_shim/bridge.js). Found
+    # once: gc.get_objects() leaves out what a variant's gc.freeze() froze.
     for obj in _gc.get_objects():
         if isinstance(obj, _StreamView) and not obj.closed:
             return obj.bridge
     raise RuntimeError("no mounted view on the page")
+
+_bridge = _find_bridge()
+
+def _page_bridge():
+    return _bridge
 
 class _Socket:
     url = "ws://127.0.0.1/replay"
@@ -62,8 +72,20 @@ def _replay(arrivals_json, variant_source):
     host = _ManualHost()
     view = _StreamView(_page_bridge(), _js.document.createElement("div"), host=host,
                        scroll=False, heading_base="off")
+    # The page's policy on the replay's clock: where the page runs the cyclic
+    # collector in timeouts after its frames (browser/collector.py), so does
+    # the replay (the page's own timeouts cannot fire while it runs).
+    threshold = _gc.get_threshold()
+    collector = _FrameCollector(host) if _page_collector() is not None else None
+    if collector is not None:
+        played = host.run_frame
+        def run_frame():
+            n = played()
+            collector.after_frame()
+            return n
+        host.run_frame = run_frame
     if variant_source:
-        exec(variant_source, {"view": view, "host": host})
+        exec(variant_source, {"view": view, "host": host, "collector": collector})
     socket = _Socket()
     view.connect(socket)
     socket.sink("open", None)
@@ -71,18 +93,40 @@ def _replay(arrivals_json, variant_source):
     frame_ms = 1000 / 60
     end = arrivals[-1][0] - first + 2300.0
     t, k, out = 0.0, 0, []
-    while t < end:
-        t += frame_ms
-        while k < len(arrivals) and arrivals[k][0] - first + 300.0 <= t:
-            socket.sink("message", _json.dumps({"through": k + 1, "events": arrivals[k][1]}))
-            k += 1
-        host.run_until(t)
-        if host.pending_frames:
-            t0 = now()
-            host.run_frame()
-            out.append([round(t), now() - t0])
-    view.close()
-    return _json.dumps(out)
+    # The collector's pauses: [ms in frames, ms elsewhere (messages, timers)].
+    pause, gc_at, outside = [0.0, 0.0], [0.0], []
+    in_frame = [0]
+    def on_gc(phase, _info):
+        if phase == "start":
+            gc_at[0] = now()
+        else:
+            pause[1 - in_frame[0]] += now() - gc_at[0]
+            if not in_frame[0]:
+                outside.append(now() - gc_at[0])
+    _gc.callbacks.append(on_gc)
+    try:
+        while t < end:
+            t += frame_ms
+            while k < len(arrivals) and arrivals[k][0] - first + 300.0 <= t:
+                socket.sink("message", _json.dumps({"through": k + 1, "events": arrivals[k][1]}))
+                k += 1
+            host.run_until(t)
+            if host.pending_frames:
+                in_frame[0], before = 1, pause[0]
+                t0 = now()
+                host.run_frame()
+                out.append([round(t), now() - t0, pause[0] - before])
+                in_frame[0] = 0
+        view.close()
+    finally:
+        _gc.callbacks.remove(on_gc)
+        if collector is not None:
+            collector.stop()
+        _gc.set_threshold(*threshold)
+    return _json.dumps({"frames": out, "gc_outside_ms": pause[1],
+                        "gc_outside_max_ms": max(outside, default=0.0),
+                        "gc_outside_n": len(outside),
+                        "objects": len(_gc.get_objects())})
 """
 _DEFINE_JS = ("const done = arguments[arguments.length - 1];"
               " window.streampace.runtime().then((py) => { py.runPython(arguments[0]);"
@@ -116,6 +160,19 @@ def report(name: str, runs: list[list[list[float]]], slowest: int) -> list[str]:
             "  slowest (virtual ms: ms): " + ", ".join(f"{at[i]}: {least[i]:.2f}" for i in top)]
 
 
+def gc_report(runs: list[dict[str, Any]]) -> str:
+    """The cyclic collector's pauses per run: inside frames (the least-over-runs
+    figures leave most of them out, as they land on other frames each run) and
+    outside (socket messages, timers), and the objects left after each run."""
+    inside = [[f[2] for f in run["frames"] if len(f) > 2 and f[2] > 0] for run in runs]
+    return ("  gc in frames per run (pauses, max ms): "
+            + ", ".join(f"{len(p)} {max(p, default=0):.2f}" for p in inside)
+            + "; outside frames per run (pauses, max, total ms): "
+            + ", ".join(f"{run.get('gc_outside_n', 0)} {run.get('gc_outside_max_ms', 0):.2f}"
+                        f" {run['gc_outside_ms']:.1f}" for run in runs)
+            + "; objects after each run: " + ", ".join(str(run["objects"]) for run in runs))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.page_frames", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -125,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu", type=float, default=1.0,
                     help="DevTools CPU throttling while replaying (4 = a mid-range phone)")
     ap.add_argument("--variant", action="append", default=[],
-                    help="a Python file exec'd with `view` and `host` before each run "
+                    help="a Python file exec'd with `view`, `host` and `collector` (the "
+                         "page's gc policy on the replay's host, or None) before each run "
                          "(repeat for an A/B; default: the code as it is)")
     ap.add_argument("--slowest", type=int, default=8)
     args = ap.parse_args(argv)
@@ -153,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"trace {args.trace} (seed {args.seed}), --cpu {args.cpu:g}, replayed in the embed "
           "on a virtual 60 Hz clock, a detached view:")
     for name, done in runs.items():
-        print("\n".join(report(name, done, args.slowest)))
+        print("\n".join(report(name, [run["frames"] for run in done], args.slowest)))
+        print(gc_report(done))
     return 0
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.page_frames import REPLAY_PY, least_per_frame, quantile, report
+from bench.page_frames import REPLAY_PY, gc_report, least_per_frame, quantile, report
 
 
 def test_a_frame_counts_its_least_time_over_the_runs() -> None:
@@ -24,3 +24,12 @@ def test_quantiles_and_the_report_name_the_slowest_frames() -> None:
 
 def test_the_replay_code_compiles() -> None:
     compile(REPLAY_PY, "<page>", "exec")
+
+
+def test_the_gc_line_counts_the_pauses_each_run_had_in_its_frames() -> None:
+    runs = [{"frames": [[17, 0.3, 0.0], [33, 2.5, 1.75]], "gc_outside_ms": 3.0, "objects": 10},
+            {"frames": [[17, 0.4, 0.5], [33, 1.5, 0.25]], "gc_outside_ms": 0.0, "objects": 12}]
+    line = gc_report(runs)
+    assert "pauses, max ms): 1 1.75, 2 0.50;" in line
+    assert "outside frames per run (pauses, max, total ms): 0 0.00 3.0, 0 0.00 0.0;" in line
+    assert line.endswith("objects after each run: 10, 12")
