@@ -98,9 +98,10 @@ class _Phases:
 
 
 def play(trace_name: str, profile_worst: int, profile_frames: frozenset[int] = frozenset(),
-         quiet: bool = False, arrivals: list[tuple[float, list[dict]]] | None = None
-         ) -> list[dict[str, Any]]:
+         quiet: bool = False, arrivals: list[tuple[float, list[dict]]] | None = None,
+         gc_policy: str = "page") -> list[dict[str, Any]]:
     _install_fake_js()
+    from streampace.browser.collector import FrameCollector
     from streampace.browser.controller import StreamView
     from streampace.testing import ManualHost
 
@@ -116,6 +117,9 @@ def play(trace_name: str, profile_worst: int, profile_frames: frozenset[int] = f
     host = ManualHost()
     view = StreamView(FakeJs(), FakeJs(), host=host,  # type: ignore[arg-type]
                       scroll=False, heading_base="off")
+    # "page": the page's collector policy (browser/collector.py), its steps in
+    # timeouts after frames; "auto": the interpreter's automatic collector alone.
+    collector = FrameCollector(host) if gc_policy == "page" else None
     phases = _Phases()
     sched, renderer = view.scheduler, view.renderer
     sched._drain = phases.wrap("drain", sched._drain)  # type: ignore[method-assign]
@@ -185,6 +189,8 @@ def play(trace_name: str, profile_worst: int, profile_frames: frozenset[int] = f
             prof.enable()
         t0 = _clock()
         host.run_frame()
+        if collector is not None:
+            collector.after_frame()  # as BrowserHost's frame_end_listeners, in the frame
         dt = (_clock() - t0) * 1e3
         if prof is not None:
             prof.disable()
@@ -193,11 +199,13 @@ def play(trace_name: str, profile_worst: int, profile_frames: frozenset[int] = f
                      "phase_ffi": dict(phases.calls), "gc": sum(gc_ms[gc_before:]),
                      "graphemes": sched.stats()["last_drain_graphemes"]})
     gc.callbacks.remove(gc_timer)
+    if collector is not None:
+        collector.stop()
     for cls, name, fn in saved:
         setattr(cls, name, fn)
     if quiet:
         return rows
-    _report(rows, gc_ms)
+    _report(rows, gc_ms, gc_policy)
     for index, stats in profiles.items():
         out = io.StringIO()
         stats.stream = out  # type: ignore[attr-defined]
@@ -206,11 +214,11 @@ def play(trace_name: str, profile_worst: int, profile_frames: frozenset[int] = f
         print(out.getvalue())
     if profile_worst and not profile_frames:
         worst = sorted(range(len(rows)), key=lambda i: -rows[i]["ms"])[:profile_worst]
-        play(trace_name, 0, frozenset(worst), quiet=False)
+        play(trace_name, 0, frozenset(worst), quiet=False, gc_policy=gc_policy)
     return rows
 
 
-def _report(rows: list[dict[str, Any]], gc_ms: list[float]) -> None:
+def _report(rows: list[dict[str, Any]], gc_ms: list[float], gc_policy: str) -> None:
     times = sorted(r["ms"] for r in rows)
     n = len(times)
 
@@ -220,7 +228,8 @@ def _report(rows: list[dict[str, Any]], gc_ms: list[float]) -> None:
     ffi = sorted(r["ffi"] for r in rows)
     print(f"{n} frames with work: p50 {q(0.5):.3f} ms, p99 {q(0.99):.3f} ms, max {times[-1]:.3f}"
           f" ms; crossings p50 {ffi[n // 2]}, p99 {ffi[min(n - 1, round(0.99 * (n - 1)))]},"
-          f" max {ffi[-1]}; gc pauses {len(gc_ms)} (max {max(gc_ms, default=0):.3f} ms)")
+          f" max {ffi[-1]}; gc pauses {len(gc_ms)} (max {max(gc_ms, default=0):.3f} ms),"
+          f" {sum(1 for r in rows if r['gc'] > 0)} in frames (--gc {gc_policy})")
     names = ("drain", "live_state", "dom_commit", "md_parse", "md_dom", "live_region",
              "telemetry")
     mean = {p: sum(r["phases"].get(p, 0.0) for r in rows) / n for p in names}
@@ -239,8 +248,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--trace", default="bursty")
     ap.add_argument("--profile", type=int, default=0,
                     help="cProfile the N slowest frames (a second play)")
+    ap.add_argument("--gc", choices=("page", "auto"), default="page",
+                    help="page: the page's FrameCollector (steps after frames); "
+                         "auto: the automatic collector alone")
     args = ap.parse_args(argv)
-    play(args.trace, args.profile)
+    play(args.trace, args.profile, gc_policy=args.gc)
 
 
 if __name__ == "__main__":
