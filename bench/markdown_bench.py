@@ -17,6 +17,10 @@ Browser only:
   animation frame the visible text length is recorded; the longest freeze is the
   longest time the visible text did not change between its first and last change;
   plus Python ms per frame (BrowserHost.frame_work_ms).
+By open block size (CPython): each kind of growing block (lists tight, loose,
+nested, with paragraphs, one long item, code in an item, indented; tables, quotes,
+paragraphs, indented code, display math) streamed to 6 KB, per delta the least
+CPU time over 3 plays, max / p90 per size bucket of the open block.
 Figures are measured, never asserted; they go to docs/markdown.md.
 """
 
@@ -142,6 +146,63 @@ def long_and_hostile() -> list[dict[str, Any]]:
             row[f"delta_max_{label}"] = round(max(ms), 3)
             row[f"one_shot_ms_{label}"] = round(one_shot, 1)
         row["max_ratio_32k_2k"] = round(row["delta_max_32k"] / max(row["delta_max_2k"], 1e-3), 2)
+        rows.append(row)
+    return rows
+
+
+_W = "plain words and **bold** with `code` and [a link](https://e.com/x) here. "
+
+
+def _grown(unit: str, n: int) -> str:
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+# Open blocks that grow, by how their per-delta cost could grow with them.
+GROWING: dict[str, Any] = {
+    "list_tight": lambda n: _grown("- item with **bold** and `code` and more words\n", n),
+    "list_loose": lambda n: _grown("- item with **bold** and `code` and more words\n\n", n),
+    "list_nested": lambda n: _grown("- **Topic**: keep the *visible* rate; see "
+                                    "[n](https://e.com/x) for `c`.\n  1. a nested step with "
+                                    "`inline code`\n  2. and *another* one\n", n),
+    "list_item_paragraphs": lambda n: _grown("- item head\n\n  " + _W + "\n", n),
+    "list_one_long_item": lambda n: "- " + _grown(_W + "\n  ", n),
+    "list_item_code": lambda n: "- item\n\n  ```py\n" + _grown(
+        "  x = clamp(pending / 250, 20, 800)\n", n),
+    "list_indented": lambda n: _grown(" - indented item with **bold** text\n", n),
+    "table": lambda n: "| a | b | c |\n|---|:-:|--:|\n" + _grown("| x **y** | `z` | 12 |\n", n),
+    "quote": lambda n: _grown("> quoted *line* with **bold** words and more\n", n),
+    "quote_lazy": lambda n: "> " + _grown("lazy line of a quote with *em* text\n", n),
+    "paragraph": lambda n: _grown(_W + "\n", n),
+    "code_indented": lambda n: _grown("    rate = clamp(pending / 250, 20, 800)  # step\n", n),
+    "math_block": lambda n: "$$\n" + _grown("r = \\sum_{k=0}^{n} \\frac{p_k}{\\tau} + x\n", n),
+}
+SIZE_BUCKETS = (0, 512, 1024, 2048, 4096, 6144)
+
+
+def by_open_block_size(plays: int = 3) -> list[dict[str, Any]]:
+    """Each kind of block streamed in 13-character deltas from its first
+    character to 6 KB: per delta the least CPU ms over `plays` plays, then the
+    max and p90 over the deltas whose open block was within each size bucket
+    (0-512, 512-1K, ...). Flat rows: the cost follows the delta, not the block."""
+    from streampace.markdown import MarkdownStream
+
+    rows = []
+    for kind, make in GROWING.items():
+        head = "# Heading\n\nIntro paragraph.\n\n"
+        doc = head + make(SIZE_BUCKETS[-1])
+        cuts = range(0, len(doc), SLICE)
+        best = [float("inf")] * len(cuts)
+        for _ in range(plays):
+            stream = MarkdownStream()
+            for i, pos in enumerate(cuts):
+                t0 = time.thread_time()
+                stream.feed(doc[pos:pos + SLICE])
+                best[i] = min(best[i], (time.thread_time() - t0) * 1000)
+            stream.close()
+        row: dict[str, Any] = {"block": kind}
+        for lo, hi in zip(SIZE_BUCKETS, SIZE_BUCKETS[1:]):
+            ms = [best[i] for i, pos in enumerate(cuts) if lo <= pos - len(head) < hi]
+            row[f"{lo}-{hi}"] = f"{max(ms):.2f} / {pct(ms, 90):.2f}"
         rows.append(row)
     return rows
 
@@ -343,7 +404,8 @@ def main() -> None:
     args = ap.parse_args()
     out: dict[str, Any] = {"slice_chars": SLICE, "doc_chars": DOC_CHARS,
                            "cpython_slices": cpython_slices(),
-                           "long_and_hostile": long_and_hostile()}
+                           "long_and_hostile": long_and_hostile(),
+                           "by_open_block_size": by_open_block_size()}
     if args.browser:
         browser(out)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)

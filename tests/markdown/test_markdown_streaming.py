@@ -961,3 +961,44 @@ def test_lists_with_open_code_and_math_stream_like_one_shot(
     one_shot = render_html(text)
     assert stream_html(text, cuts) == one_shot
     assert stream_html(text, cuts, _EagerOpen) == one_shot
+
+
+class _LateOpen(MarkdownStream):
+    """Lists and block quotes shown by the general path first, then taking their
+    incremental state part-way (which reuses the earlier items shown)."""
+
+    LONG_BLOCK = 24
+    LONG_QUOTE = 24
+
+
+# Items of one list at column 0, nested and continued items, siblings indented
+# one to three columns (less than the item's content: not inside it), blank lines.
+ITEM_PIECES = ["- plain words here\n", "- item with **bold** and `code`\n", "  1. nested step\n",
+               "  continued *lazily*\n", "\n", "- a\n", "* star\n", "1. one\n", "2. two\n",
+               "  2. indented sibling\n", " - one space\n", "   - three\n", "10. ten\n",
+               "    - four\n", "-\n", "text at col 0\n", "- - -\n", "| a | b |\n|--|--|\n",
+               "- words, more words; and", " more? yes\n", "  ```\n", "- ```\n", "# H\n"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(ITEM_PIECES), min_size=2, max_size=10), st.data())
+def test_lists_entering_their_state_part_way_stream_like_one_shot(
+        parts: list[str], data: st.DataObject) -> None:
+    text = "".join(parts)
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=8))
+    one_shot = render_html(text)
+    assert stream_html(text, cuts, _LateOpen) == one_shot
+    assert stream_html(text, cuts, _EagerOpen) == one_shot
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["- item with **bold** and `code`\n", "- plain words here\n",
+                                 "  1. nested step\n", "  continued *lazily*\n",
+                                 "- words, more words; and", " more? yes\n", "1. one\n"]),
+                min_size=2, max_size=10), st.data())
+def test_an_open_list_shows_what_a_full_render_shows(parts: list[str],
+                                                      data: st.DataObject) -> None:
+    text = "".join(parts)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=8)))
+    fast, full = _LateOpen(parser=PARSER), _FullEveryTime(parser=PARSER)
+    _same_at_every_cut(fast, full, text, cuts)

@@ -32,7 +32,15 @@ from __future__ import annotations
 from typing import Any
 
 from streampace.markdown.completion import complete_inline
-from streampace.markdown.joins import _ITEM, _PLAIN, _grow_last, _loose, _plain_append_state
+from streampace.markdown.joins import (
+    _ITEM,
+    _PLAIN,
+    _grow_last,
+    _loose,
+    _looseness,
+    _plain_append_state,
+    ends_with_blank_line,
+)
 from streampace.markdown.parser import Parser
 from streampace.markdown.tail import (
     _apply,
@@ -361,7 +369,8 @@ class OpenList:
     """
 
     def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str],
-                 ctx: tuple[str, int] = ("", 0)) -> None:
+                 ctx: tuple[str, int] = ("", 0), shown: tuple[str, Node | None] = ("", None),
+                 ) -> None:
         self.parser = parser
         self.refs = refs
         self.ctx = ctx
@@ -375,13 +384,33 @@ class OpenList:
         self.head: Node | None = None       # their list node
         self.loose = False
         self.item: list[str] = []           # the last item's complete lines
+        # The last parsed display, when plain words may grow its last text node
+        # (joins._plain_append_state): (the partial line then, the nodes shown,
+        # the trailing blanks not shown yet).
+        self._plain: tuple[str, tuple[Node, ...], str] | None = None
+        self.plain_appends = 0
+        # The last item's `li` and the list's attributes as the last parse of
+        # the display showed them, followed by a next item in a tight list:
+        # what `_probe` would say when that next item's line completes.
+        self._shown_item: tuple[Any, Node] | None = None
+        # The last item's `li` as the last parse of the display showed it, a
+        # new block after it (the item ended there), in a tight list: its
+        # final `li` while its lines stay these.
+        self._ended_item: Node | None = None
         last = max(k for k, line in enumerate(lines) if self._starts_item(line))
         if last:
-            # The complete items in one parse (entry costs one parse of the
-            # list), which also says whether the list is loose so far.
             self.head_lines = lines[:last]
-            attrs, items, self.loose = self._probe("\n".join(self.head_lines) + "\n")
-            self.head = (self.tag, attrs, tuple(items))
+            src = "\n".join(self.head_lines) + "\n"
+            if (shown[0] == src and shown[1] is not None and shown[1][0] == self.tag
+                    and _looseness(shown[1]) is False and not ends_with_blank_line(src)):
+                # The items as the stream's general path showed them, a tight
+                # list ending without a blank line: a next item keeps it tight.
+                self.head = shown[1]
+            else:
+                # The complete items in one parse, which also says whether the
+                # list is loose so far.
+                attrs, items, self.loose = self._probe(src)
+                self.head = (self.tag, attrs, tuple(items))
         self.item = lines[last:]
 
     def _starts_item(self, line: str) -> bool:
@@ -426,7 +455,11 @@ class OpenList:
     def _push_item(self) -> None:
         """The last item is complete (the next one starts): move it to the head."""
         src = "\n".join(self.item) + "\n"
-        attrs, items, loose = self._probe(src)
+        if self._shown_item is not None:
+            (attrs, item), loose = self._shown_item, False
+            items = [item]
+        else:
+            attrs, items, loose = self._probe(src)
         if loose and not self.loose:
             self._turn_loose()
         elif self.loose and not loose:  # tight alone, loose as part of this list
@@ -450,28 +483,106 @@ class OpenList:
                 raise ValueError("head did not render as one list")
             self.head = (self.tag, self.head[1], tuple(items))
 
+    def _next_item(self, line: str) -> bool:
+        """Whether `line` is an item of this list after any item, whatever that
+        item holds: its marker at column 0 (no item content or lazy line starts
+        there), text after it, and nothing a parse of the list would see
+        otherwise (a possible thematic break, definitions)."""
+        m = _ITEM.match(line)
+        if m is None or not self._starts_item(line) or not line[m.end():].strip(" \t"):
+            return False
+        bare = line.replace(" ", "").replace("\t", "")
+        return not (len(bare) >= 3 and not bare.strip("-*_")) and "]:" not in line and (
+            "[^" not in line)
+
+    def _in_item(self, line: str) -> bool:
+        """Whether `line` is the last item's, whatever that item holds: a blank
+        line (no blank line ends a list), or one indented to the item's
+        content column (CommonMark's rule for an item's continuation lines),
+        the item's first line having text (an item that starts blank ends at a
+        blank line). Tabs count in columns: not decided here."""
+        if not line.strip(" \t"):
+            return bool(self.item)
+        first = self.item[0] if self.item else ""
+        m = _ITEM.match(first)
+        if m is None or m.group(1) or "\t" in first[:m.end()] or not first[m.end():].strip():
+            return False
+        spaces = len(first) - len(first[m.end() - 1:].lstrip(" ")) - (m.end() - 1)
+        width = m.end() - 1 + (spaces if spaces <= 4 else 1)
+        indent = len(line) - len(line.lstrip(" "))
+        return indent >= width and line[indent] != "\t"
+
     def feed_lines(self, lines: list[str]) -> bool:
+        self._plain = None
         for line in lines:
-            self.checks += 1
-            window = "\n".join([*self.item, line]) + "\n"
-            blocks = self.parser.block_starts(window, self.refs)
-            kind = "ordered_list_open" if self.delim else "bullet_list_open"
-            if len(blocks) != 1 or blocks[0][0] != 0 or blocks[0][2] != kind:
+            if (self.item and not self.item[-1].strip(" \t") and line[:1] not in ("", " ", "\t")
+                    and not self._starts_item(line)):
+                # Text at column 0 after a blank line, not an item of this list:
+                # nothing in an item (no lazy line after a blank) takes it in.
                 return False
+            if not (self._next_item(line) or self._in_item(line)):
+                self.checks += 1
+                window = "\n".join([*self.item, line]) + "\n"
+                blocks = self.parser.block_starts(window, self.refs)
+                kind = "ordered_list_open" if self.delim else "bullet_list_open"
+                if len(blocks) != 1 or blocks[0][0] != 0 or blocks[0][2] != kind:
+                    return False
             try:
                 if self._starts_item(line):
                     self._push_item()
             except ValueError:
                 return False
             self.item.append(line)
+            self._shown_item = self._ended_item = None
         return True
 
+    def _plain_grown(self, partial: str) -> tuple[Node, ...] | None:
+        """The nodes for `partial` without a parse, when it is the partial line of
+        the last parsed display plus plain words (letters, digits, spaces,
+        `,.;?`: they open and close nothing, as on the general path's
+        `_append_plain`); else None."""
+        plain = self._plain
+        if plain is None or not partial.startswith(plain[0]):
+            return None
+        old, nodes, held = plain
+        piece = partial[len(old):]
+        if not piece:
+            return nodes
+        recent = partial[-(len(piece) + 80):].lower()
+        if not _PLAIN.fullmatch(piece) or "://" in recent or "www." in recent:
+            return None  # markup, or a bare URL that may take these words in
+        text = held + piece
+        visible = text.rstrip(" ")
+        if visible:
+            nodes = nodes[:-1] + (_grow_last(nodes[-1], visible),)
+        self._plain = (partial, nodes, text[len(visible):])
+        self.plain_appends += 1
+        return nodes
+
     def display(self, partial: str) -> tuple[Node, ...] | None:
-        shown = display_source("\n".join(self.item) + "\n" + partial)
+        grown = self._plain_grown(partial)
+        if grown is not None:
+            return grown
+        self._plain = None
+        item_src = "\n".join(self.item) + "\n"
+        src = item_src + partial
+        shown = display_source(src)
         nodes = self.parser.render(shown, self.refs, self.ctx)[0] if shown.strip() else []
         if not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
             return None
-        if _loose(nodes[0]) != self.loose:
+        self._shown_item = self._ended_item = None
+        if (not self.loose and len(nodes) > 1 and len(nodes[0][2]) == 1
+                and _looseness(nodes[0]) is False and shown.startswith(item_src)):
+            self._ended_item = nodes[0][2][0]
+        if (self.item and len(nodes) == 1 and len(nodes[0][2]) == 2
+                and _looseness(nodes[0]) is False and shown.startswith(item_src)
+                and shown[len(item_src):].strip() and self._starts_item(partial)):
+            # The last item's lines as they are, then the partial line shown as
+            # the next item (at column 0 it can be nothing else in this list):
+            # so those lines are one `li`, in a tight list, as `_probe` renders it.
+            self._shown_item = (nodes[0][1], nodes[0][2][0])
+        # With no earlier items the parse is the whole list's, loose or not.
+        if self.head is not None and _loose(nodes[0]) != self.loose:
             if self.loose:
                 items = self._items(shown, True)
                 if items is None:
@@ -479,10 +590,12 @@ class OpenList:
                 nodes = [(self.tag, nodes[0][1], tuple(items)), *nodes[1:]]
             else:
                 return None  # turning loose: the general path shows it, once
-        if self.head is None:
-            return tuple(nodes)
-        lst = nodes[0]
-        return ((self.tag, self.head[1], (*self.head[2], *lst[2])), *nodes[1:])
+        out = tuple(nodes) if self.head is None else (
+            (self.tag, self.head[1], (*self.head[2], *nodes[0][2])), *nodes[1:])
+        held = _plain_append_state(src, shown, out)
+        if held is not None:
+            self._plain = (partial, out, held)
+        return out
 
     def line_count(self) -> int:
         return len(self.head_lines) + len(self.item)
@@ -491,7 +604,8 @@ class OpenList:
         """The list's node from its items, when it ends with its last item."""
         if self.item:
             src = "\n".join(self.item) + "\n"
-            items = self._items(src, self.loose)
+            items = ([self._ended_item] if self._ended_item is not None and self.head is not None
+                     else self._items(src, self.loose))
             if items is None:
                 return None
             if self.head is None:

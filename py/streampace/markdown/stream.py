@@ -72,6 +72,7 @@ _SPLIT_TAGS = {"bullet_list_open": ("ul",), "ordered_list_open": ("ol",),
                "table_open": ("table",)}
 # Blocks whose parse does not depend on blank lines and spaces after their last
 # line: shown as the plain parse of their text, that display is their final node.
+_LIST_KINDS = frozenset({"bullet_list_open", "ordered_list_open"})
 _SHOWN_FINAL = frozenset({"paragraph_open", "heading_open", "bullet_list_open",
                           "ordered_list_open", "table_open", "blockquote_open"})
 
@@ -112,10 +113,12 @@ class MarkdownStream:
     """Feed one message's Markdown deltas; read block operations and HTML."""
 
     # A list gets incremental state (open_block.py) from this many characters on:
-    # below it the general path, with its cached earlier items and its plain-append
-    # path, costs less per delta; a block quote (re-rendered whole on the general
-    # path) much sooner. Measured: bench/markdown_bench.py.
-    LONG_BLOCK = 2048
+    # below it the general path costs no more per delta (and entering costs a
+    # parse of what is there); above it the general path's whole-list parses on
+    # each line (and per delta for a loose list) grow with the list. A block
+    # quote (re-rendered whole on the general path) from LONG_QUOTE on.
+    # Measured: bench/markdown_bench.py.
+    LONG_BLOCK = 128
     LONG_QUOTE = 256
 
     def __init__(self, *, allow_images: bool = False, autolink: bool = True,
@@ -265,7 +268,10 @@ class MarkdownStream:
             if self.state == TAIL and len(tail) >= max(128, 2 * self._open_tried):
                 self._open_tried = len(tail)
                 blocks = self.parser.block_starts(tail, self._refs)
-                if len(blocks) == 1 and self._enter_open(tail, blocks[0], 0, ops):
+                # A list is entered when a line completes: its earlier items are
+                # then the ones the general path shows parsed (OpenList reuses them).
+                if (len(blocks) == 1 and blocks[0][2] not in _LIST_KINDS
+                        and self._enter_open(tail, blocks[0], 0, ops)):
                     return ops
             self._show_tail(tail, ops)
             return ops
@@ -353,7 +359,8 @@ class MarkdownStream:
             elif kind != "table_open":
                 if len(tail) < self.LONG_BLOCK or "]:" in tail or "[^" in tail:
                     return False  # short, or definitions in it: the general path
-                self._open = OpenList(self.parser, self._refs, complete, self._ctx())
+                self._open = OpenList(self.parser, self._refs, complete, self._ctx(),
+                                      (self._prefix_src, self._prefix_node))
             else:
                 if len(complete) < 2:
                     return False
