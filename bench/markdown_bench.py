@@ -200,7 +200,7 @@ def by_open_block_size(plays: int = 3) -> list[dict[str, Any]]:
                 best[i] = min(best[i], (time.thread_time() - t0) * 1000)
             stream.close()
         row: dict[str, Any] = {"block": kind}
-        for lo, hi in zip(SIZE_BUCKETS, SIZE_BUCKETS[1:]):
+        for lo, hi in zip(SIZE_BUCKETS[:-1], SIZE_BUCKETS[1:], strict=True):
             ms = [best[i] for i, pos in enumerate(cuts) if lo <= pos - len(head) < hi]
             row[f"{lo}-{hi}"] = f"{max(ms):.2f} / {pct(ms, 90):.2f}"
         rows.append(row)
