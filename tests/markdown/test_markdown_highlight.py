@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from streampace.browser.markdown_dom import MarkdownView
@@ -126,3 +127,44 @@ def test_highlighted_code_in_the_dom_reads_as_its_source() -> None:
     assert "sp-hl-k" in inner_html(box)
     code = element(element(box.children[0]).children[-1])
     assert code.tag == "code" and code.textContent == "const a = 1; // x\n"
+
+
+def _fresh(language: str, code: str) -> list:
+    """`highlight` without its memory: a new Highlighter fed line by line."""
+    hl = Highlighter(language)
+    lines = code.split("\n")
+    for line in lines[:-1]:
+        hl.line(line + "\n")
+    return hl.partial(lines[-1])
+
+
+@pytest.mark.parametrize("language", sorted(SAMPLES))
+def test_highlighting_code_again_resumes_its_lines_with_the_same_nodes(language: str) -> None:
+    sample = SAMPLES[language][0]
+    grown = sample + "\n" + sample
+    # Growing (a code block open in a list item, parsed on each change), then
+    # other code (another block), then a prefix of the first: never stale.
+    for code in (sample[:7], sample, grown[:len(sample) + 9], grown, "x\n" + sample, sample[:3]):
+        assert highlight(language, code) == _fresh(language, code), code
+
+
+def test_a_code_block_open_in_a_list_item_tokenizes_its_new_lines_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    tokenized: list[str] = []
+    tokens = Highlighter._tokens
+
+    def counted(self: Highlighter, line: str, state: str, partial: bool = False) -> Any:
+        tokenized.append(line)
+        return tokens(self, line, state, partial)
+
+    monkeypatch.setattr(Highlighter, "_tokens", counted)
+    code = "".join(f"  x{i} = f({i})  # c\n" for i in range(60))
+    text = "- item\n\n  ```python\n" + code
+    stream = MarkdownStream()
+    for i in range(0, len(text), 13):
+        tokenized.clear()
+        stream.feed(text[i:i + 13])
+        # The line(s) this delta completed and the partial one, not the block.
+        assert len(tokenized) <= text[i:i + 13].count("\n") + 1, (i, tokenized)
+    stream.close()
+    assert stream.to_html() == render_html(text)

@@ -538,14 +538,28 @@ class Highlighter:
         return nodes
 
 
+# Per language, the complete lines of the last code it highlighted, their nodes
+# and the state after them. A code block open inside a list item or a quote is
+# parsed, so highlighted, again on each change: the lines it had are resumed
+# from here, not tokenized again (line by line with state, the same nodes).
+_LAST: dict[str, tuple[str, tuple[Node, ...], str]] = {}
+
+
 def highlight(language: str, code: str) -> list[Node]:
     """One-shot: the nodes of `code` (the same as feeding it line by line)."""
     hl = Highlighter(language)
     start = 0
+    last = _LAST.get(language)
+    if last is not None and code.startswith(last[0]):
+        start = len(last[0])
+        hl.nodes, hl.state = list(last[1]), last[2]
+    resumed = start
     while True:
         nl = code.find("\n", start)
         if nl < 0:
             break
         hl.line(code[start:nl + 1])
         start = nl + 1
+    if start > resumed:
+        _LAST[language] = (code[:start], tuple(hl.nodes), hl.state)
     return hl.partial(code[start:])
