@@ -24,7 +24,7 @@ import random
 import traceback
 from typing import Any
 
-from streampace.browser.controller import StreamView
+from streampace.browser.controller import StreamView, percentile
 from streampace.browser.embed import pacing_config
 from streampace.browser.ffi import create_proxy, js
 from streampace.browser.frame_slices import FrameSlices
@@ -74,6 +74,7 @@ class Demo:
         self.delivered.status.removeAttribute("role")
         self._delivered_queue = FrameSlices()
         self._delivered_frame: Any = None
+        self._buttons_running: bool | None = None  # what the Run/Stop buttons show
         # ?max_lag=120 sets the pacing law's knob (embed: data-max-lag).
         self.view = StreamView(bridge, doc.getElementById("paced"), host=self.host,
                                config=pacing_config(getattr(glue, "maxLag", None)),
@@ -204,6 +205,9 @@ class Demo:
 
     def _show_run_buttons(self) -> None:
         running = self.delivered.state.run.status is RunStatus.RUNNING
+        if running is self._buttons_running:
+            return  # no DOM reads or writes per slice while nothing changes
+        self._buttons_running = running
         stop_had_focus = self.doc.activeElement == self.stop_button
         self.run_button.disabled = running
         self.stop_button.disabled = not running
@@ -239,6 +243,12 @@ class Demo:
         stats["mode"] = self.mode
         stats["deliveredCommits"] = self.delivered.commits
         stats["deliveredCuts"] = self._delivered_queue.cuts
+        applies = list(self.delivered.apply_ms)
+        stats["deliveredApplyMs"] = {"n": len(applies), "sum": sum(applies),
+                                     "p50": percentile(applies, 50),
+                                     "p99": percentile(applies, 99)}
+        stats["deliveredCost"] = {"fixedMs": self._delivered_queue.fixed_ms,
+                                  "msPerChar": self._delivered_queue.ms_per_char}
         return json.dumps(stats)
 
     def close(self) -> None:

@@ -73,3 +73,30 @@ def test_the_cost_per_character_is_learnt_from_the_frames() -> None:
     for _ in range(50):
         slices.spent(1000.0, 100)
     assert slices.chars_per_frame() == 64  # never below the floor: work always moves
+
+
+def test_the_fixed_part_of_an_apply_is_not_charged_per_character() -> None:
+    """Applies cost 6 ms + 0.03 ms a character (the demo's pane at 4x CPU): the
+    slices hold what 8 ms of the part per character affords, not what 8 ms of the
+    whole apply would (a cut pays the fixed part once more)."""
+    slices = FrameSlices(budget_ms=8.0, min_chars=64, ms_per_char=0.02)
+    for i in range(40):
+        chars = 60 + (i * 37) % 200
+        slices.spent(6.0 + 0.03 * chars, chars)
+    assert abs(slices.fixed_ms - 6.0) < 0.01 and abs(slices.ms_per_char - 0.03) < 1e-4
+    assert slices.chars_per_frame() == 266  # 8 / 0.03; one rate for the whole would give ~64
+    # Sizes too alike to tell the parts apart: no fixed part is assumed.
+    alike = FrameSlices(budget_ms=8.0, min_chars=64, ms_per_char=0.02)
+    for _ in range(40):
+        alike.spent(6.0 + 0.03 * 100, 100)
+    assert alike.fixed_ms == 0.0 and abs(alike.ms_per_char - 0.09) < 1e-4
+
+
+def test_a_batch_within_the_budget_beyond_the_fixed_part_is_not_cut() -> None:
+    slices = FrameSlices(budget_ms=8.0, min_chars=64)
+    for i in range(40):
+        chars = 60 + (i * 37) % 200
+        slices.spent(6.0 + 0.03 * chars, chars)
+    text = "a line of text\n" * 16  # 240 characters: one apply of ~13 ms, not two of ~10
+    slices.push([_delta(text)])
+    assert [e["delta"] for e in slices.take()[0]] == [text] and slices.cuts == 0
