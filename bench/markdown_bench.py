@@ -166,6 +166,10 @@ GROWING: dict[str, Any] = {
                                     "`inline code`\n  2. and *another* one\n", n),
     "list_item_paragraphs": lambda n: _grown("- item head\n\n  " + _W + "\n", n),
     "list_one_long_item": lambda n: "- " + _grown(_W + "\n  ", n),
+    "list_item_paragraphs_many": lambda n: "1. **Step**: intro\n\n" + _grown(
+        "   " + _W * 3 + "\n\n", n),
+    "list_item_mixed": lambda n: "- head\n\n" + _grown(
+        "  " + _W + "\n\n  ```py\n  x = 1\n  ```\n\n  ### Sub\n\n  > q\n\n", n),
     "list_item_code": lambda n: "- item\n\n  ```py\n" + _grown(
         "  x = clamp(pending / 250, 20, 800)\n", n),
     "list_indented": lambda n: _grown(" - indented item with **bold** text\n", n),

@@ -977,7 +977,12 @@ ITEM_PIECES = ["- plain words here\n", "- item with **bold** and `code`\n", "  1
                "  continued *lazily*\n", "\n", "- a\n", "* star\n", "1. one\n", "2. two\n",
                "  2. indented sibling\n", " - one space\n", "   - three\n", "10. ten\n",
                "    - four\n", "-\n", "text at col 0\n", "- - -\n", "| a | b |\n|--|--|\n",
-               "- words, more words; and", " more? yes\n", "  ```\n", "- ```\n", "# H\n"]
+               "- words, more words; and", " more? yes\n", "  ```\n", "- ```\n", "# H\n",
+               # An item's blocks after blank lines (shown as the blocks before
+               # its last blank line, kept, and the ones after it parsed).
+               "  para in *item* with `c`\n", "  ### h\n", "  > q\n", "  ---\n", "  $$\n",
+               "      code\n", "  - sub\n", "    sub more\n", "  | a | b |\n  |--|--|\n",
+               "  [^n]: note\n", "[r]: /u\n", "  w [r] x\n"]
 
 
 @settings(max_examples=200, deadline=None)

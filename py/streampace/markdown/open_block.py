@@ -350,6 +350,11 @@ class OpenTable:
         return (self.node(rows),)
 
 
+# Blocks that a blank line ends, whatever follows at the item's content column
+# (a fenced code block, a formula or a nested list may go on after one).
+_ENDED_BY_BLANK = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "hr",
+                             "table"})
+
 # The children of the dummy item's `li` in a tight list (bare text; a loose
 # list shows it as a paragraph).
 _TIGHT_DUMMY = ("x",)
@@ -397,6 +402,10 @@ class OpenList:
         # new block after it (the item ended there), in a tight list: its
         # final `li` while its lines stay these.
         self._ended_item: Node | None = None
+        # The last item's blocks before its last blank line, shown loose:
+        # (lines they span, the li's attributes, the blocks, the list's
+        # attributes, whether a blank line stood between two of its blocks).
+        self._settled: tuple[int, Any, tuple[Node, ...], Any, bool] | None = None
         last = max(k for k, line in enumerate(lines) if self._starts_item(line))
         if last:
             self.head_lines = lines[:last]
@@ -503,14 +512,84 @@ class OpenList:
         blank line). Tabs count in columns: not decided here."""
         if not line.strip(" \t"):
             return bool(self.item)
+        width = self._content_width()
+        indent = len(line) - len(line.lstrip(" "))
+        return width is not None and indent >= width and line[indent] != "\t"
+
+    def _content_width(self) -> int | None:
+        """The last item's content column, when its first line has text after
+        its marker and no tab before that text; else None."""
         first = self.item[0] if self.item else ""
         m = _ITEM.match(first)
         if m is None or m.group(1) or "\t" in first[:m.end()] or not first[m.end():].strip():
-            return False
+            return None
         spaces = len(first) - len(first[m.end() - 1:].lstrip(" ")) - (m.end() - 1)
-        width = m.end() - 1 + (spaces if spaces <= 4 else 1)
-        indent = len(line) - len(line.lstrip(" "))
-        return indent >= width and line[indent] != "\t"
+        return m.end() - 1 + (spaces if spaces <= 4 else 1)
+
+    def _children_after(self, marker: str, lines: list[str], partial: str = "",
+                        ) -> tuple[Node, ...] | None:
+        """The blocks `lines` (and the partial line) make in an item that had
+        a paragraph and a blank line before them: parsed after a dummy item
+        with the same marker width and that paragraph, which is dropped."""
+        shown = display_source(marker + "x\n\n" + "\n".join(lines) + "\n" + partial)
+        nodes = self.parser.render(shown, self.refs, self.ctx)[0]
+        if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
+                or len(nodes[0][2]) != 1 or nodes[0][2][0][2][:1] != (("p", (), ("x",)),)):
+            return None
+        return tuple(nodes[0][2][0][2][1:])
+
+    def _split_item(self, partial: str) -> tuple[Any, Node] | None:
+        """The list's attributes and the last item's `li`, shown loose, from its
+        blocks before its last blank line (kept, extended by the paragraphs
+        that complete) and a parse of the lines after it only; None when that
+        could differ from one parse of the item: every line of the item is
+        blank or indented to its content column (no lazy line), and the
+        blocks before the split end with one that a blank line ends
+        (`_ENDED_BY_BLANK`), so nothing after the split continues them."""
+        width = self._content_width()
+        if width is None or "]:" in partial or "[^" in partial:
+            return None
+        lines = [*self.item, partial]
+        k = len(lines) - 1
+        while k > 1 and lines[k - 1].strip(" \t"):
+            k -= 1
+        if k <= 1:
+            return None
+        for line in lines[1:]:
+            indent = len(line) - len(line.lstrip(" "))
+            if line.strip(" \t") and (indent < width or line[indent] == "\t"
+                                       or "]:" in line or "[^" in line):
+                return None
+        marker = lines[0][:width]
+        settled = self._settled
+        if settled is None or settled[0] > k:
+            items = self._items("\n".join(lines[:k]) + "\n", True)
+            if items is None or len(items) != 1:
+                return None
+            attrs = self.head[1] if self.head is not None else self.parser.render(
+                lines[0], self.refs, self.ctx)[0][0][1]
+            settled = (k, items[0][1], tuple(items[0][2]), attrs, False)
+        elif settled[0] < k:
+            more = self._children_after(marker, lines[settled[0]:k])
+            if more is None:
+                return None
+            settled = (k, settled[1], settled[2] + more, settled[3], True)
+        if (not settled[2] or isinstance(settled[2][-1], str)
+                or settled[2][-1][0] not in _ENDED_BY_BLANK):
+            return None
+        self._settled = settled
+        if not any(line.strip(" \t") for line in lines[k:]):
+            # Nothing after the blank line yet: the item is loose only if a
+            # blank line already stood between two of its blocks.
+            if not (self.loose or settled[4]):
+                return None
+            return settled[3], ("li", settled[1], settled[2])
+        rest = self._children_after(marker, lines[k:-1], partial)
+        if rest is None:
+            return None
+        # A block after the blank line: the item is loose.
+        self._settled = (*settled[:4], True)
+        return settled[3], ("li", settled[1], settled[2] + rest)
 
     def feed_lines(self, lines: list[str]) -> bool:
         self._plain = None
@@ -530,6 +609,7 @@ class OpenList:
             try:
                 if self._starts_item(line):
                     self._push_item()
+                    self._settled = None
             except ValueError:
                 return False
             self.item.append(line)
@@ -564,6 +644,15 @@ class OpenList:
         if grown is not None:
             return grown
         self._plain = None
+        if "]:" in partial or "[^" in partial:
+            return None  # a definition being written: the general path collects it
+        if self.loose or self.head is None:
+            split = self._split_item(partial)
+            if split is not None:
+                attrs, li = split
+                self._shown_item = self._ended_item = None
+                lis = (li,) if self.head is None else (*self.head[2], li)
+                return ((self.tag, attrs, lis),)
         item_src = "\n".join(self.item) + "\n"
         src = item_src + partial
         shown = display_source(src)
