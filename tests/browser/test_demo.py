@@ -204,7 +204,8 @@ def test_chart_draws_only_new_samples_and_matches_a_whole_redraw(
 
 def test_each_pane_is_a_layout_boundary_of_fixed_size(driver: Any, demo: Any) -> None:
     """The panes do not grow with the answer: each is contained (its text lays out
-    and paints within it, not the page and the other pane) and scrolls inside, and
+    and paints within it, not the page and the other pane) and scrolls inside,
+    following the text to its end, and
     each seals its finished Markdown sections (the "as delivered" pane too: far from
     its view they are neither laid out nor painted)."""
     run_scenario(driver, "Long answer", timeout=180)
@@ -214,6 +215,8 @@ def test_each_pane_is_a_layout_boundary_of_fixed_size(driver: Any, demo: Any) ->
             " const sections = [...answer.querySelectorAll(':scope > .sp-section')];"
             " return { contain: getComputedStyle(p).contain, height: p.offsetHeight,"
             " scrolls: p.scrollHeight > p.clientHeight, sections: sections.length,"
+            " below: p.querySelector('.sp-view').getBoundingClientRect().bottom"
+            " - p.getBoundingClientRect().top - p.clientTop - p.clientHeight,"
             " sealed: sections.filter((s) => s.classList.contains('sp-sealed')"
             " && getComputedStyle(s).contentVisibility === 'auto').length }; })")
     # A section is sealed two frames after it was finished: those the run's end
@@ -228,6 +231,9 @@ def test_each_pane_is_a_layout_boundary_of_fixed_size(driver: Any, demo: Any) ->
     assert all(p["sections"] > 3 and p["sealed"] >= p["sections"] - 2 for p in panes), panes
     assert panes[0]["height"] == panes[1]["height"] and panes[0]["height"] > 100, panes
     assert all(p["scrolls"] for p in panes), panes
+    # Each pane followed its text to the end: its view's bottom is in sight (the
+    # two views' followers share one ResizeObserver: browser/scroll.py).
+    assert all(p["below"] <= 1 for p in panes), panes
     assert pane_text(driver, "paced") == pane_text(driver, "delivered")
 
 

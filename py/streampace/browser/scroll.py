@@ -19,9 +19,14 @@ ancestor that actually scrolls (overflow auto/scroll with content taller than
 itself), else the page.  It is looked up per frame among the ancestors that
 may scroll (found once), so a container that starts scrolling later is taken.
 
+Every follower on the page shares one ResizeObserver (`_SharedObserver`): the
+browser calls into Python once per frame for all the views that changed size,
+not once per view (the demo's two panes: each call cost ~2.2 ms at 4x CPU, about
+half of it Pyodide's entry, `python -m bench.frame_trace --page demo`).
+
 The follower owns its proxies (a scroll and a wheel listener on the document,
-capture phase, passive; the button's click; the ResizeObserver's callback) and
-destroys them in `close()`.
+capture phase, passive; the button's click) and destroys them in `close()`; the
+shared observer's callback proxy is destroyed when its last follower closes.
 Scrolling is instant (`behavior: "instant"`), whatever the page's
 `scroll-behavior`.  The view gets `overflow-anchor: none`: scroll anchoring
 would move the page up when the open Markdown block shrinks, which would read
@@ -50,6 +55,58 @@ def _bridge_scroll() -> Any:
     except ImportError:
         return None
     return getattr(_streampace_bridge, "scrollToTop", None)
+
+
+class _SharedObserver:
+    """One ResizeObserver for every follower on the page. An element observed for
+    several followers (a scroller they share) is observed once, counted."""
+
+    def __init__(self) -> None:
+        self.followers: list[ScrollFollower] = []
+        self._watched: list[list[Any]] = []  # [element, how many followers watch it]
+        self._proxy: Any = None
+        self._observer: Any = None
+
+    def join(self, follower: ScrollFollower) -> None:
+        if self._observer is None:
+            self._proxy = create_proxy(self._on_resize)
+            self._observer = js.ResizeObserver.new(self._proxy)
+        self.followers.append(follower)
+
+    def leave(self, follower: ScrollFollower) -> None:
+        if follower in self.followers:
+            self.followers.remove(follower)
+        if not self.followers and self._observer is not None:
+            self._observer.disconnect()
+            self._proxy.destroy()
+            self._observer = self._proxy = None
+            self._watched.clear()
+
+    def observe(self, el: Any) -> None:
+        for watched in self._watched:
+            if watched[0] == el:
+                watched[1] += 1
+                return
+        self._watched.append([el, 1])
+        self._observer.observe(el)
+
+    def unobserve(self, el: Any) -> None:
+        for i, watched in enumerate(self._watched):
+            if watched[0] == el:
+                watched[1] -= 1
+                if not watched[1]:
+                    del self._watched[i]
+                    self._observer.unobserve(el)
+                return
+
+    def _on_resize(self, entries: Any, _observer: Any = None) -> None:
+        targets = [entry.target for entry in entries]
+        for follower in list(self.followers):
+            if any(t == follower.view or t == follower.observed for t in targets):
+                follower.resized()
+
+
+_shared = _SharedObserver()
 
 
 class ScrollFollower:
@@ -88,30 +145,29 @@ class ScrollFollower:
         self._on_scroll_proxy = create_proxy(self._on_scroll)
         self._on_wheel_proxy = create_proxy(self._on_wheel)
         self._on_click_proxy = create_proxy(self._on_click)
-        self._on_resize_proxy = create_proxy(self._on_resize)
         self._doc.addEventListener("scroll", self._on_scroll_proxy, self._listen_options)
         self._doc.addEventListener("wheel", self._on_wheel_proxy, self._listen_options)
         self.button.addEventListener("click", self._on_click_proxy)
-        self._observer = js.ResizeObserver.new(self._on_resize_proxy)
-        self._observer.observe(view)
-        self._observed: Any = None  # the scrolling ancestor observed too
+        self.observed: Any = None  # the scrolling ancestor observed too
+        _shared.join(self)
+        _shared.observe(view)
         self.closed = False
         self.resize_ms = 0.0  # Python time in the observer's callbacks (bench)
 
     # -- after each layout that changed a size -------------------------------
-    def _on_resize(self, _entries: Any, _observer: Any = None) -> None:
+    def resized(self) -> None:
         """The view's size changed, after the browser laid the frame out: scroll to
         its bottom if pinned, else offer the button (geometry is clean here)."""
         if self.closed:
             return
         t0 = self._perf.now()
         scroller = self._find_scroller()
-        if scroller is not None and scroller != self._observed:
+        if scroller is not None and scroller != self.observed:
             # Its own resizes (a window resize, say) move the view's bottom too.
-            if self._observed is not None:
-                self._observer.unobserve(self._observed)
-            self._observer.observe(scroller)
-            self._observed = scroller
+            if self.observed is not None:
+                _shared.unobserve(self.observed)
+            _shared.observe(scroller)
+            self.observed = scroller
         self._scroller = scroller
         if self.pinned:
             self._follow()
@@ -145,9 +201,11 @@ class ScrollFollower:
         self._doc.removeEventListener("scroll", self._on_scroll_proxy, self._listen_options)
         self._doc.removeEventListener("wheel", self._on_wheel_proxy, self._listen_options)
         self.button.removeEventListener("click", self._on_click_proxy)
-        self._observer.disconnect()
-        for proxy in (self._on_scroll_proxy, self._on_wheel_proxy, self._on_click_proxy,
-                      self._on_resize_proxy):
+        _shared.unobserve(self.view)
+        if self.observed is not None:
+            _shared.unobserve(self.observed)
+        _shared.leave(self)
+        for proxy in (self._on_scroll_proxy, self._on_wheel_proxy, self._on_click_proxy):
             proxy.destroy()
         self.bar.remove()
 
