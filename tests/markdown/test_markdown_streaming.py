@@ -982,7 +982,8 @@ ITEM_PIECES = ["- plain words here\n", "- item with **bold** and `code`\n", "  1
                # its last blank line, kept, and the ones after it parsed).
                "  para in *item* with `c`\n", "  ### h\n", "  > q\n", "  ---\n", "  $$\n",
                "      code\n", "  - sub\n", "    sub more\n", "  | a | b |\n  |--|--|\n",
-               "  [^n]: note\n", "[r]: /u\n", "  w [r] x\n"]
+               "  [^n]: note\n", "[r]: /u\n", "  w [r] x\n", "  ```py\n", "  ~~~\n", "    ```\n",
+               "  > ```\n", "  ````\n"]
 
 
 @settings(max_examples=200, deadline=None)

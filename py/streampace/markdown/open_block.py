@@ -355,6 +355,46 @@ class OpenTable:
 _ENDED_BY_BLANK = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "hr",
                              "table"})
 
+def _fence_closed_at_end(contents: list[str]) -> bool:
+    """Whether an item's content lines (its marker and indentation removed)
+    end with a fenced code block closed on their last non-blank line, read
+    with CommonMark's fence rule. Refused when a line may open a nested list
+    item or a formula (a fence in it would be its own) or has a tab in its
+    indentation; a quote's lines start with `>`, so none of them is read as a
+    fence here (a line without it ends the quote)."""
+    fence: tuple[str, int] | None = None  # (character, length) while inside a fence
+    closed = False
+    for line in contents:
+        if not line.strip(" \t"):
+            continue
+        body = line.lstrip(" ")
+        indent = len(line) - len(body)
+        if body[:1] == "\t":
+            return False
+        run = len(body) - len(body.lstrip(body[0])) if body[0] in "`~" else 0
+        if fence is None:
+            closed = False
+            if indent <= 3 and (_ITEM.match(line) or is_math_fence(line)):
+                return False  # a nested item's fences are at its own column
+            if indent <= 3 and run >= 3 and not (body[0] == "`" and "`" in body[run:]):
+                fence = (body[0], run)
+        elif (indent <= 3 and body[0] == fence[0] and run >= fence[1]
+              and not body[run:].strip(" \t")):
+            fence, closed = None, True
+        else:
+            closed = False
+    return fence is None and closed
+
+
+def _ends_by_blank(blocks: tuple[Node, ...], contents: list[str]) -> bool:
+    """Whether an item's `blocks` end with one that the blank line after their
+    lines `contents` ended: nothing at the item's content column continues it."""
+    if not blocks or isinstance(blocks[-1], str):
+        return False
+    return blocks[-1][0] in _ENDED_BY_BLANK or (
+        blocks[-1][0] == "pre" and _fence_closed_at_end(contents))
+
+
 # The children of the dummy item's `li` in a tight list (bare text; a loose
 # list shows it as a paragraph).
 _TIGHT_DUMMY = ("x",)
@@ -404,8 +444,9 @@ class OpenList:
         self._ended_item: Node | None = None
         # The last item's blocks before its last blank line, shown loose:
         # (lines they span, the li's attributes, the blocks, the list's
-        # attributes, whether a blank line stood between two of its blocks).
-        self._settled: tuple[int, Any, tuple[Node, ...], Any, bool] | None = None
+        # attributes, whether a blank line stood between two of its blocks,
+        # whether they end with a block that the blank line after them ended).
+        self._settled: tuple[int, Any, tuple[Node, ...], Any, bool, bool] | None = None
         last = max(k for k, line in enumerate(lines) if self._starts_item(line))
         if last:
             self.head_lines = lines[:last]
@@ -534,9 +575,14 @@ class OpenList:
         shown = display_source(marker + "x\n\n" + "\n".join(lines) + "\n" + partial)
         nodes = self.parser.render(shown, self.refs, self.ctx)[0]
         if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
-                or len(nodes[0][2]) != 1 or nodes[0][2][0][2][:1] != (("p", (), ("x",)),)):
+                or len(nodes[0][2]) != 1):
             return None
-        return tuple(nodes[0][2][0][2][1:])
+        kids = nodes[0][2][0][2]
+        if kids == _TIGHT_DUMMY:
+            return ()  # nothing shown after the blank line (held back): no block
+        if kids[:1] != (("p", (), ("x",)),):
+            return None
+        return tuple(kids[1:])
 
     def _split_item(self, partial: str) -> tuple[Any, Node] | None:
         """The list's attributes and the last item's `li`, shown loose, from its
@@ -545,7 +591,7 @@ class OpenList:
         could differ from one parse of the item: every line of the item is
         blank or indented to its content column (no lazy line), and the
         blocks before the split end with one that a blank line ends
-        (`_ENDED_BY_BLANK`), so nothing after the split continues them."""
+        (`_ends_by_blank`), so nothing after the split continues them."""
         width = self._content_width()
         if width is None or "]:" in partial or "[^" in partial:
             return None
@@ -562,33 +608,40 @@ class OpenList:
                 return None
         marker = lines[0][:width]
         settled = self._settled
-        if settled is None or settled[0] > k:
+        if settled is None or settled[0] > k or (settled[0] < k and not settled[5]):
             items = self._items("\n".join(lines[:k]) + "\n", True)
             if items is None or len(items) != 1:
                 return None
             attrs = self.head[1] if self.head is not None else self.parser.render(
                 lines[0], self.refs, self.ctx)[0][0][1]
-            settled = (k, items[0][1], tuple(items[0][2]), attrs, False)
+            blocks = tuple(items[0][2])
+            settled = (k, items[0][1], blocks, attrs, False,
+                       _ends_by_blank(blocks, [line[width:] for line in lines[:k]]))
         elif settled[0] < k:
             more = self._children_after(marker, lines[settled[0]:k])
             if more is None:
                 return None
-            settled = (k, settled[1], settled[2] + more, settled[3], True)
-        if (not settled[2] or isinstance(settled[2][-1], str)
-                or settled[2][-1][0] not in _ENDED_BY_BLANK):
-            return None
+            blocks = settled[2] + more
+            # Blocks after the blank line before them: the item is loose.
+            settled = (k, settled[1], blocks, settled[3], settled[4] or bool(more),
+                       _ends_by_blank(blocks, [line[width:] for line in lines[:k]]))
+        # Kept (also when refused) so that a refused split costs no parse again.
         self._settled = settled
-        if not any(line.strip(" \t") for line in lines[k:]):
-            # Nothing after the blank line yet: the item is loose only if a
-            # blank line already stood between two of its blocks.
+        if not settled[5]:
+            return None
+        rest: tuple[Node, ...] | None = ()
+        if any(line.strip(" \t") for line in lines[k:]):
+            rest = self._children_after(marker, lines[k:-1], partial)
+        if rest is None:
+            return None
+        if not rest:
+            # Nothing shown after the blank line yet: the item is loose only
+            # if a blank line already stood between two of its blocks.
             if not (self.loose or settled[4]):
                 return None
             return settled[3], ("li", settled[1], settled[2])
-        rest = self._children_after(marker, lines[k:-1], partial)
-        if rest is None:
-            return None
         # A block after the blank line: the item is loose.
-        self._settled = (*settled[:4], True)
+        self._settled = (*settled[:4], True, settled[5])
         return settled[3], ("li", settled[1], settled[2] + rest)
 
     def feed_lines(self, lines: list[str]) -> bool:
