@@ -100,9 +100,10 @@ def _replay(arrivals_json, variant_source):
         if phase == "start":
             gc_at[0] = now()
         else:
-            pause[1 - in_frame[0]] += now() - gc_at[0]
+            took = now() - gc_at[0]  # read once: the total and the longest agree
+            pause[1 - in_frame[0]] += took
             if not in_frame[0]:
-                outside.append(now() - gc_at[0])
+                outside.append(took)
     _gc.callbacks.append(on_gc)
     try:
         while t < end:
