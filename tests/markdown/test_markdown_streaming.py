@@ -946,6 +946,29 @@ def test_a_list_ending_on_an_open_code_block_streams_like_one_shot(
     assert stream_html(text, list(range(len(text)))) == one_shot
 
 
+# An empty item takes at most one blank line after it: after two, the list has
+# ended and the next item starts another list. The display joined the items
+# shown before into one list, and that list was then taken as final.
+LONG_ITEMS = "".join(f"- item number {i} with words\n" for i in range(8))
+EMPTY_ITEM_CASES = [
+    ("-\n\n\n- $$\n", [8]),
+    ("-\n\n\n- a\n", [6]),
+    ("- x\n-\n  \n\n- b\n", [11]),
+    ("1. a\n2.\n\n\n3. b\n", [12]),
+    (LONG_ITEMS + "-\n\n\n\n- a\n- b\n", [len(LONG_ITEMS) + 7]),
+]
+
+
+@pytest.mark.parametrize(("text", "cuts"), EMPTY_ITEM_CASES)
+def test_an_empty_item_then_two_blank_lines_ends_the_list_when_streamed(
+        text: str, cuts: list[int]) -> None:
+    one_shot = render_html(text)
+    assert one_shot.count("<ul>") + one_shot.count("<ol") == 2  # two lists
+    assert stream_html(text, cuts) == one_shot
+    assert stream_html(text, cuts, _EagerOpen) == one_shot
+    assert all(stream_html(text, [cut]) == one_shot for cut in range(len(text) + 1))
+
+
 LIST_PIECES = ["- a\n", "- ```\n", "- ~~~py\n", "  code line\n", "- $$\n", "\n", "\n\n",
                "After *x*\n", "1. ```\n", "> ```\n", "- b\n  ```\n", "```\n", "  ```\n",
                "- [ ] t\n", "- item **two**\n", "| a | b |\n|--|--|\n", "    indented\n",

@@ -147,6 +147,11 @@ def _looseness(node: Node) -> bool | None:
     return None
 
 
+def _ends_in_empty_item(node: Node) -> bool:
+    items = node[2]
+    return bool(items) and not isinstance(items[-1], str) and not items[-1][2]
+
+
 def _loose(node: Node) -> bool:
     return _looseness(node) is True
 
@@ -177,5 +182,9 @@ def _join(head: Node, rest: list[Node], blank_between: bool) -> tuple[Node, ...]
     # the list loose, so it cannot be joined to one that shows tight).
     loose = _looseness(head)
     if loose != _looseness(first) or (blank_between and loose is False):
+        return None
+    if blank_between and _ends_in_empty_item(head):
+        # An empty item takes at most one blank line: after two the list has
+        # ended, and the next item starts a new one ("-\n\n\n- a" is two lists).
         return None
     return ((head[0], head[1], head[2] + first[2]), *rest[1:])
