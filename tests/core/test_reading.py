@@ -131,6 +131,33 @@ def test_a_block_end_says_its_rest_and_nothing_twice() -> None:
     assert a.take() == ["Next paragraph."]
 
 
+def test_at_its_deadline_what_was_due_is_taken() -> None:
+    """A caller woken at `deadline()` finds it due: at these frame times
+    `(t + wait) - t < wait` in floating point, and a check written as
+    `now - t >= wait` found nothing due and asked again at once, for ever
+    (a live region's 0 ms timer looped on the cjk_emoji trace)."""
+    frame = 1000 / 60
+    a, clock = announcer(pause_ms=1000, min_gap_ms=400)
+    clock.now = 2 * frame  # (t + 1000) - t < 1000 here
+    a.update("m", [], "Thinking about it", ended=False)
+    deadline = a.deadline()
+    assert deadline is not None and deadline - clock.now < 1000
+    clock.now = deadline
+    assert a.take() == ["Thinking about it."]
+    assert a.deadline() is None
+    # The gap between two announcements, likewise.
+    a, clock = announcer(pause_ms=1000, min_gap_ms=400)
+    clock.now = 7 * frame  # (t + 400) - t < 400 here
+    a.update("n", [], "One. Two", ended=False)
+    assert a.take() == ["One."]
+    a.update("n", [], "One. Two. Three", ended=False)
+    assert a.take() == []  # within the gap
+    deadline = a.deadline()
+    assert deadline is not None and deadline - clock.now < 400
+    clock.now = deadline
+    assert a.take() == ["Two."]
+
+
 def test_a_pause_says_what_waits() -> None:
     a, clock = announcer(pause_ms=1000, min_gap_ms=0)
     a.update("m", [], "Thinking about it", ended=False)

@@ -160,10 +160,15 @@ class Announcer:
 
     # -- output ------------------------------------------------------------
     def take(self) -> list[str]:
-        """The announcements to make now, in order (each one region update)."""
+        """The announcements to make now, in order (each one region update).
+
+        Due times are compared as `deadline()` computes them (`start + wait`,
+        never `now - start >= wait`): in floating point the two can disagree by
+        an ulp, and a caller woken at the deadline would find nothing due and
+        ask again at once, for ever."""
         now = self._clock()
         for cursor in self._cursors.values():
-            if len(cursor.said) < len(cursor.open) and now - cursor.changed_at >= self.pause_ms:
+            if len(cursor.said) < len(cursor.open) and now >= cursor.changed_at + self.pause_ms:
                 start = _said_upto(cursor.open, cursor.said)
                 cursor.said = cursor.open
                 self._say([cursor.open[start:]])
@@ -171,7 +176,7 @@ class Announcer:
         if self._final:
             out = [" ".join(self._final)]
             self._final.clear()
-        elif self._queue and now - self._last_said >= self.min_gap_ms:
+        elif self._queue and now >= self._last_said + self.min_gap_ms:
             out = [" ".join(self._queue)]
             self._queue.clear()
         if out:
