@@ -979,11 +979,17 @@ LIST_PIECES = ["- a\n", "- ```\n", "- ~~~py\n", "  code line\n", "- $$\n", "\n",
 @given(st.lists(st.sampled_from(LIST_PIECES), min_size=2, max_size=8), st.data())
 def test_lists_with_open_code_and_math_stream_like_one_shot(
         parts: list[str], data: st.DataObject) -> None:
-    text = "".join(parts)
-    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=5))
+    _streams_like_one_shot("".join(parts), data, 5, (MarkdownStream, _EagerOpen))
+
+
+def _streams_like_one_shot(text: str, data: st.DataObject, most_cuts: int,
+                           kinds: tuple[type[MarkdownStream], ...]) -> None:
+    """`text` cut at up to `most_cuts` drawn places streams to its one-shot
+    render through each stream class of `kinds`."""
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=most_cuts))
     one_shot = render_html(text)
-    assert stream_html(text, cuts) == one_shot
-    assert stream_html(text, cuts, _EagerOpen) == one_shot
+    for kind in kinds:
+        assert stream_html(text, cuts, kind) == one_shot, kind.__name__
 
 
 class _LateOpen(MarkdownStream):
@@ -1013,11 +1019,7 @@ ITEM_PIECES = ["- plain words here\n", "- item with **bold** and `code`\n", "  1
 @given(st.lists(st.sampled_from(ITEM_PIECES), min_size=2, max_size=10), st.data())
 def test_lists_entering_their_state_part_way_stream_like_one_shot(
         parts: list[str], data: st.DataObject) -> None:
-    text = "".join(parts)
-    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=8))
-    one_shot = render_html(text)
-    assert stream_html(text, cuts, _LateOpen) == one_shot
-    assert stream_html(text, cuts, _EagerOpen) == one_shot
+    _streams_like_one_shot("".join(parts), data, 8, (_LateOpen, _EagerOpen))
 
 
 @settings(max_examples=100, deadline=None)
