@@ -456,10 +456,15 @@ def _same_at_every_cut(fast: Any, full: Any, text: str, cuts: list[int]) -> None
 ]), min_size=1, max_size=12), st.data())
 def test_plain_append_path_shows_what_a_full_render_shows(parts: list[str],
                                                            data: st.DataObject) -> None:
-    text = "".join(parts)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=30)))
-    fast, full = _NoOpenBlock(parser=PARSER), _FullEveryTime(parser=PARSER)
-    _same_at_every_cut(fast, full, text, cuts)
+    _same_as_full_at_drawn_cuts(_NoOpenBlock, "".join(parts), data, 30)
+
+
+def _same_as_full_at_drawn_cuts(kind: type[MarkdownStream], text: str,
+                                data: st.DataObject, most_cuts: int) -> None:
+    """A `kind` stream shows what a full render shows at each of up to
+    `most_cuts` drawn cuts of `text`."""
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=most_cuts)))
+    _same_at_every_cut(kind(parser=PARSER), _FullEveryTime(parser=PARSER), text, cuts)
 
 
 @pytest.mark.parametrize("blank", ["\n", "  \n", "\t\n"])
@@ -1029,7 +1034,4 @@ def test_lists_entering_their_state_part_way_stream_like_one_shot(
                 min_size=2, max_size=10), st.data())
 def test_an_open_list_shows_what_a_full_render_shows(parts: list[str],
                                                       data: st.DataObject) -> None:
-    text = "".join(parts)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=8)))
-    fast, full = _LateOpen(parser=PARSER), _FullEveryTime(parser=PARSER)
-    _same_at_every_cut(fast, full, text, cuts)
+    _same_as_full_at_drawn_cuts(_LateOpen, "".join(parts), data, 8)
