@@ -829,6 +829,7 @@ def test_a_new_paragraphs_first_letters_take_one_block_parse(before: str, first:
 @pytest.mark.parametrize("block", [
     "".join(f"- item {i} with `code` and *emphasis*\n" for i in range(8)),
     "".join(f"{i + 1}. step {i} with [a link](/x{i}) here\n" for i in range(8)),
+    "".join(f"  - item {i} with `code` and *emphasis*\n" for i in range(8)),
     "| name | value |\n|:-----|------:|\n"
     + "".join(f"| row `{i}` | **{i}** |\n" for i in range(8)),
 ])
@@ -1025,6 +1026,23 @@ ITEM_PIECES = ["- plain words here\n", "- item with **bold** and `code`\n", "  1
 def test_lists_entering_their_state_part_way_stream_like_one_shot(
         parts: list[str], data: st.DataObject) -> None:
     _streams_like_one_shot("".join(parts), data, 8, (_LateOpen, _EagerOpen))
+
+
+# Lists whose first marker is indented one to three columns, with siblings and
+# nested items at other indents, continuations, blocks after blank lines and tabs.
+INDENTED_PIECES = [" - a\n", "  - b **c**\n", "   - c\n", "- d\n", "    - nested\n", "\n",
+                   "   more `x`\n", "text\n", " 1. one\n", "\t- tab\n", "  \tcode\n",
+                   "     ```\n", "  ```\n", "  - - -\n", "       code?\n", " > q\n",
+                   "  - words, more words; and", " more? yes\n"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([" ", "  ", "   "]),
+       st.lists(st.sampled_from(INDENTED_PIECES), min_size=2, max_size=10), st.data())
+def test_indented_lists_stream_like_one_shot(indent: str, parts: list[str],
+                                             data: st.DataObject) -> None:
+    text = indent + "- first *item*\n" + "".join(parts)
+    _streams_like_one_shot(text, data, 8, (_LateOpen, _EagerOpen))
 
 
 @settings(max_examples=100, deadline=None)

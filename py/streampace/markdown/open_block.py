@@ -401,7 +401,7 @@ _TIGHT_DUMMY = ("x",)
 
 
 class OpenList:
-    """A top-level list (its first marker at column 0) while it streams.
+    """A top-level list (its first marker at column 0 to 3) while it streams.
 
     Complete items are rendered once and kept as the list's `head`; a delta
     re-renders only the last item (with the partial line), and a new line is
@@ -411,6 +411,14 @@ class OpenList:
     turns loose (an item with blank-separated children, or a blank line before
     the next item), then loose — the head once more, and each later item in a
     loose context (followed by a blank line and a dummy item, dropped).
+
+    A list whose first marker is indented (1 to 3 spaces) is handled as the
+    same list at column 0: each line loses up to that many leading spaces.
+    Every content column (at least two past the first marker) moves by the
+    same amount, and a line with fewer spaces is below all of them either
+    way. An item less indented than the first would bring a content column
+    that moves by less, and tabs would not move at all: such a list goes to
+    the general path.
     """
 
     def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str],
@@ -420,8 +428,17 @@ class OpenList:
         self.refs = refs
         self.ctx = ctx
         first = _ITEM.match(lines[0])
-        if first is None or first.group(1):
-            raise ValueError("not a list at column 0")
+        if first is None:
+            raise ValueError("not a list")
+        self.indent = len(first.group(1))
+        dedented = self._dedent_all(lines)
+        if dedented is None:
+            raise ValueError("an indented list's line would move otherwise than the list")
+        # The content column of the list's last item (dedented), while known.
+        lines, self._width = dedented
+        if self.indent:
+            prefix = self._dedent_all(shown[0].split("\n"))
+            shown = ("\n".join(prefix[0]), shown[1]) if prefix is not None else ("", None)
         self.marker, self.delim = first.group(2), first.group(3)
         self.tag = "ol" if self.delim else "ul"
         self.checks = 0
@@ -462,6 +479,35 @@ class OpenList:
                 attrs, items, self.loose = self._probe(src)
                 self.head = (self.tag, attrs, tuple(items))
         self.item = lines[last:]
+
+    def _dedent(self, line: str, width: int | None) -> str | None:
+        """`line` seen from the list's first marker: up to `indent` leading
+        spaces dropped. None where its place could change with them, in an
+        indented list: a tab; an item less indented than the first (a sibling
+        whose content column would move by less than the lines after it); a
+        line indented 4 or more but not to the last item's content column
+        `width` (seen dedented; None: unknown), for which CommonMark's 4-space
+        rule holds at its own column, not at the list's."""
+        if not self.indent:
+            return line
+        spaces = len(line) - len(line.lstrip(" "))
+        if "\t" in line or (spaces < self.indent and _ITEM.match(line)) or (
+                spaces >= 4 and (width is None or spaces < width + self.indent)):
+            return None
+        return line[min(self.indent, spaces):]
+
+    def _dedent_all(self, lines: list[str]) -> tuple[list[str], int | None] | None:
+        """`lines` dedented in order, each against the item it follows, and
+        the content column after them."""
+        out: list[str] = []
+        width: int | None = None
+        for line in lines:
+            seen = self._dedent(line, width)
+            if seen is None:
+                return None
+            width = _width_after(seen, width)
+            out.append(seen)
+        return out, width
 
     def _starts_item(self, line: str) -> bool:
         m = _ITEM.match(line)
@@ -558,14 +604,8 @@ class OpenList:
         return width is not None and indent >= width and line[indent] != "\t"
 
     def _content_width(self) -> int | None:
-        """The last item's content column, when its first line has text after
-        its marker and no tab before that text; else None."""
-        first = self.item[0] if self.item else ""
-        m = _ITEM.match(first)
-        if m is None or m.group(1) or "\t" in first[:m.end()] or not first[m.end():].strip():
-            return None
-        spaces = len(first) - len(first[m.end() - 1:].lstrip(" ")) - (m.end() - 1)
-        return m.end() - 1 + (spaces if spaces <= 4 else 1)
+        """The last item's content column (`_content_width`)."""
+        return _content_width(self.item[0] if self.item else "")
 
     def _children_after(self, marker: str, lines: list[str], partial: str = "",
                         ) -> tuple[Node, ...] | None:
@@ -646,7 +686,12 @@ class OpenList:
 
     def feed_lines(self, lines: list[str]) -> bool:
         self._plain = None
-        for line in lines:
+        for raw in lines:
+            seen = self._dedent(raw, self._width)
+            if seen is None:
+                return False
+            line = seen
+            self._width = _width_after(line, self._width)
             if (self.item and not self.item[-1].strip(" \t") and line[:1] not in ("", " ", "\t")
                     and not self._starts_item(line)):
                 # Text at column 0 after a blank line, not an item of this list:
@@ -693,6 +738,10 @@ class OpenList:
         return nodes
 
     def display(self, partial: str) -> tuple[Node, ...] | None:
+        seen = self._dedent(partial, self._width)
+        return None if seen is None else self._display(seen)
+
+    def _display(self, partial: str) -> tuple[Node, ...] | None:
         grown = self._plain_grown(partial)
         if grown is not None:
             return grown
@@ -755,6 +804,29 @@ class OpenList:
                 return nodes[0] if len(nodes) == 1 else None
             return (self.tag, self.head[1], (*self.head[2], *items))
         return self.head
+
+
+def _content_width(first: str) -> int | None:
+    """The content column of the item whose first line is `first`, when that
+    line has text after its marker at column 0 and no tab before that text;
+    else None."""
+    m = _ITEM.match(first)
+    if m is None or m.group(1) or "\t" in first[:m.end()] or not first[m.end():].strip():
+        return None
+    spaces = len(first) - len(first[m.end() - 1:].lstrip(" ")) - (m.end() - 1)
+    return m.end() - 1 + (spaces if spaces <= 4 else 1)
+
+
+def _width_after(line: str, width: int | None) -> int | None:
+    """The list's last item's content column after `line` (dedented), given
+    `width` before it: a new item at column 0 sets it; a marker indented less
+    than the content column may be a sibling with its own, unknown here."""
+    m = _ITEM.match(line)
+    if m is None:
+        return width
+    if not m.group(1):
+        return _content_width(line)
+    return width if width is not None and len(m.group(1)) >= width else None
 
 
 def _quote_content(line: str) -> str | None:
