@@ -498,7 +498,9 @@ class OpenList:
 
     def _dedent_all(self, lines: list[str]) -> tuple[list[str], int | None] | None:
         """`lines` dedented in order, each against the item it follows, and
-        the content column after them."""
+        the content column after them (tracked for an indented list only)."""
+        if not self.indent:
+            return lines, None
         out: list[str] = []
         width: int | None = None
         for line in lines:
@@ -687,11 +689,11 @@ class OpenList:
     def feed_lines(self, lines: list[str]) -> bool:
         self._plain = None
         for raw in lines:
-            seen = self._dedent(raw, self._width)
-            if seen is None:
+            line = self._dedent(raw, self._width)
+            if line is None:
                 return False
-            line = seen
-            self._width = _width_after(line, self._width)
+            if self.indent:
+                self._width = _width_after(line, self._width)
             if (self.item and not self.item[-1].strip(" \t") and line[:1] not in ("", " ", "\t")
                     and not self._starts_item(line)):
                 # Text at column 0 after a blank line, not an item of this list:
