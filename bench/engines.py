@@ -175,6 +175,9 @@ def new_driver(engine: str, window: tuple[int, int] = (1200, 900),
         driver = webdriver.WebKitGTK(
             service=WebKitService(executable_path=WEBKIT_DRIVER, env=env), options=wopts)
         driver.set_window_size(*window)
+        # What a new session on the same driver asks for (tests/browser renews a
+        # session WebKit deleted after its page crashed).
+        driver.streampace_capabilities = wopts.to_capabilities()
     driver.streampace_engine = engine
     return driver
 

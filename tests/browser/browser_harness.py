@@ -279,6 +279,28 @@ def make_driver(engine: str = "chromium") -> Any:
     return driver
 
 
+# WebKitGTK deletes the session of a page whose web process crashed or hung
+# (this machine's kernel log has shown JavaScriptCore segfaulting in
+# WebKitWebProcess); its WebDriver then answers every command with this message.
+ENGINE_CRASH = "session deleted because of page crash or hang"
+
+
+def renew_lost_webkit_session(driver: Any) -> bool:
+    """Give `driver` a new WebKit session in place if WebKit deleted its last one
+    (module fixtures hold the driver object, so it is kept). True if renewed."""
+    from selenium.common.exceptions import InvalidSessionIdException
+
+    try:
+        driver.execute_script("return 1")
+        return False
+    except InvalidSessionIdException:
+        pass
+    driver.start_session(driver.streampace_capabilities)
+    driver.set_window_size(*WINDOW)
+    driver.set_script_timeout(BOOT_TIMEOUT_S)
+    return True
+
+
 # Whether a page's own scripts run after a test's init script: where not (WebKit),
 # a test that must see the page before it ran skips that one check, naming this.
 INIT_SCRIPTS_RUN_FIRST = {"chromium": True, "firefox": True, "webkit": False}

@@ -19,12 +19,14 @@ import pytest
 
 from .browser_harness import (
     CSP,
+    ENGINE_CRASH,
     ROOT,
     PageServer,
     ScriptedSessions,
     build_app,
     engine_missing,
     make_driver,
+    renew_lost_webkit_session,
     runtime_missing,
     selected_engines,
     serve_app,
@@ -46,6 +48,28 @@ def pytest_generate_tests(metafunc: Any) -> None:
     marked = metafunc.definition.get_closest_marker("engines") is not None
     engines = selected_engines() if marked else ("chromium",)
     metafunc.parametrize("engine", engines, indirect=True, scope="module")
+
+
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """A WebKit test whose page WebKit lost to a crash of its own (ENGINE_CRASH)
+    runs once more, on a renewed session; any other failure stands. The rerun
+    shows in the summary ("1 rerun")."""
+    for item in items:
+        if engine_param(item) == "webkit":
+            item.add_marker(pytest.mark.flaky(reruns=1, only_rerun=[ENGINE_CRASH]))
+
+
+def engine_param(item: Any) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return None if callspec is None else callspec.params.get("engine")
+
+
+@pytest.fixture(autouse=True)
+def _renew_a_webkit_session_lost_to_a_crash(request: Any) -> None:
+    # Without it one crash would fail every later test of the module, and the
+    # rerun would meet the same deleted session.
+    if "driver" in request.fixturenames and engine_param(request.node) == "webkit":
+        renew_lost_webkit_session(request.getfixturevalue("driver"))
 
 
 @pytest.fixture(scope="module")
