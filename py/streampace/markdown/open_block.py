@@ -96,8 +96,13 @@ class _Window:
         if self._memo is not None and self._memo[:2] == (prev, key):
             return self._memo[2]
         self.checks += 1
-        blocks = self.parser.block_starts(prev + "\n" + line, self.refs)
-        ok = len(blocks) == 1 and blocks[0][2] == "paragraph_open" and blocks[0][1] == 2
+        # One paragraph of both lines (of `line`, before the paragraph's first).
+        # A `prev` that alone parses as a link definition, being a paragraph's
+        # line here, leaves the window nothing to say: a paragraph of `line`
+        # alone does not tell what follows it.
+        src, lines = (prev + "\n" + line, 2) if prev else (line, 1)
+        blocks = self.parser.block_starts(src, self.refs)
+        ok = len(blocks) == 1 and blocks[0] == (0, lines, "paragraph_open")
         if len(line) > _KEY:  # longer lines: the decision is final
             self._memo = (prev, key, ok)
         return ok
@@ -256,7 +261,9 @@ class OpenParagraph:
         kids = list(self.settled)
         shown = text
         if text:
-            dels, suffix = complete_inline(text)
+            # A partial line that starts a new block ends the paragraph: its
+            # text is all there is, nothing left open in it gets closed.
+            dels, suffix = complete_inline(text) if role != "block" else ([], "")
             shown = _apply(text, dels, suffix) if dels or suffix else text
             # A paragraph's content ends without blanks (its block parse strips them).
             append_nodes(kids, self.parser.inline(shown.rstrip(" \t\n"), self.refs, self.ctx))
@@ -266,6 +273,11 @@ class OpenParagraph:
             if not kids[-1]:
                 kids.pop()
         shown_kids = tuple(kids)
+        if not shown_kids and role != "block":
+            # Nothing of it shows yet (a lone backtick that may open a fence):
+            # a parse of what the display holds back makes no paragraph.
+            self._plain = None
+            return ()
         para: Node = ("p", (), shown_kids)
         self._plain = None
         if role == "para" and text and _plain_append_state(text, shown, (para,)) is not None:
@@ -423,10 +435,11 @@ class OpenList:
 
     def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str],
                  ctx: tuple[str, int] = ("", 0), shown: tuple[str, Node | None] = ("", None),
-                 ) -> None:
+                 long_item: int = 512) -> None:
         self.parser = parser
         self.refs = refs
         self.ctx = ctx
+        self.long_item = long_item  # characters before the last item may stream as a paragraph
         first = _ITEM.match(lines[0])
         if first is None:
             raise ValueError("not a list")
@@ -464,6 +477,10 @@ class OpenList:
         # attributes, whether a blank line stood between two of its blocks,
         # whether they end with a block that the blank line after them ended).
         self._settled: tuple[int, Any, tuple[Node, ...], Any, bool, bool] | None = None
+        # The last item while it is one paragraph (`_ItemParagraph`), and
+        # whether it stopped being one (until the next item).
+        self._para: _ItemParagraph | None = None
+        self._para_ended = False
         last = max(k for k, line in enumerate(lines) if self._starts_item(line))
         if last:
             self.head_lines = lines[:last]
@@ -710,8 +727,11 @@ class OpenList:
                 if self._starts_item(line):
                     self._push_item()
                     self._settled = None
+                    self._para, self._para_ended = None, False
             except ValueError:
                 return False
+            if self._para is not None and not self._para.feed_line(line):
+                self._para, self._para_ended = None, True
             self.item.append(line)
             self._shown_item = self._ended_item = None
         return True
@@ -750,6 +770,13 @@ class OpenList:
         self._plain = None
         if "]:" in partial or "[^" in partial:
             return None  # a definition being written: the general path collects it
+        para = self._item_paragraph()
+        if para is not None:
+            li = para.display(partial)
+            if li is not None:
+                self._shown_item = self._ended_item = None
+                lis = (li,) if self.head is None else (*self.head[2], li)
+                return ((self.tag, para.list_attrs, lis),)
         if self.loose or self.head is None:
             split = self._split_item(partial)
             if split is not None:
@@ -790,6 +817,16 @@ class OpenList:
             self._plain = (partial, out, held)
         return out
 
+    def _item_paragraph(self) -> _ItemParagraph | None:
+        """The last item's paragraph state, taken once the item is long enough
+        to be worth it (`long_item`) and is one paragraph."""
+        if self._para is not None or self._para_ended or len(self.item) < 2 or (
+                sum(map(len, self.item)) < self.long_item):
+            return self._para
+        self._para = _ItemParagraph.of(self, self.item)
+        self._para_ended = self._para is None
+        return self._para
+
     def line_count(self) -> int:
         return len(self.head_lines) + len(self.item)
 
@@ -806,6 +843,85 @@ class OpenList:
                 return nodes[0] if len(nodes) == 1 else None
             return (self.tag, self.head[1], (*self.head[2], *items))
         return self.head
+
+
+class _ItemParagraph:
+    """A list's last item while it is one paragraph (a long answer's item that
+    runs on over many continuation lines): the paragraph streams in an
+    `OpenParagraph` of the item's content, so a delta costs what it does in a
+    top-level paragraph, not a parse of the whole item.
+
+    Taken only when one parse of the item says it is exactly that paragraph,
+    each continuation line indented to the item's content column; it stops
+    (the list's own path takes over) at a line that is not such a continuation
+    of the paragraph: a blank or lazy line, a tab, a new block in the item.
+    A partial line that may not continue it is shown by the list's own path.
+    """
+
+    def __init__(self, para: OpenParagraph, width: int, li_attrs: Any, list_attrs: Any,
+                 loose: bool) -> None:
+        self.para = para
+        self.width = width
+        self.li_attrs = li_attrs
+        self.list_attrs = list_attrs
+        self.loose = loose
+
+    @classmethod
+    def of(cls, lst: OpenList, item: list[str]) -> _ItemParagraph | None:
+        width = _content_width(item[0])
+        if width is None or any(not cls._continues(line, width) for line in item[1:]):
+            return None
+        first = item[0][width:]
+        if "\t" in item[0] or first.lstrip(" ")[:1] == "[":
+            return None  # a task item's box, a definition: the list's path shows them
+        contents = [first, *(line[width:] for line in item[1:])]
+        src = "\n".join(item) + "\n"
+        nodes = lst.parser.render(src, lst.refs, lst.ctx)[0]
+        if len(nodes) != 1 or isinstance(nodes[0], str) or len(nodes[0][2]) != 1:
+            return None
+        li = nodes[0][2][0]
+        para = OpenParagraph(lst.parser, lst.refs, contents[:1], lst.ctx)
+        if not para.feed_lines(contents[1:]):
+            return None  # a line the display shows as more than the paragraph
+        state = cls(para, width, li[1], lst.head[1] if lst.head is not None else nodes[0][1],
+                    lst.loose)
+        # The item alone parses tight; in a loose list its paragraph is wrapped.
+        tight = cls(para, width, li[1], nodes[0][1], False)
+        if tight.display("") != li:
+            return None  # not exactly one paragraph of these lines
+        return state
+
+    @staticmethod
+    def _continues(line: str, width: int) -> bool:
+        indent = len(line) - len(line.lstrip(" "))
+        return bool(line.strip(" \t")) and indent >= width and "\t" not in line
+
+    def feed_line(self, line: str) -> bool:
+        """A complete line of the item; False once the item is not (only) this
+        paragraph."""
+        return self._continues(line, self.width) and self.para.feed_lines([line[self.width:]])
+
+    def display(self, partial: str) -> Node | None:
+        """The item's `li` with the partial line, or None when the partial line
+        may be something else than more of the paragraph."""
+        if not partial.strip(" "):
+            content = ""
+        elif self._continues(partial, self.width):
+            content = partial[self.width:]
+        else:
+            return None
+        role = self.para.partial_role(content) if content else "hold"
+        if role != "para" and (content or role != "hold"):
+            return None  # block markers so far, or a new block: the list's path shows it
+        if content.lstrip(" ")[:1] in ("[", "<"):
+            # A task box, a definition or an HTML block may be starting: the
+            # list's path holds such a line back.
+            return None
+        nodes = self.para.display(content)
+        if nodes is None or len(nodes) != 1:
+            return None
+        kids = (nodes[0],) if self.loose else nodes[0][2]
+        return ("li", self.li_attrs, kids)
 
 
 def _content_width(first: str) -> int | None:

@@ -117,9 +117,13 @@ class MarkdownStream:
     # parse of what is there); above it the general path's whole-list parses on
     # each line (and per delta for a loose list) grow with the list. A block
     # quote (re-rendered whole on the general path) from LONG_QUOTE on.
+    # A list's last item that is one paragraph streams as one (open_block.py,
+    # `_ItemParagraph`) from LONG_ITEM characters on: below, its parse per delta
+    # is cheaper than the one parse of the item that taking the state costs.
     # Measured: bench/markdown_bench.py.
     LONG_BLOCK = 128
     LONG_QUOTE = 256
+    LONG_ITEM = 512
 
     def __init__(self, *, allow_images: bool = False, autolink: bool = True,
                  parser: Parser | None = None, id_prefix: str = "") -> None:
@@ -360,7 +364,7 @@ class MarkdownStream:
                 if len(tail) < self.LONG_BLOCK or "]:" in tail or "[^" in tail:
                     return False  # short, or definitions in it: the general path
                 self._open = OpenList(self.parser, self._refs, complete, self._ctx(),
-                                      (self._prefix_src, self._prefix_node))
+                                      (self._prefix_src, self._prefix_node), self.LONG_ITEM)
             else:
                 if len(complete) < 2:
                     return False
