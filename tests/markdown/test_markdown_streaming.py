@@ -1117,3 +1117,15 @@ def test_an_items_paragraph_state_shows_what_the_lists_own_path_shows(
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
     _same_at_every_cut(_ItemParagraphs(parser=PARSER), _LateOpen(parser=PARSER), text, cuts)
     _streams_like_one_shot(text, data, 8, (_ItemParagraphs,))
+
+
+@pytest.mark.parametrize("text", [
+    "# h\n `",                                             # a lone backtick: no empty <p>
+    "Some `code span\n- n",                                 # the paragraph ends: nothing closed
+    "Words of a long paragraph here. " * 8 + "\n[r]: /u\n===\nmore",  # a setext heading
+])
+def test_an_open_paragraph_shows_what_a_full_render_shows_where_it_did_not(text: str) -> None:
+    """Three displays of the paragraph state that differed from a full render's
+    (found streaming a list item as a paragraph): whole, and cut at every character."""
+    for cuts in ([], list(range(1, len(text)))):
+        _same_at_every_cut(_EagerOpen(parser=PARSER), _FullEveryTime(parser=PARSER), text, cuts)
