@@ -1129,3 +1129,65 @@ def test_an_open_paragraph_shows_what_a_full_render_shows_where_it_did_not(text:
     (found streaming a list item as a paragraph): whole, and cut at every character."""
     for cuts in ([], list(range(1, len(text)))):
         _same_at_every_cut(_EagerOpen(parser=PARSER), _FullEveryTime(parser=PARSER), text, cuts)
+
+
+QUOTE_LINES = ["> words with *em*\n", "> `code\n", "> **bold\n", "> [link](/u) x\n",
+               "> plain, words;"]
+LAZY_LINES = ["lazy words\n", "lazy *em* x\n", "lazy `c\n", "lazy [l](/u)\n", "lazy, more; and"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 4)), min_size=1, max_size=12), st.data())
+def test_a_quotes_lazy_lines_stream_as_its_quoted_lines(picks: list[tuple[bool, int]],
+                                                        data: st.DataObject) -> None:
+    """A line without `>` that continues the quote's paragraph (a lazy line)
+    means what the same line with `>` means: cut anywhere, the quote with lazy
+    lines shows what it shows with every line quoted, and ends on the one-shot
+    render."""
+    pieces = ["> first *quoted* words\n"]
+    for is_lazy, k in picks:
+        if not pieces[-1].endswith("\n"):
+            pieces[-1] += "\n"
+        pieces.append(LAZY_LINES[k] if is_lazy else QUOTE_LINES[k])
+    lazy_text = "".join(pieces)
+    quoted = "".join(p if p.startswith(">") else "> " + p for p in pieces)
+    # Each place in the lazy text and the same place in the quoted one (a lazy
+    # line begun: its `> ` and as much of it).
+    places = [0]
+    for p in pieces:
+        base, lift = places[-1], 0 if p.startswith(">") else 2
+        places.extend(base + lift + i for i in range(1, len(p) + 1))
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, len(lazy_text)), max_size=10))))
+    for kind in (_EagerOpen, MarkdownStream):
+        lazy, full = kind(parser=PARSER), kind(parser=PARSER)
+        last_l = last_q = 0
+        for cut in cuts + [len(lazy_text)]:
+            lazy.feed(lazy_text[last_l:cut])
+            full.feed(quoted[last_q:places[cut]])
+            last_l, last_q = cut, places[cut]
+            assert lazy.nodes() == full.nodes(), (kind.__name__, lazy_text[:cut])
+        lazy.close()
+        assert lazy.to_html() == render_html(lazy_text) == render_html(quoted)
+
+
+@pytest.mark.parametrize("size", [7, 13, 29])
+def test_a_long_quote_with_lazy_lines_streams_without_parsing_the_quote_again(size: int) -> None:
+    """A quote whose paragraph runs on in lazy lines keeps its incremental
+    state: past its first lines no block parse or render sees its first line
+    again, and every display is the one a full parse gives."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    quote = "> First line of the quote.\n" + "".join(
+        f"lazy words with **bold**, `code` and a [link](/x) {i}\n" for i in range(40))
+    text = "Intro.\n\n" + quote + "\nAfter.\n"
+    quote_end = len("Intro.\n\n") + len(quote)
+    for at in range(0, len(text), size):
+        parser.seen.clear()
+        stream.feed(text[at:at + size])
+        full.feed(text[at:at + size])
+        assert stream.nodes() == full.nodes(), text[:at + size]
+        if len(text) // 3 < at and at + size < quote_end:
+            assert all("First line" not in src for src in parser.seen), parser.seen
+    stream.close()
+    assert stream.to_html() == render_html(text)

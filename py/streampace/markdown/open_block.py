@@ -962,14 +962,15 @@ def _quote_content(line: str) -> str | None:
 
 
 class OpenQuote:
-    """A top-level block quote whose every line starts with `>` while it
-    streams: its content (markers removed) is a Markdown document of its own,
-    fed to an inner stream, so everything above (open paragraphs, lists,
-    tables, fences) applies inside it and a delta costs what it costs there.
-    A line without `>` (a blank line, a lazy continuation, another block) goes
-    back to the general path. Quotes holding definitions (`]:`, `[^`) are left
-    to the general path: inside a quote they would have to reach the whole
-    message."""
+    """A top-level block quote while it streams: its content (markers removed)
+    is a Markdown document of its own, fed to an inner stream, so everything
+    above (open paragraphs, lists, tables, fences) applies inside it and a
+    delta costs what it costs there. A line starting with `>` is the quote's;
+    a line without it is only when it is a lazy continuation of the paragraph
+    the content ends in (the inner stream's open paragraph says the line
+    continues it); any other (a blank line, another block) goes back to the
+    general path. Quotes holding definitions (`]:`, `[^`) are left to the
+    general path: inside a quote they would have to reach the whole message."""
 
     def __init__(self, make_stream: Any, lines: list[str]) -> None:
         self.inner = make_stream()
@@ -977,19 +978,38 @@ class OpenQuote:
         self.fed = ""  # the partial line's content already fed
         self.checks = 0
         contents = []
-        for line in lines:  # entering: the content so far in one feed (one parse)
+        for line in lines:  # entering: the quoted lines so far in one feed (one parse)
             content = _quote_content(line)
-            if content is None or "]:" in line or "[^" in line:
+            if content is None:
+                break
+            if "]:" in line or "[^" in line:
                 raise ValueError("not a plain block quote")
             contents.append(content + "\n")
         self.inner.feed("".join(contents))
-        self.lines = len(lines)
+        self.lines = len(contents)
+        if not self.feed_lines(lines[len(contents):]):
+            raise ValueError("not a plain block quote")
+
+    def _lazy(self, line: str) -> bool:
+        """Whether `line`, without `>`, continues the paragraph the quote's
+        content ends in (a lazy continuation line), for the lines that surely
+        do: starting with a letter, a line starts no block (a table row aside),
+        so it cannot end the quote. Any other line without `>` — `2) x`, which
+        ends a quote's paragraph though not a top-level one, say — is left to
+        the general path."""
+        return (line[:1].isalpha() and "]:" not in line and "[^" not in line
+                and "\t" not in line and not _is_table_line(line)
+                and self.inner.open_paragraph() is not None)
 
     def feed_lines(self, lines: list[str]) -> bool:
         for line in lines:
             self.checks += 1
             content = _quote_content(line)
-            if content is None or "]:" in line or "[^" in line:
+            if content is None:
+                if not self._lazy(line):
+                    return False
+                content = line
+            elif "]:" in line or "[^" in line:
                 return False
             self._feed(content + "\n")
             self.lines += 1
@@ -1003,9 +1023,12 @@ class OpenQuote:
     def display(self, partial: str) -> tuple[Node, ...] | None:
         if partial:
             content = _quote_content(partial)
-            if content is None:
-                if partial.strip() and not _marker_only(partial):
+            if content is None and partial.strip() and not _marker_only(partial):
+                if not self._lazy(partial):
                     return None
+                content = partial  # a lazy line so far
+            if content is None:
+                pass
             elif "]:" in partial or "[^" in partial:
                 return None
             elif content.startswith(self.fed) and len(content) > len(self.fed):

@@ -380,6 +380,13 @@ class MarkdownStream:
         self._open = None
         return False
 
+    def open_paragraph(self) -> OpenParagraph | None:
+        """The paragraph this stream's text ends in, while it streams in its
+        incremental state (OpenQuote asks it whether a line is lazy)."""
+        if self.state == OPEN and isinstance(self._open, OpenParagraph):
+            return self._open
+        return None
+
     def _inner_stream(self) -> MarkdownStream:
         """A stream for a block quote's content (OpenQuote): same parser, the
         references known so far, and this message's ids."""
