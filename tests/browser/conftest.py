@@ -64,12 +64,19 @@ def engine_param(item: Any) -> str | None:
     return None if callspec is None else callspec.params.get("engine")
 
 
-@pytest.fixture(autouse=True)
-def _renew_a_webkit_session_lost_to_a_crash(request: Any) -> None:
-    # Without it one crash would fail every later test of the module, and the
-    # rerun would meet the same deleted session.
-    if "driver" in request.fixturenames and engine_param(request.node) == "webkit":
-        renew_lost_webkit_session(request.getfixturevalue("driver"))
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: Any) -> None:
+    """Before a WebKit test's fixtures are set up (a module's page fixture that
+    failed on the crash is set up again for the rerun), its module's driver gets
+    a new session if WebKit deleted its last one: without it one crash would fail
+    every later test of the module, and the rerun would meet the same session."""
+    if engine_param(item) != "webkit":
+        return
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.get("driver") if info is not None else None
+    cached = defs[-1].cached_result if defs else None
+    if cached is not None and cached[2] is None:  # a driver made, not an error
+        renew_lost_webkit_session(cached[0])
 
 
 @pytest.fixture(scope="module")
