@@ -966,9 +966,8 @@ class OpenQuote:
     is a Markdown document of its own, fed to an inner stream, so everything
     above (open paragraphs, lists, tables, fences) applies inside it and a
     delta costs what it costs there. A line starting with `>` is the quote's;
-    a line without it is only when it is a lazy continuation of the paragraph
-    the content ends in (the inner stream's open paragraph says the line
-    continues it); any other (a blank line, another block) goes back to the
+    a line without it only when it surely continues the paragraph the content
+    ends in (`_lazy`); any other (a blank line, another block) goes back to the
     general path. Quotes holding definitions (`]:`, `[^`) are left to the
     general path: inside a quote they would have to reach the whole message."""
 
@@ -1027,13 +1026,12 @@ class OpenQuote:
                 if not self._lazy(partial):
                     return None
                 content = partial  # a lazy line so far
-            if content is None:
-                pass
-            elif "]:" in partial or "[^" in partial:
-                return None
-            elif content.startswith(self.fed) and len(content) > len(self.fed):
-                self.inner.feed(content[len(self.fed):])
-                self.fed = content
+            if content is not None:
+                if "]:" in partial or "[^" in partial:
+                    return None
+                if content.startswith(self.fed) and len(content) > len(self.fed):
+                    self.inner.feed(content[len(self.fed):])
+                    self.fed = content
         return (("blockquote", (), tuple(self.inner.nodes())),)
 
     def line_count(self) -> int:
