@@ -1064,21 +1064,29 @@ def test_a_long_items_paragraph_streams_without_parsing_the_item_again(
     past its first lines no block parse or render sees the item's first line
     again (the paragraph streams as a top-level one does), and every display
     is the one a full parse gives."""
-    parser = _Sources()
-    stream = MarkdownStream(parser=parser)
-    full = _FullEveryTime(parser=PARSER)
     pad = " " * len(marker)
     words = "words with **bold**, `code` and a [link](/x) here"
     item = marker + "First line of the item.\n" + "".join(
         f"{pad}{words} {i}\n" for i in range(40))
-    text = "Intro.\n\n" + item + after
-    item_end = len("Intro.\n\n") + len(item)
+    _streams_without_parsing_its_first_line_again(item, after, size)
+
+
+def _streams_without_parsing_its_first_line_again(block: str, after: str, size: int) -> None:
+    """`block` (its first line holding "First line") after a paragraph and
+    before `after`, in `size`-character deltas: from a third of the text until
+    the block ends no block parse or render sees its first line, every display
+    is the one a full parse gives, and the stream ends on the one-shot render."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    text = "Intro.\n\n" + block + after
+    block_end = len("Intro.\n\n") + len(block)
     for at in range(0, len(text), size):
         parser.seen.clear()
         stream.feed(text[at:at + size])
         full.feed(text[at:at + size])
         assert stream.nodes() == full.nodes(), text[:at + size]
-        if len(text) // 3 < at and at + size < item_end:
+        if len(text) // 3 < at and at + size < block_end:
             assert all("First line" not in src for src in parser.seen), parser.seen
     stream.close()
     assert stream.to_html() == render_html(text)
@@ -1175,19 +1183,6 @@ def test_a_long_quote_with_lazy_lines_streams_without_parsing_the_quote_again(si
     """A quote whose paragraph runs on in lazy lines keeps its incremental
     state: past its first lines no block parse or render sees its first line
     again, and every display is the one a full parse gives."""
-    parser = _Sources()
-    stream = MarkdownStream(parser=parser)
-    full = _FullEveryTime(parser=PARSER)
     quote = "> First line of the quote.\n" + "".join(
         f"lazy words with **bold**, `code` and a [link](/x) {i}\n" for i in range(40))
-    text = "Intro.\n\n" + quote + "\nAfter.\n"
-    quote_end = len("Intro.\n\n") + len(quote)
-    for at in range(0, len(text), size):
-        parser.seen.clear()
-        stream.feed(text[at:at + size])
-        full.feed(text[at:at + size])
-        assert stream.nodes() == full.nodes(), text[:at + size]
-        if len(text) // 3 < at and at + size < quote_end:
-            assert all("First line" not in src for src in parser.seen), parser.seen
-    stream.close()
-    assert stream.to_html() == render_html(text)
+    _streams_without_parsing_its_first_line_again(quote, "\nAfter.\n", size)
