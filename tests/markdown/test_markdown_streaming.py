@@ -1100,17 +1100,16 @@ class _ItemParagraphs(_LateOpen):
 
 # Lines after an item's first line: continuations at and past its content column
 # (and short of it: lazy), and what may end its paragraph inside the item.
-# (No link definitions nor quotes: streamed in the list state, a definition in
-# an item is not known to the blocks after it, and a code span running from a
-# quote in an item into a lazy line keeps other spaces; faults of the list
-# state before this one, found by this test's pieces, left for later.)
+# (No quotes: a code span running from a quote in an item into a lazy line keeps
+# other spaces in the list state when it is entered that early, a fault found by
+# these pieces and left for later.)
 ITEM_PARAGRAPH_PIECES = [
     "  more **bold** words\n", "   three in *x*\n", "    four `y`\n", "      six code?\n",
     "  - sub\n", "  ===\n", "  ---\n", "  | a | b |\n", "  |--|--|\n", "  $$\n",
     "lazy at col 0\n", "\n", "- next item\n", "1. other\n", "  words, more words; and",
     " more? yes\n", "  `code span\n", "  open *em\n", "  [ ] box\n", "\tTab\n",
     "  # heading\n", "  ```\n", "  <div>\n", "   ", "  a [r] b\n", "  [link](/u) c\n",
-    "  1) one\n", "  * * *\n", "  ~~~\n", "  [x] done\n"]
+    "  1) one\n", "  * * *\n", "  ~~~\n", "  [x] done\n", "  [r]: /u\n", "  [^n]: note\n"]
 
 
 @settings(max_examples=200, deadline=None)
@@ -1186,3 +1185,18 @@ def test_a_long_quote_with_lazy_lines_streams_without_parsing_the_quote_again(si
     quote = "> First line of the quote.\n" + "".join(
         f"lazy words with **bold**, `code` and a [link](/x) {i}\n" for i in range(40))
     _streams_without_parsing_its_first_line_again(quote, "\nAfter.\n", size)
+
+
+@pytest.mark.parametrize("size", [5, 7, 13, 40])
+@pytest.mark.parametrize("item", ["- [r]: /u\n", "- last\n  ---\n  [r]: /u\n",
+                                  "- last\n  # h\n  [r]: /u\n", "- last\n  # h\n  [^n]: note\n"])
+def test_a_definition_in_an_item_of_an_open_list_reaches_the_blocks_after(
+        item: str, size: int) -> None:
+    """A link or footnote definition that is a block of a list item, arriving
+    while the list streams in its incremental state: the paragraph after the
+    list uses it, as in the one-shot render (the list state left the definition
+    to its own parse, so the stream's references never had it)."""
+    text = "".join(f"- item number {i} with some words\n" for i in range(8)) + item + (
+        "- more\n\nA [r] b[^n].\n")
+    assert stream_html(text, list(range(size, len(text), size)), MarkdownStream) == (
+        render_html(text))

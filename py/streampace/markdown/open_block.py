@@ -706,6 +706,10 @@ class OpenList:
     def feed_lines(self, lines: list[str]) -> bool:
         self._plain = None
         for raw in lines:
+            if "]:" in raw or "[^" in raw:
+                # A definition may be starting: the general path collects it for
+                # the whole message (a list parses it for its own items only).
+                return False
             line = self._dedent(raw, self._width)
             if line is None:
                 return False
