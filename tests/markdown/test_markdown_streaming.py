@@ -1200,3 +1200,24 @@ def test_a_definition_in_an_item_of_an_open_list_reaches_the_blocks_after(
         "- more\n\nA [r] b[^n].\n")
     assert stream_html(text, list(range(size, len(text), size)), MarkdownStream) == (
         render_html(text))
+
+
+def test_a_paragraph_whose_lines_open_a_link_settles_at_their_starts() -> None:
+    """Each line of a long paragraph holds a link whose text has a space, so
+    the last split point often lies inside that link when a settle is tried:
+    the settle takes the line's start instead, and the text parsed again per
+    delta (the live rest) stays within about a line, not twice the length of
+    the last attempt (288 characters before this rule, for 72-character lines)."""
+    line = "plain words and **bold** with `code` and [a link](https://e.com/x) here."
+    para = "".join(line + "\n" for _ in range(60))
+    stream = MarkdownStream(parser=PARSER)
+    longest = 0
+    for i in range(0, len(para), 13):
+        stream.feed(para[i:i + 13])
+        if i > len(para) // 3:
+            block = stream._open
+            assert block is not None and hasattr(block, "live")
+            longest = max(longest, len(block.live))
+    assert longest <= len(line) + 13
+    stream.close()
+    assert stream.to_html() == render_html(para)

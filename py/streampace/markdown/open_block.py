@@ -11,7 +11,9 @@ their own while they stay open:
   where nothing is left open in it — no emphasis, bracket, code span or link
   destination waiting for a closer (`completion.complete_inline` finds nothing to
   close) — so later text cannot change how it renders. Attempts are geometric
-  in the live length (amortised O(1) per character); past `_WINDOW` characters
+  in the live length (amortised O(1) per character), each trying the last split
+  point and, if that is inside something its line opened, the line's start;
+  past `_WINDOW` characters
   the prefix is settled anyway, so hostile text (an unclosed backtick at the
   start) costs at most the window per delta.
 - `OpenTable`: each complete row is rendered once, against the header and
@@ -182,6 +184,14 @@ class OpenParagraph:
             p = len(live) - _FIRST_TRY  # no blank anywhere (hostile): split anyway
         head = live[:p]
         nodes, closed = self.parser.inline_split(head, self.refs, self.ctx)
+        line = live.rfind("\n", 0, p - 1) + 1
+        if not closed and line > 0 and live[line:line + 1] not in (" ", "\t", "\n", ""):
+            # The last split point lies in something the last line opened (a
+            # link's text, say): the split at that line's start often has
+            # nothing open, and settles now instead of at twice the length.
+            at_line, line_closed = self.parser.inline_split(live[:line], self.refs, self.ctx)
+            if line_closed:
+                head, nodes, closed, p = live[:line], at_line, True, line
         if not closed and len(live) < _WINDOW:
             return  # something in it is still open: a later closer may change it
         append_nodes(self.settled, nodes)
