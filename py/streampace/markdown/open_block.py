@@ -897,13 +897,12 @@ class _ItemParagraph:
         para = OpenParagraph(lst.parser, lst.refs, contents[:1], lst.ctx)
         if not para.feed_lines(contents[1:]):
             return None  # a line the display shows as more than the paragraph
-        state = cls(para, width, li[1], lst.head[1] if lst.head is not None else nodes[0][1],
-                    lst.loose)
-        # The item alone parses tight; in a loose list its paragraph is wrapped.
-        tight = cls(para, width, li[1], nodes[0][1], False)
-        if tight.display("") != li:
+        # The item alone parses tight: its li holds the paragraph's kids as they are.
+        shown = para.display("")
+        if shown is None or len(shown) != 1 or ("li", li[1], shown[0][2]) != li:
             return None  # not exactly one paragraph of these lines
-        return state
+        return cls(para, width, li[1], lst.head[1] if lst.head is not None else nodes[0][1],
+                   lst.loose)
 
     @staticmethod
     def _continues(line: str, width: int) -> bool:
