@@ -1092,6 +1092,36 @@ def _streams_without_parsing_its_first_line_again(block: str, after: str, size: 
     assert stream.to_html() == render_html(text)
 
 
+
+@pytest.mark.parametrize("size", [5, 13, 22])
+@pytest.mark.parametrize("marker", ["- ", "1. ", "* "])
+def test_a_tight_lists_next_item_streams_without_parsing_the_last_one_again(
+        marker: str, size: int) -> None:
+    """While a tight list's next item streams on its first line, the item before
+    it is parsed once with it, then no more: each display parses the new line
+    alone, and every display is the one a full parse gives."""
+    def item(k: int) -> str:
+        number = f"{k + 1}. " if marker == "1. " else marker
+        return (f"{number}**Item {k}**: keep the *visible* rate steady; see "
+                f"[the notes](https://example.com/{k}) for `case {k}`.\n")
+    parser = _Sources()
+    stream = _EagerOpen(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    text = "Intro.\n\n" + "".join(item(k) for k in range(6)) + "\nAfter.\n"
+    # Deltas inside the last item's line: the one before it (item 4) is complete.
+    last = text.index(item(5))
+    again = 0
+    for at in range(0, len(text), size):
+        parser.rendered.clear()
+        stream.feed(text[at:at + size])
+        full.feed(text[at:at + size])
+        assert stream.nodes() == full.nodes(), text[:at + size]
+        if last + 16 < at and at + size < last + len(item(5)):
+            again += any("Item 4" in src for src in parser.rendered)
+    assert again <= 1
+    stream.close()
+    assert stream.to_html() == render_html(text)
+
 class _ItemParagraphs(_LateOpen):
     """A list's last item takes its paragraph state however short."""
 

@@ -474,9 +474,10 @@ class OpenList:
         # the trailing blanks not shown yet).
         self._plain: tuple[str, tuple[Node, ...], str] | None = None
         self.plain_appends = 0
-        # The last item's `li` and the list's attributes as the last parse of
-        # the display showed them, followed by a next item in a tight list:
-        # what `_probe` would say when that next item's line completes.
+        # The last item's `li` and the list's attributes as a parse of the
+        # display showed them, followed by a next item in a tight list: what
+        # `_probe` would say when that next item's line completes, and the
+        # item shown before the next one while that one streams.
         self._shown_item: tuple[Any, Node] | None = None
         # The last item's `li` as the last parse of the display showed it, a
         # new block after it (the item ended there), in a tight list: its
@@ -801,6 +802,12 @@ class OpenList:
         item_src = "\n".join(self.item) + "\n"
         src = item_src + partial
         shown = display_source(src)
+        after = self._after_shown_item(item_src, shown, partial)
+        if after is not None:
+            held = _plain_append_state(src, shown, after)
+            if held is not None:
+                self._plain = (partial, after, held)
+            return after
         nodes = self.parser.render(shown, self.refs, self.ctx)[0] if shown.strip() else []
         if not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
             return None
@@ -830,6 +837,34 @@ class OpenList:
         if held is not None:
             self._plain = (partial, out, held)
         return out
+
+    def _after_shown_item(self, item_src: str, shown: str, partial: str
+                          ) -> tuple[Node, ...] | None:
+        """The list with the partial line shown as the next item, parsed alone,
+        after the last item's `li` as an earlier parse with such a next item
+        showed it (`_shown_item`, kept while the item's lines stay these); None
+        when that could differ from one parse of both.
+
+        In a tight list a next item's marker at column 0 ends the last item
+        whatever it holds, and the next item's blocks are its own lines': so the
+        partial line alone, one tight item, is that item. Parsed with the item
+        before it, a list's delta on the long Markdown answer cost 0.38 ms
+        (median, CPython) against a paragraph's 0.08 ms."""
+        kept = self._shown_item
+        if (kept is None or self.loose or not self._starts_item(partial)
+                or not shown.startswith(item_src)):
+            return None
+        part = shown[len(item_src):]
+        if not part.strip():
+            return None
+        nodes = self.parser.render(part, self.refs, self.ctx)[0]
+        if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
+                or len(nodes[0][2]) != 1 or _looseness(nodes[0]) is True):
+            return None
+        self._ended_item = None
+        # With no earlier items, the list's attributes are the ones that parse gave.
+        attrs, before = (kept[0], ()) if self.head is None else (self.head[1], self.head[2])
+        return ((self.tag, attrs, (*before, kept[1], nodes[0][2][0])),)
 
     def _item_paragraph(self) -> _ItemParagraph | None:
         """The last item's paragraph state, taken once the item is long enough
