@@ -335,11 +335,11 @@ class OpenTable:
     def feed_lines(self, lines: list[str]) -> bool:
         for line in lines:
             self.checks += 1
-            blocks = self.parser.block_starts(self.head_src + line, self.refs)
-            if len(blocks) != 1 or blocks[0][2] != "table_open" or blocks[0][1] != 3:
-                return False
+            # One parse says both that the line is a row of this table (the
+            # table, alone, with one body row: a line that ends the table adds
+            # none, or a block after it) and what the row shows.
             rows = self._render_rows(line)
-            if rows is None:
+            if rows is None or len(rows) != 1:
                 return False
             self.rows.extend(rows)
             self.row_lines += 1
