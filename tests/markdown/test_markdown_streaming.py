@@ -1092,7 +1092,6 @@ def _streams_without_parsing_its_first_line_again(block: str, after: str, size: 
     assert stream.to_html() == render_html(text)
 
 
-
 @pytest.mark.parametrize("size", [5, 13, 22])
 @pytest.mark.parametrize("marker", ["- ", "1. ", "* "])
 def test_a_tight_lists_next_item_streams_without_parsing_the_last_one_again(
@@ -1121,6 +1120,7 @@ def test_a_tight_lists_next_item_streams_without_parsing_the_last_one_again(
     assert again <= 1
     stream.close()
     assert stream.to_html() == render_html(text)
+
 
 class _ItemParagraphs(_LateOpen):
     """A list's last item takes its paragraph state however short."""
