@@ -147,6 +147,10 @@ def test_snapshot_boot_shows_early_text_and_reseeds_random(driver: Any, boot_ser
         assert not [m for m in console(driver) if FALLBACK_NOTE in m]
         # Our modules came from the snapshot, not from importing the archive.
         assert python(driver, "import streampace.browser.runtime as r; r.snapshot_key()")
+        # Their objects came frozen (runtime.freeze_heap): the page's collector
+        # never scans them. Frozen objects freed since only lower the count.
+        frozen = python(driver, "import gc; gc.get_freeze_count()")
+        assert 0 < frozen <= json.loads(MANIFEST.read_text())["frozen"]
         draws.append(python(driver, "import random; random.random()"))
     # Without the reseed every restore would replay the setup machine's sequence.
     assert draws[0] != draws[1]
