@@ -1122,6 +1122,34 @@ def test_a_tight_lists_next_item_streams_without_parsing_the_last_one_again(
     assert stream.to_html() == render_html(text)
 
 
+
+@pytest.mark.parametrize("size", [5, 13, 22])
+@pytest.mark.parametrize("after", ["A paragraph with **bold**, `code` and a [link](/x), on and on",
+                                   "| a | b | c |", "# A heading *with* `code` in it, long enough"])
+def test_a_block_after_a_tight_list_streams_without_parsing_the_last_item_again(
+        after: str, size: int) -> None:
+    """After a blank line a line at column 0 that starts no item ends the list:
+    while that line streams, the list's last item is parsed with it once, then
+    no more, and every display is the one a full parse gives."""
+    items = "".join(f"- **Item {k}**: keep the *visible* rate steady; see "
+                    f"[the notes](https://example.com/{k}) for `case {k}`.\n" for k in range(4))
+    parser = _Sources()
+    stream = _EagerOpen(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    text = "Intro.\n\n" + items + "\n" + after + "\n\nEnd.\n"
+    start = text.index(after)
+    again = 0
+    for at in range(0, len(text), size):
+        parser.rendered.clear()
+        stream.feed(text[at:at + size])
+        full.feed(text[at:at + size])
+        assert stream.nodes() == full.nodes(), text[:at + size]
+        if start < at and at + size < start + len(after):
+            again += any("Item 3" in src for src in parser.rendered)
+    assert again <= 1
+    stream.close()
+    assert stream.to_html() == render_html(text)
+
 class _ItemParagraphs(_LateOpen):
     """A list's last item takes its paragraph state however short."""
 
