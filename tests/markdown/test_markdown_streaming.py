@@ -1150,6 +1150,37 @@ def test_a_block_after_a_tight_list_streams_without_parsing_the_last_item_again(
     stream.close()
     assert stream.to_html() == render_html(text)
 
+
+@pytest.mark.parametrize("first", ["A", "#", "|", ">", "`"])
+def test_a_list_is_final_once_a_line_after_it_cannot_continue_it(first: str) -> None:
+    """After a blank line, a partial line at column 0 whose first character no
+    item marker starts with ends the list: the list is final before that line
+    completes, and a long line then streams as its own block (the list's
+    items are not parsed again per delta). A line that may still become an
+    item, or a definition, leaves the list open."""
+    items = "".join(f"- **Item {k}**: see [the notes](https://example.com/{k}) for `c{k}`.\n"
+                    for k in range(4))
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    line = first + " words with **bold** and `code`," * 30
+    text = "Intro.\n\n" + items + "\n" + line + "\n\nEnd.\n"
+    start = text.index(line)
+    for at in range(0, len(text), 13):
+        parser.rendered.clear()
+        stream.feed(text[at:at + 13])
+        full.feed(text[at:at + 13])
+        assert stream.nodes() == full.nodes(), text[:at + 13]
+        if start + 13 < at and at + 13 < start + len(line):
+            assert stream.blocks[-1][0] == "ul"
+            assert not any("Item 3" in src for src in parser.rendered)
+    stream.close()
+    assert stream.to_html() == render_html(text)
+    for maybe in ("1", "-", "*", "+", "[", " "):
+        held = MarkdownStream(parser=PARSER)
+        held.feed("Intro.\n\n" + items + "\n" + maybe)
+        assert held.blocks[-1][0] != "ul", maybe
+
 class _ItemParagraphs(_LateOpen):
     """A list's last item takes its paragraph state however short."""
 

@@ -417,6 +417,10 @@ def _ends_by_blank(blocks: tuple[Node, ...], contents: list[str]) -> bool:
         blocks[-1][0] == "pre" and _fence_closed_at_end(contents))
 
 
+# A partial line's first character that may still make it a list item (or an
+# item's indented line), or a definition: the list is not known to be over.
+_MAY_START_ITEM = frozenset(" \t-+*[0123456789") | {""}
+
 # The children of the dummy item's `li` in a tight list (bare text; a loose
 # list shows it as a paragraph).
 _TIGHT_DUMMY = ("x",)
@@ -890,6 +894,18 @@ class OpenList:
         if not rest:
             return None
         return ((self.tag, self.head[1], (*self.head[2], kept)), *rest)
+
+    def ended_before(self, partial: str) -> bool:
+        """Whether the list is over before the partial line, whatever that line
+        becomes: a blank line ended the last item (shown, `_ended_item`, in a
+        tight list), and the partial line stands at column 0 with a character no
+        item marker starts with (so it can neither continue an item nor become
+        the list's next one) and not `[` (a definition there would be the list's
+        too). The stream then makes the list final at once, and a long line
+        after it streams as its own block instead of through the list's display."""
+        return (self._ended_item is not None and not self.loose and self.head is not None
+                and bool(self.item) and not self.item[-1].strip(" \t")
+                and partial[:1] not in _MAY_START_ITEM)
 
     def _item_paragraph(self) -> _ItemParagraph | None:
         """The last item's paragraph state, taken once the item is long enough

@@ -410,7 +410,11 @@ class MarkdownStream:
                 self._end_paragraph(ops)
                 return False  # the general path goes on from the block after it
             self._open_pos = nl + 1
-        nodes = block.display(tail[self._open_pos:])
+        partial = tail[self._open_pos:]
+        if isinstance(block, OpenList) and block.ended_before(partial):
+            self._end_list(block, ops)
+            return False  # the general path goes on from the block after it
+        nodes = block.display(partial)
         if nodes is None:
             return False
         self.renders += 1
@@ -420,6 +424,18 @@ class MarkdownStream:
             self.tail_nodes = nodes
             ops.append(SetTail(nodes))
         return True
+
+    def _end_list(self, block: OpenList, ops: list[Op]) -> None:
+        """The open list is over (`OpenList.ended_before`): final now, from its
+        incremental state, rather than once the line after it completes. A
+        long first line after a list otherwise streamed through the list's
+        display, parsed whole per delta; now it streams as its own block."""
+        end = block.line_count()  # the tail starts with the list's lines
+        self._left = (block, self._refs)
+        self._open = None
+        self.state = TAIL
+        kind = "ordered_list_open" if block.delim else "bullet_list_open"
+        self._finalise(self._tail, [(0, end, kind)], end, ops)
 
     def _end_paragraph(self, ops: list[Op]) -> None:
         """The open paragraph is followed by a blank line: final (nothing after a
