@@ -1103,24 +1103,10 @@ def test_a_tight_lists_next_item_streams_without_parsing_the_last_one_again(
         number = f"{k + 1}. " if marker == "1. " else marker
         return (f"{number}**Item {k}**: keep the *visible* rate steady; see "
                 f"[the notes](https://example.com/{k}) for `case {k}`.\n")
-    parser = _Sources()
-    stream = _EagerOpen(parser=parser)
-    full = _FullEveryTime(parser=PARSER)
     text = "Intro.\n\n" + "".join(item(k) for k in range(6)) + "\nAfter.\n"
     # Deltas inside the last item's line: the one before it (item 4) is complete.
     last = text.index(item(5))
-    again = 0
-    for at in range(0, len(text), size):
-        parser.rendered.clear()
-        stream.feed(text[at:at + size])
-        full.feed(text[at:at + size])
-        assert stream.nodes() == full.nodes(), text[:at + size]
-        if last + 16 < at and at + size < last + len(item(5)):
-            again += any("Item 4" in src for src in parser.rendered)
-    assert again <= 1
-    stream.close()
-    assert stream.to_html() == render_html(text)
-
+    assert _deltas_parsing(text, "Item 4", (last + 16, last + len(item(5))), size) <= 1
 
 
 @pytest.mark.parametrize("size", [5, 13, 22])
@@ -1133,22 +1119,30 @@ def test_a_block_after_a_tight_list_streams_without_parsing_the_last_item_again(
     no more, and every display is the one a full parse gives."""
     items = "".join(f"- **Item {k}**: keep the *visible* rate steady; see "
                     f"[the notes](https://example.com/{k}) for `case {k}`.\n" for k in range(4))
+    text = "Intro.\n\n" + items + "\n" + after + "\n\nEnd.\n"
+    start = text.index(after)
+    assert _deltas_parsing(text, "Item 3", (start, start + len(after)), size) <= 1
+
+
+def _deltas_parsing(text: str, label: str, window: tuple[int, int], size: int) -> int:
+    """`text` streamed in `size`-character deltas into a stream whose open blocks
+    take their state however short: every display is the one a full parse
+    gives, the stream ends on the one-shot render, and the count returned is
+    of the deltas wholly inside `window` whose parses saw `label`."""
     parser = _Sources()
     stream = _EagerOpen(parser=parser)
     full = _FullEveryTime(parser=PARSER)
-    text = "Intro.\n\n" + items + "\n" + after + "\n\nEnd.\n"
-    start = text.index(after)
-    again = 0
+    seen = 0
     for at in range(0, len(text), size):
         parser.rendered.clear()
         stream.feed(text[at:at + size])
         full.feed(text[at:at + size])
         assert stream.nodes() == full.nodes(), text[:at + size]
-        if start < at and at + size < start + len(after):
-            again += any("Item 3" in src for src in parser.rendered)
-    assert again <= 1
+        if window[0] < at and at + size < window[1]:
+            seen += any(label in src for src in parser.rendered)
     stream.close()
     assert stream.to_html() == render_html(text)
+    return seen
 
 
 @pytest.mark.parametrize("first", ["A", "#", "|", ">", "`"])
@@ -1180,6 +1174,7 @@ def test_a_list_is_final_once_a_line_after_it_cannot_continue_it(first: str) -> 
         held = MarkdownStream(parser=PARSER)
         held.feed("Intro.\n\n" + items + "\n" + maybe)
         assert held.blocks[-1][0] != "ul", maybe
+
 
 class _ItemParagraphs(_LateOpen):
     """A list's last item takes its paragraph state however short."""
