@@ -806,23 +806,21 @@ class OpenList:
         item_src = "\n".join(self.item) + "\n"
         src = item_src + partial
         shown = display_source(src)
-        after = (self._after_shown_item(item_src, shown, partial)
-                 or self._after_ended_item(item_src, shown, partial))
+        # What the display shows of the partial line, when it keeps the item's lines.
+        part = shown[len(item_src):] if shown.startswith(item_src) else None
+        after = self._after_shown_item(part, partial)
         if after is not None:
-            held = _plain_append_state(src, shown, after)
-            if held is not None:
-                self._plain = (partial, after, held)
-            return after
+            return self._shown_as(partial, src, shown, after)
         nodes = self.parser.render(shown, self.refs, self.ctx)[0] if shown.strip() else []
         if not nodes or isinstance(nodes[0], str) or nodes[0][0] != self.tag:
             return None
         self._shown_item = self._ended_item = None
         if (not self.loose and len(nodes) > 1 and len(nodes[0][2]) == 1
-                and _looseness(nodes[0]) is False and shown.startswith(item_src)):
+                and _looseness(nodes[0]) is False and part is not None):
             self._ended_item = nodes[0][2][0]
         if (self.item and len(nodes) == 1 and len(nodes[0][2]) == 2
-                and _looseness(nodes[0]) is False and shown.startswith(item_src)
-                and shown[len(item_src):].strip() and self._starts_item(partial)):
+                and _looseness(nodes[0]) is False and part is not None
+                and part.strip() and self._starts_item(partial)):
             # The last item's lines as they are, then the partial line shown as
             # the next item (at column 0 it can be nothing else in this list):
             # so those lines are one `li`, in a tight list, as `_probe` renders it.
@@ -838,13 +836,18 @@ class OpenList:
                 return None  # turning loose: the general path shows it, once
         out = tuple(nodes) if self.head is None else (
             (self.tag, self.head[1], (*self.head[2], *nodes[0][2])), *nodes[1:])
+        return self._shown_as(partial, src, shown, out)
+
+    def _shown_as(self, partial: str, src: str, shown: str, out: tuple[Node, ...]
+                  ) -> tuple[Node, ...]:
+        """`out`, the display of `partial` (`src` shown as `shown`), kept for
+        plain words to grow without a parse when they may (`_plain_grown`)."""
         held = _plain_append_state(src, shown, out)
         if held is not None:
             self._plain = (partial, out, held)
         return out
 
-    def _after_shown_item(self, item_src: str, shown: str, partial: str
-                          ) -> tuple[Node, ...] | None:
+    def _after_shown_item(self, part: str | None, partial: str) -> tuple[Node, ...] | None:
         """The list with the partial line shown as the next item, parsed alone,
         after the last item's `li` as an earlier parse with such a next item
         showed it (`_shown_item`, kept while the item's lines stay these); None
@@ -856,11 +859,8 @@ class OpenList:
         before it, a list's delta on the long Markdown answer cost 0.38 ms
         (median, CPython) against a paragraph's 0.08 ms."""
         kept = self._shown_item
-        if (kept is None or self.loose or not self._starts_item(partial)
-                or not shown.startswith(item_src)):
-            return None
-        part = shown[len(item_src):]
-        if not part.strip():
+        if (kept is None or self.loose or part is None or not part.strip()
+                or not self._starts_item(partial)):
             return None
         nodes = self.parser.render(part, self.refs, self.ctx)[0]
         if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
@@ -870,30 +870,6 @@ class OpenList:
         # With no earlier items, the list's attributes are the ones that parse gave.
         attrs, before = (kept[0], ()) if self.head is None else (self.head[1], self.head[2])
         return ((self.tag, attrs, (*before, kept[1], nodes[0][2][0])),)
-
-    def _after_ended_item(self, item_src: str, shown: str, partial: str
-                          ) -> tuple[Node, ...] | None:
-        """The list, ended, then the partial line's blocks parsed alone: after a
-        blank line, a line at column 0 that starts no item of this list ends the
-        list whatever its last item holds (no lazy line follows a blank one), so
-        the blocks it starts are their own; the last item's `li` is the one an
-        earlier parse with such a block after it showed (`_ended_item`, kept
-        while the item's lines stay these). None when that could differ from one
-        parse of both. (A 900-character paragraph line with markup after a
-        four-item list, 13-character deltas, CPython: median 0.82 -> 0.64 ms a
-        delta; the line itself is still parsed whole per delta.)"""
-        kept = self._ended_item
-        if (kept is None or self.loose or self.head is None or not self.item
-                or self.item[-1].strip(" \t") or partial[:1] in ("", " ", "\t")
-                or self._starts_item(partial) or not shown.startswith(item_src)):
-            return None
-        part = shown[len(item_src):]
-        if not part.strip():
-            return None
-        rest = self.parser.render(part, self.refs, self.ctx)[0]
-        if not rest:
-            return None
-        return ((self.tag, self.head[1], (*self.head[2], kept)), *rest)
 
     def ended_before(self, partial: str) -> bool:
         """Whether the list is over before the partial line, whatever that line

@@ -430,12 +430,8 @@ class MarkdownStream:
         incremental state, rather than once the line after it completes. A
         long first line after a list otherwise streamed through the list's
         display, parsed whole per delta; now it streams as its own block."""
-        end = block.line_count()  # the tail starts with the list's lines
-        self._left = (block, self._refs)
-        self._open = None
-        self.state = TAIL
         kind = "ordered_list_open" if block.delim else "bullet_list_open"
-        self._finalise(self._tail, [(0, end, kind)], end, ops)
+        self._finalise_open(block, block.line_count(), kind, ops)
 
     def _end_paragraph(self, ops: list[Op]) -> None:
         """The open paragraph is followed by a blank line: final (nothing after a
@@ -445,12 +441,23 @@ class MarkdownStream:
         block = self._open
         assert isinstance(block, OpenParagraph)
         end = block.lines  # the tail starts with the paragraph's lines
+        if _first_blank(self._tail.split("\n", end + 1)[end:end + 1]) != 0:
+            self._leave_open(block)
+            return  # not where the paragraph was thought to end: the general path decides
+        self._finalise_open(block, end, "paragraph_open", ops)
+
+    def _leave_open(self, block: OpenParagraph | OpenTable | OpenList | OpenQuote) -> None:
+        """Back to the general path; `block` is kept for `_finalise`
+        (`final_from_open`) to take its final node from."""
         self._left = (block, self._refs)
         self._open = None
         self.state = TAIL
-        if _first_blank(self._tail.split("\n", end + 1)[end:end + 1]) != 0:
-            return  # not where the paragraph was thought to end: the general path decides
-        self._finalise(self._tail, [(0, end, "paragraph_open")], end, ops)
+
+    def _finalise_open(self, block: OpenParagraph | OpenList, end: int, kind: str,
+                       ops: list[Op]) -> None:
+        """`block`, the tail's first `end` lines, final now from its state."""
+        self._leave_open(block)
+        self._finalise(self._tail, [(0, end, kind)], end, ops)
 
     def _show_tail(self, tail: str, ops: list[Op]) -> None:
         shown = display_source(tail)
