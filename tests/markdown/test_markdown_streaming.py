@@ -1305,3 +1305,15 @@ def test_a_paragraph_whose_lines_open_a_link_settles_at_their_starts() -> None:
     assert longest <= len(line) + 13
     stream.close()
     assert stream.to_html() == render_html(para)
+
+
+@pytest.mark.parametrize("header", ["[^n]: note | x", "[ref]: https://r.org | y",
+                                    "[a]: /u | b | c"])
+@pytest.mark.parametrize("size", [1, 3, 1000])
+def test_a_table_whose_header_reads_as_a_definition_streams(header: str, size: int) -> None:
+    """The open tail shows nothing of a line that may be a definition being
+    written; a table whose header reads so (hostile or odd text) used to make
+    the open table's display fail (IndexError) once a row began: now it is
+    shown as the general path shows it, and the end is the one-shot render."""
+    text = header + "\n|--- | -|\n| 1 | 2 |\n|\n\nAfter.\n"
+    assert stream_html(text, list(range(size, len(text), size))) == render_html(text)

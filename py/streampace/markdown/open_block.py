@@ -364,7 +364,12 @@ class OpenTable:
             partial = ""
         rows = list(self.rows)
         if partial:
-            shown = display_source(self.head_src + partial).split("\n", 2)[2]
+            parts = display_source(self.head_src + partial).split("\n", 2)
+            if len(parts) < 3:
+                # Nothing of the table left to show: its header reads as a
+                # definition being written (`[^n]: a | b`), held back whole.
+                return None
+            shown = parts[2]
             more = self._render_rows(shown) if shown.strip() else []
             if more is None:
                 return None
