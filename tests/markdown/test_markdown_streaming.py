@@ -1307,6 +1307,35 @@ def test_a_paragraph_whose_lines_open_a_link_settles_at_their_starts() -> None:
     assert stream.to_html() == render_html(para)
 
 
+TABLE = ("| case | cost | paced? |\n|:-----|-----:|:------:|\n"
+         + "".join(f"| row {i} **{i}** | `{i} ms` | [y](/y{i}) \\| z |\n" for i in range(9)))
+
+
+@pytest.mark.parametrize("size", [60, 130, 400])
+def test_rows_that_arrive_together_take_one_parse(size: int) -> None:
+    """A batch of several complete rows (what a pane that paints each socket
+    batch feeds) is rendered in one parse, not one per row; every display is
+    the one a full parse gives, and so is the final table."""
+    text = "Intro.\n\n" + TABLE + "\nAfter.\n"
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    rows_rendered = 0
+    for at in range(0, len(text), size):
+        parser.rendered.clear()
+        piece = text[at:at + size]
+        stream.feed(piece)
+        full.feed(piece)
+        assert stream.nodes() == full.nodes(), text[:at + size]
+        rows_rendered = max(rows_rendered, sum(src.count("\n| row ") for src in parser.rendered))
+        # However many rows this piece completed, at most two parses show them
+        # (the table's entry with its rows, or the new rows; the partial row).
+        assert len([src for src in parser.rendered if "| row " in src]) <= 2, parser.rendered
+    assert rows_rendered >= 3  # some piece did carry several rows
+    stream.close()
+    assert stream.to_html() == render_html(text)
+
+
 @pytest.mark.parametrize("header", ["[^n]: note | x", "[ref]: https://r.org | y",
                                     "[a]: /u | b | c"])
 @pytest.mark.parametrize("size", [1, 3, 1000])

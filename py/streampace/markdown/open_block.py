@@ -313,9 +313,9 @@ class OpenTable:
         self.thead: Node | None = None
         self.rows: list[Node] = []
         self.row_lines = 0
-        self._render_rows("")
-        for row in rows:
-            if not self.feed_lines([row]):
+        if not self._feed_at_once(rows):
+            self._render_rows("")
+            if not self._feed_each(rows):
                 raise ValueError("not a table row")
 
     def _render_rows(self, row: str) -> list[Node] | None:
@@ -332,7 +332,33 @@ class OpenTable:
                 body = list(part[2])
         return body
 
+    def _feed_at_once(self, lines: list[str]) -> bool:
+        """Several rows in one parse, when it makes one table with a body row per
+        line: what a parse of each row alone makes, since markdown-it splits
+        and parses each row's cells by itself (a line that ends the table, or
+        the table's bound on cells, gives fewer rows: then row by row). Not
+        with footnote references: their ids count the references of a parse."""
+        if len(lines) < 2 or any("[^" in line for line in lines):
+            return False
+        self.checks += 1
+        rows = self._render_rows("\n".join(lines))
+        if rows is None or len(rows) != len(lines):
+            return False
+        self.rows.extend(rows)
+        self.row_lines += len(lines)
+        return True
+
     def feed_lines(self, lines: list[str]) -> bool:
+        # The rows that start with a pipe at once; from the first line that does
+        # not (often the blank line or block that ends the table) row by row.
+        rows = 0
+        while rows < len(lines) and _is_table_line(lines[rows]):
+            rows += 1
+        if self._feed_at_once(lines[:rows]):
+            lines = lines[rows:]
+        return self._feed_each(lines)
+
+    def _feed_each(self, lines: list[str]) -> bool:
         for line in lines:
             self.checks += 1
             # One parse says both that the line is a row of this table (the
