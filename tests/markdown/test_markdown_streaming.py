@@ -1346,3 +1346,23 @@ def test_a_table_whose_header_reads_as_a_definition_streams(header: str, size: i
     shown as the general path shows it, and the end is the one-shot render."""
     text = header + "\n|--- | -|\n| 1 | 2 |\n|\n\nAfter.\n"
     assert stream_html(text, list(range(size, len(text), size))) == render_html(text)
+
+
+@pytest.mark.parametrize("text", [".\nb|\n-||\n", "Here:\n| a | b |\n|---|---|---|\nmore\n",
+                                  "Intro *x*\n| a |\n|-|-|\n\nAfter.\n"])
+def test_a_paragraph_is_not_final_while_a_table_under_it_may_be_none(text: str) -> None:
+    """A table interrupts a paragraph, but while its delimiter row is partial
+    the next character may make that row none (more cells than the header):
+    the paragraph stayed final as it was and the header line became a second
+    paragraph. Cut every 1 to 12 characters, the end is the one-shot render."""
+    for size in range(1, 13):
+        assert stream_html(text, list(range(size, len(text), size))) == render_html(text), size
+
+
+def test_a_block_before_a_blank_line_is_final_once_a_table_header_completes() -> None:
+    """After a blank line a table's header line starts a block whatever its
+    delimiter row becomes: the list before it is final at once, not re-rendered
+    until that row completes."""
+    stream = MarkdownStream(parser=PARSER)
+    stream.feed("- a\n- b *c*\n\n| x | y |\n|-")
+    assert [block[0] for block in stream.blocks] == ["ul"]

@@ -1,13 +1,30 @@
 """When an open top-level block of a stream's tail is decided (stream.py).
 
-A block is final once a later block starts on a complete line; these rules
-decide the other cases: a block that cannot grow, and a link reference
-definition that is not final although a block seems to start after it.
+A block is final once a later block starts for good (`starts_for_good`);
+these rules decide the other cases: a block that cannot grow, and a link
+reference definition that is not final although a block seems to start after
+it.
 """
 
 from __future__ import annotations
 
-__all__ = ["cannot_grow", "ends_before_text", "title_may_follow"]
+__all__ = ["cannot_grow", "ends_before_text", "starts_for_good", "title_may_follow"]
+
+
+def starts_for_good(tail: str, block: tuple[int, int, str], complete: int) -> bool:
+    """Whether `block` (start line, end line, kind) of `tail`, whose first
+    `complete` lines are complete, is there whatever the partial line becomes:
+    it starts on a complete line, and a table that may have interrupted a
+    paragraph has its delimiter row complete too. With that row partial (`-|`
+    under `b|`) the next character may make it no delimiter row (`-||`: two
+    cells under one), and the header line is the paragraph's again. After a
+    blank line the header line starts a block either way."""
+    start, _end, kind = block
+    if start >= complete:
+        return False
+    if kind != "table_open" or start + 1 < complete or start == 0:
+        return True
+    return not tail.split("\n", start)[start - 1].strip(" \t")
 
 
 def cannot_grow(tail: str, block: tuple[int, int, str], complete: int) -> bool:

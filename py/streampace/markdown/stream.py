@@ -25,7 +25,12 @@ from __future__ import annotations
 import re
 
 from streampace.markdown.fence import OpenFence
-from streampace.markdown.finality import cannot_grow, ends_before_text, title_may_follow
+from streampace.markdown.finality import (
+    cannot_grow,
+    ends_before_text,
+    starts_for_good,
+    title_may_follow,
+)
 from streampace.markdown.footnotes import Footnotes
 from streampace.markdown.joins import (
     _PLAIN,
@@ -295,7 +300,7 @@ class MarkdownStream:
             final = len(blocks)
         else:
             for k in range(len(blocks) - 1, 0, -1):
-                if blocks[k][0] < complete:
+                if starts_for_good(tail, blocks[k], complete):
                     final = k
                     break
             if final < len(blocks) - 1 and ends_before_text(tail, blocks[-1][0]):
