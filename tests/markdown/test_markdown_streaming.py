@@ -1366,3 +1366,14 @@ def test_a_block_before_a_blank_line_is_final_once_a_table_header_completes() ->
     stream = MarkdownStream(parser=PARSER)
     stream.feed("- a\n- b *c*\n\n| x | y |\n|-")
     assert [block[0] for block in stream.blocks] == ["ul"]
+
+
+@pytest.mark.parametrize("text", ["~~~\n\t~~~\n", "~~~\n  \t~~~\nx\n", "```\ncode\n```\u00a0\nmore\n",
+                                  "```py\nx\n\u3000```\n", "~~~\na\n   ~~~~  \t\nafter\n"])
+def test_an_open_fence_closes_only_where_commonmark_closes_it(text: str) -> None:
+    """A tab before a fence run puts it at column 4 or more (code, not a closing
+    fence), and only spaces and tabs may follow the run; the open fence read
+    any white space `str.strip` knows as blank, so a stream closed these
+    fences where the one-shot render keeps them open, or the other way round."""
+    for size in range(1, 10):
+        assert stream_html(text, list(range(size, len(text), size))) == render_html(text), size

@@ -39,18 +39,14 @@ class OpenFence:
             nl = tail.find("\n", pos)
             if nl < 0:
                 line = tail[pos:]
-                stripped = line.strip()
-                indent = len(line) - len(line.lstrip(" "))
                 # Held back while it could still become the closing fence.
-                shown = "" if indent <= 3 and set(stripped) <= {char} else line
+                shown = "" if _closing_run(line, char) is not None else line
                 if shown != self.partial:
                     added.append(shown[len(self.partial):])
                     self.partial = shown
                 break
             line = tail[pos:nl]
-            stripped = line.strip()
-            indent = len(line) - len(line.lstrip(" "))
-            if indent <= 3 and len(stripped) >= width and set(stripped) == {char}:
+            if (_closing_run(line, char) or 0) >= width:
                 self.closed = True
                 break
             added.append(line[len(self.partial):] + "\n")
@@ -70,3 +66,16 @@ class OpenFence:
         else:
             kids = (self.code,) if self.code else ()
         return ("pre", (), (("code", self.attrs, kids),))
+
+
+def _closing_run(line: str, char: str) -> int | None:
+    """The length of the fence run `line` holds if it is `char`s alone after at
+    most 3 spaces, spaces and tabs after them (CommonMark's closing fence, as
+    markdown-it reads it: a tab before the run puts it at column 4 or more, in
+    code; other white space is text); None when it is no such line, whatever
+    follows. A line of blanks holds a run of 0 that may still come."""
+    body = line.lstrip(" ")
+    if len(line) - len(body) > 3:
+        return None
+    run = len(body) - len(body.lstrip(char))
+    return None if body[run:].strip(" \t") else run
