@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -1124,6 +1124,21 @@ def test_a_block_after_a_tight_list_streams_without_parsing_the_last_item_again(
     assert _deltas_parsing(text, "Item 3", (start, start + len(after)), size) <= 1
 
 
+def _beside_a_full_parse(stream: MarkdownStream, parser: _Sources, text: str,
+                         size: int) -> Iterator[tuple[int, list[str]]]:
+    """Feed `text` in `size`-character deltas to `stream` (parsing with `parser`)
+    and to a stream that parses its whole tail each time: after every delta
+    both show the same nodes. Yields each delta's offset and the sources its
+    parses rendered."""
+    full = _FullEveryTime(parser=PARSER)
+    for at in range(0, len(text), size):
+        parser.rendered.clear()
+        stream.feed(text[at:at + size])
+        full.feed(text[at:at + size])
+        assert stream.nodes() == full.nodes(), text[:at + size]
+        yield at, list(parser.rendered)
+
+
 def _deltas_parsing(text: str, label: str, window: tuple[int, int], size: int) -> int:
     """`text` streamed in `size`-character deltas into a stream whose open blocks
     take their state however short: every display is the one a full parse
@@ -1131,15 +1146,10 @@ def _deltas_parsing(text: str, label: str, window: tuple[int, int], size: int) -
     of the deltas wholly inside `window` whose parses saw `label`."""
     parser = _Sources()
     stream = _EagerOpen(parser=parser)
-    full = _FullEveryTime(parser=PARSER)
     seen = 0
-    for at in range(0, len(text), size):
-        parser.rendered.clear()
-        stream.feed(text[at:at + size])
-        full.feed(text[at:at + size])
-        assert stream.nodes() == full.nodes(), text[:at + size]
+    for at, rendered in _beside_a_full_parse(stream, parser, text, size):
         if window[0] < at and at + size < window[1]:
-            seen += any(label in src for src in parser.rendered)
+            seen += any(label in src for src in rendered)
     stream.close()
     assert stream.to_html() == render_html(text)
     return seen
@@ -1319,18 +1329,12 @@ def test_rows_that_arrive_together_take_one_parse(size: int) -> None:
     text = "Intro.\n\n" + TABLE + "\nAfter.\n"
     parser = _Sources()
     stream = MarkdownStream(parser=parser)
-    full = _FullEveryTime(parser=PARSER)
     rows_rendered = 0
-    for at in range(0, len(text), size):
-        parser.rendered.clear()
-        piece = text[at:at + size]
-        stream.feed(piece)
-        full.feed(piece)
-        assert stream.nodes() == full.nodes(), text[:at + size]
-        rows_rendered = max(rows_rendered, sum(src.count("\n| row ") for src in parser.rendered))
+    for _at, rendered in _beside_a_full_parse(stream, parser, text, size):
+        rows_rendered = max(rows_rendered, sum(src.count("\n| row ") for src in rendered))
         # However many rows this piece completed, at most two parses show them
         # (the table's entry with its rows, or the new rows; the partial row).
-        assert len([src for src in parser.rendered if "| row " in src]) <= 2, parser.rendered
+        assert len([src for src in rendered if "| row " in src]) <= 2, rendered
     assert rows_rendered >= 3  # some piece did carry several rows
     stream.close()
     assert stream.to_html() == render_html(text)
@@ -1368,8 +1372,9 @@ def test_a_block_before_a_blank_line_is_final_once_a_table_header_completes() ->
     assert [block[0] for block in stream.blocks] == ["ul"]
 
 
-@pytest.mark.parametrize("text", ["~~~\n\t~~~\n", "~~~\n  \t~~~\nx\n", "```\ncode\n```\u00a0\nmore\n",
-                                  "```py\nx\n\u3000```\n", "~~~\na\n   ~~~~  \t\nafter\n"])
+@pytest.mark.parametrize("text", ["~~~\n\t~~~\n", "~~~\n  \t~~~\nx\n",
+                                  "```\ncode\n```\u00a0\nmore\n", "```py\nx\n\u3000```\n",
+                                  "~~~\na\n   ~~~~  \t\nafter\n"])
 def test_an_open_fence_closes_only_where_commonmark_closes_it(text: str) -> None:
     """A tab before a fence run puts it at column 4 or more (code, not a closing
     fence), and only spaces and tabs may follow the run; the open fence read
