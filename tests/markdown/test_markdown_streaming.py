@@ -1382,3 +1382,15 @@ def test_an_open_fence_closes_only_where_commonmark_closes_it(text: str) -> None
     fences where the one-shot render keeps them open, or the other way round."""
     for size in range(1, 10):
         assert stream_html(text, list(range(size, len(text), size))) == render_html(text), size
+
+
+@pytest.mark.parametrize("text", ["~~~\na\n\t~~~\nb\n~~~\n", "x\n\n~~~\na\n\t~~~\nb\n~~~\nend\n",
+                                  "```\ncode\n```\u00a0\nmore\n```\n",
+                                  "- a\n\n```\nq\n\t```\nz\n```\n"])
+def test_a_fence_reached_by_the_block_parse_is_final_only_at_its_closing_line(text: str) -> None:
+    """A fence that arrives in a delta with the lines after it is decided by the
+    general path (finality.cannot_grow), not the open fence: the same reading
+    of a closing line, so a tab-indented or space-trailed run does not end it
+    there either. Every cut size gives the one-shot render."""
+    for size in range(1, len(text) + 1):
+        assert stream_html(text, list(range(size, len(text), size))) == render_html(text), size

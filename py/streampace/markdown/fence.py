@@ -14,7 +14,7 @@ from __future__ import annotations
 from streampace.markdown.highlight import Highlighter, language_of
 from streampace.markdown.tree import Node
 
-__all__ = ["OpenFence"]
+__all__ = ["OpenFence", "closing_run"]
 
 
 class OpenFence:
@@ -40,13 +40,13 @@ class OpenFence:
             if nl < 0:
                 line = tail[pos:]
                 # Held back while it could still become the closing fence.
-                shown = "" if _closing_run(line, char) is not None else line
+                shown = "" if closing_run(line, char) is not None else line
                 if shown != self.partial:
                     added.append(shown[len(self.partial):])
                     self.partial = shown
                 break
             line = tail[pos:nl]
-            if (_closing_run(line, char) or 0) >= width:
+            if (closing_run(line, char) or 0) >= width:
                 self.closed = True
                 break
             added.append(line[len(self.partial):] + "\n")
@@ -68,12 +68,14 @@ class OpenFence:
         return ("pre", (), (("code", self.attrs, kids),))
 
 
-def _closing_run(line: str, char: str) -> int | None:
+def closing_run(line: str, char: str) -> int | None:
     """The length of the fence run `line` holds if it is `char`s alone after at
     most 3 spaces, spaces and tabs after them (CommonMark's closing fence, as
     markdown-it reads it: a tab before the run puts it at column 4 or more, in
     code; other white space is text); None when it is no such line, whatever
-    follows. A line of blanks holds a run of 0 that may still come."""
+    follows. A line of blanks holds a run of 0 that may still come. The one
+    reading of a closing fence line: the open fence, finality and list items
+    use it."""
     body = line.lstrip(" ")
     if len(line) - len(body) > 3:
         return None

@@ -8,6 +8,8 @@ it.
 
 from __future__ import annotations
 
+from streampace.markdown.fence import closing_run
+
 __all__ = ["cannot_grow", "ends_before_text", "starts_for_good", "title_may_follow"]
 
 
@@ -55,11 +57,7 @@ def cannot_grow(tail: str, block: tuple[int, int, str], complete: int) -> bool:
             return False
         opening = lines[0].lstrip(" ")
         run = opening[: len(opening) - len(opening.lstrip(opening[0]))]
-        last = lines[-1]
-        closing = last.strip()
-        # A closing fence is indented at most 3 spaces (deeper, it is code).
-        return (len(last) - len(last.lstrip(" ")) <= 3 and bool(closing)
-                and set(closing) == {run[0]} and len(closing) >= len(run))
+        return (closing_run(lines[-1], run[0]) or 0) >= len(run)
     return False
 
 
