@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from streampace.markdown.completion import complete_inline
+from streampace.markdown.fence import closing_run
 from streampace.markdown.joins import (
     _ITEM,
     _PLAIN,
@@ -431,8 +432,7 @@ def _fence_closed_at_end(contents: list[str]) -> bool:
                 return False  # a nested item's fences are at its own column
             if indent <= 3 and run >= 3 and not (body[0] == "`" and "`" in body[run:]):
                 fence = (body[0], run)
-        elif (indent <= 3 and body[0] == fence[0] and run >= fence[1]
-              and not body[run:].strip(" \t")):
+        elif (closing_run(line, fence[0]) or 0) >= fence[1]:
             fence, closed = None, True
         else:
             closed = False
