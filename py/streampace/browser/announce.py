@@ -8,6 +8,15 @@ in a paragraph of its own (additions are what a polite region reads; the
 oldest paragraphs go, so the region stays small). Timers come from the view's
 host: a pause or the gap between announcements ends without a frame.
 
+The items that grew are noted in the frame and read out of it, in a timeout
+`FEED_DELAY_MS` later, together with whatever grew in the frames between: the
+announcer says nothing sooner than whole sentences at least 400 ms apart, so
+the delay is not heard, and the frame's callback no longer pays for turning
+the open block into spoken text on every frame (about a tenth of the page's
+Python per frame; see docs/browser.md). A snapshot or a run's start or end is
+read at once, after what was noted before it, so the order of what is said
+stays the order it was shown in.
+
 Only assistant messages are said. Reasoning is said only once the reader has
 opened it (clicked its summary so that it is open), from then on. Text a view
 shows from a snapshot (history, a switch) is not said again.
@@ -36,6 +45,7 @@ _HEADING_TAGS = ("H1", "H2", "H3", "H4", "H5", "H6")
 _PRECEDING = 2   # Node.DOCUMENT_POSITION_PRECEDING
 _CONTAINS = 8    # Node.DOCUMENT_POSITION_CONTAINS
 _FOLLOWING = 4   # Node.DOCUMENT_POSITION_FOLLOWING
+FEED_DELAY_MS = 100.0  # after a frame, the grown items are read (module doc)
 
 
 def _hide(style: Any) -> None:
@@ -108,6 +118,10 @@ class LiveRegion:
         renderer.root.append(self.region)
         self._timer: Any = None
         self._timer_at: float | None = None
+        # Items that grew since they were last read, in the order they did
+        # (a dict as an ordered set), and the timeout that reads them.
+        self._grown: dict[items.ItemRef, None] = {}
+        self._feed_timer: Any = None
         self._finals: dict[items.ItemRef, int] = {}  # final blocks handed over per item
         self._plain_cut: dict[items.ItemRef, int] = {}  # plain text handed over as final
         self._touched: set[str] = set()  # reasoning ids whose summary the reader clicked
@@ -119,21 +133,49 @@ class LiveRegion:
 
     # -- from the renderer --------------------------------------------------
     def after_commit(self, ch: Changes) -> None:
-        state = self._renderer.state
         if ch.reset:
+            self._drop_grown()
             self._history()
         else:
-            seen: set[items.ItemRef] = set()
+            grown = self._grown
             for ref in (*ch.created, *ch.appended, *ch.ended):
-                if ref not in seen:
-                    seen.add(ref)
-                    self._feed(ref)
-        if ch.run_status:
-            self._run(state.run)
-        self._flush()
+                grown[ref] = None
+        if ch.reset or ch.run_status:
+            self._read_grown()
+            if ch.run_status:
+                self._run(self._renderer.state.run)
+            self._flush()
+        elif self._grown and self._feed_timer is None:
+            self._feed_timer = self._timers.request_timeout(self._on_feed_timer, FEED_DELAY_MS)
+
+    def _on_feed_timer(self) -> None:
+        self._feed_timer = None
+        try:
+            self._read_grown()
+            self._flush()
+        except Exception as exc:  # noqa: BLE001 - as in the frame: the view goes on, silent
+            self._renderer.reader_failed(exc)
+
+    def _read_grown(self) -> None:
+        """Feed the announcer what the items noted since the last read show now."""
+        if self._feed_timer is not None:
+            self._timers.cancel_timeout(self._feed_timer)
+            self._feed_timer = None
+        grown, self._grown = self._grown, {}
+        shown = self._renderer.state.all_items
+        for ref in grown:
+            if ref in shown:  # the state may have been replaced since (a session lost)
+                self._feed(ref)
+
+    def _drop_grown(self) -> None:
+        self._grown.clear()
+        if self._feed_timer is not None:
+            self._timers.cancel_timeout(self._feed_timer)
+            self._feed_timer = None
 
     def clear(self) -> None:
         """The view was emptied (session switch)."""
+        self._drop_grown()
         self.announcer.clear()
         self._finals.clear()
         self._plain_cut.clear()
@@ -141,6 +183,7 @@ class LiveRegion:
 
     def close(self) -> None:
         self._cancel()
+        self._drop_grown()
         if self._listener is not None:
             root = self._renderer.root
             root.removeEventListener("click", self._listener)

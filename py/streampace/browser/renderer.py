@@ -188,8 +188,13 @@ class DomRenderer:
         try:
             self.reader.after_commit(changes)
         except Exception as exc:  # noqa: BLE001 - the view goes on, silent
-            js.console.error("streampace: the live region failed and is off: "
-                             + "".join(traceback.format_exception(exc)))
+            self.reader_failed(exc)
+
+    def reader_failed(self, exc: BaseException) -> None:
+        """The live region raised (in a frame or its own timeout): it is turned off."""
+        js.console.error("streampace: the live region failed and is off: "
+                         + "".join(traceback.format_exception(exc)))
+        if self.reader is not None:
             self.reader.close()
             self.reader = None
 
