@@ -18,6 +18,13 @@ them. With `--variant` files (Python exec'd with `view`, `host` and
 alternate in one page, so the machine's load falls on each alike: an A/B of
 one change. Figures are for comparing code; the bench's tables are the measure
 of the page.
+
+`--spacing frame` runs one replay frame per animation frame of the page instead
+of all of them back to back, so JS, the page's tasks and its rendering run
+between two of them, as in the page. The same frames then cost several times
+more (bursty, 1x: p50 0.6 against 0.05 ms back to back; docs/browser.md,
+"Per-frame figures"): what a frame pays in the page is mostly starting cold,
+not the work the code does.
 """
 
 from __future__ import annotations
@@ -66,72 +73,107 @@ class _Socket:
     def close(self, *args): self.sink = None
     def send(self, data): return True
 
-def _replay(arrivals_json, variant_source):
-    now = _js.performance.now
-    arrivals = _json.loads(arrivals_json)
-    host = _ManualHost()
-    view = _StreamView(_page_bridge(), _js.document.createElement("div"), host=host,
-                       scroll=False, heading_base="off")
-    # The page's policy on the replay's clock: where the page runs the cyclic
-    # collector in timeouts after its frames (browser/collector.py), so does
-    # the replay (the page's own timeouts cannot fire while it runs).
-    threshold = _gc.get_threshold()
-    collector = _FrameCollector(host) if _page_collector() is not None else None
-    if collector is not None:
-        played = host.run_frame
-        def run_frame():
-            n = played()
-            collector.after_frame()
-            return n
-        host.run_frame = run_frame
-    if variant_source:
-        exec(variant_source, {"view": view, "host": host, "collector": collector})
-    socket = _Socket()
-    view.connect(socket)
-    socket.sink("open", None)
-    first = arrivals[0][0]
-    frame_ms = 1000 / 60
-    end = arrivals[-1][0] - first + 2300.0
-    t, k, out = 0.0, 0, []
-    # The collector's pauses: [ms in frames, ms elsewhere (messages, timers)].
-    pause, gc_at, outside = [0.0, 0.0], [0.0], []
-    in_frame = [0]
-    def on_gc(phase, _info):
-        if phase == "start":
-            gc_at[0] = now()
-        else:
-            took = now() - gc_at[0]  # read once: the total and the longest agree
-            pause[1 - in_frame[0]] += took
-            if not in_frame[0]:
-                outside.append(took)
-    _gc.callbacks.append(on_gc)
-    try:
-        while t < end:
-            t += frame_ms
-            while k < len(arrivals) and arrivals[k][0] - first + 300.0 <= t:
-                socket.sink("message", _json.dumps({"through": k + 1, "events": arrivals[k][1]}))
-                k += 1
-            host.run_until(t)
-            if host.pending_frames:
-                in_frame[0], before = 1, pause[0]
-                t0 = now()
-                host.run_frame()
-                out.append([round(t), now() - t0, pause[0] - before])
-                in_frame[0] = 0
-        view.close()
-    finally:
-        _gc.callbacks.remove(on_gc)
+class _Replay:
+    # The trace through a new StreamView on a virtual clock, a frame per `step()`.
+
+    def __init__(self, arrivals_json, variant_source):
+        self.now = now = _js.performance.now
+        self.arrivals = _json.loads(arrivals_json)
+        self.host = host = _ManualHost()
+        self.view = view = _StreamView(_page_bridge(), _js.document.createElement("div"),
+                                       host=host, scroll=False, heading_base="off")
+        # The page's policy on the replay's clock: where the page runs the cyclic
+        # collector in timeouts after its frames (browser/collector.py), so does
+        # the replay (the page's own timeouts cannot fire while it runs).
+        self.threshold = _gc.get_threshold()
+        self.collector = collector = (_FrameCollector(host) if _page_collector() is not None
+                                      else None)
         if collector is not None:
-            collector.stop()
-        _gc.set_threshold(*threshold)
-    return _json.dumps({"frames": out, "gc_outside_ms": pause[1],
-                        "gc_outside_max_ms": max(outside, default=0.0),
-                        "gc_outside_n": len(outside),
-                        "objects": len(_gc.get_objects())})
+            played = host.run_frame
+            def run_frame():
+                n = played()
+                collector.after_frame()
+                return n
+            host.run_frame = run_frame
+        if variant_source:
+            exec(variant_source, {"view": view, "host": host, "collector": collector})
+        self.socket = _Socket()
+        view.connect(self.socket)
+        self.socket.sink("open", None)
+        self.first = self.arrivals[0][0]
+        self.end = self.arrivals[-1][0] - self.first + 2300.0
+        self.t, self.k, self.out = 0.0, 0, []
+        # The collector's pauses: [ms in frames, ms elsewhere (messages, timers)].
+        self.pause, self.gc_at, self.outside, self.in_frame = [0.0, 0.0], [0.0], [], [0]
+        _gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase, _info):
+        if phase == "start":
+            self.gc_at[0] = self.now()
+        else:
+            took = self.now() - self.gc_at[0]  # read once: the total and the longest agree
+            self.pause[1 - self.in_frame[0]] += took
+            if not self.in_frame[0]:
+                self.outside.append(took)
+
+    def step(self):
+        # Up to the next frame with work, which is timed; False once the trace is over.
+        frame_ms = 1000 / 60
+        while self.t < self.end:
+            self.t += frame_ms
+            arrivals = self.arrivals
+            while self.k < len(arrivals) and arrivals[self.k][0] - self.first + 300.0 <= self.t:
+                self.socket.sink("message", _json.dumps(
+                    {"through": self.k + 1, "events": arrivals[self.k][1]}))
+                self.k += 1
+            self.host.run_until(self.t)
+            if self.host.pending_frames:
+                self.in_frame[0], before = 1, self.pause[0]
+                t0 = self.now()
+                self.host.run_frame()
+                self.out.append([round(self.t), self.now() - t0, self.pause[0] - before])
+                self.in_frame[0] = 0
+                return True
+        return False
+
+    def finish(self):
+        try:
+            self.view.close()
+        finally:
+            _gc.callbacks.remove(self._on_gc)
+            if self.collector is not None:
+                self.collector.stop()
+            _gc.set_threshold(*self.threshold)
+        return _json.dumps({"frames": self.out, "gc_outside_ms": self.pause[1],
+                            "gc_outside_max_ms": max(self.outside, default=0.0),
+                            "gc_outside_n": len(self.outside),
+                            "objects": len(_gc.get_objects())})
+
+def _replay(arrivals_json, variant_source):
+    # Every frame in one call: back to back, JS never runs between them.
+    replay = _Replay(arrivals_json, variant_source)
+    try:
+        while replay.step():
+            pass
+    except BaseException:
+        replay.finish()
+        raise
+    return replay.finish()
 """
 _DEFINE_JS = ("const done = arguments[arguments.length - 1];"
               " window.streampace.runtime().then((py) => { py.runPython(arguments[0]);"
               " done(true); }, (err) => done(String(err)));")
+# One frame per animation frame of the page (`--spacing frame`): JS, the page's
+# tasks and its rendering run between two frames of the replay, as in the page.
+_REPLAY_PACED_JS = (
+    "const done = arguments[arguments.length - 1];"
+    " window.streampace.runtime().then((py) => {"
+    " let replay;"
+    " try { replay = py.globals.get('_Replay')(arguments[0], arguments[1]); }"
+    " catch (err) { done('error: ' + String(err)); return; }"
+    " const tick = () => { try { if (replay.step()) { requestAnimationFrame(tick); return; }"
+    " done(replay.finish()); } catch (err) { done('error: ' + String(err)); } };"
+    " requestAnimationFrame(tick); });")
 _REPLAY_JS = ("const done = arguments[arguments.length - 1];"
               " window.streampace.runtime().then((py) => {"
               " try { done(py.globals.get('_replay')(arguments[0], arguments[1])); }"
@@ -187,6 +229,10 @@ def main(argv: list[str] | None = None) -> int:
                          "page's gc policy on the replay's host, or None) before each run "
                          "(repeat for an A/B; default: the code as it is)")
     ap.add_argument("--slowest", type=int, default=8)
+    ap.add_argument("--spacing", choices=("none", "frame"), default="none",
+                    help="none: the replay's frames back to back in one call (the code's "
+                         "own cost); frame: one per animation frame of the page, as the "
+                         "page runs them (JS, tasks and rendering in between)")
     args = ap.parse_args(argv)
     trace = build_trace(args.trace, seed=args.seed)
     arrivals = json.dumps([[t, batch] for t, batch in trace.arrivals])
@@ -194,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         name: Path(name).read_text(encoding="utf-8") for name in args.variant}
     runs: dict[str, list[Any]] = {name: [] for name in variants}
     with _server(trace) as server, browser("chromium", prefix="streampace-frames-") as driver:
+        driver.set_script_timeout(600)  # --spacing frame: a run takes the trace's time
         driver.get(f"{server.base}/bench/embed")
         _wait(driver, _READY_JS, BOOT_TIMEOUT_S, "embed")
         ok = driver.execute_async_script(_DEFINE_JS, REPLAY_PY)
@@ -203,14 +250,16 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for _ in range(args.runs):
                 for name, source in variants.items():  # alternating: load falls alike
-                    out = driver.execute_async_script(_REPLAY_JS, arrivals, source)
+                    out = driver.execute_async_script(
+                        _REPLAY_PACED_JS if args.spacing == "frame" else _REPLAY_JS,
+                        arrivals, source)
                     if out.startswith("error"):
                         raise RuntimeError(f"{name}: {out}")
                     runs[name].append(json.loads(out))
         finally:
             set_cpu(driver, 1)
     print(f"trace {args.trace} (seed {args.seed}), --cpu {args.cpu:g}, replayed in the embed "
-          "on a virtual 60 Hz clock, a detached view:")
+          f"on a virtual 60 Hz clock, a detached view, frames spaced: {args.spacing}:")
     for name, done in runs.items():
         print("\n".join(report(name, [run["frames"] for run in done], args.slowest)))
         print(gc_report(done))
