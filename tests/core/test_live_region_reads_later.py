@@ -68,6 +68,16 @@ def commit(renderer: Renderer, region: LiveRegion, *events: dict[str, Any]) -> C
     return changes
 
 
+def started(rig: tuple[Renderer, LiveRegion, ManualHost, list[str]]
+            ) -> tuple[Renderer, LiveRegion, ManualHost, list[str]]:
+    """A run started and its start said: what is said next is the answer's."""
+    renderer, region, timers, said = rig
+    commit(renderer, region, *START)
+    later(timers, 1000)
+    said.clear()
+    return rig
+
+
 def text(delta: str) -> dict[str, Any]:
     return {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": delta}
 
@@ -104,10 +114,7 @@ def test_text_is_read_once_for_the_frames_of_the_delay_not_in_each(
 
 def test_a_run_end_reads_what_grew_first_and_is_said_after_it(
         rig: tuple[Renderer, LiveRegion, ManualHost, list[str]]) -> None:
-    renderer, region, timers, said = rig
-    commit(renderer, region, *START)
-    later(timers, 1000)
-    said.clear()
+    renderer, region, timers, said = started(rig)
     commit(renderer, region, text("Only this sentence, said before the end"))
     commit(renderer, region, *END)  # in the next frame: read at once
     assert timers.pending_timeouts <= 1  # at most the announcer's gap
@@ -119,10 +126,7 @@ def test_a_run_end_reads_what_grew_first_and_is_said_after_it(
 
 def test_a_snapshot_drops_what_was_waiting_to_be_read(
         rig: tuple[Renderer, LiveRegion, ManualHost, list[str]]) -> None:
-    renderer, region, timers, said = rig
-    commit(renderer, region, *START)
-    later(timers, 1000)
-    said.clear()
+    renderer, region, timers, said = started(rig)
     commit(renderer, region, text("Shown before the snapshot. "))
     commit(renderer, region, {"type": "MESSAGES_SNAPSHOT", "messages": [
         {"id": "m1", "role": "assistant", "content": "Shown before the snapshot. "}]})
@@ -147,10 +151,7 @@ def test_a_failure_in_the_timeout_turns_the_region_off_through_the_renderer(
 
 def test_closing_cancels_the_read(
         rig: tuple[Renderer, LiveRegion, ManualHost, list[str]]) -> None:
-    renderer, region, timers, said = rig
-    commit(renderer, region, *START)
-    later(timers, 1000)
-    said.clear()
+    renderer, region, timers, said = started(rig)
     commit(renderer, region, text("Never said. "))
     region.close()
     later(timers, 5000)
