@@ -158,9 +158,7 @@ class LiveRegion:
 
     def _read_grown(self) -> None:
         """Feed the announcer what the items noted since the last read show now."""
-        if self._feed_timer is not None:
-            self._timers.cancel_timeout(self._feed_timer)
-            self._feed_timer = None
+        self._cancel_feed()
         grown, self._grown = self._grown, {}
         shown = self._renderer.state.all_items
         for ref in grown:
@@ -169,6 +167,9 @@ class LiveRegion:
 
     def _drop_grown(self) -> None:
         self._grown.clear()
+        self._cancel_feed()
+
+    def _cancel_feed(self) -> None:
         if self._feed_timer is not None:
             self._timers.cancel_timeout(self._feed_timer)
             self._feed_timer = None
