@@ -1317,6 +1317,11 @@ def test_a_paragraph_whose_lines_open_a_link_settles_at_their_starts() -> None:
     assert stream.to_html() == render_html(para)
 
 
+def _in_deltas(text: str, size: int) -> str:
+    """The final HTML of `text` streamed in `size`-character deltas."""
+    return stream_html(text, list(range(size, len(text), size)))
+
+
 TABLE = ("| case | cost | paced? |\n|:-----|-----:|:------:|\n"
          + "".join(f"| row {i} **{i}** | `{i} ms` | [y](/y{i}) \\| z |\n" for i in range(9)))
 
@@ -1349,7 +1354,7 @@ def test_a_table_whose_header_reads_as_a_definition_streams(header: str, size: i
     the open table's display fail (IndexError) once a row began: now it is
     shown as the general path shows it, and the end is the one-shot render."""
     text = header + "\n|--- | -|\n| 1 | 2 |\n|\n\nAfter.\n"
-    assert stream_html(text, list(range(size, len(text), size))) == render_html(text)
+    assert _in_deltas(text, size) == render_html(text)
 
 
 @pytest.mark.parametrize("text", [".\nb|\n-||\n", "Here:\n| a | b |\n|---|---|---|\nmore\n",
@@ -1360,7 +1365,7 @@ def test_a_paragraph_is_not_final_while_a_table_under_it_may_be_none(text: str) 
     the paragraph stayed final as it was and the header line became a second
     paragraph. Cut every 1 to 12 characters, the end is the one-shot render."""
     for size in range(1, 13):
-        assert stream_html(text, list(range(size, len(text), size))) == render_html(text), size
+        assert _in_deltas(text, size) == render_html(text), size
 
 
 def test_a_block_before_a_blank_line_is_final_once_a_table_header_completes() -> None:
@@ -1381,7 +1386,7 @@ def test_an_open_fence_closes_only_where_commonmark_closes_it(text: str) -> None
     any white space `str.strip` knows as blank, so a stream closed these
     fences where the one-shot render keeps them open, or the other way round."""
     for size in range(1, 10):
-        assert stream_html(text, list(range(size, len(text), size))) == render_html(text), size
+        assert _in_deltas(text, size) == render_html(text), size
 
 
 @pytest.mark.parametrize("text", ["~~~\na\n\t~~~\nb\n~~~\n", "x\n\n~~~\na\n\t~~~\nb\n~~~\nend\n",
@@ -1393,4 +1398,4 @@ def test_a_fence_reached_by_the_block_parse_is_final_only_at_its_closing_line(te
     of a closing line, so a tab-indented or space-trailed run does not end it
     there either. Every cut size gives the one-shot render."""
     for size in range(1, len(text) + 1):
-        assert stream_html(text, list(range(size, len(text), size))) == render_html(text), size
+        assert _in_deltas(text, size) == render_html(text), size
