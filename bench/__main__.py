@@ -122,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu", type=float, default=1.0,
                     help="--browser: slow the renderer N times while a trace plays "
                          "(DevTools CPU throttling; 4 ≈ a mid-range phone)")
+    ap.add_argument("--settle", type=float, default=None,
+                    help="--browser: seconds the demo and the embed stay idle between ready "
+                         "and the question (default 0.3)")
     ap.add_argument("--pages", help="--browser: comma-separated pages among bench,demo,embed "
                     "(default all three)")
     ap.add_argument("--out", type=Path, default=RESULTS, help="output directory")

@@ -48,6 +48,7 @@ from bench.whole_frame import (
     EXTRA_PAGES,
     PAGES,
     PROBE_JS,
+    SETTLE_S,
     SessionPlayer,
     collect_probe,
     frame_figures,
@@ -846,12 +847,13 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                 cold_runs: int = 2, out: Path | None = None,
                 repeat: int = 1, breakdown: bool = False, cpu: float = 1.0,
                 pages: tuple[str, ...] = ("bench",),
-                engine: str = "chromium") -> dict[str, Any]:
+                engine: str = "chromium", settle_s: float = SETTLE_S) -> dict[str, Any]:
     """Play each trace through each strategy in one warm browser (`repeat` rounds,
     strategies interleaved so machine noise spreads over all of them); boot-time
     samples from `cold_runs` fresh profiles; the renderer `cpu` times slower while
     a trace plays.  `pages`: the bench page (every strategy) and the demo and the
-    embed (the product as shipped; bench/whole_frame.py).  `engine`: chromium,
+    embed (the product as shipped; bench/whole_frame.py), each asked its question
+    `settle_s` after it was ready.  `engine`: chromium,
     firefox or webkit (--cpu and the demo and embed pages need Chromium's CDP).
     Writes browser.md/.json into `out` (browser-<engine>.md/.json for Firefox and
     WebKit)."""
@@ -918,7 +920,8 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                               f"{fmt(m['loaf_max_ms'], 'ms')} ms), lag p95 "
                               f"{fmt(m.get('lag_p95_ms'), 'ms')} ms", flush=True)
                     for page in (p for p in EXTRA_PAGES if p in pages):
-                        probe = play_page(driver, server.base, server.player, page, trace, cpu)
+                        probe = play_page(driver, server.base, server.player, page, trace, cpu,
+                                          settle_s=settle_s)
                         f = {"page": page, "trace": name, "strategy": "streampace",
                              **frame_figures(probe, trace, LEAD_MS)}
                         f["long_frames"] = long_frames(probe, trace, LEAD_MS)
@@ -974,7 +977,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                  "chromium": version if engine == "chromium" else None,
                  "traces": list(by_name), "strategies": strategies,
                  "wall_s": time.perf_counter() - started, "seed": seed, "repeat": repeat,
-                 "cpu": cpu, "pages": list(pages)},
+                 "cpu": cpu, "pages": list(pages), "settle_s": settle_s},
         "boot": boot,
         "runs": [combine(v) for v in per_cell.values()],
         "runs_each": [m for v in per_cell.values() for m in v],
@@ -1048,7 +1051,7 @@ def main(args: Any) -> int:
                            out=args.out, repeat=repeat,
                            breakdown=bool(getattr(args, "breakdown", False)),
                            cpu=float(getattr(args, "cpu", None) or 1.0), pages=pages,
-                           engine=engine)
+                           engine=engine, settle_s=getattr(args, "settle", None) or SETTLE_S)
         print(data["markdown"])
         by_engine[engine] = data
     if len(by_engine) > 1 or engines != ["chromium"]:

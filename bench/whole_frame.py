@@ -109,6 +109,9 @@ EMBED_HTML = """<!doctype html>
 </body></html>
 """
 
+# The page is left idle this long after ready before the question (the bench's
+# figures; bench/wasm_tiering.py tries others).
+SETTLE_S = 0.3
 _READY_JS = "return performance.getEntriesByName('streampace:ready').length > 0"
 _DEMO_READY_JS = "return !!(window.streampaceDemo && window.streampaceDemo.ready)"
 _ASK_JS = {
@@ -225,16 +228,17 @@ def _wait(driver: Any, script: str, timeout_s: float, what: str) -> None:
 
 
 def play_page(driver: Any, base: str, player: SessionPlayer, page: str, trace: Trace,
-              cpu: float, around: Any = None) -> dict[str, Any]:
+              cpu: float, around: Any = None, settle_s: float = SETTLE_S) -> dict[str, Any]:
     """Load the demo or the embed, let it boot, play `trace` into it (throttled by
     `cpu` while it streams) and return what the probe saw. `around`: a context
     manager entered once the page is ready, left once the trace has played
-    (bench/frame_trace.py records a DevTools trace in it)."""
+    (bench/frame_trace.py records a DevTools trace in it). `settle_s`: how long
+    the page is left idle between ready and the question."""
     driver.get(f"{base}/" if page == "demo" else f"{base}/bench/embed")
     _wait(driver, _DEMO_READY_JS if page == "demo" else _READY_JS, BOOT_TIMEOUT_S, page)
     if page == "demo":  # the source is known once the demo's socket opened
         _wait(driver, "return window.streampaceDemo.mode === 'server'", 30.0, "demo source")
-    time.sleep(0.3)  # let the page settle after its boot
+    time.sleep(settle_s)
     player.current = trace.name
     set_cpu(driver, cpu)
     try:
