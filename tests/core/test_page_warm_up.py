@@ -137,7 +137,7 @@ def test_one_warm_up_per_page(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_sample_run_carries_the_whole_answer_and_text_the_page_segments() -> None:
-    batches = warm_batches()
+    batches = warm_batches(runs=1)
     assert [e["type"] for e in batches[0]] == ["RUN_STARTED", "TEXT_MESSAGE_START"]
     assert [e["type"] for e in batches[-1]] == ["TEXT_MESSAGE_END", "RUN_FINISHED"]
     text = "".join(e["delta"] for b in batches[1:-1] for e in b)
@@ -145,3 +145,27 @@ def test_the_sample_run_carries_the_whole_answer_and_text_the_page_segments() ->
     # Not ASCII, with a ZWJ sequence: the page's Intl.Segmenter path is taken.
     assert not text.isascii() and "\u200d" in text
     assert max(len(e["delta"]) for b in batches[1:-1] for e in b) <= 48
+
+
+def test_the_sample_is_several_whole_runs_one_after_the_other() -> None:
+    """warm.RUNS runs (V8 deoptimises the interpreter's loop over several
+    optimisation cycles: the warm-up should span them), each complete with ids
+    of its own, each carrying the whole answer."""
+    assert warm.RUNS > 1
+    batches = warm_batches()
+    starts = [i for i, b in enumerate(batches) if b[0]["type"] == "RUN_STARTED"]
+    assert len(starts) == warm.RUNS and starts[0] == 0
+    one = warm_batches(runs=1)
+    runs = [batches[at:at + len(one)] for at in starts]
+    assert sum(len(r) for r in runs) == len(batches)
+    run_ids, message_ids = [], []
+    for run in runs:
+        assert [e["type"] for e in run[-1]] == ["TEXT_MESSAGE_END", "RUN_FINISHED"]
+        assert run[0][0]["runId"] == run[-1][1]["runId"]
+        run_ids.append(run[0][0]["runId"])
+        messages = {e["messageId"] for b in run for e in b if "messageId" in e}
+        assert len(messages) == 1
+        message_ids += messages
+        text = "".join(e["delta"] for b in run[1:-1] for e in b)
+        assert text == "".join(e["delta"] for b in one[1:-1] for e in b)
+    assert len(set(run_ids)) == len(set(message_ids)) == warm.RUNS

@@ -10,14 +10,27 @@ bursty --cpu 1 --cpu-frames 10` counted 26 frames over 10 ms of CPU without the
 warm-up, 8 with it.
 
 So once per page, after the first view mounted, a throwaway `StreamView` on a
-detached element (never laid out, never in the document) is fed a short sample
-run through the real stack — socket messages as JSON, segmentation, pacing,
+detached element (never laid out, never in the document) is fed short sample
+runs through the real stack — socket messages as JSON, segmentation, pacing,
 the Markdown DOM, the live region — on a virtual clock, one small step per
 timer callback of the page's own host, so no step is a long task. It shows
 nothing, sends nothing and fires its events only inside its detached element;
 it is closed at its end, or earlier when the view that started it closes or
 receives a run (a real answer pays its own first frames; the sample's steps
 would only add to them).
+
+The sample is `RUNS` runs, not one, because of how V8 optimises the
+interpreter's loop (`_PyEval_EvalFrameDefault`, one 79 KB wasm function). Its
+optimised code inlines the C functions it saw called through function
+pointers. When another one turns up, V8 throws that code away (a deopt),
+compiles the baseline code again on the main thread (4-15 ms at 1x CPU,
+14-35 ms at 4x) and runs it until the optimiser is done again, about 200 ms
+later in the background. Each deopt waits for the optimiser's next cycle, so
+a longer warm-up meets more of them before an answer does, and V8 stops
+deoptimising a function after ten (`--wasm-deopts-per-function-limit`).
+`python -m bench.wasm_tiering --settle 2` (8 loads, the question 2 s after
+ready) counted per first answer: with one run 3-4 at 1x and at 4x; with
+three, 1-3 (median 1.5) at 1x and 0-3 (median 1) at 4x.
 """
 
 from __future__ import annotations
@@ -36,23 +49,27 @@ _CHUNK = 48  # characters per sample socket message
 _FRAMES_PER_STEP = 3
 _FRAME_MS = 1000.0 / 60.0
 _MAX_IDLE_STEPS = 200  # after the last message: a bound, whatever the view keeps asking
+RUNS = 3  # sample runs back to back (see above: V8's optimisation cycles)
 # Not ASCII: the page segments it with Intl.Segmenter (ASCII never needs it).
 _UNICODE_TAIL = "\n\nDéjà vu — 日本語のテキスト, עברית, 👩‍👩‍👧 and 🇫🇷.\n"
 
 _started = False  # one warm-up per page
 
 
-def warm_batches(answer: str = WARM_ANSWER + _UNICODE_TAIL,
-                 chunk: int = _CHUNK) -> list[list[dict[str, Any]]]:
-    """The sample run as the socket would deliver it: a start, the answer in
-    `chunk`-character deltas, an end."""
-    batches: list[list[dict[str, Any]]] = [[
-        {"type": "RUN_STARTED", "threadId": "warm", "runId": "warm"},
-        {"type": "TEXT_MESSAGE_START", "messageId": "warm", "role": "assistant"}]]
-    batches += [[{"type": "TEXT_MESSAGE_CONTENT", "messageId": "warm",
-                  "delta": answer[at:at + chunk]}] for at in range(0, len(answer), chunk)]
-    batches.append([{"type": "TEXT_MESSAGE_END", "messageId": "warm"},
-                    {"type": "RUN_FINISHED", "threadId": "warm", "runId": "warm"}])
+def warm_batches(answer: str = WARM_ANSWER + _UNICODE_TAIL, chunk: int = _CHUNK,
+                 runs: int = RUNS) -> list[list[dict[str, Any]]]:
+    """The sample runs as the socket would deliver them, one after the other:
+    each a start, the answer in `chunk`-character deltas, an end."""
+    batches: list[list[dict[str, Any]]] = []
+    for n in range(1, runs + 1):
+        run, message = f"warm-{n}", f"warm-{n}"
+        batches.append([
+            {"type": "RUN_STARTED", "threadId": "warm", "runId": run},
+            {"type": "TEXT_MESSAGE_START", "messageId": message, "role": "assistant"}])
+        batches += [[{"type": "TEXT_MESSAGE_CONTENT", "messageId": message,
+                      "delta": answer[at:at + chunk]}] for at in range(0, len(answer), chunk)]
+        batches.append([{"type": "TEXT_MESSAGE_END", "messageId": message},
+                        {"type": "RUN_FINISHED", "threadId": "warm", "runId": run}])
     return batches
 
 
