@@ -158,7 +158,8 @@ def test_the_sample_is_several_whole_runs_one_after_the_other() -> None:
     one = warm_batches(runs=1)
     runs = [batches[at:at + len(one)] for at in starts]
     assert sum(len(r) for r in runs) == len(batches)
-    run_ids, message_ids = [], []
+    run_ids: list[str] = []
+    message_ids: list[str] = []
     for run in runs:
         assert [e["type"] for e in run[-1]] == ["TEXT_MESSAGE_END", "RUN_FINISHED"]
         assert run[0][0]["runId"] == run[-1][1]["runId"]
