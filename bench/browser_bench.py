@@ -1029,6 +1029,16 @@ def engines_markdown(by_engine: dict[str, dict[str, Any]], strategy: str = "stre
                   "faithful"], rows), ""])
 
 
+def _settle(args: Any) -> float:
+    """--settle in seconds (0 asks at once); the bench's default when not given."""
+    settle = getattr(args, "settle", None)
+    if settle is None:
+        return SETTLE_S
+    if settle < 0:
+        raise SystemExit(f"--settle is seconds, at least 0; not {settle}")
+    return float(settle)
+
+
 def main(args: Any) -> int:
     names = args.traces.split(",") if args.traces else list(DEFAULT_TRACES)
     strategies = args.strategies.split(",") if args.strategies else list(BROWSER_STRATEGIES)
@@ -1051,7 +1061,7 @@ def main(args: Any) -> int:
                            out=args.out, repeat=repeat,
                            breakdown=bool(getattr(args, "breakdown", False)),
                            cpu=float(getattr(args, "cpu", None) or 1.0), pages=pages,
-                           engine=engine, settle_s=getattr(args, "settle", None) or SETTLE_S)
+                           engine=engine, settle_s=_settle(args))
         print(data["markdown"])
         by_engine[engine] = data
     if len(by_engine) > 1 or engines != ["chromium"]:

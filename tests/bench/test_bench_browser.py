@@ -90,3 +90,16 @@ def test_browser_mode_in_another_engine_paces_on_its_frames(tmp_path: Path, engi
     assert (tmp_path / f"browser-{engine}.md").is_file()
     side = browser_bench.engines_markdown({engine: data})
     assert "tiny" in side and "growth frames" in side
+
+
+def test_settle_is_the_benchs_unless_given_and_zero_asks_at_once() -> None:
+    from types import SimpleNamespace
+
+    from bench.whole_frame import SETTLE_S
+
+    assert browser_bench._settle(SimpleNamespace(settle=None)) == SETTLE_S
+    assert browser_bench._settle(SimpleNamespace()) == SETTLE_S
+    assert browser_bench._settle(SimpleNamespace(settle=0.0)) == 0.0
+    assert browser_bench._settle(SimpleNamespace(settle=2)) == 2.0
+    with pytest.raises(SystemExit, match="at least 0"):
+        browser_bench._settle(SimpleNamespace(settle=-1.0))
