@@ -379,7 +379,7 @@ class StreamView:
 
     def start_warm_up(self, bridge: Any = None) -> None:
         """Warm the page's streaming path once per page (browser/warm.py): a
-        throwaway view like this one, on a detached element, fed a sample run
+        throwaway view like this one, on a detached element, fed sample runs
         a step per timer of this view's host. `bridge`: the throwaway view's
         (default this view's; a bridge that tells Python subscribers must not
         be given: the sample's events are nobody's)."""

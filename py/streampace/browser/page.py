@@ -133,7 +133,7 @@ class PageView:
                                heading_base=heading_base,
                                labels=labels_for(str(js.document.documentElement.lang or ""),
                                                  labels))
-        # The sample run's events go to no subscriber: the plain JS bridge.
+        # The sample runs' events go to no subscriber: the plain JS bridge.
         self.view.start_warm_up(self._js_bridge)
 
     # -- subscribing -------------------------------------------------------
