@@ -62,13 +62,13 @@ def warm_batches(answer: str = WARM_ANSWER + _UNICODE_TAIL, chunk: int = _CHUNK,
     each a start, the answer in `chunk`-character deltas, an end."""
     batches: list[list[dict[str, Any]]] = []
     for n in range(1, runs + 1):
-        run, message = f"warm-{n}", f"warm-{n}"
+        run = f"warm-{n}"  # the run's id, and its one message's
         batches.append([
             {"type": "RUN_STARTED", "threadId": "warm", "runId": run},
-            {"type": "TEXT_MESSAGE_START", "messageId": message, "role": "assistant"}])
-        batches += [[{"type": "TEXT_MESSAGE_CONTENT", "messageId": message,
+            {"type": "TEXT_MESSAGE_START", "messageId": run, "role": "assistant"}])
+        batches += [[{"type": "TEXT_MESSAGE_CONTENT", "messageId": run,
                       "delta": answer[at:at + chunk]}] for at in range(0, len(answer), chunk)]
-        batches.append([{"type": "TEXT_MESSAGE_END", "messageId": message},
+        batches.append([{"type": "TEXT_MESSAGE_END", "messageId": run},
                         {"type": "RUN_FINISHED", "threadId": "warm", "runId": run}])
     return batches
 
