@@ -25,6 +25,14 @@ between two of them, as in the page. The same frames then cost several times
 more (bursty, 1x: p50 0.6 against 0.05 ms back to back; docs/browser.md,
 "Per-frame figures"): what a frame pays in the page is mostly starting cold,
 not the work the code does.
+
+`--parts` also times the frame's parts in the page (live state, the DOM
+commit, the Markdown parse and its DOM work, the text writes, the live region,
+telemetry): each part's wall time summed over a run's frames, per frame with
+work, the median over the runs, and its share of the frame. `--attached` puts
+the replay's view in the page's document instead of a detached element, so a
+text write pays what Blink does for a laid-out node (with `--spacing frame`,
+the page lays it out between frames).
 """
 
 from __future__ import annotations
@@ -73,15 +81,72 @@ class _Socket:
     def close(self, *args): self.sink = None
     def send(self, data): return True
 
+# `--parts`: where a frame's time goes, each part's wall time summed over the
+# run's frames (time.perf_counter, the page's coarse clock: a sum over hundreds
+# of calls, not one call's figure). Parts nest as PART_ORDER shows them; a
+# part re-entered inside itself counts once.
+_PARTS = (
+    ("live state", "streampace.conversation.live_state", "LiveState", "apply"),
+    ("DOM commit", "streampace.browser.renderer", "DomRenderer", "_commit"),
+    ("Markdown parse", "streampace.markdown.stream", "MarkdownStream", "feed"),
+    ("Markdown DOM", "streampace.browser.markdown_dom", "MarkdownView", "apply"),
+    ("text writes", "streampace.browser.markdown_dom", "MarkdownView", "_grow"),
+    ("text writes", "streampace.browser.renderer", "DomRenderer", "_append_text"),
+    ("live region", "streampace.browser.announce", "LiveRegion", "after_commit"),
+    ("telemetry", "streampace.browser.controller", "StreamView", "_sample_frame"),
+)
+
+class _Parts:
+    def __init__(self, in_frame):
+        import time as _time
+        self.ms = {name: 0.0 for name, *_ in _PARTS}
+        self._saved = []
+        clock = _time.perf_counter
+        depth = {name: 0 for name in self.ms}
+        try:
+            self._install(in_frame, clock, depth)
+        except BaseException:
+            self.remove()
+            raise
+
+    def _install(self, in_frame, clock, depth):
+        import importlib as _importlib
+        for name, module, cls_name, attr in _PARTS:
+            cls = getattr(_importlib.import_module(module), cls_name)
+            fn = cls.__dict__[attr]
+            self._saved.append((cls, attr, fn))
+            def timed(*args, _fn=fn, _name=name, **kwargs):
+                if not in_frame[0] or depth[_name]:
+                    return _fn(*args, **kwargs)
+                depth[_name] += 1
+                t0 = clock()
+                try:
+                    return _fn(*args, **kwargs)
+                finally:
+                    self.ms[_name] += (clock() - t0) * 1000.0
+                    depth[_name] -= 1
+            setattr(cls, attr, timed)
+
+    def remove(self):
+        # Also after a failed set-up: every class patched so far is restored.
+        for cls, attr, fn in reversed(self._saved):
+            setattr(cls, attr, fn)
+        self._saved = []
+
 class _Replay:
     # The trace through a new StreamView on a virtual clock, a frame per `step()`.
 
-    def __init__(self, arrivals_json, variant_source):
+    def __init__(self, arrivals_json, variant_source, parts=False, attached=False):
         self.now = now = _js.performance.now
         self.arrivals = _json.loads(arrivals_json)
         self.host = host = _ManualHost()
         self.view = view = _StreamView(_page_bridge(), _js.document.createElement("div"),
                                        host=host, scroll=False, heading_base="off")
+        self.attached = attached
+        if attached:
+            # In the page's document, laid out and painted between spaced frames:
+            # a text write then pays Blink's own work on a laid-out node.
+            _js.document.body.append(view.mount)
         # The page's policy on the replay's clock: where the page runs the cyclic
         # collector in timeouts after its frames (browser/collector.py), so does
         # the replay (the page's own timeouts cannot fire while it runs).
@@ -95,6 +160,10 @@ class _Replay:
                 collector.after_frame()
                 return n
             host.run_frame = run_frame
+        # The collector's pauses: [ms in frames, ms elsewhere (messages, timers)]
+        # (set before the variant runs: the parts' timers read in_frame).
+        self.pause, self.gc_at, self.outside, self.in_frame = [0.0, 0.0], [0.0], [], [0]
+        self.parts = _Parts(self.in_frame) if parts else None
         if variant_source:
             exec(variant_source, {"view": view, "host": host, "collector": collector})
         self.socket = _Socket()
@@ -103,8 +172,6 @@ class _Replay:
         self.first = self.arrivals[0][0]
         self.end = self.arrivals[-1][0] - self.first + 2300.0
         self.t, self.k, self.out = 0.0, 0, []
-        # The collector's pauses: [ms in frames, ms elsewhere (messages, timers)].
-        self.pause, self.gc_at, self.outside, self.in_frame = [0.0, 0.0], [0.0], [], [0]
         _gc.callbacks.append(self._on_gc)
 
     def _on_gc(self, phase, _info):
@@ -139,19 +206,24 @@ class _Replay:
     def finish(self):
         try:
             self.view.close()
+            if self.attached:
+                self.view.mount.remove()
         finally:
             _gc.callbacks.remove(self._on_gc)
+            if self.parts is not None:
+                self.parts.remove()
             if self.collector is not None:
                 self.collector.stop()
             _gc.set_threshold(*self.threshold)
         return _json.dumps({"frames": self.out, "gc_outside_ms": self.pause[1],
                             "gc_outside_max_ms": max(self.outside, default=0.0),
                             "gc_outside_n": len(self.outside),
-                            "objects": len(_gc.get_objects())})
+                            "objects": len(_gc.get_objects()),
+                            "parts": self.parts.ms if self.parts is not None else None})
 
-def _replay(arrivals_json, variant_source):
+def _replay(arrivals_json, variant_source, parts=False, attached=False):
     # Every frame in one call: back to back, JS never runs between them.
-    replay = _Replay(arrivals_json, variant_source)
+    replay = _Replay(arrivals_json, variant_source, parts, attached)
     try:
         while replay.step():
             pass
@@ -169,14 +241,16 @@ _REPLAY_PACED_JS = (
     "const done = arguments[arguments.length - 1];"
     " window.streampace.runtime().then((py) => {"
     " let replay;"
-    " try { replay = py.globals.get('_Replay')(arguments[0], arguments[1]); }"
+    " try { replay = py.globals.get('_Replay')(arguments[0], arguments[1], arguments[2],"
+    " arguments[3]); }"
     " catch (err) { done('error: ' + String(err)); return; }"
     " const tick = () => { try { if (replay.step()) { requestAnimationFrame(tick); return; }"
     " done(replay.finish()); } catch (err) { done('error: ' + String(err)); } };"
     " requestAnimationFrame(tick); });")
 _REPLAY_JS = ("const done = arguments[arguments.length - 1];"
               " window.streampace.runtime().then((py) => {"
-              " try { done(py.globals.get('_replay')(arguments[0], arguments[1])); }"
+              " try { done(py.globals.get('_replay')(arguments[0], arguments[1], arguments[2],"
+              " arguments[3])); }"
               " catch (err) { done('error: ' + String(err)); } });")
 
 
@@ -201,6 +275,32 @@ def report(name: str, runs: list[list[list[float]]], slowest: int) -> list[str]:
             f"{quantile(least, 0.99):.2f}, max {max(least):.2f}, mean "
             f"{sum(least) / len(least):.3f} ms; each run's own p99 {single}",
             "  slowest (virtual ms: ms): " + ", ".join(f"{at[i]}: {least[i]:.2f}" for i in top)]
+
+
+# `--parts`' rows, in the order a frame runs them, indented as they nest: the
+# commit holds the Markdown parse and its DOM work, which holds the text writes.
+PART_ORDER = (("live state", 1), ("DOM commit", 1), ("Markdown parse", 2),
+              ("Markdown DOM", 2), ("text writes", 3), ("live region", 1), ("telemetry", 1))
+
+
+def parts_report(runs: list[dict[str, Any]]) -> list[str]:
+    """Each part's ms per frame with work (the median over the runs) and its share
+    of the frame's mean, from the replay's `parts` sums."""
+    timed = [run for run in runs if run.get("parts") and run["frames"]]
+    if not timed:
+        return []
+
+    def per_frame(value: Any) -> float:
+        values = sorted(value(run) / len(run["frames"]) for run in timed)
+        return percentile(values, 50)
+
+    frame = per_frame(lambda run: sum(f[1] for f in run["frames"]))
+    lines = [f"  parts, ms per frame with work (median of {len(timed)} runs): frame {frame:.3f}"]
+    for name, depth in PART_ORDER:
+        ms = per_frame(lambda run, name=name: run["parts"].get(name, 0.0))
+        share = 100.0 * ms / frame if frame else 0.0
+        lines.append(f"  {'  ' * depth}{name} {ms:.3f} ({share:.0f} %)")
+    return lines
 
 
 def gc_report(runs: list[dict[str, Any]]) -> str:
@@ -229,6 +329,12 @@ def main(argv: list[str] | None = None) -> int:
                          "page's gc policy on the replay's host, or None) before each run "
                          "(repeat for an A/B; default: the code as it is)")
     ap.add_argument("--slowest", type=int, default=8)
+    ap.add_argument("--parts", action="store_true",
+                    help="also time the frame's parts (live state, commit, Markdown parse "
+                         "and DOM, text writes, live region, telemetry) in the page")
+    ap.add_argument("--attached", action="store_true",
+                    help="the replay's view in the page's document (laid out and painted "
+                         "between spaced frames) instead of a detached element")
     ap.add_argument("--spacing", choices=("none", "frame"), default="none",
                     help="none: the replay's frames back to back in one call (the code's "
                          "own cost); frame: one per animation frame of the page, as the "
@@ -252,17 +358,20 @@ def main(argv: list[str] | None = None) -> int:
                 for name, source in variants.items():  # alternating: load falls alike
                     out = driver.execute_async_script(
                         _REPLAY_PACED_JS if args.spacing == "frame" else _REPLAY_JS,
-                        arrivals, source)
+                        arrivals, source, args.parts, args.attached)
                     if out.startswith("error"):
                         raise RuntimeError(f"{name}: {out}")
                     runs[name].append(json.loads(out))
         finally:
             set_cpu(driver, 1)
     print(f"trace {args.trace} (seed {args.seed}), --cpu {args.cpu:g}, replayed in the embed "
-          f"on a virtual 60 Hz clock, a detached view, frames spaced: {args.spacing}:")
+          f"on a virtual 60 Hz clock, {'an attached' if args.attached else 'a detached'} view, "
+          f"frames spaced: {args.spacing}:")
     for name, done in runs.items():
         print("\n".join(report(name, [run["frames"] for run in done], args.slowest)))
         print(gc_report(done))
+        for line in parts_report(done):
+            print(line)
     return 0
 
 

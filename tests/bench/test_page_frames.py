@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from bench.page_frames import REPLAY_PY, gc_report, least_per_frame, quantile, report
+from bench.page_frames import (
+    REPLAY_PY,
+    gc_report,
+    least_per_frame,
+    parts_report,
+    quantile,
+    report,
+)
 
 
 def test_a_frame_counts_its_least_time_over_the_runs() -> None:
@@ -33,3 +40,19 @@ def test_the_gc_line_counts_the_pauses_each_run_had_in_its_frames() -> None:
     assert "pauses, max ms): 1 1.75, 2 0.50;" in line
     assert "outside frames per run (pauses, max, total ms): 0 0.00 3.0, 0 0.00 0.0;" in line
     assert line.endswith("objects after each run: 10, 12")
+
+
+def test_the_parts_lines_give_each_part_per_frame_and_its_share() -> None:
+    runs = [{"frames": [[17, 0.5], [33, 0.5]], "parts": {"DOM commit": 0.5, "text writes": 0.2}},
+            {"frames": [[17, 1.0], [33, 1.0]], "parts": {"DOM commit": 1.0, "text writes": 0.4}},
+            {"frames": [[17, 0.6], [33, 0.6]], "parts": {"DOM commit": 0.6, "text writes": 0.3}}]
+    lines = parts_report(runs)
+    # Medians over the runs of ms per frame: frame 0.6, commit 0.3, text 0.15.
+    assert lines[0] == "  parts, ms per frame with work (median of 3 runs): frame 0.600"
+    assert "    DOM commit 0.300 (50 %)" in lines
+    assert "        text writes 0.150 (25 %)" in lines
+    assert "    live state 0.000 (0 %)" in lines  # not timed in these runs: none
+
+
+def test_no_parts_lines_without_timed_runs() -> None:
+    assert parts_report([{"frames": [[17, 0.5]], "parts": None}]) == []
