@@ -84,14 +84,15 @@ class _Socket:
 # `--parts`: where a frame's time goes, each part's wall time summed over the
 # run's frames (time.perf_counter, the page's coarse clock: a sum over hundreds
 # of calls, not one call's figure). Parts nest as PART_ORDER shows them; a
-# part re-entered inside itself counts once.
+# part re-entered inside itself counts once. The text writes are the Markdown
+# view's (`_grow`): the plain-text format's go through the renderer's dispatch
+# table, which holds its functions, not the class's attributes.
 _PARTS = (
     ("live state", "streampace.conversation.live_state", "LiveState", "apply"),
     ("DOM commit", "streampace.browser.renderer", "DomRenderer", "_commit"),
     ("Markdown parse", "streampace.markdown.stream", "MarkdownStream", "feed"),
     ("Markdown DOM", "streampace.browser.markdown_dom", "MarkdownView", "apply"),
     ("text writes", "streampace.browser.markdown_dom", "MarkdownView", "_grow"),
-    ("text writes", "streampace.browser.renderer", "DomRenderer", "_append_text"),
     ("live region", "streampace.browser.announce", "LiveRegion", "after_commit"),
     ("telemetry", "streampace.browser.controller", "StreamView", "_sample_frame"),
 )
