@@ -99,19 +99,19 @@ _PARTS = (
 
 class _Parts:
     def __init__(self, in_frame):
-        import time as _time
         self.ms = {name: 0.0 for name, *_ in _PARTS}
         self._saved = []
-        clock = _time.perf_counter
-        depth = {name: 0 for name in self.ms}
         try:
-            self._install(in_frame, clock, depth)
+            self._install(in_frame)
         except BaseException:
             self.remove()
             raise
 
-    def _install(self, in_frame, clock, depth):
+    def _install(self, in_frame):
         import importlib as _importlib
+        import time as _time
+        clock = _time.perf_counter
+        depth = dict.fromkeys(self.ms, 0)
         for name, module, cls_name, attr in _PARTS:
             cls = getattr(_importlib.import_module(module), cls_name)
             fn = cls.__dict__[attr]
@@ -161,8 +161,8 @@ class _Replay:
                 collector.after_frame()
                 return n
             host.run_frame = run_frame
-        # The collector's pauses: [ms in frames, ms elsewhere (messages, timers)]
-        # (set before the variant runs: the parts' timers read in_frame).
+        # The collector's pauses: [ms in frames, ms elsewhere (messages, timers)];
+        # in_frame is also what the parts' timers read.
         self.pause, self.gc_at, self.outside, self.in_frame = [0.0, 0.0], [0.0], [], [0]
         self.parts = _Parts(self.in_frame) if parts else None
         if variant_source:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from typing import Any
 
 from bench.engines import browser
 
@@ -111,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         driver.set_script_timeout(max(60, args.writes // 10))
         driver.get("data:text/html,<!doctype html><html lang=en><body><p>page</p></body></html>")
         for _ in range(args.rounds):
-            found: dict[str, Any] = {}
+            found: dict[str, tuple[float, float]] = {}
             for label, kind, cap in modes:
                 write, layout = driver.execute_async_script(_WRITE_JS, kind, args.writes, cap)
                 found[label] = (float(write), float(layout))

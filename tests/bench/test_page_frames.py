@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bench.page_frames import (
+    PART_ORDER,
     REPLAY_PY,
     gc_report,
     least_per_frame,
@@ -56,3 +57,11 @@ def test_the_parts_lines_give_each_part_per_frame_and_its_share() -> None:
 
 def test_no_parts_lines_without_timed_runs() -> None:
     assert parts_report([{"frames": [[17, 0.5]], "parts": None}]) == []
+
+
+def test_the_report_rows_are_the_parts_the_page_times() -> None:
+    # PART_ORDER (host side) names each of REPLAY_PY's _PARTS (page side), once.
+    timed = {line.split('"')[1] for line in REPLAY_PY.splitlines()
+             if line.startswith('    ("') and '"streampace.' in line}
+    assert timed == {name for name, _depth in PART_ORDER}
+    assert len(PART_ORDER) == len(timed)
