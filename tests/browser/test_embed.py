@@ -214,8 +214,9 @@ def test_the_page_counts_its_frame_work_during_a_stream(driver: Any, page_server
 
 def test_the_page_warm_up_runs_once_after_boot_and_shows_nothing(driver: Any,
                                                                   page: Any) -> None:
-    """browser/warm.py: the sample run goes through the whole stack off the page —
-    fed to its end, its text nowhere in the document, no error; the figures
+    """browser/warm.py: the sample laid out once in the page, then the sample run
+    through the whole stack off the page — fed to its end, its text nowhere in
+    the document, no error; the figures
     (long frames early in an answer) are `python -m bench.long_frames`'s."""
     wait_for(driver, "const w = window.streampace.stats().warmUp; return !!(w && w.done)",
              BOOT_TIMEOUT_S)
@@ -225,6 +226,11 @@ def test_the_page_warm_up_runs_once_after_boot_and_shows_nothing(driver: Any,
     assert warm["fed"] == warm["of"] or (warm["cancelled"] and warm["fed"] < warm["of"])
     body = driver.execute_script("return document.body.textContent")
     assert "Déjà vu" not in body and "A heading" not in body
+    # Its first step laid the sample out in the view's mount (the page's fonts) and
+    # took it out again in the same task: nothing of it is left there.
+    assert warm["laidOut"] == (warm["steps"] > 0)
+    assert driver.execute_script(
+        "return document.querySelectorAll('.sp-view[aria-hidden], [inert]').length") == 0
     assert not [e for e in console_errors(driver) if "warm" in e]
     logs = driver.execute_script("return window.__rec.events.map((e) => JSON.stringify(e))")
     assert not [e for e in logs if "warm" in e]

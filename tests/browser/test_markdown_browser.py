@@ -146,6 +146,22 @@ def play_run(md_page: Any, driver: Any, sid: str, mid: str, text: str, pieces: i
 
 
 @pytest.mark.engines
+def test_the_warm_up_lays_a_markdown_sample_out_and_leaves_nothing(driver: Any,
+                                                                    md_page: Any) -> None:
+    """browser/warm.py's first step: the sample built as the view builds an
+    answer's Markdown, laid out in the mount (the page's fonts), taken out in the
+    same task: no trace of it in the document or in the view's events."""
+    wait_for(driver, "const w = window.streampace.stats().warmUp; return !!(w && w.done)",
+             BOOT_TIMEOUT_S)
+    warm = driver.execute_script("return window.streampace.stats().warmUp")
+    assert warm["laidOut"] and not warm["failed"]
+    left = driver.execute_script(
+        "return {hidden: document.querySelectorAll('.sp-view[aria-hidden], [inert]').length,"
+        " views: document.querySelectorAll('#answer > .sp-view').length,"
+        " sample: document.body.textContent.includes('A heading')}")
+    assert left == {"hidden": 0, "views": 1, "sample": False}
+
+
 def test_streamed_markdown_dom_equals_the_one_shot_render(driver: Any, md_page: Any) -> None:
     sid = "md-render"
     switch(driver, sid)

@@ -58,13 +58,15 @@ class View:
 
 def _start(views: list[View], **kwargs: Any) -> tuple[PageWarmUp, ManualHost]:
     timers = ManualHost()
+    on_error = kwargs.pop("on_error", None)
+    lay_out = kwargs.pop("lay_out", None)
 
     def make_view(mount: Any, clock: Any) -> View:
         views.append(View(mount, clock, **kwargs))
         return views[-1]
 
     warm_up = PageWarmUp(Doc(), timers, make_view, batches=warm_batches(chunk=200),
-                         on_error=kwargs.pop("on_error", None))
+                         on_error=on_error, lay_out=lay_out)
     warm_up.start()
     return warm_up, timers
 
@@ -84,9 +86,64 @@ def test_one_sample_message_per_timer_of_the_page_then_the_view_is_closed() -> N
         assert messages[-1] == {"through": fed, "events": batches[fed - 1]}
     assert warm_up.done and view.closed
     assert timers.pending_timeouts == 0
-    assert warm_up.stats() == {"fed": len(batches), "of": len(batches),
+    assert warm_up.stats() == {"laidOut": False, "fed": len(batches), "of": len(batches),
                                "steps": len(batches), "done": True, "failed": False,
                                "cancelled": False}
+
+
+def test_the_sample_is_laid_out_first_in_a_step_of_its_own() -> None:
+    """The page's fonts: the sample's text laid out once, on the first timer,
+    before any message reaches the throwaway view; then the messages as before."""
+    views: list[View] = []
+    laid: list[str] = []
+
+    def lay_out(sample: str) -> bool:
+        laid.append(sample)
+        return True
+
+    warm_up, timers = _start(views, lay_out=lay_out)
+    assert laid == []  # not inside start(): the page's boot pays nothing for it
+    timers.run_until(timers.next_timeout_at() or 0.0)
+    assert len(laid) == 1 and laid[0].startswith(WARM_ANSWER) and not laid[0].isascii()
+    assert [k for k, _d in views[0].reports] == ["open"]  # no message in that step
+    assert timers.pending_timeouts == 1
+    timers.run_all()
+    batches = warm_batches(chunk=200)
+    assert len(laid) == 1
+    assert warm_up.stats() == {"laidOut": True, "fed": len(batches), "of": len(batches),
+                               "steps": len(batches) + 1, "done": True, "failed": False,
+                               "cancelled": False}
+
+
+def test_a_sample_not_laid_out_is_said_and_the_run_goes_on() -> None:
+    views: list[View] = []
+    warm_up, timers = _start(views, lay_out=lambda _sample: False)  # e.g. a detached mount
+    timers.run_all()
+    assert warm_up.done and not warm_up.stats()["laidOut"] and not warm_up.stats()["failed"]
+    assert warm_up.stats()["fed"] == warm_up.stats()["of"]
+
+
+def test_a_failing_layout_is_told_and_stops_the_warm_up() -> None:
+    views: list[View] = []
+    told: list[BaseException] = []
+
+    def lay_out(_sample: str) -> bool:
+        raise RuntimeError("no layout")
+
+    warm_up, timers = _start(views, lay_out=lay_out, on_error=told.append)
+    timers.run_all()
+    assert [str(e) for e in told] == ["no layout"]
+    assert warm_up.stats()["failed"] and views[0].closed
+    assert [k for k, _d in views[0].reports] == ["open"]
+
+
+def test_an_answer_before_the_first_step_cancels_the_layout_too() -> None:
+    views: list[View] = []
+    laid: list[str] = []
+    warm_up, timers = _start(views, lay_out=laid.append)
+    warm_up.cancel()
+    timers.run_all()
+    assert laid == [] and warm_up.stats()["cancelled"] and not warm_up.stats()["laidOut"]
 
 
 def test_it_runs_the_view_s_frames_until_nothing_is_left_to_show() -> None:

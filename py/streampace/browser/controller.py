@@ -378,7 +378,8 @@ class StreamView:
         return json.dumps(self.stats())
 
     def start_warm_up(self, bridge: Any = None) -> None:
-        """Warm the page's streaming path once per page (browser/warm.py): a
+        """Warm the page's streaming path once per page (browser/warm.py): the
+        sample laid out once in this view's mount (its fonts), then a
         throwaway view like this one, on a detached element, fed sample runs
         a step per timer of this view's host. `bridge`: the throwaway view's
         (default this view's; a bridge that tells Python subscribers must not
@@ -396,7 +397,8 @@ class StreamView:
             js.console.warn("streampace: warm-up stopped: "
                             + "".join(traceback.format_exception(exc)))
 
-        self._warm = warm_page_once(js.document, self.host, make_view, on_error=told)
+        self._warm = warm_page_once(js.document, self.host, make_view, on_error=told,
+                                    lay_out=self.renderer.lay_out_sample)
 
     def close(self) -> None:
         if self.closed:

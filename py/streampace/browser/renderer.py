@@ -405,6 +405,43 @@ class DomRenderer:
     }
 
     # -- elements ----------------------------------------------------------
+    def lay_out_sample(self, sample: str) -> bool:
+        """Lay `sample` out once as this view shows an assistant's text (its
+        Markdown, or plain text), in the view's mount and removed in the same
+        task (never painted, hidden from assistive technology, inert): the fonts
+        an answer uses are then matched and loaded now, not in the frame that
+        first shows a heading, code or an emoji (browser/warm.py). False:
+        nothing done, the mount is not in the document (nothing is laid out)."""
+        if not self.mount.isConnected:
+            return False
+        box = self._el("div", "sp-view")
+        box.setAttribute("aria-hidden", "true")
+        box.inert = True
+        style = box.style
+        style.position = "absolute"
+        style.visibility = "hidden"
+        style.pointerEvents = "none"
+        message = self._el("div", "sp-item sp-message")
+        box.append(message)
+        if self.text_format == "markdown":
+            body = self._el("div", "sp-text sp-markdown")
+            message.append(body)
+            view = self._markdown_view(body)
+            view.frames = None  # nothing to seal: it lives for one task
+            view.feed(sample)
+            view.close()
+        else:
+            body = self._el("div", "sp-text")
+            body.style.whiteSpace = "pre-wrap"  # as prose bodies (_build, spec.pre)
+            body.append(self._doc.createTextNode(sample))
+            message.append(body)
+        self.mount.append(box)
+        try:
+            _ = box.offsetHeight  # a forced layout: the fonts now, in this task
+        finally:
+            box.remove()
+        return True
+
     def _el(self, tag: str, cls: str) -> Any:
         el = self._doc.createElement(tag)
         el.className = cls
