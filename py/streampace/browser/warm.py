@@ -61,6 +61,8 @@ _MAX_IDLE_STEPS = 200  # after the last message: a bound, whatever the view keep
 RUNS = 3  # sample runs back to back (see above: V8's optimisation cycles)
 # Not ASCII: the page segments it with Intl.Segmenter (ASCII never needs it).
 _UNICODE_TAIL = "\n\nDéjà vu — 日本語のテキスト, עברית, 👩‍👩‍👧 and 🇫🇷.\n"
+# Laid out only (not streamed): signs answers often use, in text and emoji style.
+_SIGNS = "\n\n✔️ ✅ ❌ ⚠️ 👉 🚀 ✓ ✗ → ← • … “quoted” ‘and’ – © ½ ≤ ≥ ± × ÷ ∞ €\n"
 
 _started = False  # one warm-up per page
 
@@ -164,7 +166,7 @@ class PageWarmUp:
         try:
             if self._lay_out is not None:
                 lay_out, self._lay_out = self._lay_out, None
-                self.laid_out = bool(lay_out(WARM_ANSWER + _UNICODE_TAIL))
+                self.laid_out = bool(lay_out(WARM_ANSWER + _UNICODE_TAIL + _SIGNS))
             elif self._feed_step():
                 self._finish()
                 return
