@@ -423,6 +423,7 @@ class DomRenderer:
         style.pointerEvents = "none"
         message = self._el("div", "sp-item sp-message")
         box.append(message)
+        view = None
         if self.text_format == "markdown":
             body = self._el("div", "sp-text sp-markdown")
             message.append(body)
@@ -440,6 +441,8 @@ class DomRenderer:
             _ = box.offsetHeight  # a forced layout: the fonts now, in this task
         finally:
             box.remove()
+            if view is not None:
+                view.destroy()  # its copy buttons' click listener off the thrown-away body
         return True
 
     def _el(self, tag: str, cls: str) -> Any:
