@@ -150,7 +150,7 @@ def test_the_warm_up_lays_a_markdown_sample_out_and_leaves_nothing(driver: Any,
                                                                     md_page: Any) -> None:
     """browser/warm.py's first step: the sample built as the view builds an
     answer's Markdown, laid out in the mount (the page's fonts), taken out in the
-    same task: no trace of it in the document or in the view's events."""
+    same task: nothing of it left in the document."""
     wait_for(driver, "const w = window.streampace.stats().warmUp; return !!(w && w.done)",
              BOOT_TIMEOUT_S)
     warm = driver.execute_script("return window.streampace.stats().warmUp")
@@ -162,6 +162,7 @@ def test_the_warm_up_lays_a_markdown_sample_out_and_leaves_nothing(driver: Any,
     assert left == {"hidden": 0, "views": 1, "sample": False}
 
 
+@pytest.mark.engines
 def test_streamed_markdown_dom_equals_the_one_shot_render(driver: Any, md_page: Any) -> None:
     sid = "md-render"
     switch(driver, sid)
