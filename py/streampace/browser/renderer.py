@@ -421,28 +421,16 @@ class DomRenderer:
         style.position = "absolute"
         style.visibility = "hidden"
         style.pointerEvents = "none"
-        message = self._el("div", "sp-item sp-message")
-        box.append(message)
-        view = None
-        if self.text_format == "markdown":
-            body = self._el("div", "sp-text sp-markdown")
-            message.append(body)
-            view = self._markdown_view(body)
-            view.frames = None  # nothing to seal: it lives for one task
-            view.feed(sample)
-            view.close()
-        else:
-            body = self._el("div", "sp-text")
-            body.style.whiteSpace = "pre-wrap"  # as prose bodies (_build, spec.pre)
-            body.append(self._doc.createTextNode(sample))
-            message.append(body)
+        # Built as an answer's message is (the plan's body for this view's format).
+        handles = _Handles()
+        box.append(self._build(plan.Element("div", "sp-item sp-message", children=(
+            plan.body_element(self.text_format, sample, ended=True),)), handles))
         self.mount.append(box)
         try:
             _ = box.offsetHeight  # a forced layout: the fonts now, in this task
         finally:
             box.remove()
-            if view is not None:
-                view.destroy()  # its copy buttons' click listener off the thrown-away body
+            handles.discard()  # its Markdown view's copy-click listener and frame request
         return True
 
     def _el(self, tag: str, cls: str) -> Any:

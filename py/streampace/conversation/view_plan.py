@@ -390,13 +390,21 @@ class ViewPlanner:
             fmt = self.text_format if item.role == "assistant" else "text"
         if fmt == "markdown" and item.ref not in self._plain:
             self._shown[item.ref] = _Markdown(item.ended)
-            return Element("div", "sp-text sp-markdown", text=item.text, markdown=True,
-                           ended=item.ended, part=Part.BODY)
+            return body_element("markdown", item.text, item.ended)
         self._shown[item.ref] = _Plain(len(item.text))
-        return prose("sp-text", item.text, Part.BODY)
+        return body_element("text", item.text, item.ended)
 
     def _tool_name(self, item: items.ToolCallItem) -> str:
         return f"{self.labels['toolCall']}: {item.name or '…'}"
+
+
+def body_element(fmt: str, text: str, ended: bool) -> Element:
+    """A message's or a reasoning's body in format `fmt`: a Markdown view fed
+    `text` (closed if `ended`), or plain text."""
+    if fmt == "markdown":
+        return Element("div", "sp-text sp-markdown", text=text, markdown=True, ended=ended,
+                       part=Part.BODY)
+    return prose("sp-text", text, Part.BODY)
 
 
 def prose(cls: str, text: str, part: Part | None = None) -> Element:
