@@ -1224,11 +1224,16 @@ def test_an_items_paragraph_state_shows_what_the_lists_own_path_shows(
     "# h\n `",                                             # a lone backtick: no empty <p>
     "Some `code span\n- n",                                 # the paragraph ends: nothing closed
     "Words of a long paragraph here. " * 8 + "\n[r]: /u\n===\nmore",  # a setext heading
+    # A later line that alone would start a list, then more of the paragraph:
+    # the window judged the partial line after that list instead.
+    "more? yes\n2. second\n2. s", "more? yes\n  2. two\n  more", "Some\n    four\nmore",
+    "Intro.\n\n10. First line",  # "10" read as a paragraph: no empty <p> once a list
 ])
 def test_an_open_paragraph_shows_what_a_full_render_shows_where_it_did_not(text: str) -> None:
-    """Three displays of the paragraph state that differed from a full render's
-    (found streaming a list item as a paragraph): whole, and cut at every character."""
-    for cuts in ([], list(range(1, len(text)))):
+    """Displays of the paragraph state that differed from a full render's (found
+    streaming list items): whole, and cut at every character, every third and
+    every fifth."""
+    for cuts in ([], *(list(range(step, len(text), step)) for step in (1, 3, 5))):
         _same_at_every_cut(_EagerOpen(parser=PARSER), _FullEveryTime(parser=PARSER), text, cuts)
 
 

@@ -86,9 +86,12 @@ class _Window:
         self.parser = parser
         self.refs = refs
         self.checks = 0  # window parses (for tests)
-        self._memo: tuple[str, str, bool] | None = None
+        self._memo: tuple[str, str, bool, bool] | None = None
 
-    def continues_paragraph(self, prev: str, line: str) -> bool:
+    def continues_paragraph(self, prev: str, line: str, inner: bool = False) -> bool:
+        """Whether `line` continues the paragraph whose last line is `prev`
+        (its first line, or, `inner`, a later one; `prev` empty: whether
+        `line` starts a paragraph)."""
         if line[:1].isalpha() and (not prev or prev[:1].isalpha()):
             # A line starting with a letter after a paragraph's first line, or
             # after one that also starts with a letter: one paragraph of both
@@ -96,25 +99,32 @@ class _Window:
             # what the window's parse says, without its cost.
             return True
         key = line if len(line) <= _KEY else line[:_KEY]
-        if self._memo is not None and self._memo[:2] == (prev, key):
-            return self._memo[2]
+        if self._memo is not None and self._memo[:3] == (prev, key, inner):
+            return self._memo[3]
         self.checks += 1
         # One paragraph of both lines (of `line`, before the paragraph's first).
         # A `prev` that alone parses as a link definition, being a paragraph's
         # line here, leaves the window nothing to say: a paragraph of `line`
         # alone does not tell what follows it.
+        # A later line of the paragraph comes after a first line of a plain
+        # word: alone, a line such as "2. x" or "    x" that continues a
+        # paragraph would start a block of its own, and the window would
+        # judge the next line after that block instead (a plain word starts
+        # no table header: a table needs a pipe there).
         src, lines = (prev + "\n" + line, 2) if prev else (line, 1)
+        if prev and inner:
+            src, lines = "x\n" + src, 3
         blocks = self.parser.block_starts(src, self.refs)
         ok = len(blocks) == 1 and blocks[0] == (0, lines, "paragraph_open")
         if len(line) > _KEY:  # longer lines: the decision is final
-            self._memo = (prev, key, ok)
+            self._memo = (prev, key, inner, ok)
         return ok
 
     def known(self, prev: str, line: str) -> None:
         """A block parse already found `line` after `prev` to be part of the
         paragraph: remembered as if this window had parsed it (exact for a
         short line; for a longer one, final as `continues_paragraph` holds)."""
-        self._memo = (prev, line if len(line) <= _KEY else line[:_KEY], True)
+        self._memo = (prev, line if len(line) <= _KEY else line[:_KEY], False, True)
 
 
 class OpenParagraph:
@@ -168,7 +178,7 @@ class OpenParagraph:
         """New complete lines; False if one of them does not continue the paragraph."""
         for line in lines:
             if _is_table_line(line) or is_math_fence(line) or not (
-                    self.window.continues_paragraph(self.last_line, line)):
+                    self.window.continues_paragraph(self.last_line, line, self.lines > 1)):
                 return False
             self._add(line, complete=True)
         return True
@@ -227,7 +237,7 @@ class OpenParagraph:
             return "hold"
         if _is_table_line(partial):
             return "table"
-        if self.window.continues_paragraph(self.last_line, partial):
+        if self.window.continues_paragraph(self.last_line, partial, self.lines > 1):
             return "para"
         return "block"
 
@@ -296,7 +306,9 @@ class OpenParagraph:
         if role == "block":
             shown = display_source(partial)
             more = self.parser.render(shown, self.refs, self.ctx)[0] if shown.strip() else []
-            return (para, *more)
+            # Nothing before the partial line (its first characters read as
+            # a paragraph, "10", until the rest made it a block): no paragraph.
+            return (para, *more) if shown_kids else tuple(more)
         return (para,)
 
 
