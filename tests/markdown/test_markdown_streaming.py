@@ -1404,3 +1404,28 @@ def test_a_fence_reached_by_the_block_parse_is_final_only_at_its_closing_line(te
     there either. Every cut size gives the one-shot render."""
     for size in range(1, len(text) + 1):
         assert _in_deltas(text, size) == render_html(text), size
+
+
+def test_a_line_that_ends_a_list_within_one_delta_takes_no_parse_of_the_whole_list() -> None:
+    """A delta brings the end of a list's last item, a blank line and a short
+    line after it (a table header): the list is final from its state — no
+    block parse or render sees its first items — and every display, and the
+    end, are what full parses give."""
+    items = "".join(f"- **Item {k}**: see [the notes](https://example.com/{k}) for `c{k}`.\n"
+                    for k in range(4))
+    text = "Intro.\n\n" + items + "\n| a | b |\n|--|--|\n| 1 | 2 |\n\nEnd.\n"
+    cut = text.index("for `c3`")
+    header_end = text.index("| a | b |\n") + len("| a | b |\n")
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    for piece in (text[:cut], text[cut:header_end], text[header_end:]):
+        parser.seen.clear()
+        stream.feed(piece)
+        full.feed(piece)
+        assert stream.nodes() == full.nodes()
+        if piece.startswith("for `c3`"):
+            assert stream.blocks[-1][0] == "ul"
+            assert not any("Item 0" in src for src in parser.seen), parser.seen
+    stream.close()
+    assert stream.to_html() == render_html(text)

@@ -914,17 +914,24 @@ class OpenList:
         attrs, before = (kept[0], ()) if self.head is None else (self.head[1], self.head[2])
         return ((self.tag, attrs, (*before, kept[1], nodes[0][2][0])),)
 
-    def ended_before(self, partial: str) -> bool:
-        """Whether the list is over before the partial line, whatever that line
-        becomes: a blank line ended the last item (shown, `_ended_item`, in a
-        tight list), and the partial line stands at column 0 with a character no
-        item marker starts with (so it can neither continue an item nor become
-        the list's next one) and not `[` (a definition there would be the list's
-        too). The stream then makes the list final at once, and a long line
-        after it streams as its own block instead of through the list's display."""
-        return (self._ended_item is not None and not self.loose and self.head is not None
-                and bool(self.item) and not self.item[-1].strip(" \t")
-                and partial[:1] not in _MAY_START_ITEM)
+    def ending_line(self, lines: list[str]) -> int | None:
+        """The index of the first of `lines`, to come after the list's last
+        line in order, before which the list is over (`ended_at` once the
+        lines before it are the list's), or None."""
+        return next((k for k, line in enumerate(lines) if line[:1] not in _MAY_START_ITEM and (
+            not lines[k - 1].strip(" \t") if k else self.ended_at(line))), None)
+
+    def ended_at(self, line: str) -> bool:
+        """Whether the list is over before `line` (complete or partial), the
+        line after its last one, whatever `line` becomes: that last line is
+        blank, and `line` stands at column 0 with a character no item marker
+        starts with, nor `[` (no lazy line follows a blank line, so nothing but
+        a new item, or a definition that would be the list's too, could still
+        be the list's). The stream then makes the list final at once, and a
+        long line after it streams as its own block, not through the list's
+        display."""
+        return (bool(self.item) and not self.item[-1].strip(" \t")
+                and line[:1] not in _MAY_START_ITEM)
 
     def _item_paragraph(self) -> _ItemParagraph | None:
         """The last item's paragraph state, taken once the item is long enough

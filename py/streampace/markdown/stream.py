@@ -408,6 +408,8 @@ class MarkdownStream:
         nl = tail.rfind("\n")
         if nl >= self._open_pos:
             lines = tail[self._open_pos:nl].split("\n")
+            if isinstance(block, OpenList) and self._list_ends_within(block, lines, ops):
+                return False
             blank = _first_blank(lines) if isinstance(block, OpenParagraph) else None
             if not block.feed_lines(lines if blank is None else lines[:blank]):
                 return False
@@ -416,7 +418,7 @@ class MarkdownStream:
                 return False  # the general path goes on from the block after it
             self._open_pos = nl + 1
         partial = tail[self._open_pos:]
-        if isinstance(block, OpenList) and block.ended_before(partial):
+        if isinstance(block, OpenList) and block.ended_at(partial):
             self._end_list(block, ops)
             return False  # the general path goes on from the block after it
         nodes = block.display(partial)
@@ -430,8 +432,21 @@ class MarkdownStream:
             ops.append(SetTail(nodes))
         return True
 
+    def _list_ends_within(self, block: OpenList, lines: list[str], ops: list[Op]) -> bool:
+        """Whether one of the complete `lines` ends the open list (`ended_at`,
+        fed up to it): the list is then final from its state, as before a
+        partial line, and not from a block parse of the whole list on the
+        general path (a delta holding the list's last line, a blank line and
+        a short line after it, say)."""
+        end = block.ending_line(lines)
+        if end is None:
+            return False
+        if block.feed_lines(lines[:end]):  # (else the general path decides)
+            self._end_list(block, ops)
+        return True
+
     def _end_list(self, block: OpenList, ops: list[Op]) -> None:
-        """The open list is over (`OpenList.ended_before`): final now, from its
+        """The open list is over (`OpenList.ended_at`): final now, from its
         incremental state, rather than once the line after it completes. A
         long first line after a list otherwise streamed through the list's
         display, parsed whole per delta; now it streams as its own block."""
