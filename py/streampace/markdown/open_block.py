@@ -31,10 +31,12 @@ while it streams.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from streampace.markdown.completion import complete_inline
 from streampace.markdown.fence import closing_run
+from streampace.markdown.item_nested import NestedTail, nested_start, opens_list
 from streampace.markdown.joins import (
     _ITEM,
     _PLAIN,
@@ -57,6 +59,7 @@ __all__ = ["OpenList", "OpenParagraph", "OpenQuote", "OpenTable", "final_from_op
            "is_math_fence"]
 
 _WINDOW = 1024       # live characters before a prefix is settled regardless
+_NESTED_STATES = 3   # levels of nested lists with a list state of their own
 _FIRST_TRY = 64      # live characters before the first attempt to settle
 _KEY = 16            # a line's block role is decided by its first characters
 
@@ -492,8 +495,9 @@ class OpenList:
 
     def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str],
                  ctx: tuple[str, int] = ("", 0), shown: tuple[str, Node | None] = ("", None),
-                 long_item: int = 512) -> None:
+                 long_item: int = 512, depth: int = 0) -> None:
         self.parser = parser
+        self.depth = depth  # lists this one is nested in, each with a state of its own
         self.refs = refs
         self.ctx = ctx
         self.long_item = long_item  # characters before the last item may stream as a paragraph
@@ -539,6 +543,10 @@ class OpenList:
         # whether it stopped being one (until the next item).
         self._para: _ItemParagraph | None = None
         self._para_ended = False
+        # The last item while it ends in a nested list (`NestedTail`), and
+        # the item's line count when one was last looked for.
+        self._nested: NestedTail | None = None
+        self._nested_tried = 0
         last = max(k for k, line in enumerate(lines) if self._starts_item(line))
         if last:
             self.head_lines = lines[:last]
@@ -628,6 +636,8 @@ class OpenList:
     def _push_item(self) -> None:
         """The last item is complete (the next one starts): move it to the head."""
         src = "\n".join(self.item) + "\n"
+        if self._shown_item is None:
+            self._shown_item = self._nested_item(src)
         if self._shown_item is not None:
             (attrs, item), loose = self._shown_item, False
             items = [item]
@@ -790,11 +800,14 @@ class OpenList:
                     self._push_item()
                     self._settled = None
                     self._para, self._para_ended = None, False
+                    self._nested, self._nested_tried = None, 0
             except ValueError:
                 return False
             if self._para is not None and not self._para.feed_line(line):
                 self._para, self._para_ended = None, True
             self.item.append(line)
+            if self._nested is not None:
+                self._nested.feed_line(line)
             self._shown_item = self._ended_item = None
         return True
 
@@ -839,6 +852,9 @@ class OpenList:
                 self._shown_item = self._ended_item = None
                 lis = (li,) if self.head is None else (*self.head[2], li)
                 return ((self.tag, para.list_attrs, lis),)
+        nested = self._nested_display(partial)
+        if nested is not None:
+            return nested
         if self.loose or self.head is None:
             split = self._split_item(partial)
             if split is not None:
@@ -851,6 +867,8 @@ class OpenList:
         shown = display_source(src)
         # What the display shows of the partial line, when it keeps the item's lines.
         part = shown[len(item_src):] if shown.startswith(item_src) else None
+        if self._shown_item is None and partial.strip() and self._starts_item(partial):
+            self._shown_item = self._nested_item(item_src)
         after = self._after_shown_item(part, partial)
         if after is not None:
             return self._shown_as(partial, src, shown, after)
@@ -879,7 +897,64 @@ class OpenList:
                 return None  # turning loose: the general path shows it, once
         out = tuple(nodes) if self.head is None else (
             (self.tag, self.head[1], (*self.head[2], *nodes[0][2])), *nodes[1:])
+        if len(out) == 1 and self._nested is None and len(self.item) >= self._nested_tried:
+            self._find_nested(partial, shown, out[0])
         return self._shown_as(partial, src, shown, out)
+
+    def _find_nested(self, partial: str, shown: str, shown_list: Node) -> None:
+        """Whether the last item, shown in `shown_list` from one parse of
+        `shown`, now ends in a nested list that later deltas may parse alone
+        (`NestedTail`): looked at once per complete line at most, from the
+        delta on which a line (the partial one, say) opens that list."""
+        lines = [*self.item, partial]
+        width = self._content_width()
+        start = nested_start(lines, width)
+        if start is None or width is None:
+            return
+        self._nested_tried = len(self.item) + 1
+        prefix = "".join(line + "\n" for line in lines[:start])
+        self._nested = NestedTail.find(self.parser, self.refs, self.ctx, prefix, width,
+                                       self.item, shown, shown_list[2][-1], self.loose,
+                                       shown_list[1], self._nested_list_state())
+
+    def _nested_list_state(self) -> Callable[[list[str]], OpenList] | None:
+        """What makes a nested list's own state, one level deeper (None past
+        `_NESTED_STATES` levels: deeper lists are parsed whole)."""
+        if self.depth >= _NESTED_STATES:
+            return None
+        return lambda lines: OpenList(self.parser, self.refs, lines, self.ctx,
+                                      long_item=self.long_item, depth=self.depth + 1)
+
+    def _nested_item(self, item_src: str) -> tuple[Any, Node] | None:
+        """What `_shown_item` keeps, from the last item's nested state rather
+        than a parse of the whole item, once a line starting the next item
+        follows it in a tight list: the list's attributes and the item's `li`,
+        its nested list parsed alone from the item's lines as they are (no
+        display rewrite: nothing of the item is open any more)."""
+        nested = self._nested
+        if (nested is None or self.loose or nested.loose or not self.item
+                or not self.item[-1].strip(" \t")):
+            return None  # (after a blank line the next item makes the list loose)
+        li = nested.li(self.parser, self.refs, self.ctx, item_src, None)
+        if li is None or _looseness((self.tag, (), (li,))) is not False:
+            return None
+        return (self.head[1] if self.head is not None else nested.list_attrs), li
+
+    def _nested_display(self, partial: str) -> tuple[Node, ...] | None:
+        """The list with its last item shown from its nested list's lines
+        alone (`NestedTail`), or None when they may not be parsed alone."""
+        nested = self._nested
+        if nested is None or nested.loose != self.loose:
+            return None
+        src = "\n".join(self.item) + "\n" + partial
+        shown = display_source(src)
+        li = nested.li(self.parser, self.refs, self.ctx, shown, partial)
+        if li is None:
+            return None
+        self._shown_item = self._ended_item = None
+        lis = (li,) if self.head is None else (*self.head[2], li)
+        attrs = nested.list_attrs if self.head is None else self.head[1]
+        return self._shown_as(partial, src, shown, ((self.tag, attrs, lis),))
 
     def _shown_as(self, partial: str, src: str, shown: str, out: tuple[Node, ...]
                   ) -> tuple[Node, ...]:
@@ -949,6 +1024,9 @@ class OpenList:
     def final_node(self) -> Node | None:
         """The list's node from its items, when it ends with its last item."""
         if self.item:
+            nested = self._nested_final()
+            if nested is not None:
+                return nested
             src = "\n".join(self.item) + "\n"
             items = ([self._ended_item] if self._ended_item is not None and self.head is not None
                      else self._items(src, self.loose))
@@ -959,6 +1037,20 @@ class OpenList:
                 return nodes[0] if len(nodes) == 1 else None
             return (self.tag, self.head[1], (*self.head[2], *items))
         return self.head
+
+    def _nested_final(self) -> Node | None:
+        """The list's final node with its last item from that item's nested
+        state (`NestedTail`), its lines as they are: blank lines after them
+        end the list and belong to no item."""
+        nested = self._nested
+        if nested is None or nested.loose != self.loose:
+            return None
+        li = nested.li(self.parser, self.refs, self.ctx, "\n".join(self.item) + "\n", None)
+        if li is None:
+            return None
+        if self.head is None:
+            return (self.tag, nested.list_attrs, (li,))
+        return (self.tag, self.head[1], (*self.head[2], li))
 
 
 class _ItemParagraph:
@@ -985,8 +1077,9 @@ class _ItemParagraph:
     @classmethod
     def of(cls, lst: OpenList, item: list[str]) -> _ItemParagraph | None:
         width = _content_width(item[0])
-        if width is None or any(not cls._continues(line, width) for line in item[1:]):
-            return None
+        if width is None or any(not cls._continues(line, width) or opens_list(line, width)
+                                for line in item[1:]):
+            return None  # (a nested list: not one paragraph, without a parse to say so)
         first = item[0][width:]
         if "\t" in item[0] or first.lstrip(" ")[:1] == "[":
             return None  # a task item's box, a definition: the list's path shows them
