@@ -155,7 +155,10 @@ class _CappedBlock(ParserBlock):
             return
         line = startLine
         while line < endLine:
-            line = state.skipEmptyLines(line)
+            # As markdown-it's own loop does, blank lines count as consumed: a
+            # container whose content is only blank (`>` × 20) must not be
+            # left where it started ("block rule didn't increment state.line").
+            state.line = line = state.skipEmptyLines(line)
             if line >= endLine or state.sCount[line] < state.blkIndent:
                 break
             paragraph(state, line, endLine, False)  # consumes at least one line
