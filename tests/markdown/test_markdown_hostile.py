@@ -109,14 +109,19 @@ def _max_depth(nodes: Any) -> int:
     "*a " * 600, "_a " * 1500, "**a " * 400, "~~a " * 400, "[a " * 600, "`a " * 600,
     "> " * 300 + "deep text", "".join("  " * i + "- x\n" for i in range(60)),
     "[" * 3000 + "a" + "]" * 3000, "<" * 3000, "&" * 3000,
-    # Containers whose content is blank at the nesting cap (this raised in the parser).
+    # Containers whose content is blank at the nesting cap (this raised in the
+    # parser), and nested lists and quotes reaching it through the list states.
     ">" * 20 + "\n", "> " * 21 + "\n\nafter", "- " * 10 + ">\n",
+    "".join(f"> {'  ' * i}- > level {i} *em*\n" for i in range(12)),
+    "".join(f"{'  ' * i}- level {i} *em* with words\n" for i in range(14)),
 ])
-def test_hostile_text_streams_without_recursion_and_with_bounded_depth(text: str) -> None:
+@pytest.mark.parametrize("size", [13, 97])
+def test_hostile_text_streams_without_recursion_and_with_bounded_depth(text: str,
+                                                                       size: int) -> None:
     stream = MarkdownStream()
     deepest = 0
-    for i in range(0, len(text), 97):
-        stream.feed(text[i:i + 97])
+    for i in range(0, len(text), size):
+        stream.feed(text[i:i + size])
         deepest = max(deepest, _max_depth(stream.nodes()))
     stream.close()
     assert stream.to_html() == render_html(text)

@@ -89,9 +89,10 @@ def nested_source(shown: str, prefix: str, width: int) -> str | None:
 class NestedTail:
     """The last item's `li` while it ends in a nested list (module docstring)."""
 
-    def __init__(self, prefix: str, kids: tuple[Node, ...], li_attrs: Any, tag: str,
-                 width: int, loose: bool, list_attrs: Any, lines: list[str],
+    def __init__(self, parser: Parser, prefix: str, kids: tuple[Node, ...], li_attrs: Any,
+                 tag: str, width: int, loose: bool, list_attrs: Any, lines: list[str],
                  make_list: ListState | None) -> None:
+        self.parser = parser        # for the nested list's lines, two levels down (`within`)
         self.prefix = prefix        # the item's lines before the nested list, each with "\n"
         self.kids = kids            # the `li`'s blocks before it, as one parse showed them
         self.li_attrs = li_attrs
@@ -117,11 +118,12 @@ class NestedTail:
         nested list that the dedented parse alone gives too."""
         if isinstance(li, str) or not li[2]:
             return None
-        node = _parse(parser, refs, ctx, shown, prefix, width)
+        inner = parser.within(2)  # inside the list and its item
+        node = _parse(inner, refs, ctx, shown, prefix, width)
         if node is None or li[2][-1] != node:
             return None
         done = prefix.count("\n")
-        return cls(prefix, li[2][:-1], li[1], node[0], width, loose, list_attrs,
+        return cls(inner, prefix, li[2][:-1], li[1], node[0], width, loose, list_attrs,
                    [line[width:] for line in item[done:]], make_list)
 
     def _start_inner(self) -> None:
@@ -145,7 +147,7 @@ class NestedTail:
             self.inner, self._make_list = None, None
         self._start_inner()
 
-    def li(self, parser: Parser, refs: dict[str, Any], ctx: tuple[str, int], shown: str,
+    def li(self, refs: dict[str, Any], ctx: tuple[str, int], shown: str,
            partial: str | None) -> Node | None:
         """The item's `li` for the display `shown` of its lines and `partial`
         (None: its lines as they are, no partial line, `shown` the raw
@@ -156,7 +158,7 @@ class NestedTail:
             return None
         node = self._from_inner(src, partial)
         if node is None:
-            nodes = parser.render(src, refs, ctx)[0]
+            nodes = self.parser.render(src, refs, ctx)[0]
             if len(nodes) != 1 or isinstance(nodes[0], str):
                 return None
             node = nodes[0]

@@ -922,7 +922,8 @@ class OpenList:
         `_NESTED_STATES` levels: deeper lists are parsed whole)."""
         if self.depth >= _NESTED_STATES:
             return None
-        return lambda lines: OpenList(self.parser, self.refs, lines, self.ctx,
+        inner = self.parser.within(2)  # inside this list and its item
+        return lambda lines: OpenList(inner, self.refs, lines, self.ctx,
                                       long_item=self.long_item, depth=self.depth + 1)
 
     def _nested_item(self, item_src: str) -> tuple[Any, Node] | None:
@@ -935,7 +936,7 @@ class OpenList:
         if (nested is None or self.loose or nested.loose or not self.item
                 or not self.item[-1].strip(" \t")):
             return None  # (after a blank line the next item makes the list loose)
-        li = nested.li(self.parser, self.refs, self.ctx, item_src, None)
+        li = nested.li(self.refs, self.ctx, item_src, None)
         if li is None or _looseness((self.tag, (), (li,))) is not False:
             return None
         return (self.head[1] if self.head is not None else nested.list_attrs), li
@@ -948,7 +949,7 @@ class OpenList:
             return None
         src = "\n".join(self.item) + "\n" + partial
         shown = display_source(src)
-        li = nested.li(self.parser, self.refs, self.ctx, shown, partial)
+        li = nested.li(self.refs, self.ctx, shown, partial)
         if li is None:
             return None
         self._shown_item = self._ended_item = None
@@ -1045,7 +1046,7 @@ class OpenList:
         nested = self._nested
         if nested is None or nested.loose != self.loose:
             return None
-        li = nested.li(self.parser, self.refs, self.ctx, "\n".join(self.item) + "\n", None)
+        li = nested.li(self.refs, self.ctx, "\n".join(self.item) + "\n", None)
         if li is None:
             return None
         if self.head is None:

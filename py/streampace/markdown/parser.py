@@ -19,6 +19,7 @@ and bare-URL autolinks (`https://…`, `www.…`) are added here.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import re
 from collections import ChainMap
@@ -147,10 +148,12 @@ def _trim_url(url: str) -> str:
 class _CappedBlock(ParserBlock):
     """markdown-it's block parser, except past `maxNesting` container levels:
     there markdown-it drops the rest of the input; here it stays, as
-    paragraphs of literal text (`> > > …` past 20 levels reads as text)."""
+    paragraphs of literal text (`> > > …` past 20 levels reads as text). A
+    container's content parsed alone (`Parser.within`) counts the levels
+    above it too, so the cap falls where a parse of the whole document puts it."""
 
     def tokenize(self, state: StateBlock, startLine: int, endLine: int) -> None:
-        if state.level < state.md.options.maxNesting:
+        if state.level + state.env.get("_sp_levels", 0) < state.md.options.maxNesting:
             super().tokenize(state, startLine, endLine)
             return
         line = startLine
@@ -178,6 +181,8 @@ def note_slug(label: str) -> str:
 class Parser:
     """One configured markdown-it-py instance and the token -> tree conversion."""
 
+    levels = 0  # block levels above the sources it parses (`within`)
+
     def __init__(self, *, allow_images: bool = False, autolink: bool = True) -> None:
         self.allow_images = allow_images
         self.autolink = autolink
@@ -202,13 +207,20 @@ class Parser:
         use_footnotes(md, definitions=footnote_defs)
         return md
 
+    def within(self, levels: int) -> Parser:
+        """This parser for a container's content parsed alone, `levels` block
+        levels further down (a list item's content: 2, the list and the item;
+        a block quote's: 1), for markdown-it's nesting cap to count them."""
+        inner = copy.copy(self)
+        inner.levels = self.levels + levels
+        return inner
+
     # -- parsing -------------------------------------------------------------
-    @staticmethod
-    def _env(refs: dict, ctx: Context | None) -> dict[str, Any]:
+    def _env(self, refs: dict, ctx: Context | None) -> dict[str, Any]:
         # Definitions found in this source go to the front map; the caller's
         # map is read, never copied (its size must not cost every parse).
         return {"references": ChainMap({}, refs), "_sp_ctx": ctx or ("", 0),
-                "_sp_notes": [], "_sp_refs": []}
+                "_sp_notes": [], "_sp_refs": [], "_sp_levels": self.levels}
 
     @staticmethod
     def _refs_after(env: dict[str, Any], refs: dict) -> dict:

@@ -393,9 +393,10 @@ class MarkdownStream:
         return None
 
     def _inner_stream(self) -> MarkdownStream:
-        """A stream for a block quote's content (OpenQuote): same parser, the
-        references known so far, and this message's ids."""
-        inner = MarkdownStream(parser=self.parser, id_prefix=self.id_prefix)
+        """A stream for a block quote's content (OpenQuote): the same parser,
+        one level down (its nesting cap counts the quote), the references
+        known so far, and this message's ids."""
+        inner = MarkdownStream(parser=self.parser.within(1), id_prefix=self.id_prefix)
         inner._refs = self._refs
         return inner
 
