@@ -80,6 +80,8 @@ EXTRA_TRACES: dict[str, str] = {
     "answer_100k": "a 100 000-grapheme answer at ≈ 1800 graphemes/s (flatness of frame cost)",
     "md_32k": "a ≥ 32 000-character Markdown answer (headings, lists, tables, code) at "
               "≈ 1 300 characters/s: the whole frame over a long answer",
+    "md_nested": "a ≥ 16 000-character answer of numbered steps, each with a nested list "
+                 "of 3-8 sub-points, at ≈ 1 300 characters/s",
 }
 # Traces whose transport is steady (the lag targets apply to these).
 UNSTEADY_TRACES = frozenset({"jittery", "agentic", "paste", "bursty", "mobile", "paste50k"})
@@ -275,7 +277,7 @@ def long_answer_model(seed: int = 1) -> Model:
 
 
 def build_trace(name: str, seed: int = 1) -> Trace:
-    if name == "md_32k":
+    if name in ("md_32k", "md_nested"):
         from bench.traces_markdown import build_markdown_trace
 
         return build_markdown_trace(name, seed)

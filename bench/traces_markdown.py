@@ -30,6 +30,9 @@ MARKDOWN_TRACES: dict[str, str] = {
     "md_plain": "md_heavy's visible text without markup, same cadence",
 }
 
+# Browser-only traces played by a fast model (~3 ms a token, ≈ 1 300 characters/s).
+_FAST = ("md_32k", "md_nested")
+
 _TOPICS = ["pacing", "batching", "rendering", "selection", "reconnects", "graphemes",
            "backpressure", "snapshots", "tool calls", "reasoning"]
 
@@ -76,6 +79,37 @@ def markdown_document(min_chars: int, seed: int = 1, math: bool = False) -> str:
         size += len(part)
         i += 1
     parts.append("```js\nconsole.log('the end');\n```\n\nThat is all.\n")
+    return "".join(parts)
+
+
+def _nested_section(i: int, rng: random.Random) -> str:
+    """Steps as assistants write them: each a bold lead line, then 3-8
+    sub-points with emphasis, code and a link in a nested list."""
+    topic = _TOPICS[i % len(_TOPICS)]
+    steps = []
+    for k in range(rng.randint(3, 5)):
+        subs = "".join(
+            f"   - {rng.choice(['check', 'keep', 'measure', 'note'])} the *{topic}* "
+            f"{['budget', 'cadence', 'backlog', 'order'][j % 4]} with `step_{k}_{j}`"
+            + (f" ([why](https://example.com/{topic.replace(' ', '-')}/{k}/{j}))" if j % 3 == 0
+               else "") + "\n"
+            for j in range(rng.randint(3, 8)))
+        steps.append(f"{k + 1}. **{topic.title()}, step {k + 1}**: what to do first, and why "
+                     f"it keeps the display calm.\n{subs}")
+    return (f"## {i + 1}. {topic.title()}, step by step\n\n"
+            f"The steps below are in the order that matters.\n\n" + "".join(steps) + "\n")
+
+
+def nested_document(min_chars: int, seed: int = 1) -> str:
+    """A long answer of numbered steps, each with a nested list of sub-points."""
+    rng = random.Random(seed)
+    parts = ["# Streaming Markdown, step by step\n\n"]
+    size, i = len(parts[0]), 0
+    while size < min_chars:
+        parts.append(_nested_section(i, rng))
+        size += len(parts[-1])
+        i += 1
+    parts.append("That is all.\n")
     return "".join(parts)
 
 
@@ -131,15 +165,19 @@ def build_markdown_trace(name: str, seed: int = 1) -> Trace:
         text = plain_twin(heavy_document(seed))
     elif name == "md_32k":
         text = markdown_document(32_000, seed)
+    elif name == "md_nested":
+        text = nested_document(16_000, seed)
     else:
         raise ValueError(f"unknown Markdown trace {name!r}")
     # md_32k (browser only): a fast model (~3 ms a token, ≈ 1 300 characters/s),
     # so the long answer plays in about half a minute.
-    model = _model(text, seed, f"run-{name}-{seed}", 3.0 if name == "md_32k" else 9.0)
+    model = _model(text, seed, f"run-{name}-{seed}", 3.0 if name in _FAST else 9.0)
     arrivals = deliver(model)
     meta: dict[str, Any] = {"scenario": name, "seed": seed, "network": "direct",
                             "socket_messages": len(arrivals), "chars": len(text)}
-    description = MARKDOWN_TRACES.get(name) or "long Markdown answer, ≥ 32 000 characters, fast"
+    description = MARKDOWN_TRACES.get(name) or (
+        "numbered steps with nested sub-point lists, ≥ 16 000 characters, fast"
+        if name == "md_nested" else "long Markdown answer, ≥ 32 000 characters, fast")
     trace = Trace(name, model, arrivals, description, meta)
     meta["graphemes"] = trace.tracked.total
     meta["duration_ms"] = round(model[-1][0], 1)
