@@ -133,19 +133,20 @@ class NestedTail:
             except ValueError:
                 self._make_list = None
 
-    def feed_line(self, line: str) -> None:
-        """A complete line of the item after the nested list's start."""
+    def feed_line(self, line: str) -> bool:
+        """A complete line of the item after the nested list's start; False
+        once `li` would refuse every display from here on (a line short of
+        the content column, a tab, a line after a blank one)."""
         blank = not line.strip(" ")
-        if (_depth(line) < self.width and not blank) or "\t" in line:
-            # Not the nested list's as it is shown from here (`li` refuses
-            # it): no more state for it.
-            self.inner, self._make_list = None, None
-            return
+        if "\t" in line or not blank and (_depth(line) < self.width or (
+                self.lines and not self.lines[-1])):
+            return False
         seen = "" if blank else line[self.width:]
         self.lines.append(seen)
         if self.inner is not None and not self.inner.feed_lines([seen]):
             self.inner, self._make_list = None, None
         self._start_inner()
+        return True
 
     def li(self, refs: dict[str, Any], ctx: tuple[str, int], shown: str,
            partial: str | None) -> Node | None:

@@ -806,8 +806,8 @@ class OpenList:
             if self._para is not None and not self._para.feed_line(line):
                 self._para, self._para_ended = None, True
             self.item.append(line)
-            if self._nested is not None:
-                self._nested.feed_line(line)
+            if self._nested is not None and not self._nested.feed_line(line):
+                self._nested = None  # (looked for again from the next line on)
             self._shown_item = self._ended_item = None
         return True
 
