@@ -450,6 +450,8 @@ def _same_at_every_cut(fast: Any, full: Any, text: str, cuts: list[int]) -> None
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS + WELL_FORMED + [
     "plain words, more words; and? 'quoted' \"too\" ", "Ünïcödé wörds 123 ", "  ",
+    "Note: “it’s” ‘fine’! ", "isn't", ":", "!", "[a]", "(b)", "]: /u", "mailto:x@y.z ",
+    "http:", "//x.y ",
     "see www", ".example", ".org ", "https", "://x.y ", "**bo", "ld** ", "[li", "nk](/u) ",
     "- a\n", "- b *c*\n", "  - nested\n", "\n- loose\n", "1. x\n", "3) y\n", "* z\n",
     "| 5 | 6 |\n", "| 7 |", " 8 |\n",

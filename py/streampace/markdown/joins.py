@@ -15,7 +15,11 @@ from typing import Any
 from streampace.markdown.tail import _marker_only
 from streampace.markdown.tree import BLOCK_TAGS, Node
 
-_PLAIN = re.compile(r"(?:[^\W_]|[ ,.;?])+")
+# Letters, digits, spaces and punctuation that opens and closes nothing in
+# CommonMark or GFM (apostrophes and quotes, ASCII or typographic, `:` and `!`
+# are as inert as `,`: a link title, a definition or an image needs `[`, `]`
+# or `(` around them, and a bare URL is looked for apart).
+_PLAIN = re.compile(r"(?:[^\W_]|[ ,.;?'’‘“”:!])+")
 _CLOSERS = frozenset("*_~`")
 _NO_PLAIN_APPEND = frozenset({"a", "pre", "table"})
 
