@@ -44,8 +44,9 @@ from streampace.markdown.tail import display_source
 from streampace.markdown.tree import Node
 
 # Makes the nested list's own list state (an `OpenList`, one level deeper)
-# from its complete lines, dedented; raises ValueError where it cannot.
-ListState = Callable[[list[str]], Any]
+# with the nested list's parser from its complete lines, dedented; raises
+# ValueError where it cannot.
+ListState = Callable[[Parser, list[str]], Any]
 
 __all__ = ["NestedTail", "nested_start", "opens_list"]
 
@@ -61,11 +62,9 @@ def opens_list(line: str, width: int) -> bool:
     return m is not None and not m.group(1) and bool(line[width + m.end():].strip())
 
 
-def nested_start(lines: list[str], width: int | None) -> int | None:
+def nested_start(lines: list[str], width: int) -> int | None:
     """The index of the first of an item's `lines` (the partial line last)
     after its first that opens a nested list at its content column `width`."""
-    if width is None:
-        return None
     return next((k for k in range(1, len(lines)) if opens_list(lines[k], width)), None)
 
 
@@ -100,10 +99,11 @@ class NestedTail:
         self.width = width          # the item's content column
         self.loose = loose          # the outer list's looseness when that parse was made
         self.list_attrs = list_attrs  # the outer list's, as that parse showed them
-        # The nested list's complete lines, dedented, and its own list state
-        # over them (`make_list`: None past the depth of nesting given such a
-        # state), which stops for good at a line it does not take.
-        self.lines = lines
+        # The nested list's complete lines, dedented (joined, each with "\n"),
+        # and its own list state over them (`make_list`: None past the depth
+        # of nesting given such a state), which stops for good at a line it
+        # does not take.
+        self.source = "".join(line + "\n" for line in lines)
         self._make_list = make_list
         self.inner: Any = None
         self._start_inner()
@@ -127,9 +127,9 @@ class NestedTail:
                    [line[width:] for line in item[done:]], make_list)
 
     def _start_inner(self) -> None:
-        if self._make_list is not None and self.lines and self.inner is None:
+        if self._make_list is not None and self.source and self.inner is None:
             try:
-                self.inner = self._make_list(list(self.lines))
+                self.inner = self._make_list(self.parser, self.source.split("\n")[:-1])
             except ValueError:
                 self._make_list = None
 
@@ -139,10 +139,10 @@ class NestedTail:
         the content column, a tab, a line after a blank one)."""
         blank = not line.strip(" ")
         if "\t" in line or not blank and (_depth(line) < self.width or (
-                self.lines and not self.lines[-1])):
+                self.source == "\n" or self.source.endswith("\n\n"))):
             return False
         seen = "" if blank else line[self.width:]
-        self.lines.append(seen)
+        self.source += seen + "\n"
         if self.inner is not None and not self.inner.feed_lines([seen]):
             self.inner, self._make_list = None, None
         self._start_inner()
@@ -157,13 +157,8 @@ class NestedTail:
         src = nested_source(shown, self.prefix, self.width)
         if src is None or not src.strip():
             return None
-        node = self._from_inner(src, partial)
-        if node is None:
-            nodes = self.parser.render(src, refs, ctx)[0]
-            if len(nodes) != 1 or isinstance(nodes[0], str):
-                return None
-            node = nodes[0]
-        if node[0] != self.tag:
+        node = self._from_inner(src, partial) or _render_list(self.parser, refs, ctx, src)
+        if node is None or node[0] != self.tag:
             return None
         return ("li", self.li_attrs, (*self.kids, node))
 
@@ -175,7 +170,7 @@ class NestedTail:
         inner = self.inner
         if inner is None:
             return None
-        own = "".join(line + "\n" for line in self.lines)
+        own = self.source
         if partial is None:
             if own.rstrip(" \t\n") + "\n" != src:
                 return None
@@ -201,6 +196,12 @@ def _parse(parser: Parser, refs: dict[str, Any], ctx: tuple[str, int], shown: st
     src = nested_source(shown, prefix, width)
     if src is None or not src.strip():
         return None
+    return _render_list(parser, refs, ctx, src)
+
+
+def _render_list(parser: Parser, refs: dict[str, Any], ctx: tuple[str, int], src: str,
+                 ) -> Node | None:
+    """The one list node `src` parses to, or None."""
     nodes = parser.render(src, refs, ctx)[0]
     if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] not in _LISTS:
         return None

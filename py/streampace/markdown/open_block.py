@@ -906,10 +906,12 @@ class OpenList:
         `shown`, now ends in a nested list that later deltas may parse alone
         (`NestedTail`): looked at once per complete line at most, from the
         delta on which a line (the partial one, say) opens that list."""
-        lines = [*self.item, partial]
         width = self._content_width()
+        if width is None:
+            return
+        lines = [*self.item, partial]
         start = nested_start(lines, width)
-        if start is None or width is None:
+        if start is None:
             return
         self._nested_tried = len(self.item) + 1
         prefix = "".join(line + "\n" for line in lines[:start])
@@ -917,14 +919,14 @@ class OpenList:
                                        self.item, shown, shown_list[2][-1], self.loose,
                                        shown_list[1], self._nested_list_state())
 
-    def _nested_list_state(self) -> Callable[[list[str]], OpenList] | None:
-        """What makes a nested list's own state, one level deeper (None past
-        `_NESTED_STATES` levels: deeper lists are parsed whole)."""
+    def _nested_list_state(self) -> Callable[[Parser, list[str]], OpenList] | None:
+        """What makes a nested list's own state, one level deeper, with the
+        nested list's parser (None past `_NESTED_STATES` levels: deeper lists
+        are parsed whole)."""
         if self.depth >= _NESTED_STATES:
             return None
-        inner = self.parser.within(2)  # inside this list and its item
-        return lambda lines: OpenList(inner, self.refs, lines, self.ctx,
-                                      long_item=self.long_item, depth=self.depth + 1)
+        return lambda parser, lines: OpenList(parser, self.refs, lines, self.ctx,
+                                              long_item=self.long_item, depth=self.depth + 1)
 
     def _nested_item(self, item_src: str) -> tuple[Any, Node] | None:
         """What `_shown_item` keeps, from the last item's nested state rather
@@ -932,30 +934,41 @@ class OpenList:
         follows it in a tight list: the list's attributes and the item's `li`,
         its nested list parsed alone from the item's lines as they are (no
         display rewrite: nothing of the item is open any more)."""
-        nested = self._nested
-        if (nested is None or self.loose or nested.loose or not self.item
-                or not self.item[-1].strip(" \t")):
+        if self.loose or not self.item or not self.item[-1].strip(" \t"):
             return None  # (after a blank line the next item makes the list loose)
-        li = nested.li(self.refs, self.ctx, item_src, None)
-        if li is None or _looseness((self.tag, (), (li,))) is not False:
+        shown = self._nested_li(item_src, None)
+        if shown is None or _looseness((self.tag, (), (shown[1],))) is not False:
             return None
-        return (self.head[1] if self.head is not None else nested.list_attrs), li
+        return shown
 
     def _nested_display(self, partial: str) -> tuple[Node, ...] | None:
         """The list with its last item shown from its nested list's lines
         alone (`NestedTail`), or None when they may not be parsed alone."""
-        nested = self._nested
-        if nested is None or nested.loose != self.loose:
+        if self._nested is None:
             return None
         src = "\n".join(self.item) + "\n" + partial
         shown = display_source(src)
+        got = self._nested_li(shown, partial)
+        if got is None:
+            return None
+        self._shown_item = self._ended_item = None
+        return self._shown_as(partial, src, shown, (self._with_last(*got),))
+
+    def _nested_li(self, shown: str, partial: str | None) -> tuple[Any, Node] | None:
+        """The list's attributes and the last item's `li` from its nested state
+        (`NestedTail.li`, for the item shown as `shown`), when there is one
+        made in this list's looseness."""
+        nested = self._nested
+        if nested is None or nested.loose != self.loose:
+            return None
         li = nested.li(self.refs, self.ctx, shown, partial)
         if li is None:
             return None
-        self._shown_item = self._ended_item = None
-        lis = (li,) if self.head is None else (*self.head[2], li)
-        attrs = nested.list_attrs if self.head is None else self.head[1]
-        return self._shown_as(partial, src, shown, ((self.tag, attrs, lis),))
+        return (self.head[1] if self.head is not None else nested.list_attrs), li
+
+    def _with_last(self, attrs: Any, li: Node) -> Node:
+        """The list node: its complete items, then `li` (`attrs` are the list's)."""
+        return (self.tag, attrs, (li,) if self.head is None else (*self.head[2], li))
 
     def _shown_as(self, partial: str, src: str, shown: str, out: tuple[Node, ...]
                   ) -> tuple[Node, ...]:
@@ -1043,15 +1056,8 @@ class OpenList:
         """The list's final node with its last item from that item's nested
         state (`NestedTail`), its lines as they are: blank lines after them
         end the list and belong to no item."""
-        nested = self._nested
-        if nested is None or nested.loose != self.loose:
-            return None
-        li = nested.li(self.refs, self.ctx, "\n".join(self.item) + "\n", None)
-        if li is None:
-            return None
-        if self.head is None:
-            return (self.tag, nested.list_attrs, (li,))
-        return (self.tag, self.head[1], (*self.head[2], li))
+        got = self._nested_li("\n".join(self.item) + "\n", None)
+        return None if got is None else self._with_last(*got)
 
 
 class _ItemParagraph:
