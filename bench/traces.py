@@ -277,7 +277,7 @@ def long_answer_model(seed: int = 1) -> Model:
 
 
 def build_trace(name: str, seed: int = 1) -> Trace:
-    if name in ("md_32k", "md_nested"):
+    if name in EXTRA_TRACES and name.startswith("md_"):
         from bench.traces_markdown import build_markdown_trace
 
         return build_markdown_trace(name, seed)

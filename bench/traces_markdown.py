@@ -20,7 +20,7 @@ from typing import Any
 from streampace.markdown.parser import Parser
 from streampace.markdown.tree import text_of
 
-from bench.traces import Model, Trace, deliver
+from bench.traces import EXTRA_TRACES, Model, Trace, deliver
 
 __all__ = ["MARKDOWN_TRACES", "build_markdown_trace", "markdown_document", "plain_twin"]
 
@@ -30,8 +30,9 @@ MARKDOWN_TRACES: dict[str, str] = {
     "md_plain": "md_heavy's visible text without markup, same cadence",
 }
 
-# Browser-only traces played by a fast model (~3 ms a token, ≈ 1 300 characters/s).
-_FAST = ("md_32k", "md_nested")
+# The browser-only Markdown traces (bench/traces.py) are played by a fast model
+# (~3 ms a token, ≈ 1 300 characters/s).
+_FAST = tuple(name for name in EXTRA_TRACES if name.startswith("md_"))
 
 _TOPICS = ["pacing", "batching", "rendering", "selection", "reconnects", "graphemes",
            "backpressure", "snapshots", "tool calls", "reasoning"]
@@ -175,9 +176,7 @@ def build_markdown_trace(name: str, seed: int = 1) -> Trace:
     arrivals = deliver(model)
     meta: dict[str, Any] = {"scenario": name, "seed": seed, "network": "direct",
                             "socket_messages": len(arrivals), "chars": len(text)}
-    description = MARKDOWN_TRACES.get(name) or (
-        "numbered steps with nested sub-point lists, ≥ 16 000 characters, fast"
-        if name == "md_nested" else "long Markdown answer, ≥ 32 000 characters, fast")
+    description = MARKDOWN_TRACES.get(name) or EXTRA_TRACES[name]
     trace = Trace(name, model, arrivals, description, meta)
     meta["graphemes"] = trace.tracked.total
     meta["duration_ms"] = round(model[-1][0], 1)
