@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from streampace.markdown.tree import Node, append_nodes
 
-__all__ = ["LANGUAGES", "Highlighter", "highlight", "language_of"]
+__all__ = ["LANGUAGES", "Highlighter", "highlight", "language_of", "resumed_highlighter"]
 
 LINE_CAP = 1000
 
@@ -547,6 +547,14 @@ _LAST: dict[str, tuple[str, tuple[Node, ...], str]] = {}
 
 def highlight(language: str, code: str) -> list[Node]:
     """One-shot: the nodes of `code` (the same as feeding it line by line)."""
+    hl = resumed_highlighter(language, code)
+    return hl.partial(code[code.rfind("\n") + 1:])
+
+
+def resumed_highlighter(language: str, code: str) -> Highlighter:
+    """A highlighter fed the complete lines of `code`, resumed from the last
+    code highlighted in `language` when `code` starts with its lines (only
+    the lines after them are tokenized)."""
     hl = Highlighter(language)
     start = 0
     last = _LAST.get(language)
@@ -562,4 +570,4 @@ def highlight(language: str, code: str) -> list[Node]:
         start = nl + 1
     if start > resumed:
         _LAST[language] = (code[:start], tuple(hl.nodes), hl.state)
-    return hl.partial(code[start:])
+    return hl

@@ -36,6 +36,7 @@ from typing import Any
 
 from streampace.markdown.completion import complete_inline
 from streampace.markdown.fence import closing_run
+from streampace.markdown.item_fence import FenceScan, FenceTail
 from streampace.markdown.item_nested import NestedTail, nested_start, opens_list
 from streampace.markdown.joins import (
     _ITEM,
@@ -547,6 +548,12 @@ class OpenList:
         # the item's line count when one was last looked for.
         self._nested: NestedTail | None = None
         self._nested_tried = 0
+        # The last item while it ends in an open fence (`FenceTail`), the
+        # item's line count when one was last looked for, and where the
+        # item's fences open and close (None: not read yet).
+        self._fence: FenceTail | None = None
+        self._fence_tried = 0
+        self._fence_scan: FenceScan | None = None
         last = max(k for k, line in enumerate(lines) if self._starts_item(line))
         if last:
             self.head_lines = lines[:last]
@@ -801,6 +808,7 @@ class OpenList:
                     self._settled = None
                     self._para, self._para_ended = None, False
                     self._nested, self._nested_tried = None, 0
+                    self._fence, self._fence_tried, self._fence_scan = None, 0, None
             except ValueError:
                 return False
             if self._para is not None and not self._para.feed_line(line):
@@ -808,6 +816,10 @@ class OpenList:
             self.item.append(line)
             if self._nested is not None and not self._nested.feed_line(line):
                 self._nested = None  # (looked for again from the next line on)
+            if self._fence is not None and not self._fence.feed_line(line):
+                self._fence = None
+            if self._fence_scan is not None:
+                self._fence_scan.feed(line)
             self._shown_item = self._ended_item = None
         return True
 
@@ -855,12 +867,17 @@ class OpenList:
         nested = self._nested_display(partial)
         if nested is not None:
             return nested
+        fenced = self._fence_display(partial)
+        if fenced is not None:
+            return fenced
         if self.loose or self.head is None:
             split = self._split_item(partial)
             if split is not None:
                 attrs, li = split
                 self._shown_item = self._ended_item = None
                 lis = (li,) if self.head is None else (*self.head[2], li)
+                if self._fence is None and len(self.item) >= self._fence_tried:
+                    self._find_fence(partial, (self.tag, attrs, lis))
                 return ((self.tag, attrs, lis),)
         item_src = "\n".join(self.item) + "\n"
         src = item_src + partial
@@ -899,7 +916,49 @@ class OpenList:
             (self.tag, self.head[1], (*self.head[2], *nodes[0][2])), *nodes[1:])
         if len(out) == 1 and self._nested is None and len(self.item) >= self._nested_tried:
             self._find_nested(partial, shown, out[0])
+        if len(out) == 1 and self._fence is None and len(self.item) >= self._fence_tried:
+            self._find_fence(partial, out[0])
         return self._shown_as(partial, src, shown, out)
+
+    def _fences(self) -> FenceScan:
+        """Where the last item's fences open and close: its lines read once,
+        the first time, then each new line as it completes (`feed_lines`)."""
+        scan = self._fence_scan
+        if scan is not None:
+            return scan
+        width = self._content_width()
+        scan = self._fence_scan = FenceScan(-1 if width is None else width)
+        scan.lost = width is None
+        for seen in self.item[1:]:
+            scan.feed(seen)
+        return scan
+
+    def _find_fence(self, partial: str, shown_list: Node) -> None:
+        """Whether the last item, shown in `shown_list` from one parse, now ends
+        in an open fence that later deltas may append to (`FenceTail`): looked
+        at once per complete line at most."""
+        if isinstance(shown_list, str) or not self.item:
+            return
+        scan = self._fences()
+        self._fence_tried = len(self.item) + 1
+        start = scan.fence_start(self.item)
+        if start is None:
+            return
+        self._fence = FenceTail.find(self.item, start, scan.width, shown_list[2][-1],
+                                     self.loose, shown_list[1], partial)
+
+    def _fence_display(self, partial: str) -> tuple[Node, ...] | None:
+        """The list with its last item shown from its open fence's state
+        (`FenceTail`), or None when the list's own path shows it."""
+        fence = self._fence
+        if fence is None or fence.loose != self.loose:
+            return None
+        li = fence.li(partial)
+        if li is None:
+            return None
+        self._shown_item = self._ended_item = None
+        attrs = self.head[1] if self.head is not None else fence.list_attrs
+        return (self._with_last(attrs, li),)
 
     def _find_nested(self, partial: str, shown: str, shown_list: Node) -> None:
         """Whether the last item, shown in `shown_list` from one parse of

@@ -1,0 +1,186 @@
+"""An open list's last item while it ends in an open fenced code block.
+
+`OpenList` shows its last item by parsing the whole item per delta; a code
+block inside an item ("3. Replace the file with:" and a long file) made a
+delta cost a block scan of all the code so far (`bench/markdown_bench.py`
+`list_item_code`: 0.12 ms per 13-character delta at 0.5 KB of code, 0.48 ms
+at 4-6 KB, CPython).
+
+`FenceTail` keeps the item's blocks before the fence as one parse of the whole
+item showed them and appends each later line to the code, as the top-level
+open fence does (`fence.OpenFence`: each complete line highlighted once). Why
+that is the parse of the whole item, from the moment one parse showed it so:
+
+- Block structure is decided forward: once the fence opened (closing the
+  blocks before it), later lines cannot change those blocks.
+- The fence opens exactly at the item's content column, and every later line
+  is blank or indented to that column, holds no tab and is nothing
+  `tail._fence_run` reads as a fence line: so each line is the item's, a line
+  of the code with the content column removed (CommonMark's container
+  rule), and the display (`tail.display_source`) leaves it as it is.
+- The display holds a partial line back while it is block markers only
+  (`tail._marker_only`), as `display_source` does inside a fence; a partial
+  line that could leave the item or read as a fence line is left to the
+  list's own path for that delta.
+
+A line that leaves those conditions (the closing fence included) drops the
+state for good; the list's own path shows the item from there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streampace.markdown.fence import OpenFence, closing_run
+from streampace.markdown.highlight import resumed_highlighter
+from streampace.markdown.tail import _fence_run, _marker_only
+from streampace.markdown.tree import Node, text_of
+
+__all__ = ["FenceScan", "FenceTail"]
+
+
+def _depth(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _opening(line: str, width: int) -> tuple[str, str] | None:
+    """(run, info string) when `line` opens a fence exactly at column `width`."""
+    if _depth(line) != width:
+        return None
+    body = line[width:]
+    run = body[:len(body) - len(body.lstrip(body[:1]))] if body[:1] in ("`", "~") else ""
+    info = body[len(run):]
+    if len(run) < 3 or (run[0] == "`" and "`" in info):
+        return None
+    return run, info
+
+
+def _code_line(line: str, width: int) -> str | None:
+    """`line` as a line of the code (the content column removed), or None when
+    it may not be one (module docstring)."""
+    if "\t" in line or _fence_run(line) is not None:
+        return None
+    if not line.strip(" "):
+        return line[width:]
+    return line[width:] if _depth(line) >= width else None
+
+
+class FenceScan:
+    """Which of an item's lines opens the fence still open after them, read
+    forward line by line with CommonMark's fence rules at the item's content
+    column `width` (each line read once)."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.lines = 1          # the item's lines read (its first is no fence's)
+        self.start: int | None = None
+        self.run = ""
+        self.codes = True       # every line since `start` may be a line of its code
+        self.lost = False       # a tab or a line short of the column: left alone
+
+    def feed(self, line: str) -> None:
+        """The item's next complete line."""
+        k, self.lines = self.lines, self.lines + 1
+        if self.lost or not line.strip(" "):
+            return
+        rel = _depth(line) - self.width
+        if "\t" in line or rel < 0:
+            self.lost = True
+        elif self.start is None:
+            opened = _opening(line, _depth(line)) if rel <= 3 else None
+            if opened is not None:
+                self.start, self.run, self.codes = k, opened[0], True
+        elif rel <= 3 and (closing_run(line[self.width:], self.run[0]) or 0) >= len(self.run):
+            self.start = None
+        elif _code_line(line, self.width) is None:
+            self.codes = False
+
+    def fence_start(self, lines: list[str]) -> int | None:
+        """The index of the line of the item's `lines` (those fed) that opens
+        the fence open after them, when it opens exactly at the content column
+        and every line after it may be a line of its code; else None."""
+        if self.lost or self.start is None or not self.codes:
+            return None
+        return self.start if _opening(lines[self.start], self.width) is not None else None
+
+
+class FenceTail:
+    """The last item's `li` while it ends in an open fence (module docstring)."""
+
+    def __init__(self, kids: tuple[Node, ...], li_attrs: Any, width: int, loose: bool,
+                 list_attrs: Any, fence: OpenFence) -> None:
+        self.kids = kids            # the `li`'s blocks before the fence, as one parse showed them
+        self.li_attrs = li_attrs
+        self.width = width          # the item's content column
+        self.loose = loose          # the outer list's looseness when that parse was made
+        self.list_attrs = list_attrs  # the outer list's, as that parse showed them
+        self.fence = fence
+
+    @classmethod
+    def find(cls, lines: list[str], start: int, width: int, li: Node, loose: bool,
+             list_attrs: Any, partial: str) -> FenceTail | None:
+        """The state for an item of complete `lines` whose line `start` opens
+        the fence (`FenceScan`), if `li`, its display from one parse with the
+        partial line `partial`, ends in that fence as this state shows it."""
+        opened = _opening(lines[start], width)
+        if opened is None or isinstance(li, str) or not li[2]:
+            return None
+        pre = li[2][-1]
+        if isinstance(pre, str) or pre[0] != "pre" or not pre[2] or isinstance(pre[2][0], str):
+            return None
+        code: list[str] = []
+        for line in lines[start + 1:]:
+            seen = _code_line(line, width)
+            if seen is None:
+                return None
+            code.append(seen)
+        fence = OpenFence(opened[0], pre[2][0][1], 0)
+        fence.code = "".join(f"{line}\n" for line in code)
+        fence.done = len(fence.code)
+        if fence.hl is not None:
+            # (The parse that showed `li` highlighted these lines just now.)
+            fence.hl = resumed_highlighter(fence.hl.language, fence.code)
+        state = cls(li[2][:-1], li[1], width, loose, list_attrs, fence)
+        seen = state.seen(partial)
+        # The parse's code, as text, is the state's (its nodes then are too: the
+        # same lines highlighted alike); compared so, the partial line is not
+        # highlighted twice.
+        return state if seen is not None and text_of(pre) == fence.code + seen else None
+
+    def seen(self, partial: str) -> str | None:
+        """What the code shows of the partial line `partial`, or None when that
+        line is left to the list's own path."""
+        if "\t" in partial or _fence_run(partial) is not None:
+            return None
+        shown = "" if partial and _marker_only(partial) else partial
+        if shown.strip(" ") and _depth(shown) < self.width:
+            return None  # (the line leaves the item)
+        return shown[self.width:]
+
+    def feed_line(self, line: str) -> bool:
+        """A complete line of the item after the fence's opening; False once
+        the state may not show the item any more (module docstring)."""
+        code = _code_line(line, self.width)
+        if code is None:
+            return False
+        fence = self.fence
+        fence.code += code + "\n"
+        fence.done = len(fence.code)
+        if fence.hl is not None:
+            fence.hl.line(code + "\n")
+        return True
+
+    def li(self, partial: str) -> Node | None:
+        """The item's `li` with the partial line `partial`, or None when that
+        line is left to the list's own path."""
+        seen = self.seen(partial)
+        if seen is None:
+            return None
+        fence = self.fence
+        if fence.hl is not None:
+            kids: tuple[Node, ...] = tuple(fence.hl.partial(seen))
+        else:
+            code = fence.code + seen
+            kids = (code,) if code else ()
+        node: Node = ("pre", (), (("code", fence.attrs, kids),))
+        return ("li", self.li_attrs, (*self.kids, node))
