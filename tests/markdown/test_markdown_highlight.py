@@ -168,3 +168,29 @@ def test_a_code_block_open_in_a_list_item_tokenizes_its_new_lines_only(
         assert len(tokenized) <= text[i:i + 13].count("\n") + 1, (i, tokenized)
     stream.close()
     assert stream.to_html() == render_html(text)
+
+
+@pytest.mark.parametrize("size", [7, 13, 31])
+def test_an_items_code_block_is_not_tokenized_again_when_it_closes(
+        monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+    """The item's code streams through its own state (`FenceTail`), outside any
+    parse; when the closing fence hands the item back to a parse, that parse
+    resumes from the state's lines: no delta tokenizes more than the lines it
+    completes and its partial line, twice at most (the state's, the parse's)."""
+    tokenized: list[str] = []
+    tokens = Highlighter._tokens
+
+    def counted(self: Highlighter, line: str, state: str, partial: bool = False) -> Any:
+        tokenized.append(line)
+        return tokens(self, line, state, partial)
+
+    monkeypatch.setattr(Highlighter, "_tokens", counted)
+    code = "".join(f"   x{i} = f({i})  # c\n" for i in range(60))
+    text = "1. item\n\n   ```python\n" + code + "   ```\n2. next\n\nAfter.\n"
+    stream = MarkdownStream()
+    for i in range(0, len(text), size):
+        tokenized.clear()
+        stream.feed(text[i:i + size])
+        assert len(tokenized) <= 2 * (text[i:i + size].count("\n") + 1), (i, tokenized)
+    stream.close()
+    assert stream.to_html() == render_html(text)

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 from streampace.markdown.tree import Node, append_nodes
 
-__all__ = ["LANGUAGES", "Highlighter", "highlight", "language_of", "resumed_highlighter"]
+__all__ = ["LANGUAGES", "Highlighter", "highlight", "language_of", "remember",
+           "resumed_highlighter"]
 
 LINE_CAP = 1000
 
@@ -549,6 +550,13 @@ def highlight(language: str, code: str) -> list[Node]:
     """One-shot: the nodes of `code` (the same as feeding it line by line)."""
     hl = resumed_highlighter(language, code)
     return hl.partial(code[code.rfind("\n") + 1:])
+
+
+def remember(hl: Highlighter, code: str) -> None:
+    """`hl`, fed the complete lines `code`, is where the next code highlighted
+    in its language may resume (`highlight`): a code block streamed outside
+    a parse (`item_fence.FenceTail`) that a parse shows next."""
+    _LAST[hl.language] = (code, tuple(hl.nodes), hl.state)
 
 
 def resumed_highlighter(language: str, code: str) -> Highlighter:

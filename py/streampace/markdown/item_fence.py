@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from streampace.markdown.fence import OpenFence, closing_run
-from streampace.markdown.highlight import resumed_highlighter
+from streampace.markdown.highlight import remember, resumed_highlighter
 from streampace.markdown.tail import _fence_run, _marker_only
 from streampace.markdown.tree import Node, text_of
 
@@ -161,22 +161,30 @@ class FenceTail:
         """A complete line of the item after the fence's opening; False once
         the state may not show the item any more (module docstring)."""
         code = _code_line(line, self.width)
-        if code is None:
-            return False
         fence = self.fence
+        if code is None:
+            self.remember()
+            return False
         fence.code += code + "\n"
         fence.done = len(fence.code)
         if fence.hl is not None:
             fence.hl.line(code + "\n")
         return True
 
+    def remember(self) -> None:
+        """The item's parse shows the code next (a line the state does not
+        take): its highlighting resumes from this state's lines."""
+        if self.fence.hl is not None:
+            remember(self.fence.hl, self.fence.code)
+
     def li(self, partial: str) -> Node | None:
         """The item's `li` with the partial line `partial`, or None when that
         line is left to the list's own path."""
         seen = self.seen(partial)
-        if seen is None:
-            return None
         fence = self.fence
+        if seen is None:
+            self.remember()
+            return None
         if fence.hl is not None:
             kids: tuple[Node, ...] = tuple(fence.hl.partial(seen))
         else:
