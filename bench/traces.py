@@ -82,6 +82,8 @@ EXTRA_TRACES: dict[str, str] = {
               "≈ 1 300 characters/s: the whole frame over a long answer",
     "md_nested": "a ≥ 16 000-character answer of numbered steps, each with a nested list "
                  "of 3-8 sub-points, at ≈ 1 300 characters/s",
+    "md_steps_code": "a ≥ 16 000-character how-to of numbered steps, each with a code block "
+                     "of 6-40 lines in its item, at ≈ 1 300 characters/s",
 }
 # Traces whose transport is steady (the lag targets apply to these).
 UNSTEADY_TRACES = frozenset({"jittery", "agentic", "paste", "bursty", "mobile", "paste50k"})

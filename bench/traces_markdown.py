@@ -114,6 +114,37 @@ def nested_document(min_chars: int, seed: int = 1) -> str:
     return "".join(parts)
 
 
+_CODE_LINES = ("result = pace(batch, budget_ms=8.0)", "for event in stream:",
+               "    if event.kind == 'end':", "        break", "    queue.append(event.text)",
+               "print(f'shown {len(queue)} events')  # done",
+               "config = {'max_lag': 120, 'budget': 8}", "await socket.send(json.dumps(config))")
+
+
+def _steps_code_section(i: int, rng: random.Random) -> str:
+    """Steps as assistants write a how-to: each a bold lead line, a blank line
+    and a code block of 6-40 lines inside the item."""
+    topic = _TOPICS[i % len(_TOPICS)]
+    steps = []
+    for k in range(rng.randint(2, 4)):
+        code = "".join(f"   {rng.choice(_CODE_LINES)}\n" for _ in range(rng.randint(6, 40)))
+        steps.append(f"{k + 1}. **{topic.title()}, step {k + 1}**: run this, then check the "
+                     f"*{topic}*:\n\n   ```python\n{code}   ```\n\n")
+    return f"## {i + 1}. {topic.title()}\n\n" + "".join(steps)
+
+
+def steps_code_document(min_chars: int, seed: int = 1) -> str:
+    """A long how-to answer: numbered steps, each with a code block in its item."""
+    rng = random.Random(seed)
+    parts = ["# Streaming Markdown, with code\n\n"]
+    size, i = len(parts[0]), 0
+    while size < min_chars:
+        parts.append(_steps_code_section(i, rng))
+        size += len(parts[-1])
+        i += 1
+    parts.append("That is all.\n")
+    return "".join(parts)
+
+
 def heavy_document(seed: int = 1) -> str:
     """Headings, lists, a table, two code blocks (one per section + the last), links."""
     return markdown_document(3500, seed)
@@ -168,6 +199,8 @@ def build_markdown_trace(name: str, seed: int = 1) -> Trace:
         text = markdown_document(32_000, seed)
     elif name == "md_nested":
         text = nested_document(16_000, seed)
+    elif name == "md_steps_code":
+        text = steps_code_document(16_000, seed)
     else:
         raise ValueError(f"unknown Markdown trace {name!r}")
     # md_32k (browser only): a fast model (~3 ms a token, ≈ 1 300 characters/s),
