@@ -1508,6 +1508,24 @@ def test_items_ending_in_an_open_fence_show_what_a_full_render_shows(
     _streams_like_one_shot(text, data, 8, (_LateOpen, _EagerOpen, MarkdownStream))
 
 
+@pytest.mark.parametrize("text", [
+    # The item's first line opens a fence, closed later: a fence after it is not open.
+    "- plain words here\n   - three\n  ~~~\n- ```\n  ````\n  ### h\n",
+    # A fence opened in a quote in the item: the display reads the next fence
+    # line as its closing, so it reads what follows as text, and so does the item.
+    "* star\n  > ```\n  w [r] x\n  ```\n  - sub\n  | a | b |\n",
+    "- words  para in *item* with `c`\n  > ```\n  ````\n  para in *item*\n  continued *lazily*\n",
+])
+def test_an_items_fence_state_shows_what_a_full_render_shows_where_it_did_not(
+        text: str) -> None:
+    """Items whose fences the item's fence state (`FenceScan`) first read
+    otherwise than the display does (found comparing with a full render):
+    whole, and cut at every character, every third and every fifth."""
+    for cuts in ([], *(list(range(step, len(text), step)) for step in (1, 3, 5))):
+        for kind in (_EagerOpen, _LateOpen):
+            _same_at_every_cut(kind(parser=PARSER), _FullEveryTime(parser=PARSER), text, cuts)
+
+
 @pytest.mark.parametrize("size", [5, 13, 29])
 @pytest.mark.parametrize("marker", ["- ", "1. ", "10. "])
 @pytest.mark.parametrize("loose", [False, True])

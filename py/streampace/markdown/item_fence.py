@@ -70,16 +70,36 @@ class FenceScan:
     forward line by line with CommonMark's fence rules at the item's content
     column `width` (each line read once)."""
 
-    def __init__(self, width: int) -> None:
-        self.width = width
-        self.lines = 1          # the item's lines read (its first is no fence's)
+    def __init__(self, width: int | None, first: str) -> None:
+        self.width = width if width is not None else 0
+        self.lines = 0          # the item's lines read
         self.start: int | None = None
         self.run = ""
         self.codes = True       # every line since `start` may be a line of its code
-        self.lost = False       # a tab or a line short of the column: left alone
+        self.lost = width is None  # a tab, a line short of the column: left alone
+        # The fence open after the lines as the display reads them
+        # (`tail._in_fence`, which `display_source` asks): the state shows the
+        # item only where the display too reads its last lines as code.
+        self.shown_run: str | None = None
+        self._display_reads(first)
+        # The first line's content (a fence may open there), at the column.
+        self.feed(" " * self.width + first[self.width:], read=False)
 
-    def feed(self, line: str) -> None:
-        """The item's next complete line."""
+    def _display_reads(self, line: str) -> None:
+        found = _fence_run(line)
+        if found is None:
+            return
+        end, run = found
+        if self.shown_run is None:
+            self.shown_run = run
+        elif (run[0] == self.shown_run[0] and len(run) >= len(self.shown_run)
+              and not line[end:].strip()):
+            self.shown_run = None
+
+    def feed(self, line: str, read: bool = True) -> None:
+        """The item's next complete line (`read`: by the display's reading too)."""
+        if read:
+            self._display_reads(line)
         k, self.lines = self.lines, self.lines + 1
         if self.lost or not line.strip(" "):
             return
@@ -99,7 +119,7 @@ class FenceScan:
         """The index of the line of the item's `lines` (those fed) that opens
         the fence open after them, when it opens exactly at the content column
         and every line after it may be a line of its code; else None."""
-        if self.lost or self.start is None or not self.codes:
+        if self.lost or self.start is None or not self.codes or self.shown_run is None:
             return None
         return self.start if _opening(lines[self.start], self.width) is not None else None
 

@@ -924,13 +924,10 @@ class OpenList:
         """Where the last item's fences open and close: its lines read once,
         the first time, then each new line as it completes (`feed_lines`)."""
         scan = self._fence_scan
-        if scan is not None:
-            return scan
-        width = self._content_width()
-        scan = self._fence_scan = FenceScan(-1 if width is None else width)
-        scan.lost = width is None
-        for seen in self.item[1:]:
-            scan.feed(seen)
+        if scan is None:
+            scan = self._fence_scan = FenceScan(self._content_width(), self.item[0])
+            for line in self.item[1:]:
+                scan.feed(line)
         return scan
 
     def _find_fence(self, partial: str, shown_list: Node) -> None:
