@@ -540,6 +540,10 @@ class OpenList:
         # attributes, whether a blank line stood between two of its blocks,
         # whether they end with a block that the blank line after them ended).
         self._settled: tuple[int, Any, tuple[Node, ...], Any, bool, bool] | None = None
+        # The last item's lines read for a split (`_split_item`), each once: how
+        # many, whether all of them may be split, and the index of the last
+        # blank one (0: none after the first).
+        self._split_read = (1, True, 0)
         # The last item while it is one paragraph (`_ItemParagraph`), and
         # whether it stopped being one (until the next item).
         self._para: _ItemParagraph | None = None
@@ -729,18 +733,19 @@ class OpenList:
         width = self._content_width()
         if width is None or "]:" in partial or "[^" in partial:
             return None
-        lines = [*self.item, partial]
-        k = len(lines) - 1
-        while k > 1 and lines[k - 1].strip(" \t"):
-            k -= 1
-        if k <= 1:
+        read, fits, blank = self._split_read
+        for k in range(read, len(self.item)):
+            line = self.item[k]
+            if not line.strip(" \t"):
+                blank = k
+            elif fits:
+                fits = _fits_split(line, width)
+        self._split_read = (len(self.item), fits, blank)
+        k = blank + 1
+        if k <= 1 or not fits or not _fits_split(partial, width):
             return None
-        for line in lines[1:]:
-            indent = len(line) - len(line.lstrip(" "))
-            if line.strip(" \t") and (indent < width or line[indent] == "\t"
-                                       or "]:" in line or "[^" in line):
-                return None
-        marker = lines[0][:width]
+        marker = self.item[0][:width]
+        lines = self.item
         settled = self._settled
         if settled is None or settled[0] > k or (settled[0] < k and not settled[5]):
             items = self._items("\n".join(lines[:k]) + "\n", True)
@@ -764,8 +769,8 @@ class OpenList:
         if not settled[5]:
             return None
         rest: tuple[Node, ...] | None = ()
-        if any(line.strip(" \t") for line in lines[k:]):
-            rest = self._children_after(marker, lines[k:-1], partial)
+        if partial.strip(" \t") or any(line.strip(" \t") for line in lines[k:]):
+            rest = self._children_after(marker, lines[k:], partial)
         if rest is None:
             return None
         if not rest:
@@ -806,6 +811,7 @@ class OpenList:
                 if self._starts_item(line):
                     self._push_item()
                     self._settled = None
+                    self._split_read = (1, True, 0)
                     self._para, self._para_ended = None, False
                     self._nested, self._nested_tried = None, 0
                     self._fence, self._fence_tried, self._fence_scan = None, 0, None
@@ -1193,6 +1199,16 @@ class _ItemParagraph:
             return None
         kids = (nodes[0],) if self.loose else nodes[0][2]
         return ("li", self.li_attrs, kids)
+
+
+def _fits_split(line: str, width: int) -> bool:
+    """Whether `line` of an item with content column `width` allows showing the
+    item split at a blank line (`OpenList._split_item`): blank, or indented to
+    the column with no tab there and no definition in it."""
+    if not line.strip(" \t"):
+        return True
+    indent = len(line) - len(line.lstrip(" "))
+    return not (indent < width or line[indent] == "\t" or "]:" in line or "[^" in line)
 
 
 def _content_width(first: str) -> int | None:
