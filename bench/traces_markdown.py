@@ -101,17 +101,23 @@ def _nested_section(i: int, rng: random.Random) -> str:
             f"The steps below are in the order that matters.\n\n" + "".join(steps) + "\n")
 
 
-def nested_document(min_chars: int, seed: int = 1) -> str:
-    """A long answer of numbered steps, each with a nested list of sub-points."""
+def _sections(title: str, section: Any, min_chars: int, seed: int) -> str:
+    """A long answer: `title`, then `section(i, rng)` for i = 0, 1, ... until
+    it holds `min_chars` characters, then a last line."""
     rng = random.Random(seed)
-    parts = ["# Streaming Markdown, step by step\n\n"]
+    parts = [f"# {title}\n\n"]
     size, i = len(parts[0]), 0
     while size < min_chars:
-        parts.append(_nested_section(i, rng))
+        parts.append(section(i, rng))
         size += len(parts[-1])
         i += 1
     parts.append("That is all.\n")
     return "".join(parts)
+
+
+def nested_document(min_chars: int, seed: int = 1) -> str:
+    """A long answer of numbered steps, each with a nested list of sub-points."""
+    return _sections("Streaming Markdown, step by step", _nested_section, min_chars, seed)
 
 
 _CODE_LINES = ("result = pace(batch, budget_ms=8.0)", "for event in stream:",
@@ -134,15 +140,7 @@ def _steps_code_section(i: int, rng: random.Random) -> str:
 
 def steps_code_document(min_chars: int, seed: int = 1) -> str:
     """A long how-to answer: numbered steps, each with a code block in its item."""
-    rng = random.Random(seed)
-    parts = ["# Streaming Markdown, with code\n\n"]
-    size, i = len(parts[0]), 0
-    while size < min_chars:
-        parts.append(_steps_code_section(i, rng))
-        size += len(parts[-1])
-        i += 1
-    parts.append("That is all.\n")
-    return "".join(parts)
+    return _sections("Streaming Markdown, with code", _steps_code_section, min_chars, seed)
 
 
 def heavy_document(seed: int = 1) -> str:

@@ -148,16 +148,22 @@ def test_highlighting_code_again_resumes_its_lines_with_the_same_nodes(language:
         assert highlight(language, code) == _fresh(language, code), code
 
 
-def test_a_code_block_open_in_a_list_item_tokenizes_its_new_lines_only(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    tokenized: list[str] = []
+@pytest.fixture
+def tokenized(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every line the highlighter tokenizes, as it does."""
+    lines: list[str] = []
     tokens = Highlighter._tokens
 
     def counted(self: Highlighter, line: str, state: str, partial: bool = False) -> Any:
-        tokenized.append(line)
+        lines.append(line)
         return tokens(self, line, state, partial)
 
     monkeypatch.setattr(Highlighter, "_tokens", counted)
+    return lines
+
+
+def test_a_code_block_open_in_a_list_item_tokenizes_its_new_lines_only(
+        tokenized: list[str]) -> None:
     code = "".join(f"  x{i} = f({i})  # c\n" for i in range(60))
     text = "- item\n\n  ```python\n" + code
     stream = MarkdownStream()
@@ -172,19 +178,11 @@ def test_a_code_block_open_in_a_list_item_tokenizes_its_new_lines_only(
 
 @pytest.mark.parametrize("size", [7, 13, 31])
 def test_an_items_code_block_is_not_tokenized_again_when_it_closes(
-        monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+        tokenized: list[str], size: int) -> None:
     """The item's code streams through its own state (`FenceTail`), outside any
     parse; when the closing fence hands the item back to a parse, that parse
     resumes from the state's lines: no delta tokenizes more than the lines it
     completes and its partial line, twice at most (the state's, the parse's)."""
-    tokenized: list[str] = []
-    tokens = Highlighter._tokens
-
-    def counted(self: Highlighter, line: str, state: str, partial: bool = False) -> Any:
-        tokenized.append(line)
-        return tokens(self, line, state, partial)
-
-    monkeypatch.setattr(Highlighter, "_tokens", counted)
     code = "".join(f"   x{i} = f({i})  # c\n" for i in range(60))
     text = "1. item\n\n   ```python\n" + code + "   ```\n2. next\n\nAfter.\n"
     stream = MarkdownStream()

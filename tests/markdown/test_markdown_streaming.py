@@ -1128,18 +1128,19 @@ def test_a_block_after_a_tight_list_streams_without_parsing_the_last_item_again(
 
 
 def _beside_a_full_parse(stream: MarkdownStream, parser: _Sources, text: str,
-                         size: int) -> Iterator[tuple[int, list[str]]]:
+                         size: int, blocks_too: bool = False) -> Iterator[tuple[int, list[str]]]:
     """Feed `text` in `size`-character deltas to `stream` (parsing with `parser`)
     and to a stream that parses its whole tail each time: after every delta
     both show the same nodes. Yields each delta's offset and the sources its
-    parses rendered."""
+    parses rendered (`blocks_too`: and its block parses scanned)."""
     full = _FullEveryTime(parser=PARSER)
     for at in range(0, len(text), size):
         parser.rendered.clear()
+        parser.seen.clear()
         stream.feed(text[at:at + size])
         full.feed(text[at:at + size])
         assert stream.nodes() == full.nodes(), text[:at + size]
-        yield at, list(parser.rendered)
+        yield at, list(parser.seen if blocks_too else parser.rendered)
 
 
 def _deltas_parsing(text: str, label: str, window: tuple[int, int], size: int) -> int:
@@ -1544,14 +1545,9 @@ def test_an_items_open_fence_streams_without_parsing_its_code_again(
     closing = len("Intro.\n\n" + block)
     parser = _Sources()
     stream = MarkdownStream(parser=parser)
-    full = _FullEveryTime(parser=PARSER)
-    for at in range(0, len(text), size):
-        parser.seen.clear()
-        stream.feed(text[at:at + size])
-        full.feed(text[at:at + size])
-        assert stream.nodes() == full.nodes(), text[:at + size]
+    for at, seen in _beside_a_full_parse(stream, parser, text, size, blocks_too=True):
         if len(text) // 3 < at and at + size < closing:
-            assert all("value_0 " not in src for src in parser.seen), (at, parser.seen)
+            assert all("value_0 " not in src for src in seen), (at, seen)
     stream.close()
     assert stream.to_html() == render_html(text)
 
