@@ -11,10 +11,10 @@ highlights the same lines the same way).
 
 from __future__ import annotations
 
-from streampace.markdown.highlight import Highlighter, language_of
+from streampace.markdown.highlight import Highlighter, language_of, resumed_highlighter
 from streampace.markdown.tree import Node
 
-__all__ = ["OpenFence", "closing_run"]
+__all__ = ["OpenFence", "closing_run", "opening_run"]
 
 
 class OpenFence:
@@ -60,12 +60,43 @@ class OpenFence:
         self.done = len(self.code) - len(self.partial)
         return text
 
-    def node(self) -> Node:
+    def resume(self, code: str) -> None:
+        """Start from the complete lines `code`, highlighted where the last
+        highlight of this language left them (a parse just showed them)."""
+        self.code, self.done = code, len(code)
         if self.hl is not None:
-            kids: tuple[Node, ...] = tuple(self.hl.partial(self.partial))
+            self.hl = resumed_highlighter(self.hl.language, code)
+
+    def add_line(self, line: str) -> None:
+        """One more complete line of code (without its "\\n")."""
+        self.code += line + "\n"
+        self.done = len(self.code)
+        if self.hl is not None:
+            self.hl.line(line + "\n")
+
+    def node(self) -> Node:
+        return self.node_with(self.partial)
+
+    def node_with(self, partial: str) -> Node:
+        """The block with its complete lines and `partial` shown after them."""
+        if self.hl is not None:
+            kids: tuple[Node, ...] = tuple(self.hl.partial(partial))
         else:
-            kids = (self.code,) if self.code else ()
+            code = self.code[:self.done] + partial
+            kids = (code,) if code else ()
         return ("pre", (), (("code", self.attrs, kids),))
+
+
+def opening_run(body: str) -> str | None:
+    """The fence run `body` (a line from its first non-blank character) opens
+    a fenced code block with: three or more backticks or tildes, and no
+    backtick in a backtick fence's info string (CommonMark); else None."""
+    if body[:1] not in ("`", "~"):
+        return None
+    run = body[:len(body) - len(body.lstrip(body[0]))]
+    if len(run) < 3 or (run[0] == "`" and "`" in body[len(run):]):
+        return None
+    return run
 
 
 def closing_run(line: str, char: str) -> int | None:

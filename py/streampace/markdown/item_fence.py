@@ -19,7 +19,7 @@ that is the parse of the whole item, from the moment one parse showed it so:
   of the code with the content column removed (CommonMark's container
   rule), and the display (`tail.display_source`) leaves it as it is.
 - The display holds a partial line back while it is block markers only
-  (`tail._marker_only`), as `display_source` does inside a fence; a partial
+  (`tail.shown_in_fence`), as `display_source` does inside a fence; a partial
   line that could leave the item or read as a fence line is left to the
   list's own path for that delta.
 
@@ -31,28 +31,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from streampace.markdown.fence import OpenFence, closing_run
-from streampace.markdown.highlight import remember, resumed_highlighter
-from streampace.markdown.tail import _fence_run, _marker_only
+from streampace.markdown.fence import OpenFence, closing_run, opening_run
+from streampace.markdown.highlight import remember
+from streampace.markdown.tail import _fence_run, fence_after, shown_in_fence, spaces_before
 from streampace.markdown.tree import Node, text_of
 
 __all__ = ["FenceScan", "FenceTail"]
 
 
-def _depth(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
-def _opening(line: str, width: int) -> tuple[str, str] | None:
-    """(run, info string) when `line` opens a fence exactly at column `width`."""
-    if _depth(line) != width:
-        return None
-    body = line[width:]
-    run = body[:len(body) - len(body.lstrip(body[:1]))] if body[:1] in ("`", "~") else ""
-    info = body[len(run):]
-    if len(run) < 3 or (run[0] == "`" and "`" in info):
-        return None
-    return run, info
+def _opening(line: str, width: int) -> str | None:
+    """The fence run when `line` opens a fence exactly at column `width`."""
+    return opening_run(line[width:]) if spaces_before(line) == width else None
 
 
 def _code_line(line: str, width: int) -> str | None:
@@ -62,7 +51,7 @@ def _code_line(line: str, width: int) -> str | None:
         return None
     if not line.strip(" "):
         return line[width:]
-    return line[width:] if _depth(line) >= width else None
+    return line[width:] if spaces_before(line) >= width else None
 
 
 class FenceScan:
@@ -78,38 +67,26 @@ class FenceScan:
         self.codes = True       # every line since `start` may be a line of its code
         self.lost = width is None  # a tab, a line short of the column: left alone
         # The fence open after the lines as the display reads them
-        # (`tail._in_fence`, which `display_source` asks): the state shows the
+        # (`tail.fence_after`, as `display_source` asks): the state shows the
         # item only where the display too reads its last lines as code.
-        self.shown_run: str | None = None
-        self._display_reads(first)
+        self.shown_run = fence_after(None, first)
         # The first line's content (a fence may open there), at the column.
         self.feed(" " * self.width + first[self.width:], read=False)
-
-    def _display_reads(self, line: str) -> None:
-        found = _fence_run(line)
-        if found is None:
-            return
-        end, run = found
-        if self.shown_run is None:
-            self.shown_run = run
-        elif (run[0] == self.shown_run[0] and len(run) >= len(self.shown_run)
-              and not line[end:].strip()):
-            self.shown_run = None
 
     def feed(self, line: str, read: bool = True) -> None:
         """The item's next complete line (`read`: by the display's reading too)."""
         if read:
-            self._display_reads(line)
+            self.shown_run = fence_after(self.shown_run, line)
         k, self.lines = self.lines, self.lines + 1
         if self.lost or not line.strip(" "):
             return
-        rel = _depth(line) - self.width
+        rel = spaces_before(line) - self.width
         if "\t" in line or rel < 0:
             self.lost = True
         elif self.start is None:
-            opened = _opening(line, _depth(line)) if rel <= 3 else None
-            if opened is not None:
-                self.start, self.run, self.codes = k, opened[0], True
+            run = opening_run(line.lstrip(" ")) if rel <= 3 else None
+            if run is not None:
+                self.start, self.run, self.codes = k, run, True
         elif rel <= 3 and (closing_run(line[self.width:], self.run[0]) or 0) >= len(self.run):
             self.start = None
         elif _code_line(line, self.width) is None:
@@ -142,8 +119,8 @@ class FenceTail:
         """The state for an item of complete `lines` whose line `start` opens
         the fence (`FenceScan`), if `li`, its display from one parse with the
         partial line `partial`, ends in that fence as this state shows it."""
-        opened = _opening(lines[start], width)
-        if opened is None or isinstance(li, str) or not li[2]:
+        run = _opening(lines[start], width)
+        if run is None or isinstance(li, str) or not li[2]:
             return None
         pre = li[2][-1]
         if isinstance(pre, str) or pre[0] != "pre" or not pre[2] or isinstance(pre[2][0], str):
@@ -154,12 +131,8 @@ class FenceTail:
             if seen is None:
                 return None
             code.append(seen)
-        fence = OpenFence(opened[0], pre[2][0][1], 0)
-        fence.code = "".join(f"{line}\n" for line in code)
-        fence.done = len(fence.code)
-        if fence.hl is not None:
-            # (The parse that showed `li` highlighted these lines just now.)
-            fence.hl = resumed_highlighter(fence.hl.language, fence.code)
+        fence = OpenFence(run, pre[2][0][1], 0)
+        fence.resume("".join(f"{line}\n" for line in code))  # as the parse just highlighted them
         state = cls(li[2][:-1], li[1], width, loose, list_attrs, fence)
         seen = state.seen(partial)
         # The parse's code, as text, is the state's (its nodes then are too: the
@@ -172,8 +145,8 @@ class FenceTail:
         line is left to the list's own path."""
         if "\t" in partial or _fence_run(partial) is not None:
             return None
-        shown = "" if partial and _marker_only(partial) else partial
-        if shown.strip(" ") and _depth(shown) < self.width:
+        shown = shown_in_fence(partial)
+        if shown.strip(" ") and spaces_before(shown) < self.width:
             return None  # (the line leaves the item)
         return shown[self.width:]
 
@@ -181,14 +154,10 @@ class FenceTail:
         """A complete line of the item after the fence's opening; False once
         the state may not show the item any more (module docstring)."""
         code = _code_line(line, self.width)
-        fence = self.fence
         if code is None:
             self.remember()
             return False
-        fence.code += code + "\n"
-        fence.done = len(fence.code)
-        if fence.hl is not None:
-            fence.hl.line(code + "\n")
+        self.fence.add_line(code)
         return True
 
     def remember(self) -> None:
@@ -201,14 +170,7 @@ class FenceTail:
         """The item's `li` with the partial line `partial`, or None when that
         line is left to the list's own path."""
         seen = self.seen(partial)
-        fence = self.fence
         if seen is None:
             self.remember()
             return None
-        if fence.hl is not None:
-            kids: tuple[Node, ...] = tuple(fence.hl.partial(seen))
-        else:
-            code = fence.code + seen
-            kids = (code,) if code else ()
-        node: Node = ("pre", (), (("code", fence.attrs, kids),))
-        return ("li", self.li_attrs, (*self.kids, node))
+        return ("li", self.li_attrs, (*self.kids, self.fence.node_with(seen)))

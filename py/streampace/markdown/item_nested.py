@@ -40,7 +40,7 @@ from typing import Any
 
 from streampace.markdown.joins import _ITEM
 from streampace.markdown.parser import Parser
-from streampace.markdown.tail import display_source
+from streampace.markdown.tail import display_source, spaces_before
 from streampace.markdown.tree import Node
 
 # Makes the nested list's own list state (an `OpenList`, one level deeper)
@@ -56,7 +56,7 @@ _LISTS = ("ul", "ol")
 def opens_list(line: str, width: int) -> bool:
     """Whether `line`, at the item's content column `width` (less than four
     columns past it: not indented code), has an item marker with text after it."""
-    if not width <= _depth(line) < width + 4 or "\t" in line:
+    if not width <= spaces_before(line) < width + 4 or "\t" in line:
         return False
     m = _ITEM.match(line[width:])
     return m is not None and not m.group(1) and bool(line[width + m.end():].strip())
@@ -79,7 +79,7 @@ def nested_source(shown: str, prefix: str, width: int) -> str | None:
     lines = shown[len(prefix):].rstrip(" \t\n").split("\n")
     out = []
     for line in lines:
-        if _depth(line) < width or "\t" in line or not line.strip(" "):
+        if spaces_before(line) < width or "\t" in line or not line.strip(" "):
             return None
         out.append(line[width:])
     return "\n".join(out) + "\n"
@@ -138,7 +138,7 @@ class NestedTail:
         once `li` would refuse every display from here on (a line short of
         the content column, a tab, a line after a blank one)."""
         blank = not line.strip(" ")
-        if "\t" in line or not blank and (_depth(line) < self.width or (
+        if "\t" in line or not blank and (spaces_before(line) < self.width or (
                 self.source == "\n" or self.source.endswith("\n\n"))):
             return False
         seen = "" if blank else line[self.width:]
@@ -176,7 +176,8 @@ class NestedTail:
                 return None
             node = inner.final_node()
         else:
-            seen = partial[self.width:] if _depth(partial) >= self.width else partial.strip(" ")
+            deep = spaces_before(partial) >= self.width
+            seen = partial[self.width:] if deep else partial.strip(" ")
             if display_source(own + seen).rstrip(" \t\n") + "\n" != src:
                 return None
             nodes = inner.display(seen)
@@ -184,10 +185,6 @@ class NestedTail:
         if node is None or isinstance(node, str):
             return None
         return node
-
-
-def _depth(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
 
 
 def _parse(parser: Parser, refs: dict[str, Any], ctx: tuple[str, int], shown: str,

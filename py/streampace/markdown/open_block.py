@@ -35,7 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from streampace.markdown.completion import complete_inline
-from streampace.markdown.fence import closing_run
+from streampace.markdown.fence import closing_run, opening_run
 from streampace.markdown.item_fence import FenceScan, FenceTail
 from streampace.markdown.item_nested import NestedTail, nested_start, opens_list
 from streampace.markdown.joins import (
@@ -53,6 +53,7 @@ from streampace.markdown.tail import (
     _is_table_line,
     _marker_only,
     display_source,
+    spaces_before,
 )
 from streampace.markdown.tree import Node, append_nodes
 
@@ -441,13 +442,13 @@ def _fence_closed_at_end(contents: list[str]) -> bool:
         indent = len(line) - len(body)
         if body[:1] == "\t":
             return False
-        run = len(body) - len(body.lstrip(body[0])) if body[0] in "`~" else 0
         if fence is None:
             closed = False
             if indent <= 3 and (_ITEM.match(line) or is_math_fence(line)):
                 return False  # a nested item's fences are at its own column
-            if indent <= 3 and run >= 3 and not (body[0] == "`" and "`" in body[run:]):
-                fence = (body[0], run)
+            run = opening_run(body) if indent <= 3 else None
+            if run is not None:
+                fence = (run[0], len(run))
         elif (closing_run(line, fence[0]) or 0) >= fence[1]:
             fence, closed = None, True
         else:
@@ -1207,7 +1208,7 @@ def _fits_split(line: str, width: int) -> bool:
     the column with no tab there and no definition in it."""
     if not line.strip(" \t"):
         return True
-    indent = len(line) - len(line.lstrip(" "))
+    indent = spaces_before(line)
     return not (indent < width or line[indent] == "\t" or "]:" in line or "[^" in line)
 
 

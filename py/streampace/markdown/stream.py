@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from streampace.markdown.fence import OpenFence
+from streampace.markdown.fence import OpenFence, opening_run
 from streampace.markdown.finality import (
     cannot_grow,
     ends_before_text,
@@ -68,7 +68,6 @@ __all__ = [
     "render_html",
 ]
 
-_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})([^\n]*)$")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 # Blocks whose content ends without its trailing spaces (the parse strips them).
 _STRIPPED = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6"})
@@ -703,14 +702,14 @@ class MarkdownStream:
         first, nl, _rest = tail.partition("\n")
         if not nl:
             return False
-        m = _FENCE_OPEN.match(first)
-        if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
+        run = opening_run(first)
+        if run is None:
             return False
         nodes = self.parser.render(first, self._refs, self._ctx())[0]
         if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != "pre":
             return False
         self.state = FENCE
-        self._fence = OpenFence(m.group(1), nodes[0][2][0][1], len(first) + 1)
+        self._fence = OpenFence(run, nodes[0][2][0][1], len(first) + 1)
         self.tail_nodes = (self._fence.node(),)
         self._shown = self._exact = None
         ops.append(SetTail(self.tail_nodes))

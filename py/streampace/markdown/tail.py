@@ -32,7 +32,7 @@ import re
 
 from streampace.markdown.completion import complete_inline
 
-__all__ = ["display_source"]
+__all__ = ["display_source", "fence_after", "shown_in_fence", "spaces_before"]
 
 # Line-start scanners. Written as loops, not regexes: a pattern such as
 # `(?:[ ]{0,3}>[ ]?)*[ \t]*` backtracks exponentially on `> > > > … x`
@@ -65,6 +65,11 @@ def _after_quotes(line: str, i: int = 0) -> int:
         if j < n and line[j] == " ":
             j += 1
         i = j
+
+
+def spaces_before(line: str) -> int:
+    """How many spaces `line` starts with."""
+    return len(line) - len(line.lstrip(" "))
 
 
 def _skip_blanks(line: str, i: int) -> int:
@@ -148,17 +153,31 @@ def _is_table_line(line: str) -> bool:
 
 
 _REF_DEF = re.compile(r"^[ ]{0,3}\[(?:[^\]\\]|\\.)+\]:")  # alternatives disjoint: linear
+def fence_after(fence: str | None, line: str) -> str | None:
+    """The fence run open after `line`, `fence` the one open before it, as the
+    display reads fence lines (`display_source`: any run of three or more
+    after quote marks, a list marker and blanks)."""
+    found = _fence_run(line)
+    if found is None:
+        return fence
+    end, run = found
+    if fence is None:
+        return run
+    if run[0] == fence[0] and len(run) >= len(fence) and not line[end:].strip():
+        return None
+    return fence
+
+
+def shown_in_fence(line: str) -> str:
+    """What the display shows of a fence's partial last line: nothing while it
+    is block markers only (it may still be the closing fence)."""
+    return "" if line and _marker_only(line) else line
+
+
 def _in_fence(lines: list[str]) -> bool:
     fence: str | None = None
     for line in lines:
-        found = _fence_run(line)
-        if found is None:
-            continue
-        end, run = found
-        if fence is None:
-            fence = run
-        elif run[0] == fence[0] and len(run) >= len(fence) and not line[end:].strip():
-            fence = None
+        fence = fence_after(fence, line)
     return fence is not None
 
 
@@ -193,8 +212,7 @@ def display_source(tail: str) -> str:
     lines = tail.split("\n")
     if _in_fence(lines):
         # Inside a fence only a possible closing-fence prefix is held back.
-        if lines[-1] and _marker_only(lines[-1]):
-            lines[-1] = ""
+        lines[-1] = shown_in_fence(lines[-1])
         return "\n".join(lines)
     last = lines[-1]
     after_row = len(lines) > 1 and _is_table_line(lines[-2])
