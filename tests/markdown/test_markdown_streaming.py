@@ -414,7 +414,9 @@ def test_tail_ops_are_set_tail_or_append_code_only_while_open() -> None:
 
 class _FullEveryTime(MarkdownStream):
     """The reference: every change parses the whole tail (no plain-append path,
-    no split of an open list or table)."""
+    no split of an open list or table), an open indented code block excepted:
+    its display is its code, read whole each time (`indented.shown_code`,
+    checked against the parser by test_markdown_indented.py)."""
 
     def _append_plain(self, delta: str, ops: list[Op]) -> bool:
         return False
@@ -426,6 +428,9 @@ class _FullEveryTime(MarkdownStream):
 
     def _enter_open(self, tail: str, block: tuple[int, int, str], final: int,
                     ops: list[Op]) -> bool:
+        return False
+
+    def _enter_code(self, tail: str, block: tuple[int, int, str], ops: list[Op]) -> bool:
         return False
 
 

@@ -12,7 +12,8 @@ delta plus the open block, never the document:
   link references defined before it, and never again. (References defined
   later do not reach back into final blocks; see docs/markdown.md.)
 - An open top-level fenced code block is not re-parsed: new lines are appended
-  as code text (`AppendCode`).
+  as code text (`AppendCode`). Nor is an open indented code block
+  (`indented.py`), which needs no parse to be shown at all.
 - Otherwise the tail is re-rendered from `tail.display_source`, which holds
   back or closes unfinished constructs so none flips between raw and formatted.
 
@@ -32,6 +33,7 @@ from streampace.markdown.finality import (
     title_may_follow,
 )
 from streampace.markdown.footnotes import Footnotes
+from streampace.markdown.indented import OpenIndentedCode, code_node, shown_code
 from streampace.markdown.joins import (
     _PLAIN,
     _grow_last,
@@ -106,9 +108,10 @@ def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-# Tail states (the only transitions: _step and _fence_step).
+# Tail states (the only transitions: _step, _fence_step and _code_step).
 TAIL = "tail"        # re-rendered from display_source on each change
 FENCE = "fence"      # a top-level fenced code block: appended to, not re-parsed
+CODE = "code"        # a top-level indented code block: appended to, not re-parsed
 OPEN = "open"        # a long top-level paragraph or table: incremental (open_block.py)
 CLOSED = "closed"    # close() was called: everything is final
 
@@ -144,6 +147,8 @@ class MarkdownStream:
         # FENCE state: the open fence (fence.py); a fence's node when it closed.
         self._fence: OpenFence | None = None
         self._closed_fence: Node | None = None
+        # CODE state: the open indented code block (indented.py).
+        self._code: OpenIndentedCode | None = None
         # A table left by the OPEN state: (node of its complete rows, lines, refs).
         # The incremental state the OPEN state left, with the references it saw:
         # its block's final node comes from it if nothing changed (_left_final).
@@ -238,8 +243,9 @@ class MarkdownStream:
 
     def _step(self, closing: bool, delta: str | None = None) -> list[Op]:
         ops: list[Op] = []
-        if self.state == FENCE:
-            done = self._fence_step(ops, closing)
+        if self.state in (FENCE, CODE):
+            done = (self._fence_step(ops, closing) if self.state == FENCE
+                    else self._code_step(ops, closing))
             if not done:
                 return ops
             delta = None
@@ -327,7 +333,8 @@ class MarkdownStream:
         if self._enter_fence(tail, ops):
             self._held = None
             return ops
-        if len(blocks) == final + 1 and self._enter_open(tail, blocks[final], final, ops):
+        if len(blocks) == final + 1 and (self._enter_code(tail, blocks[final], ops)
+                                         or self._enter_open(tail, blocks[final], final, ops)):
             return ops
         self._show_tail(tail, ops)
         return ops
@@ -480,6 +487,10 @@ class MarkdownStream:
         self._finalise(self._tail, [(0, end, kind)], end, ops)
 
     def _show_tail(self, tail: str, ops: list[Op]) -> None:
+        code = shown_code(tail)
+        if code is not None:
+            self._show_code(code_node(code), ops)
+            return
         shown = display_source(tail)
         nodes = self._render_tail(shown) if shown.strip() else ()
         self.renders += 1
@@ -502,6 +513,14 @@ class MarkdownStream:
             (self._held is not None or (len(nodes) == 1 and not isinstance(nodes[0], str)
                                         and nodes[0][0] in _STRIPPED))
             and shown == tail.rstrip(" "))) else None
+
+    def _show_code(self, node: Node, ops: list[Op]) -> None:
+        """An open indented code block: shown as its code (indented.py), without
+        a parse; its final node comes from a parse (nothing here is reused)."""
+        if (node,) != self.tail_nodes:
+            self.tail_nodes = (node,)
+            ops.append(SetTail(self.tail_nodes))
+        self._held = self._shown = self._exact = None
 
     def _render_tail(self, shown: str) -> tuple[Node, ...]:
         """The open tail's nodes. An open list or table is parsed as its earlier
@@ -736,6 +755,37 @@ class MarkdownStream:
             # Shown from the block's own lines: its final node (see _finalise).
             self._closed_fence = self.tail_nodes[0]
             return True
+        return False
+
+
+    # -- indented code fast path --------------------------------------------
+    def _enter_code(self, tail: str, block: tuple[int, int, str], ops: list[Op]) -> bool:
+        """The tail is one open indented code block: from now on its lines are
+        read once each (indented.py) instead of the whole block parsed per line."""
+        if block[2] != "code_block":
+            return False
+        code = OpenIndentedCode()
+        code.step(tail)
+        if code.left:
+            return False
+        self.state = CODE
+        self._code = code
+        self._show_code(code.node(), ops)
+        return True
+
+    def _code_step(self, ops: list[Op], closing: bool) -> bool:
+        """Append the new code text; True when the block is left to the general
+        path: a line it does not take arrived, or the stream closed."""
+        code = self._code
+        assert code is not None
+        text = "" if closing else code.step(self._tail)
+        if closing or code.left:
+            self.state = TAIL  # the general path reads the tail whole, once
+            self._code = None
+            return True
+        if text:
+            self.tail_nodes = (code.node(),)
+            ops.append(AppendCode(text, self.tail_nodes[0]))
         return False
 
 

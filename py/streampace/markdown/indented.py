@@ -1,0 +1,92 @@
+"""A top-level indented code block while it streams: shown as its code, never re-parsed.
+
+CommonMark: an indented code block starts, where no paragraph is open, with a
+line indented four or more columns; it takes every following line that is
+blank or indented four columns or more, and its content is those lines with
+four columns removed, blank lines at its end left out. Nothing inside it is
+markup, so no parse is needed to show it: `OpenIndentedCode` reads each new
+line once and appends it to the code.
+
+What it shows differs from a parse of the text so far in two ways only, both
+for the partial last line: its trailing spaces are not shown (as for every open
+block's partial line, `tail.display_source`), and neither is the line break a
+parse puts after the last line, so the code only ever grows at its end
+(`AppendCode`: one text node appended to). Blank lines show once a code line
+follows them. A line with a tab is left to the general path (a tab's width
+depends on the column it stands at), as is the line that ends the block.
+"""
+
+from __future__ import annotations
+
+from streampace.markdown.tree import Node
+
+__all__ = ["OpenIndentedCode", "code_node", "shown_code"]
+
+_COLUMNS = 4  # the indentation that makes a line code
+_INDENT = " " * _COLUMNS
+
+
+class OpenIndentedCode:
+    """The block from the start of the tail; `step` reads what is new."""
+
+    def __init__(self) -> None:
+        self.code = ""          # shown: the complete lines, then the shown partial line
+        self.partial = ""       # what `code` ends with of the partial line (blanks before it too)
+        self.blanks = ""        # blank lines since the last code line, as code (not shown yet)
+        self.line_start = 0     # tail offset of the first line not read as complete
+        self.left = False       # a line the block does not take, or a tab: not ours any more
+
+    def step(self, tail: str) -> str:
+        """Read the lines of `tail` not read yet; return the code text appended.
+        Sets `left` (and appends nothing more) at a line that is not the block's."""
+        pos = self.line_start
+        added: list[str] = []
+        while not self.left:
+            nl = tail.find("\n", pos)
+            line = tail[pos:] if nl < 0 else tail[pos:nl]
+            if "\t" in line:
+                self.left = True
+                break
+            text = line.rstrip(" ")
+            if nl < 0:
+                shown = ""
+                if text:
+                    if text[:_COLUMNS] != _INDENT:
+                        self.left = True  # text before column 4: the block has ended
+                        break
+                    shown = self.blanks + text[_COLUMNS:]
+                if shown != self.partial:
+                    added.append(shown[len(self.partial):])
+                    self.partial = shown
+                break
+            if not text:
+                self.blanks += line[_COLUMNS:] + "\n"
+            elif text[:_COLUMNS] == _INDENT:
+                added.append((self.blanks + line[_COLUMNS:] + "\n")[len(self.partial):])
+                self.blanks = self.partial = ""
+            else:
+                self.left = True
+                break
+            pos = self.line_start = nl + 1
+        text = "".join(added)
+        self.code += text
+        return text
+
+    def node(self) -> Node:
+        return code_node(self.code)
+
+
+def code_node(code: str) -> Node:
+    return ("pre", (), (("code", (), (code,) if code else ()),))
+
+
+def shown_code(tail: str) -> str | None:
+    """The code an open tail that is one indented code block shows (see the
+    module's doc), or None when `tail` is not one (its first line is not
+    indented four columns, a line has a tab or ends the block). `tail` starts
+    at a block, as the stream's tail does."""
+    if tail[:_COLUMNS] != _INDENT or not tail.split("\n", 1)[0].strip(" "):
+        return None
+    block = OpenIndentedCode()
+    block.step(tail)
+    return None if block.left else block.code
