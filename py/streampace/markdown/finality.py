@@ -43,7 +43,9 @@ def cannot_grow(tail: str, block: tuple[int, int, str], complete: int) -> bool:
     if kind == "math_block":  # closed by its own closing line, or by a blank line
         lines = tail.split("\n", end + 1)
         last = lines[end - 1].strip() if end - 1 < len(lines) else ""
-        return (end > start + 1 and last in ("$$", "\\]")) or (
+        # `\[` closes with `\]` only: a `$$` line in it is the formula's text.
+        closing = "$$" if lines[start].strip() == "$$" else "\\]"
+        return (end > start + 1 and last == closing) or (
             end < complete and end < len(lines) and not lines[end].strip())
     if kind in ("paragraph_open", "blockquote_open", "table_open"):
         # A blank line ends these for good (a list or indented code may
