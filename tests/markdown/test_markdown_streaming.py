@@ -414,9 +414,10 @@ def test_tail_ops_are_set_tail_or_append_code_only_while_open() -> None:
 
 class _FullEveryTime(MarkdownStream):
     """The reference: every change parses the whole tail (no plain-append path,
-    no split of an open list or table), an open indented code block excepted:
-    its display is its code, read whole each time (`indented.shown_code`,
-    checked against the parser by test_markdown_indented.py)."""
+    no split of an open list or table), an open indented code block or display
+    formula excepted: its display is its code or source, read whole each time
+    (`stream._leaf_display`, checked against the parser by
+    test_markdown_indented.py and test_markdown_math.py)."""
 
     def _append_plain(self, delta: str, ops: list[Op]) -> bool:
         return False
@@ -430,7 +431,7 @@ class _FullEveryTime(MarkdownStream):
                     ops: list[Op]) -> bool:
         return False
 
-    def _enter_code(self, tail: str, block: tuple[int, int, str], ops: list[Op]) -> bool:
+    def _enter_leaf(self, tail: str, block: tuple[int, int, str], ops: list[Op]) -> bool:
         return False
 
 

@@ -13,7 +13,8 @@ delta plus the open block, never the document:
   later do not reach back into final blocks; see docs/markdown.md.)
 - An open top-level fenced code block is not re-parsed: new lines are appended
   as code text (`AppendCode`). Nor is an open indented code block
-  (`indented.py`), which needs no parse to be shown at all.
+  (`indented.py`) or display formula (`open_math.py`), which need no parse to
+  be shown at all.
 - Otherwise the tail is re-rendered from `tail.display_source`, which holds
   back or closes unfinished constructs so none flips between raw and formatted.
 
@@ -53,6 +54,7 @@ from streampace.markdown.open_block import (
     final_from_open,
     is_math_fence,
 )
+from streampace.markdown.open_math import OpenMathSource, shown_source, source_node
 from streampace.markdown.ops import (
     AppendCode,
     FinalBlock,
@@ -108,10 +110,10 @@ def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-# Tail states (the only transitions: _step, _fence_step and _code_step).
+# Tail states (the only transitions: _step, _fence_step and _leaf_step).
 TAIL = "tail"        # re-rendered from display_source on each change
 FENCE = "fence"      # a top-level fenced code block: appended to, not re-parsed
-CODE = "code"        # a top-level indented code block: appended to, not re-parsed
+LEAF = "leaf"        # a top-level indented code block or open display formula: the same
 OPEN = "open"        # a long top-level paragraph or table: incremental (open_block.py)
 CLOSED = "closed"    # close() was called: everything is final
 
@@ -147,8 +149,8 @@ class MarkdownStream:
         # FENCE state: the open fence (fence.py); a fence's node when it closed.
         self._fence: OpenFence | None = None
         self._closed_fence: Node | None = None
-        # CODE state: the open indented code block (indented.py).
-        self._code: OpenIndentedCode | None = None
+        # LEAF state: the open indented code block or display formula.
+        self._leaf: OpenIndentedCode | OpenMathSource | None = None
         # A table left by the OPEN state: (node of its complete rows, lines, refs).
         # The incremental state the OPEN state left, with the references it saw:
         # its block's final node comes from it if nothing changed (_left_final).
@@ -243,9 +245,9 @@ class MarkdownStream:
 
     def _step(self, closing: bool, delta: str | None = None) -> list[Op]:
         ops: list[Op] = []
-        if self.state in (FENCE, CODE):
+        if self.state in (FENCE, LEAF):
             done = (self._fence_step(ops, closing) if self.state == FENCE
-                    else self._code_step(ops, closing))
+                    else self._leaf_step(ops, closing))
             if not done:
                 return ops
             delta = None
@@ -333,7 +335,7 @@ class MarkdownStream:
         if self._enter_fence(tail, ops):
             self._held = None
             return ops
-        if len(blocks) == final + 1 and (self._enter_code(tail, blocks[final], ops)
+        if len(blocks) == final + 1 and (self._enter_leaf(tail, blocks[final], ops)
                                          or self._enter_open(tail, blocks[final], final, ops)):
             return ops
         self._show_tail(tail, ops)
@@ -487,9 +489,9 @@ class MarkdownStream:
         self._finalise(self._tail, [(0, end, kind)], end, ops)
 
     def _show_tail(self, tail: str, ops: list[Op]) -> None:
-        code = shown_code(tail)
-        if code is not None:
-            self._show_code(code_node(code), ops)
+        leaf = _leaf_display(tail)
+        if leaf is not None:
+            self._show_leaf(leaf, ops)
             return
         shown = display_source(tail)
         nodes = self._render_tail(shown) if shown.strip() else ()
@@ -514,9 +516,10 @@ class MarkdownStream:
                                         and nodes[0][0] in _STRIPPED))
             and shown == tail.rstrip(" "))) else None
 
-    def _show_code(self, node: Node, ops: list[Op]) -> None:
-        """An open indented code block: shown as its code (indented.py), without
-        a parse; its final node comes from a parse (nothing here is reused)."""
+    def _show_leaf(self, node: Node, ops: list[Op]) -> None:
+        """An open indented code block or display formula: shown as its code or
+        source, without a parse; its final node comes from a parse (nothing
+        here is reused)."""
         if (node,) != self.tail_nodes:
             self.tail_nodes = (node,)
             ops.append(SetTail(self.tail_nodes))
@@ -758,35 +761,50 @@ class MarkdownStream:
         return False
 
 
-    # -- indented code fast path --------------------------------------------
-    def _enter_code(self, tail: str, block: tuple[int, int, str], ops: list[Op]) -> bool:
-        """The tail is one open indented code block: from now on its lines are
-        read once each (indented.py) instead of the whole block parsed per line."""
-        if block[2] != "code_block":
+    # -- indented code and display formula fast path ---------------------
+    def _enter_leaf(self, tail: str, block: tuple[int, int, str], ops: list[Op]) -> bool:
+        """The tail is one open indented code block or display formula: from now
+        on its lines are read once each instead of the whole block parsed per line."""
+        leaf: OpenIndentedCode | OpenMathSource | None = (
+            OpenIndentedCode() if block[2] == "code_block"
+            else OpenMathSource.opened_by(tail) if block[2] == "math_block" else None)
+        if leaf is None:
             return False
-        code = OpenIndentedCode()
-        code.step(tail)
-        if code.left:
+        leaf.step(tail)
+        if leaf.left:
             return False
-        self.state = CODE
-        self._code = code
-        self._show_code(code.node(), ops)
+        self.state = LEAF
+        self._leaf = leaf
+        self._show_leaf(leaf.node(), ops)
         return True
 
-    def _code_step(self, ops: list[Op], closing: bool) -> bool:
-        """Append the new code text; True when the block is left to the general
-        path: a line it does not take arrived, or the stream closed."""
-        code = self._code
-        assert code is not None
-        text = "" if closing else code.step(self._tail)
-        if closing or code.left:
+    def _leaf_step(self, ops: list[Op], closing: bool) -> bool:
+        """Show the new lines; True when the block is left to the general path:
+        a line it does not take arrived, or the stream closed."""
+        leaf = self._leaf
+        assert leaf is not None
+        text = "" if closing else leaf.step(self._tail)
+        if closing or leaf.left:
             self.state = TAIL  # the general path reads the tail whole, once
-            self._code = None
+            self._leaf = None
             return True
         if text:
-            self.tail_nodes = (code.node(),)
-            ops.append(AppendCode(text, self.tail_nodes[0]))
+            self.tail_nodes = (leaf.node(),)
+            # Code grows its one text node; a formula's source is one text node
+            # too, patched by appending to it (markdown_dom `_grow`).
+            ops.append(AppendCode(text, self.tail_nodes[0]) if isinstance(leaf, OpenIndentedCode)
+                       else SetTail(self.tail_nodes))
         return False
+
+
+def _leaf_display(tail: str) -> Node | None:
+    """The node an open tail that is one indented code block or open display
+    formula shows, or None."""
+    code = shown_code(tail)
+    if code is not None:
+        return code_node(code)
+    source = shown_source(tail)
+    return None if source is None else source_node(source)
 
 
 def render_html(text: str, *, allow_images: bool = False, autolink: bool = True,

@@ -1,0 +1,94 @@
+"""A top-level display formula while it streams: shown as its source, never re-parsed.
+
+A line of only `$$` (or `\\[`) opens a display formula (`md_rules.math_block`);
+until its closing line (`$$`, `\\]`) arrives it is shown as its source, as
+text: the opening, then its lines, each without the opening line's
+indentation. That text is all a parse of the open formula gives, so
+`OpenMathSource` reads each new line once and grows it, instead of a parse of
+the whole formula per delta. The partial last line is shown without its
+trailing spaces (as every open block's partial line, `tail.display_source`).
+The closing line, a blank line (which ends the formula unclosed) and a tab are
+left to the general path: it converts the closed formula once.
+"""
+
+from __future__ import annotations
+
+from streampace.markdown.tree import Node
+
+__all__ = ["OpenMathSource", "shown_source", "source_node"]
+
+_CLOSING = {"$$": "$$", "\\[": "\\]"}
+_MOST_INDENT = 3  # four spaces before the opening make it indented code
+
+
+class OpenMathSource:
+    """The formula opened by the tail's first line (complete); `step` reads what is new."""
+
+    def __init__(self, opening: str) -> None:
+        self.markup = opening.strip()
+        self.closing = _CLOSING[self.markup]
+        self.indent = len(opening) - len(opening.lstrip(" "))  # removed from each line
+        self.source = self.markup + "\n"  # shown
+        self.partial = ""         # what `source` ends with of the partial line
+        self.lines = 0            # complete lines of the formula
+        self.line_start = len(opening) + 1
+        self.left = False         # its closing line, a blank line or a tab: not ours any more
+
+    @classmethod
+    def opened_by(cls, tail: str) -> OpenMathSource | None:
+        """The formula the tail's complete first line opens, if it opens one."""
+        first, nl, _rest = tail.partition("\n")
+        if not nl or "\t" in first or first.strip() not in _CLOSING:
+            return None
+        if len(first) - len(first.lstrip(" ")) > _MOST_INDENT:
+            return None
+        return cls(first)
+
+    def step(self, tail: str) -> str:
+        """Read the lines of `tail` not read yet; return the source text appended.
+        Sets `left` (and appends nothing more) at a line that is not the formula's."""
+        pos = self.line_start
+        added: list[str] = []
+        while not self.left:
+            nl = tail.find("\n", pos)
+            line = tail[pos:] if nl < 0 else tail[pos:nl]
+            if "\t" in line or line.strip() == self.closing or (nl >= 0 and not line.strip(" ")):
+                self.left = True
+                break
+            text = self._dedent(line.rstrip(" ") if nl < 0 else line)
+            shown = ("\n" if self.lines else "") + text if text else ""
+            if nl < 0:
+                if shown != self.partial:
+                    added.append(shown[len(self.partial):])
+                    self.partial = shown
+                break
+            added.append(shown[len(self.partial):])
+            self.partial = ""
+            self.lines += 1
+            pos = self.line_start = nl + 1
+        text = "".join(added)
+        self.source += text
+        return text
+
+    def _dedent(self, line: str) -> str:
+        spaces = len(line) - len(line.lstrip(" "))
+        return line[min(spaces, self.indent):]
+
+    def node(self) -> Node:
+        return source_node(self.source)
+
+
+def source_node(source: str) -> Node:
+    return ("p", (("class", "sp-math-source"),), (source,))
+
+
+def shown_source(tail: str) -> str | None:
+    """The source an open tail that is one open display formula shows, or None
+    when `tail` is not one (its complete first line opens none, or a later line
+    closes or ends it, or has a tab). `tail` starts at a block, as the stream's
+    tail does."""
+    block = OpenMathSource.opened_by(tail)
+    if block is None:
+        return None
+    block.step(tail)
+    return None if block.left else block.source
