@@ -40,11 +40,35 @@ class FakeNode:
 
 
 class FakeText(FakeNode):
+    rewrites = 0  # `data` set whole, over every Text node (tests read differences)
+
     def __init__(self, data: str) -> None:
-        self.data = data
+        self._data = data
+
+    @property
+    def data(self) -> str:
+        return self._data
+
+    @data.setter
+    def data(self, value: str) -> None:
+        FakeText.rewrites += 1
+        self._data = value
 
     def appendData(self, piece: str) -> None:  # noqa: N802
-        self.data += piece
+        self._data += piece
+
+    # Offsets and counts in UTF-16 code units, as the DOM's.
+    def insertData(self, offset: int, piece: str) -> None:  # noqa: N802
+        units = self._data.encode("utf-16-le")
+        assert 0 <= offset <= len(units) // 2
+        self._data = (units[:2 * offset].decode("utf-16-le") + piece
+                      + units[2 * offset:].decode("utf-16-le"))
+
+    def deleteData(self, offset: int, count: int) -> None:  # noqa: N802
+        units = self._data.encode("utf-16-le")
+        assert offset >= 0 and offset + count <= len(units) // 2
+        self._data = (units[:2 * offset].decode("utf-16-le")
+                      + units[2 * (offset + count):].decode("utf-16-le"))
 
     @property
     def textContent(self) -> str:  # noqa: N802

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streampace.browser.markdown_dom import MarkdownView
-from streampace.markdown import AppendCode, MarkdownStream, render_html
+from streampace.markdown import MarkdownStream, SetTail, render_html
 from streampace.markdown.indented import shown_code
 
-from .fake_dom import FakeDocument, inner_html
+from .fake_dom import FakeDocument, FakeText, element, inner_html
 from .test_markdown_streaming import (
     PARSER,
     _beside_a_full_parse,
@@ -40,7 +40,7 @@ def test_an_open_indented_code_block_shows_the_code_a_parse_reads(
         lines: list[str], data: st.DataObject) -> None:
     """At any cut of a code block (its first line a code line), the code shown
     is what a parse of the text so far holds, but for the partial line's
-    trailing spaces and the line break a parse puts after the last line."""
+    trailing spaces."""
     text = "    first line `x`\n" + "\n".join(lines) + data.draw(st.sampled_from(["", "\n"]))
     cut = data.draw(st.integers(5, len(text)))
     tail = text[:cut]
@@ -50,7 +50,7 @@ def test_an_open_indented_code_block_shows_the_code_a_parse_reads(
     source = (complete + _nl + partial.rstrip(" ")) if _nl else partial.rstrip(" ")
     (node,) = PARSER.render(source, {})[0]
     parsed = _code_text_of(node)
-    assert shown + ("\n" if partial.strip(" ") else "") == parsed, (tail, shown, parsed)
+    assert shown == parsed, (tail, shown, parsed)
 
 
 @pytest.mark.parametrize("tail", [
@@ -126,26 +126,72 @@ def test_an_indented_code_block_streams_without_parsing_its_code_again(
 
 
 def test_open_indented_code_grows_one_text_node() -> None:
-    """Once open, each delta appends to the code (`AppendCode`), and the view
-    appends to the text node it built: no node is made or replaced."""
+    """Once open, each delta shows the code grown at its end or just before its
+    last line break, and the view appends or inserts into the text node it
+    built: no node made, none replaced, no text set whole."""
     stream = MarkdownStream(parser=PARSER)
     stream.feed("Intro\n\n    first = 1\n")
-    ops = []
+    shown = []
     for piece in ["    x = 1  \n", "\n", "    y =", " `2`   ", "\n", "    print(x", " + y)\n"]:
-        ops += stream.feed(piece)
-    appended = [op for op in ops if isinstance(op, AppendCode)]
-    assert ops and appended == ops, ops
-    assert "".join(op.text for op in appended) == "x = 1  \n\ny = `2`   \nprint(x + y)\n"
+        ops = stream.feed(piece)
+        tails = [op for op in ops if isinstance(op, SetTail)]
+        assert tails == ops, ops
+        shown += ["".join(op.nodes[0][2][0][2]) for op in tails]
+    assert shown == ["first = 1\nx = 1  \n", "first = 1\nx = 1  \n\ny =\n",
+                     "first = 1\nx = 1  \n\ny = `2`\n", "first = 1\nx = 1  \n\ny = `2`   \n",
+                     "first = 1\nx = 1  \n\ny = `2`   \nprint(x\n",
+                     "first = 1\nx = 1  \n\ny = `2`   \nprint(x + y)\n"], shown
 
     doc = FakeDocument()
     box = doc.createElement("div")
     view = MarkdownView(doc, box, PARSER)
     view.feed("Intro\n\n    first = 1\n")
-    made = doc.creations
+    made, rewrites = doc.creations, FakeText.rewrites
     for piece in ["    x = 1\n", "\n", "    y =", " 2", "\n"] * 20:
         view.feed(piece)
-    assert doc.creations == made
+    assert (doc.creations, FakeText.rewrites) == (made, rewrites)
     view.feed("After.\n")
     view.close()
     assert inner_html(box) == render_html("Intro\n\n    first = 1\n"
                                           + "    x = 1\n\n    y = 2\n" * 20 + "After.\n")
+
+
+def test_a_long_open_indented_code_block_grows_past_one_text_node() -> None:
+    """Past a Text node's length limit the code goes on in a new node (its line
+    break moved along), then grows there; it reads as the one-shot render."""
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = MarkdownView(doc, box, PARSER)
+    text = "".join(f"    line {i:04d} of a long block\n" for i in range(400))
+    for at in range(0, len(text), 7):
+        view.feed(text[at:at + 7])
+    code = element(element(box.children[-1]).children[-1])  # the pre's code (after its button)
+    assert code.tag == "code" and len(code.children) == 3, code.children
+    assert code.textContent == render_nodes_text(text)
+    view.close()
+    assert inner_html(box) == render_html(text)
+
+
+def render_nodes_text(text: str) -> str:
+    (node,) = PARSER.render(text, {})[0]
+    return _code_text_of(node)
+
+
+@pytest.mark.parametrize("line", [
+    "    emoji 👩‍💻 and 𝔸 in code", "    日本語のコード", "    ascii only",
+])
+def test_open_indented_code_with_any_text_reads_as_the_one_shot_render(line: str) -> None:
+    """Non-ASCII and astral characters in a growing partial line (each such
+    piece goes into a node of its own, the line break moved after it by
+    UTF-16 offsets): the view's text is the code a parse shows, at every delta."""
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = MarkdownView(doc, box, PARSER)
+    text = "".join(f"{line} {i}\n" for i in range(30))
+    for at in range(0, len(text), 3):
+        view.feed(text[at:at + 3])
+        if view.stream.tail_nodes:  # (the first deltas are blank)
+            code = element(element(box.children[-1]).children[-1])
+            assert code.textContent == _code_text_of(view.stream.tail_nodes[0])
+    view.close()
+    assert inner_html(box) == render_html(text)

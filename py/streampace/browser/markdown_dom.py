@@ -98,6 +98,10 @@ def release_copy_handler() -> None:
         _copy_proxy = None
 
 
+def _utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
 class _Text:
     """A text node (a run of Text nodes once it grows: see `_grow`)."""
 
@@ -459,6 +463,29 @@ class MarkdownView:
                 mirror.last = node
                 mirror.size = len(piece)
                 mirror.ascii = piece.isascii()
+        elif mirror.size and new.endswith(old[-1]) and new.startswith(old[:-1]):
+            # Grown just before its last character: an open indented code
+            # block's partial line, before the line break a parse puts after
+            # it. Inserted there (in the last Text node, which holds that
+            # character) under the rules of an append.
+            piece = new[len(old) - 1:-1]
+            if mirror.ascii and piece.isascii() and mirror.size + len(piece) <= _TEXT_NODE_LIMIT:
+                mirror.last.insertData(mirror.size - 1, piece)
+                mirror.size += len(piece)
+            else:
+                # Its last character moves to a new node after the piece (DOM
+                # offsets count UTF-16 units: an astral character is two).
+                end = _utf16_units(old[len(old) - mirror.size:])
+                kept = _utf16_units(old[-1])
+                mirror.last.deleteData(end - kept, kept)
+                tail = piece + old[-1]
+                node = self._text_node(tail)
+                self.created += 1
+                mirror.last.after(node)
+                mirror.extra.append(node)
+                mirror.last = node
+                mirror.size = len(tail)
+                mirror.ascii = tail.isascii()
         else:
             for node in mirror.extra:
                 node.remove()

@@ -7,13 +7,13 @@ four columns removed, blank lines at its end left out. Nothing inside it is
 markup, so no parse is needed to show it: `OpenIndentedCode` reads each new
 line once and appends it to the code.
 
-What it shows differs from a parse of the text so far in two ways only, both
-for the partial last line: its trailing spaces are not shown (as for every open
-block's partial line, `tail.display_source`), and neither is the line break a
-parse puts after the last line, so the code only ever grows at its end
-(`AppendCode`: one text node appended to). Blank lines show once a code line
-follows them. A line with a tab is left to the general path (a tab's width
-depends on the column it stands at), as is the line that ends the block.
+What it shows is what a parse of the text so far gives, but for the partial
+last line's trailing spaces (not shown, as for every open block's partial line,
+`tail.display_source`). A parse puts a line break after the last line, so a
+growing partial line grows the code just before its end: the view inserts
+there (markdown_dom `_grow`), and blank lines show once a code line follows
+them. A line with a tab is left to the general path (a tab's width depends on
+the column it stands at), as is the line that ends the block.
 """
 
 from __future__ import annotations
@@ -30,17 +30,17 @@ class OpenIndentedCode:
     """The block from the start of the tail; `step` reads what is new."""
 
     def __init__(self) -> None:
-        self.code = ""          # shown: the complete lines, then the shown partial line
-        self.partial = ""       # what `code` ends with of the partial line (blanks before it too)
+        self.done = ""          # the complete lines' code, blank lines at its end left out
+        self.partial = ""       # the partial line as shown (after those blank lines)
         self.blanks = ""        # blank lines since the last code line, as code (not shown yet)
         self.line_start = 0     # tail offset of the first line not read as complete
         self.left = False       # a line the block does not take, or a tab: not ours any more
 
-    def step(self, tail: str) -> str:
-        """Read the lines of `tail` not read yet; return the code text appended.
-        Sets `left` (and appends nothing more) at a line that is not the block's."""
+    def step(self, tail: str) -> bool:
+        """Read the lines of `tail` not read yet; True if what shows changed.
+        Sets `left` (and reads no further) at a line that is not the block's."""
+        before = (len(self.done), self.partial)
         pos = self.line_start
-        added: list[str] = []
         while not self.left:
             nl = tail.find("\n", pos)
             line = tail[pos:] if nl < 0 else tail[pos:nl]
@@ -49,31 +49,27 @@ class OpenIndentedCode:
                 break
             text = line.rstrip(" ")
             if nl < 0:
-                shown = ""
-                if text:
-                    if text[:_COLUMNS] != _INDENT:
-                        self.left = True  # text before column 4: the block has ended
-                        break
-                    shown = self.blanks + text[_COLUMNS:]
-                if shown != self.partial:
-                    added.append(shown[len(self.partial):])
-                    self.partial = shown
+                if text and text[:_COLUMNS] != _INDENT:
+                    self.left = True  # text before column 4: the block has ended
+                else:
+                    self.partial = self.blanks + text[_COLUMNS:] if text else ""
                 break
             if not text:
                 self.blanks += line[_COLUMNS:] + "\n"
             elif text[:_COLUMNS] == _INDENT:
-                added.append((self.blanks + line[_COLUMNS:] + "\n")[len(self.partial):])
+                self.done += self.blanks + line[_COLUMNS:] + "\n"
                 self.blanks = self.partial = ""
             else:
                 self.left = True
                 break
             pos = self.line_start = nl + 1
-        text = "".join(added)
-        self.code += text
-        return text
+        return (len(self.done), self.partial) != before
+
+    def shown(self) -> str:
+        return self.done + self.partial + "\n" if self.partial else self.done
 
     def node(self) -> Node:
-        return code_node(self.code)
+        return code_node(self.shown())
 
 
 def code_node(code: str) -> Node:
@@ -89,4 +85,4 @@ def shown_code(tail: str) -> str | None:
         return None
     block = OpenIndentedCode()
     block.step(tail)
-    return None if block.left else block.code
+    return None if block.left else block.shown()

@@ -44,9 +44,10 @@ class OpenMathSource:
             return None
         return cls(first)
 
-    def step(self, tail: str) -> str:
-        """Read the lines of `tail` not read yet; return the source text appended.
-        Sets `left` (and appends nothing more) at a line that is not the formula's."""
+    def step(self, tail: str) -> bool:
+        """Read the lines of `tail` not read yet; True if what shows changed (it
+        only grows at its end). Sets `left` (and reads no further) at a line that
+        is not the formula's."""
         pos = self.line_start
         added: list[str] = []
         while not self.left:
@@ -66,9 +67,8 @@ class OpenMathSource:
             self.partial = ""
             self.lines += 1
             pos = self.line_start = nl + 1
-        text = "".join(added)
-        self.source += text
-        return text
+        self.source += "".join(added)
+        return any(added)
 
     def _dedent(self, line: str) -> str:
         spaces = len(line) - len(line.lstrip(" "))

@@ -14,7 +14,7 @@ delta plus the open block, never the document:
 - An open top-level fenced code block is not re-parsed: new lines are appended
   as code text (`AppendCode`). Nor is an open indented code block
   (`indented.py`) or display formula (`open_math.py`), which need no parse to
-  be shown at all.
+  be shown at all: its one text node grows.
 - Otherwise the tail is re-rendered from `tail.display_source`, which holds
   back or closes unfinished constructs so none flips between raw and formatted.
 
@@ -783,17 +783,16 @@ class MarkdownStream:
         a line it does not take arrived, or the stream closed."""
         leaf = self._leaf
         assert leaf is not None
-        text = "" if closing else leaf.step(self._tail)
+        changed = not closing and leaf.step(self._tail)
         if closing or leaf.left:
             self.state = TAIL  # the general path reads the tail whole, once
             self._leaf = None
             return True
-        if text:
+        if changed:
+            # One text node that grows at its end or just before its last line
+            # break: the view appends or inserts there (markdown_dom `_grow`).
             self.tail_nodes = (leaf.node(),)
-            # Code grows its one text node; a formula's source is one text node
-            # too, patched by appending to it (markdown_dom `_grow`).
-            ops.append(AppendCode(text, self.tail_nodes[0]) if isinstance(leaf, OpenIndentedCode)
-                       else SetTail(self.tail_nodes))
+            ops.append(SetTail(self.tail_nodes))
         return False
 
 
