@@ -35,6 +35,7 @@ on the text, not assumed). Such states nest a few levels deep at most
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,9 @@ ListState = Callable[[Parser, list[str]], Any]
 __all__ = ["NestedTail", "nested_start", "opens_list"]
 
 _LISTS = ("ul", "ol")
+# A line of spaces only (or none) after the first. Linear: the spaces are
+# matched from a line break only, and must be followed by the next.
+_BLANK_LINE = re.compile(r"\n *\n")
 
 
 def opens_list(line: str, width: int) -> bool:
@@ -73,16 +77,20 @@ def nested_source(shown: str, prefix: str, width: int) -> str | None:
     blank lines at its end left out (they belong to no item: whatever comes
     after them, a next item or the list's end, the list's own path decides);
     None unless `shown` starts with `prefix` and each of those lines is
-    indented to `width`, holds no tab and is not blank."""
+    indented to `width`, holds no tab and is not blank. Checked and dedented
+    by string methods over the whole text, not a Python step per line: this
+    runs on every delta of a nested list that may be kilobytes long."""
     if not shown.startswith(prefix):
         return None
-    lines = shown[len(prefix):].rstrip(" \t\n").split("\n")
-    out = []
-    for line in lines:
-        if spaces_before(line) < width or "\t" in line or not line.strip(" "):
-            return None
-        out.append(line[width:])
-    return "\n".join(out) + "\n"
+    body = shown[len(prefix):].rstrip(" \t\n")
+    pad = "\n" + " " * width
+    if "\t" in body or not body.startswith(pad[1:]) or body.count("\n") != body.count(pad):
+        return None
+    out = body[width:].replace(pad, "\n")
+    nl = out.find("\n")
+    if not (out if nl < 0 else out[:nl]).strip(" ") or _BLANK_LINE.search(out):
+        return None  # a blank line (the last one is not: `body` ends in text)
+    return out + "\n"
 
 
 class NestedTail:

@@ -174,11 +174,28 @@ def shown_in_fence(line: str) -> str:
     return "" if line and _marker_only(line) else line
 
 
-def _in_fence(lines: list[str]) -> bool:
+_FENCE_RUNS = ("`" * 3, "~" * 3)
+
+
+def _in_fence(text: str) -> bool:
+    """Whether `text` ends inside a fence, as the display reads fence lines.
+    Only lines holding a run of three backticks or tildes can open or close
+    one (`_fence_run`), so only those are read, found by `str.find`: the
+    lines of a long open block without code cost no Python step each."""
     fence: str | None = None
-    for line in lines:
-        fence = fence_after(fence, line)
-    return fence is not None
+    pos = 0
+    found = [text.find(run) for run in _FENCE_RUNS]  # the next of each run at or after pos
+    while True:
+        at = min((i for i in found if i >= 0), default=-1)
+        if at < 0:
+            return fence is not None
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        fence = fence_after(fence, text[start:end])
+        pos = end + 1
+        found = [i if i < 0 or i >= pos else text.find(run, pos)
+                 for i, run in zip(found, _FENCE_RUNS, strict=True)]
 
 
 def _cells(row: str) -> int:
@@ -210,7 +227,7 @@ def display_source(tail: str) -> str:
     if not tail:
         return tail
     lines = tail.split("\n")
-    if _in_fence(lines):
+    if _in_fence(tail):
         # Inside a fence only a possible closing-fence prefix is held back.
         lines[-1] = shown_in_fence(lines[-1])
         return "\n".join(lines)
