@@ -197,7 +197,8 @@ def _list(n: int, unit: str) -> str:
 
 
 @pytest.mark.parametrize("kind", ["paragraph", "one_line", "table", "list", "loose_list",
-                                  "ordered_list", "quote", "quote_with_list"])
+                                  "ordered_list", "quote", "quote_with_list", "indented_code",
+                                  "formula"])
 def test_a_13_char_delta_costs_the_same_at_2_kb_and_32_kb_of_open_block(kind: str) -> None:
     make = {"paragraph": (_paragraph, "more words and **bold** text " * 12),
             "one_line": (lambda n: _paragraph(n, sep=1.0), "more words and **bold** text " * 12),
@@ -211,7 +212,11 @@ def test_a_13_char_delta_costs_the_same_at_2_kb_and_32_kb_of_open_block(kind: st
             "quote": (lambda n: _list(n, "> quoted line with *em* and `code`\n>\n"),
                       "> more quoted **text** here\n" * 8),
             "quote_with_list": (lambda n: _list(n, "> - quoted item *a*\n"),
-                                "> - quoted item b\n>   continued\n" * 6)}[kind]
+                                "> - quoted item b\n>   continued\n" * 6),
+            "indented_code": (lambda n: _list(n, "    x = `code` and **not bold**\n\n"),
+                              "    more = 1  # and *not em*\n" * 8),
+            "formula": (lambda n: "$$\n" + _list(n, "r_k = \\sum_{i} \\frac{a_i}{b} * x\n"),
+                        "y = \\frac{1}{2} [a](b) `c`\n" * 8)}[kind]
     small = _per_delta_calls(make[0](2_000), make[1])
     big = _per_delta_calls(make[0](32_000), make[1])
     assert big <= small * 1.5 + 200, (small, big)
