@@ -181,6 +181,24 @@ def test_streamed_markdown_dom_equals_the_one_shot_render(driver: Any, md_page: 
                      "raw": False}
 
 
+# An indented code block and a display formula, both read line by line while
+# open (markdown/indented.py, open_math.py): the code grows before its last line
+# break (insertData), non-ASCII and astral text in nodes of its own (UTF-16 offsets).
+LEAVES = "Before.\n\n" + "".join(
+    f"    line {i}: x = `a` **b** 👩‍💻 𝔸 日本語\n" + ("\n" if i % 5 == 4 else "")
+    for i in range(24)) + "\nBetween.\n\n$$\n" + "".join(
+    f"r_{i} = \\frac{{a_{i}}}{{b}} * x \\\\\n" for i in range(12)) + "$$\n\nAfter.\n"
+
+
+@pytest.mark.engines
+def test_streamed_indented_code_and_formula_equal_the_one_shot_render(driver: Any,
+                                                                       md_page: Any) -> None:
+    sid = "md-leaves"
+    switch(driver, sid)
+    play_run(md_page, driver, sid, "m1", LEAVES, 90, 5)
+    assert normalise(body_html(driver, "m1")) == normalise(render_html(LEAVES))
+
+
 def test_final_block_keeps_its_node_and_selection_for_100_more_frames(
         driver: Any, md_page: Any) -> None:
     sid = "md-stable"
