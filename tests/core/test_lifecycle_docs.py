@@ -30,6 +30,7 @@ TABLES = [
     ("streampace.server.redis_reader", "READER_TABLE", "ReaderState", "IDLE"),
     ("streampace.pacing.drive", "DRIVE_TABLE", "DriveState", "IDLE"),
     ("streampace.client.fallback", "SOURCE_TABLE", "SourceState", "UNDECIDED"),
+    ("streampace.markdown.tail_states", "TAIL_TABLE", "TailState", "TAIL"),
 ]
 _MARK = re.compile(r"<!-- diagram: ([\w.]+)\.(\w+) (\w+) -->\n```mermaid\n(.*?)```", re.S)
 

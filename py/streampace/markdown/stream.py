@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from streampace.lifecycle import Machine
 from streampace.markdown.fence import OpenFence, opening_run
 from streampace.markdown.finality import (
     cannot_grow,
@@ -65,6 +66,7 @@ from streampace.markdown.ops import (
 )
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.tail import display_source
+from streampace.markdown.tail_states import TAIL_TABLE, TailEvent, TailState
 from streampace.markdown.tree import Node, to_html
 
 __all__ = [
@@ -110,12 +112,10 @@ def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-# Tail states (the only transitions: _step, _fence_step and _leaf_step).
-TAIL = "tail"        # re-rendered from display_source on each change
-FENCE = "fence"      # a top-level fenced code block: appended to, not re-parsed
-LEAF = "leaf"        # a top-level indented code block or open display formula: the same
-OPEN = "open"        # a long top-level paragraph or table: incremental (open_block.py)
-CLOSED = "closed"    # close() was called: everything is final
+# The tail's states, moved by TAIL_TABLE's events only (tail_states.py).
+TAIL, FENCE, LEAF, OPEN, CLOSED = (TailState.TAIL, TailState.FENCE, TailState.LEAF,
+                                   TailState.OPEN, TailState.CLOSED)
+_E = TailEvent
 
 
 class MarkdownStream:
@@ -142,7 +142,7 @@ class MarkdownStream:
         self.parser = parser
         self.blocks: list[Node] = []       # final blocks
         self.tail_nodes: tuple[Node, ...] = ()
-        self.state = TAIL
+        self._machine: Machine[TailState, TailEvent] = Machine("markdown tail", TAIL_TABLE, TAIL)
         self._tail = ""                    # source not yet final (normalised newlines)
         self._refs: dict = {}              # link references from final blocks
         self._cr = False                   # a delta ended with '\r' (maybe half of '\r\n')
@@ -202,7 +202,7 @@ class MarkdownStream:
             self._cr = False
         ops = self._step(closing=True)
         self.footnotes.open = []
-        self.state = CLOSED
+        self._machine.step(_E.CLOSE)
         return self._notes_op(ops)
 
     def _notes_op(self, ops: list[Op]) -> list[Op]:
@@ -214,6 +214,10 @@ class MarkdownStream:
             self.footnotes.node = node
             ops.append(SetFootnotes(node))
         return ops
+
+    @property
+    def state(self) -> TailState:
+        return self._machine.state
 
     @property
     def closed(self) -> bool:
@@ -254,7 +258,7 @@ class MarkdownStream:
         if self.state == OPEN:
             if not closing and self._open_step(ops):
                 return ops
-            self.state = TAIL  # the general path decides, once, on the whole block
+            self._machine.step(_E.BLOCK_ENDS)  # the general path decides, once, on the block
             if self._open is not None:
                 self._left = (self._open, self._refs)
             self._open = None
@@ -386,10 +390,10 @@ class MarkdownStream:
         except ValueError:
             return False
         self._open_pos = len(tail) - len(partial)
-        self.state = OPEN
+        self._machine.step(_E.BLOCK_OPENS)
         if self._open_step(ops):
             return True
-        self.state = TAIL
+        self._machine.step(_E.BLOCK_ENDS)
         self._open = None
         return False
 
@@ -480,7 +484,7 @@ class MarkdownStream:
         (`final_from_open`) to take its final node from."""
         self._left = (block, self._refs)
         self._open = None
-        self.state = TAIL
+        self._machine.step(_E.BLOCK_ENDS)
 
     def _finalise_open(self, block: OpenParagraph | OpenList, end: int, kind: str,
                        ops: list[Op]) -> None:
@@ -730,7 +734,7 @@ class MarkdownStream:
         nodes = self.parser.render(first, self._refs, self._ctx())[0]
         if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != "pre":
             return False
-        self.state = FENCE
+        self._machine.step(_E.FENCE_OPENS)
         self._fence = OpenFence(run, nodes[0][2][0][1], len(first) + 1)
         self.tail_nodes = (self._fence.node(),)
         self._shown = self._exact = None
@@ -743,7 +747,7 @@ class MarkdownStream:
         fence = self._fence
         assert fence is not None
         if closing:
-            self.state = TAIL  # the closing render parses the whole block
+            self._machine.step(_E.FENCE_ENDS)  # the closing render parses the whole block
             self._fence = None
             return True
         text = fence.step(self._tail)
@@ -753,7 +757,7 @@ class MarkdownStream:
             ops.append(AppendCode(text, self.tail_nodes[0]) if fence.hl is None
                        else SetTail(self.tail_nodes))
         if fence.closed:
-            self.state = TAIL
+            self._machine.step(_E.FENCE_ENDS)
             self._fence = None
             # Shown from the block's own lines: its final node (see _finalise).
             self._closed_fence = self.tail_nodes[0]
@@ -773,7 +777,7 @@ class MarkdownStream:
         leaf.step(tail)
         if leaf.left:
             return False
-        self.state = LEAF
+        self._machine.step(_E.LEAF_OPENS)
         self._leaf = leaf
         self._show_leaf(leaf.node(), ops)
         return True
@@ -785,7 +789,7 @@ class MarkdownStream:
         assert leaf is not None
         changed = not closing and leaf.step(self._tail)
         if closing or leaf.left:
-            self.state = TAIL  # the general path reads the tail whole, once
+            self._machine.step(_E.LEAF_ENDS)  # the general path reads the tail whole, once
             self._leaf = None
             return True
         if changed:
