@@ -1614,3 +1614,30 @@ def test_a_line_that_ends_a_list_within_one_delta_takes_no_parse_of_the_whole_li
             assert not any("Item 0" in src for src in parser.seen), parser.seen
     stream.close()
     assert stream.to_html() == render_html(text)
+
+
+@pytest.mark.parametrize("size", [7, 13, 29])
+def test_a_loose_items_fences_are_read_once_per_line(size: int, monkeypatch: Any) -> None:
+    """A loose last item of paragraphs, closed code blocks, headings and quotes:
+    whether its blocks before a blank line end with a closed fence is read
+    forward, each line once, not again from the item's start at every blank
+    line; the list ends as the one-shot render."""
+    from streampace.markdown import open_block
+
+    seen: list[str] = []
+    read = open_block._FenceEnd._line
+
+    def counting(self: Any, line: str) -> None:
+        seen.append(line)
+        read(self, line)
+
+    monkeypatch.setattr(open_block._FenceEnd, "_line", counting)
+    unit = ("  Words with **bold** and `code`.\n\n  ```py\n  x = 1\n  ```\n\n"
+            "  ### Sub\n\n  > q\n\n")
+    text = "- head\n\n" + unit * 20 + "- next\n"
+    stream = MarkdownStream(parser=PARSER)
+    for at in range(0, len(text), size):
+        stream.feed(text[at:at + size])
+    stream.close()
+    assert stream.to_html() == render_html(text)
+    assert 0 < len(seen) <= text.count("\n"), len(seen)

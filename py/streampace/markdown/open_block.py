@@ -426,43 +426,62 @@ class OpenTable:
 _ENDED_BY_BLANK = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "hr",
                              "table"})
 
-def _fence_closed_at_end(contents: list[str]) -> bool:
+class _FenceEnd:
     """Whether an item's content lines (its marker and indentation removed)
     end with a fenced code block closed on their last non-blank line, read
     with CommonMark's fence rule. Refused when a line may open a nested list
     item or a formula (a fence in it would be its own) or has a tab in its
     indentation; a quote's lines start with `>`, so none of them is read as a
-    fence here (a line without it ends the quote)."""
-    fence: tuple[str, int] | None = None  # (character, length) while inside a fence
-    closed = False
-    for line in contents:
+    fence here (a line without it ends the quote). Read forward and kept: the
+    lines of a growing item are read once each, not at every blank line."""
+
+    __slots__ = ("read", "width", "fence", "closed", "refused")
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.read = 0          # lines read
+        self.fence: tuple[str, int] | None = None  # (character, length) while inside a fence
+        self.closed = False    # the last non-blank line read closed a fence
+        self.refused = False
+
+    def closed_at(self, lines: list[str], end: int) -> bool:
+        """Whether `lines[:end]` (item lines, `width` columns of indentation
+        removed here) end with a closed fence; `lines` only ever grow."""
+        for line in lines[self.read:end]:
+            if not self.refused:
+                self._line(line[self.width:])
+        self.read = max(self.read, end)
+        return not self.refused and self.fence is None and self.closed
+
+    def _line(self, line: str) -> None:
         if not line.strip(" \t"):
-            continue
+            return
         body = line.lstrip(" ")
         indent = len(line) - len(body)
         if body[:1] == "\t":
-            return False
-        if fence is None:
-            closed = False
+            self.refused = True
+        elif self.fence is None:
+            self.closed = False
             if indent <= 3 and (_ITEM.match(line) or is_math_fence(line)):
-                return False  # a nested item's fences are at its own column
+                self.refused = True  # a nested item's fences are at its own column
+                return
             run = opening_run(body) if indent <= 3 else None
             if run is not None:
-                fence = (run[0], len(run))
-        elif (closing_run(line, fence[0]) or 0) >= fence[1]:
-            fence, closed = None, True
+                self.fence = (run[0], len(run))
+        elif (closing_run(line, self.fence[0]) or 0) >= self.fence[1]:
+            self.fence, self.closed = None, True
         else:
-            closed = False
-    return fence is None and closed
+            self.closed = False
 
 
-def _ends_by_blank(blocks: tuple[Node, ...], contents: list[str]) -> bool:
+def _ends_by_blank(blocks: tuple[Node, ...], fences: _FenceEnd, lines: list[str],
+                   end: int) -> bool:
     """Whether an item's `blocks` end with one that the blank line after their
-    lines `contents` ended: nothing at the item's content column continues it."""
+    lines `lines[:end]` ended: nothing at the item's content column continues it."""
     if not blocks or isinstance(blocks[-1], str):
         return False
     return blocks[-1][0] in _ENDED_BY_BLANK or (
-        blocks[-1][0] == "pre" and _fence_closed_at_end(contents))
+        blocks[-1][0] == "pre" and fences.closed_at(lines, end))
 
 
 # A partial line's first character that may still make it a list item (or an
@@ -545,6 +564,7 @@ class OpenList:
         # many, whether all of them may be split, and the index of the last
         # blank one (0: none after the first).
         self._split_read = (1, True, 0)
+        self._fences_read: _FenceEnd | None = None  # its fence reading for a split
         # The last item while it is one paragraph (`_ItemParagraph`), and
         # whether it stopped being one (until the next item).
         self._para: _ItemParagraph | None = None
@@ -723,6 +743,14 @@ class OpenList:
             return None
         return tuple(kids[1:])
 
+    def _fence_end(self, width: int, end: int) -> _FenceEnd:
+        """The last item's fence reading (`_FenceEnd`), anew if it read past
+        `end` or at another width."""
+        fences = self._fences_read
+        if fences is None or fences.width != width or fences.read > end:
+            fences = self._fences_read = _FenceEnd(width)
+        return fences
+
     def _split_item(self, partial: str) -> tuple[Any, Node] | None:
         """The list's attributes and the last item's `li`, shown loose, from its
         blocks before its last blank line (kept, extended by the paragraphs
@@ -756,7 +784,7 @@ class OpenList:
                 lines[0], self.refs, self.ctx)[0][0][1]
             blocks = tuple(items[0][2])
             settled = (k, items[0][1], blocks, attrs, False,
-                       _ends_by_blank(blocks, [line[width:] for line in lines[:k]]))
+                       _ends_by_blank(blocks, self._fence_end(width, k), lines, k))
         elif settled[0] < k:
             more = self._children_after(marker, lines[settled[0]:k])
             if more is None:
@@ -764,7 +792,7 @@ class OpenList:
             blocks = settled[2] + more
             # Blocks after the blank line before them: the item is loose.
             settled = (k, settled[1], blocks, settled[3], settled[4] or bool(more),
-                       _ends_by_blank(blocks, [line[width:] for line in lines[:k]]))
+                       _ends_by_blank(blocks, self._fence_end(width, k), lines, k))
         # Kept (also when refused) so that a refused split costs no parse again.
         self._settled = settled
         if not settled[5]:
@@ -812,7 +840,7 @@ class OpenList:
                 if self._starts_item(line):
                     self._push_item()
                     self._settled = None
-                    self._split_read = (1, True, 0)
+                    self._split_read, self._fences_read = (1, True, 0), None
                     self._para, self._para_ended = None, False
                     self._nested, self._nested_tried = None, 0
                     self._fence, self._fence_tried, self._fence_scan = None, 0, None
