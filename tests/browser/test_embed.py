@@ -570,6 +570,40 @@ json.dumps({"closed": refs_after(True), "open": refs_after(False)})
     assert result == {"closed": 0, "open": 3}
 
 
+def test_scroll_followers_share_one_scroll_and_one_wheel_listener(driver: Any,
+                                                                  page: Any) -> None:
+    """Two more followers on the page: still one ResizeObserver and one scroll
+    and one wheel listener for all (each scroll event is one call into Python,
+    whatever the number of views); a scroll event reaches every follower; the
+    shared proxies are released when the last follower closes."""
+    code = """
+import json
+import js
+from streampace.browser.scroll import ScrollFollower, _shared
+before = (len(_shared.followers), len(_shared._listeners))
+views = [js.document.createElement("div") for _ in range(2)]
+for v in views:
+    js.document.body.append(v)
+followers = [ScrollFollower(v) for v in views]
+seen = []
+for f in followers:
+    f.on_scroll = (lambda f: lambda event: seen.append(id(f)))(f)
+during = (len(_shared.followers), len(_shared._listeners), _shared._observer is not None)
+js.document.dispatchEvent(js.Event.new("scroll"))
+for f in followers:
+    f.close()
+for v in views:
+    v.remove()
+after = (len(_shared.followers), len(_shared._listeners))
+json.dumps({"before": before, "during": during, "calls": len(seen), "after": after})
+"""
+    result = json.loads(run_python(driver, code))
+    followers, listeners = result["before"]
+    assert listeners == (2 if followers else 0), result  # the page's own view, if it follows
+    assert result["during"] == [followers + 2, 2, True], result
+    assert result["calls"] == 2 and result["after"] == [followers, listeners], result
+
+
 def test_host_surfaces_exceptions_and_keeps_the_loop_alive(driver: Any, page: Any) -> None:
     code = """
 import json

@@ -19,14 +19,16 @@ ancestor that actually scrolls (overflow auto/scroll with content taller than
 itself), else the page.  It is looked up per frame among the ancestors that
 may scroll (found once), so a container that starts scrolling later is taken.
 
-Every follower on the page shares one ResizeObserver (`_SharedObserver`): the
+Every follower on the page shares one ResizeObserver and one scroll and one
+wheel listener on the document (capture phase, passive; `_SharedObserver`): the
 browser calls into Python once per frame for all the views that changed size,
-not once per view (the demo's two panes: each call cost ~2.2 ms at 4x CPU, about
-half of it Pyodide's entry, `python -m bench.frame_trace --page demo`).
+and once per scroll event, not once per view (the demo's two panes: each call
+cost ~2.2 ms at 4x CPU, about half of it Pyodide's entry, `python -m
+bench.frame_trace --page demo`; each pane's own scroll, every frame while it
+follows, was one call per follower).
 
-The follower owns its proxies (a scroll and a wheel listener on the document,
-capture phase, passive; the button's click) and destroys them in `close()`; the
-shared observer's callback proxy is destroyed when its last follower closes.
+The follower owns its button's click proxy and destroys it in `close()`; the
+shared proxies are destroyed when the last follower closes.
 Scrolling is instant (`behavior: "instant"`), whatever the page's
 `scroll-behavior`.  The view gets `overflow-anchor: none`: scroll anchoring
 would move the page up when the open Markdown block shrinks, which would read
@@ -58,19 +60,28 @@ def _bridge_scroll() -> Any:
 
 
 class _SharedObserver:
-    """One ResizeObserver for every follower on the page. An element observed for
-    several followers (a scroller they share) is observed once, counted."""
+    """One ResizeObserver, one scroll and one wheel listener for every follower
+    on the page. An element observed for several followers (a scroller they
+    share) is observed once, counted."""
 
     def __init__(self) -> None:
         self.followers: list[ScrollFollower] = []
         self._watched: list[list[Any]] = []  # [element, how many followers watch it]
         self._proxy: Any = None
         self._observer: Any = None
+        self._listeners: list[tuple[str, Any]] = []  # (event type, proxy) on the document
+        self._listen_options: Any = None
 
     def join(self, follower: ScrollFollower) -> None:
         if self._observer is None:
             self._proxy = create_proxy(self._on_resize)
             self._observer = js.ResizeObserver.new(self._proxy)
+            self._listen_options = to_js({"capture": True, "passive": True},
+                                         dict_converter=js.Object.fromEntries)
+            for name, handler in (("scroll", self._on_scroll), ("wheel", self._on_wheel)):
+                proxy = create_proxy(handler)
+                js.document.addEventListener(name, proxy, self._listen_options)
+                self._listeners.append((name, proxy))
         self.followers.append(follower)
 
     def leave(self, follower: ScrollFollower) -> None:
@@ -81,6 +92,10 @@ class _SharedObserver:
             self._proxy.destroy()
             self._observer = self._proxy = None
             self._watched.clear()
+            for name, proxy in self._listeners:
+                js.document.removeEventListener(name, proxy, self._listen_options)
+                proxy.destroy()
+            self._listeners.clear()
 
     def observe(self, el: Any) -> None:
         for watched in self._watched:
@@ -105,6 +120,14 @@ class _SharedObserver:
             if any(t == follower.view or t == follower.observed for t in targets):
                 follower.resized()
 
+    def _on_scroll(self, event: Any) -> None:
+        for follower in list(self.followers):
+            follower.on_scroll(event)
+
+    def _on_wheel(self, event: Any) -> None:
+        for follower in list(self.followers):
+            follower.on_wheel(event)
+
 
 _shared = _SharedObserver()
 
@@ -127,8 +150,6 @@ class ScrollFollower:
         self._scroll_to = _bridge_scroll()
         self._options = to_js({"top": 0, "behavior": "instant"},
                               dict_converter=js.Object.fromEntries)
-        self._listen_options = to_js({"capture": True, "passive": True},
-                                     dict_converter=js.Object.fromEntries)
         # A sticky bar at the end of the view: in sight at the bottom of whatever
         # scrolls it, also without the stylesheet.
         self.bar = self._doc.createElement("div")
@@ -142,11 +163,7 @@ class ScrollFollower:
         self.button.textContent = label
         self.bar.append(self.button)
         view.append(self.bar)
-        self._on_scroll_proxy = create_proxy(self._on_scroll)
-        self._on_wheel_proxy = create_proxy(self._on_wheel)
         self._on_click_proxy = create_proxy(self._on_click)
-        self._doc.addEventListener("scroll", self._on_scroll_proxy, self._listen_options)
-        self._doc.addEventListener("wheel", self._on_wheel_proxy, self._listen_options)
         self.button.addEventListener("click", self._on_click_proxy)
         self.observed: Any = None  # the scrolling ancestor observed too
         _shared.join(self)
@@ -198,15 +215,12 @@ class ScrollFollower:
         if self.closed:
             return
         self.closed = True
-        self._doc.removeEventListener("scroll", self._on_scroll_proxy, self._listen_options)
-        self._doc.removeEventListener("wheel", self._on_wheel_proxy, self._listen_options)
         self.button.removeEventListener("click", self._on_click_proxy)
         _shared.unobserve(self.view)
         if self.observed is not None:
             _shared.unobserve(self.observed)
         _shared.leave(self)
-        for proxy in (self._on_scroll_proxy, self._on_wheel_proxy, self._on_click_proxy):
-            proxy.destroy()
+        self._on_click_proxy.destroy()
         self.bar.remove()
 
     # -- geometry ----------------------------------------------------------
@@ -256,7 +270,8 @@ class ScrollFollower:
             self.bar.hidden = not show
 
     # -- the reader --------------------------------------------------------
-    def _on_scroll(self, event: Any) -> None:
+    def on_scroll(self, event: Any) -> None:
+        """A scroll anywhere in the document (the shared listener's)."""
         el = self._scroller
         target = event.target
         if el is None:
@@ -283,7 +298,7 @@ class ScrollFollower:
         self._last_top = top
         self._show_button(not self.pinned and distance > self.threshold_px)
 
-    def _on_wheel(self, event: Any) -> None:
+    def on_wheel(self, event: Any) -> None:
         # Before the scroll it causes: so the next commit does not pull the view
         # back down while a smooth wheel scroll is under way.
         if event.deltaY >= 0 or not self.pinned:
