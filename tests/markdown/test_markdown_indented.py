@@ -9,13 +9,8 @@ from streampace.browser.markdown_dom import MarkdownView
 from streampace.markdown import MarkdownStream, SetTail, render_html
 from streampace.markdown.indented import shown_code
 
-from .fake_dom import FakeDocument, FakeText, element, inner_html
-from .test_markdown_streaming import (
-    PARSER,
-    _beside_a_full_parse,
-    _same_as_full_at_drawn_cuts,
-    _Sources,
-)
+from .fake_dom import FakeDocument, FakeElement, FakeText, element, inner_html
+from .test_markdown_streaming import PARSER, _same_as_full_at_drawn_cuts, _unparsed_from_a_third_on
 
 # Lines of an indented code block: text that would be markup anywhere else,
 # deeper indentation, and blank lines of every width.
@@ -114,15 +109,8 @@ def test_an_indented_code_block_streams_without_parsing_its_code_again(
     general path's; the stream ends as the one-shot render."""
     code = "".join(f"    value_{i} = compute({i}, '**arg**')  # step {i}\n"
                    + (blank if i % 7 == 6 else "") for i in range(40))
-    text = "Intro.\n\n" + code + after
-    ending = len("Intro.\n\n" + code)
-    parser = _Sources()
-    stream = MarkdownStream(parser=parser)
-    for at, seen in _beside_a_full_parse(stream, parser, text, size, blocks_too=True):
-        if len(text) // 3 < at and at + size < ending:
-            assert all("value_0 " not in src for src in seen), (at, seen)
-    stream.close()
-    assert stream.to_html() == render_html(text)
+    _unparsed_from_a_third_on("Intro.\n\n" + code + after, "value_0 ",
+                              len("Intro.\n\n" + code), size)
 
 
 def test_open_indented_code_grows_one_text_node() -> None:
@@ -142,9 +130,7 @@ def test_open_indented_code_grows_one_text_node() -> None:
                      "first = 1\nx = 1  \n\ny = `2`   \nprint(x\n",
                      "first = 1\nx = 1  \n\ny = `2`   \nprint(x + y)\n"], shown
 
-    doc = FakeDocument()
-    box = doc.createElement("div")
-    view = MarkdownView(doc, box, PARSER)
+    doc, box, view = _view()
     view.feed("Intro\n\n    first = 1\n")
     made, rewrites = doc.creations, FakeText.rewrites
     for piece in ["    x = 1\n", "\n", "    y =", " 2", "\n"] * 20:
@@ -156,12 +142,16 @@ def test_open_indented_code_grows_one_text_node() -> None:
                                           + "    x = 1\n\n    y = 2\n" * 20 + "After.\n")
 
 
+def _view() -> tuple[FakeDocument, FakeElement, MarkdownView]:
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    return doc, box, MarkdownView(doc, box, PARSER)
+
+
 def test_a_long_open_indented_code_block_grows_past_one_text_node() -> None:
     """Past a Text node's length limit the code goes on in a new node (its line
     break moved along), then grows there; it reads as the one-shot render."""
-    doc = FakeDocument()
-    box = doc.createElement("div")
-    view = MarkdownView(doc, box, PARSER)
+    _doc, box, view = _view()
     text = "".join(f"    line {i:04d} of a long block\n" for i in range(400))
     for at in range(0, len(text), 7):
         view.feed(text[at:at + 7])
@@ -184,9 +174,7 @@ def test_open_indented_code_with_any_text_reads_as_the_one_shot_render(line: str
     """Non-ASCII and astral characters in a growing partial line (each such
     piece goes into a node of its own, the line break moved after it by
     UTF-16 offsets): the view's text is the code a parse shows, at every delta."""
-    doc = FakeDocument()
-    box = doc.createElement("div")
-    view = MarkdownView(doc, box, PARSER)
+    _doc, box, view = _view()
     text = "".join(f"{line} {i}\n" for i in range(30))
     for at in range(0, len(text), 3):
         view.feed(text[at:at + 3])

@@ -11,10 +11,9 @@ from streampace.markdown.tree import to_html
 
 from .test_markdown_streaming import (
     PARSER,
-    _beside_a_full_parse,
     _FullEveryTime,
     _same_as_full_at_drawn_cuts,
-    _Sources,
+    _unparsed_from_a_third_on,
 )
 
 # Lines of a formula: TeX full of characters that are markup in prose, lines
@@ -88,15 +87,8 @@ def test_an_open_formula_streams_without_parsing_its_source_again(
     formula = "".join(f"  r_{i} = \\sum_{{k=0}}^{{{i}}} \\frac{{p_k}}{{\\tau}} * x \\\\\n"
                       for i in range(40))
     text = "Intro.\n\n" + opening + "\n" + formula + closing + "\n" + after
-    closing_at = len("Intro.\n\n" + opening + "\n" + formula)
-    parser = _Sources()
-    stream = MarkdownStream(parser=parser)
-    for at, seen in _beside_a_full_parse(stream, parser, text, size, blocks_too=True):
-        if len(text) // 3 < at and at + size < closing_at:
-            assert all("r_0 " not in src for src in seen), (at, seen)
-    assert "<math" in stream.to_html()
-    stream.close()
-    assert stream.to_html() == render_html(text)
+    _unparsed_from_a_third_on(text, "r_0 ", len("Intro.\n\n" + opening + "\n" + formula), size)
+    assert "<math" in render_html(text)
 
 
 def test_an_open_formula_grows_its_source_text() -> None:

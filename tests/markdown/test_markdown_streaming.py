@@ -1548,12 +1548,19 @@ def test_an_items_open_fence_streams_without_parsing_its_code_again(
     block = (marker + "Replace the file with:\n" + ("\n" if loose else "") + pad + "```" + lang
              + "\n" + code)
     text = "Intro.\n\n" + block + pad + "```\n" + marker + "next\n\nEnd.\n"
-    closing = len("Intro.\n\n" + block)
+    _unparsed_from_a_third_on(text, "value_0 ", len("Intro.\n\n" + block), size)
+
+
+def _unparsed_from_a_third_on(text: str, label: str, end: int, size: int) -> None:
+    """`text` in `size`-character deltas, beside a stream that parses its whole
+    tail each time (the same display after every delta): from a third of the
+    text until `end` no block parse or render sees `label`; the stream ends as
+    the one-shot render."""
     parser = _Sources()
     stream = MarkdownStream(parser=parser)
     for at, seen in _beside_a_full_parse(stream, parser, text, size, blocks_too=True):
-        if len(text) // 3 < at and at + size < closing:
-            assert all("value_0 " not in src for src in seen), (at, seen)
+        if len(text) // 3 < at and at + size < end:
+            assert all(label not in src for src in seen), (at, seen)
     stream.close()
     assert stream.to_html() == render_html(text)
 

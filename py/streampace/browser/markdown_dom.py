@@ -456,13 +456,7 @@ class MarkdownView:
                 mirror.last.appendData(piece)
                 mirror.size += len(piece)
             else:
-                node = self._text_node(piece)
-                self.created += 1
-                mirror.last.after(node)
-                mirror.extra.append(node)
-                mirror.last = node
-                mirror.size = len(piece)
-                mirror.ascii = piece.isascii()
+                self._grow_into_new_node(mirror, piece)
         elif mirror.size and new.endswith(old[-1]) and new.startswith(old[:-1]):
             # Grown just before its last character: an open indented code
             # block's partial line, before the line break a parse puts after
@@ -478,14 +472,7 @@ class MarkdownView:
                 end = _utf16_units(old[len(old) - mirror.size:])
                 kept = _utf16_units(old[-1])
                 mirror.last.deleteData(end - kept, kept)
-                tail = piece + old[-1]
-                node = self._text_node(tail)
-                self.created += 1
-                mirror.last.after(node)
-                mirror.extra.append(node)
-                mirror.last = node
-                mirror.size = len(tail)
-                mirror.ascii = tail.isascii()
+                self._grow_into_new_node(mirror, piece + old[-1])
         else:
             for node in mirror.extra:
                 node.remove()
@@ -495,6 +482,17 @@ class MarkdownView:
             mirror.size = len(new)
             mirror.ascii = new.isascii()
         mirror.node = new
+
+
+    def _grow_into_new_node(self, mirror: _Text, text: str) -> None:
+        """`text` in a new Text node after the mirror's last one, which it grows from."""
+        node = self._text_node(text)
+        self.created += 1
+        mirror.last.after(node)
+        mirror.extra.append(node)
+        mirror.last = node
+        mirror.size = len(text)
+        mirror.ascii = text.isascii()
 
 
 class RebuildView(MarkdownView):
