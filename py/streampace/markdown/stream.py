@@ -13,8 +13,8 @@ delta plus the open block, never the document:
   later do not reach back into final blocks; see docs/markdown.md.)
 - An open top-level fenced code block is not re-parsed: new lines are appended
   as code text (`AppendCode`). Nor is an open indented code block
-  (`indented.py`) or display formula (`open_math.py`), which need no parse to
-  be shown at all: its one text node grows.
+  (`indented.py`) or display formula (`open_math.py`): neither needs a parse
+  to be shown, and each grows one text node.
 - Otherwise the tail is re-rendered from `tail.display_source`, which holds
   back or closes unfinished constructs so none flips between raw and formatted.
 
