@@ -175,6 +175,12 @@ GROWING: dict[str, Any] = {
         "  " + _W + "\n\n  ```py\n  x = 1\n  ```\n\n  ### Sub\n\n  > q\n\n", n),
     "list_item_code": lambda n: "- item\n\n  ```py\n" + _grown(
         "  x = clamp(pending / 250, 20, 800)\n", n),
+    # An item ending in a display formula or an indented code block: the item's
+    # own path, a parse of the item per delta (still growing; docs/markdown.md).
+    "list_item_math": lambda n: "1. Compute:\n\n   $$\n" + _grown(
+        "   r = \\sum_{k=0}^{n} \\frac{p_k}{\\tau} + x\n", n),
+    "list_item_indented": lambda n: "- Run:\n\n      " + _grown(
+        "rate = clamp(pending / 250, 20, 800)\n      ", n),
     "list_indented": lambda n: _grown(" - indented item with **bold** text\n", n),
     "table": lambda n: "| a | b | c |\n|---|:-:|--:|\n" + _grown("| x **y** | `z` | 12 |\n", n),
     "quote": lambda n: _grown("> quoted *line* with **bold** words and more\n", n),
