@@ -23,6 +23,7 @@ from streampace.markdown import stream as md
 from streampace.markdown.parser import Parser, default_parser
 from streampace.markdown.safety import is_safe_link
 from streampace.markdown.tree import MATHML_TAGS
+from streampace.pacing.graphemes import utf16_units
 
 __all__ = ["MarkdownView", "PageMarkdownView", "RebuildView", "release_copy_handler",
            "clipboard_text"]
@@ -96,10 +97,6 @@ def release_copy_handler() -> None:
     if _copy_proxy is not None:
         _copy_proxy.destroy()
         _copy_proxy = None
-
-
-def _utf16_units(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
 
 
 class _Text:
@@ -469,8 +466,8 @@ class MarkdownView:
             else:
                 # Its last character moves to a new node after the piece (DOM
                 # offsets count UTF-16 units: an astral character is two).
-                end = _utf16_units(old[len(old) - mirror.size:])
-                kept = _utf16_units(old[-1])
+                end = utf16_units(old[len(old) - mirror.size:])
+                kept = utf16_units(old[-1])
                 mirror.last.deleteData(end - kept, kept)
                 self._grow_into_new_node(mirror, piece + old[-1])
         else:

@@ -36,6 +36,19 @@ class OpenIndentedCode:
         self.line_start = 0     # tail offset of the first line not read as complete
         self.left = False       # a line the block does not take, or a tab: not ours any more
 
+    @classmethod
+    def read(cls, tail: str) -> OpenIndentedCode | None:
+        """The block `tail` is, read up to its end; None when `tail` is not one
+        open indented code block (its first line is not indented four columns
+        with text after them, a line has a tab or ends the block). `tail` starts
+        at a block, as the stream's tail does."""
+        nl = tail.find("\n")
+        if tail[:_COLUMNS] != _INDENT or not tail[:nl if nl >= 0 else len(tail)].strip(" "):
+            return None
+        block = cls()
+        block.step(tail)
+        return None if block.left else block
+
     def step(self, tail: str) -> bool:
         """Read the lines of `tail` not read yet; True if what shows changed.
         Sets `left` (and reads no further) at a line that is not the block's."""
@@ -78,11 +91,6 @@ def code_node(code: str) -> Node:
 
 def shown_code(tail: str) -> str | None:
     """The code an open tail that is one indented code block shows (see the
-    module's doc), or None when `tail` is not one (its first line is not
-    indented four columns, a line has a tab or ends the block). `tail` starts
-    at a block, as the stream's tail does."""
-    if tail[:_COLUMNS] != _INDENT or not tail.split("\n", 1)[0].strip(" "):
-        return None
-    block = OpenIndentedCode()
-    block.step(tail)
-    return None if block.left else block.shown()
+    module's doc), or None (`OpenIndentedCode.read`)."""
+    block = OpenIndentedCode.read(tail)
+    return None if block is None else block.shown()

@@ -13,6 +13,7 @@ left to the general path: it converts the closed formula once.
 
 from __future__ import annotations
 
+from streampace.markdown.tail import spaces_before
 from streampace.markdown.tree import Node
 
 __all__ = ["OpenMathSource", "shown_source", "source_node"]
@@ -27,7 +28,7 @@ class OpenMathSource:
     def __init__(self, opening: str) -> None:
         self.markup = opening.strip()
         self.closing = _CLOSING[self.markup]
-        self.indent = len(opening) - len(opening.lstrip(" "))  # removed from each line
+        self.indent = spaces_before(opening)  # removed from each line
         self.source = self.markup + "\n"  # shown
         self.partial = ""         # what `source` ends with of the partial line
         self.lines = 0            # complete lines of the formula
@@ -35,14 +36,21 @@ class OpenMathSource:
         self.left = False         # its closing line, a blank line or a tab: not ours any more
 
     @classmethod
-    def opened_by(cls, tail: str) -> OpenMathSource | None:
-        """The formula the tail's complete first line opens, if it opens one."""
-        first, nl, _rest = tail.partition("\n")
-        if not nl or "\t" in first or first.strip() not in _CLOSING:
+    def read(cls, tail: str) -> OpenMathSource | None:
+        """The formula the tail's complete first line opens, read up to the
+        tail's end; None when that line opens none, or a later line closes or
+        ends it, or has a tab. `tail` starts at a block, as the stream's tail
+        does; only its first line is copied to look (this runs on the general
+        path's every display)."""
+        nl = tail.find("\n")
+        if nl < 0:
             return None
-        if len(first) - len(first.lstrip(" ")) > _MOST_INDENT:
+        first = tail[:nl]
+        if "\t" in first or first.strip() not in _CLOSING or spaces_before(first) > _MOST_INDENT:
             return None
-        return cls(first)
+        block = cls(first)
+        block.step(tail)
+        return None if block.left else block
 
     def step(self, tail: str) -> bool:
         """Read the lines of `tail` not read yet; True if what shows changed (it
@@ -71,8 +79,7 @@ class OpenMathSource:
         return any(added)
 
     def _dedent(self, line: str) -> str:
-        spaces = len(line) - len(line.lstrip(" "))
-        return line[min(spaces, self.indent):]
+        return line[min(spaces_before(line), self.indent):]
 
     def node(self) -> Node:
         return source_node(self.source)
@@ -84,11 +91,6 @@ def source_node(source: str) -> Node:
 
 def shown_source(tail: str) -> str | None:
     """The source an open tail that is one open display formula shows, or None
-    when `tail` is not one (its complete first line opens none, or a later line
-    closes or ends it, or has a tab). `tail` starts at a block, as the stream's
-    tail does."""
-    block = OpenMathSource.opened_by(tail)
-    if block is None:
-        return None
-    block.step(tail)
-    return None if block.left else block.source
+    (`OpenMathSource.read`)."""
+    block = OpenMathSource.read(tail)
+    return None if block is None else block.source

@@ -35,7 +35,7 @@ from streampace.markdown.finality import (
     title_may_follow,
 )
 from streampace.markdown.footnotes import Footnotes
-from streampace.markdown.indented import OpenIndentedCode, code_node, shown_code
+from streampace.markdown.indented import OpenIndentedCode
 from streampace.markdown.joins import (
     _PLAIN,
     _grow_last,
@@ -55,7 +55,7 @@ from streampace.markdown.open_block import (
     final_from_open,
     is_math_fence,
 )
-from streampace.markdown.open_math import OpenMathSource, shown_source, source_node
+from streampace.markdown.open_math import OpenMathSource
 from streampace.markdown.ops import (
     AppendCode,
     FinalBlock,
@@ -770,12 +770,9 @@ class MarkdownStream:
         """The tail is one open indented code block or display formula: from now
         on its lines are read once each instead of the whole block parsed per line."""
         leaf: OpenIndentedCode | OpenMathSource | None = (
-            OpenIndentedCode() if block[2] == "code_block"
-            else OpenMathSource.opened_by(tail) if block[2] == "math_block" else None)
+            OpenIndentedCode.read(tail) if block[2] == "code_block"
+            else OpenMathSource.read(tail) if block[2] == "math_block" else None)
         if leaf is None:
-            return False
-        leaf.step(tail)
-        if leaf.left:
             return False
         self._machine.step(_E.LEAF_OPENS)
         self._leaf = leaf
@@ -803,11 +800,8 @@ class MarkdownStream:
 def _leaf_display(tail: str) -> Node | None:
     """The node an open tail that is one indented code block or open display
     formula shows, or None."""
-    code = shown_code(tail)
-    if code is not None:
-        return code_node(code)
-    source = shown_source(tail)
-    return None if source is None else source_node(source)
+    leaf = OpenIndentedCode.read(tail) or OpenMathSource.read(tail)
+    return None if leaf is None else leaf.node()
 
 
 def render_html(text: str, *, allow_images: bool = False, autolink: bool = True,

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "utf16_units",
     "Segmenter",
     "RegexSegmenter",
     "CodePointSegmenter",
@@ -44,6 +45,16 @@ __all__ = [
     "is_regional_indicator",
     "is_control",
 ]
+
+
+def utf16_units(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (astral characters count 2): the
+    unit of JavaScript string lengths and DOM text offsets."""
+    # Only code points above U+FFFF need a second unit; the ASCII/BMP case is
+    # just len(), and the encode is skipped when the string has no astral char.
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
 
 
 @runtime_checkable

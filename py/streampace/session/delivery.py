@@ -29,6 +29,7 @@ from typing import Any
 from streampace.clock import Timeout, TimerHost
 from streampace.conversation import events as ev
 from streampace.lifecycle import Machine
+from streampace.pacing.graphemes import utf16_units
 from streampace.session.delivery_lifecycle import DELIVERY_TABLE, DeliveryEvent, DeliveryState
 
 __all__ = [
@@ -102,15 +103,6 @@ class Batch:
 
 class DeliveryClosedError(RuntimeError):
     """The buffer was used after close()."""
-
-
-def utf16_units(text: str) -> int:
-    """Length of ``text`` in UTF-16 code units (astral characters count 2)."""
-    # Only code points above U+FFFF need a second unit; the ASCII/BMP case is
-    # just len(), and the encode is skipped when the string has no astral char.
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le")) // 2
 
 
 def _merge_key(event: Mapping[str, Any], step: ev.Step) -> tuple[str, ev.Stream] | None:
