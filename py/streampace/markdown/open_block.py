@@ -448,8 +448,9 @@ class _FenceEnd:
         """Whether `lines[:end]` (item lines, `width` columns of indentation
         removed here) end with a closed fence; `lines` only ever grow."""
         for line in lines[self.read:end]:
-            if not self.refused:
-                self._line(line[self.width:])
+            if self.refused:
+                break  # for good: nothing after it is read
+            self._line(line[self.width:])
         self.read = max(self.read, end)
         return not self.refused and self.fence is None and self.closed
 
