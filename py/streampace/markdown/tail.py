@@ -29,8 +29,15 @@ from its real source; the display form is never used for a final block.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from streampace.markdown.completion import complete_inline
+from streampace.markdown.line_marks import after_list_marker as _after_list_marker
+from streampace.markdown.line_marks import after_quotes as _after_quotes
+from streampace.markdown.line_marks import content_column, spaces_before
+from streampace.markdown.line_marks import is_list_item as _is_list_item
+from streampace.markdown.line_marks import skip_blanks as _skip_blanks
+from streampace.markdown.literal_end import ends_literal, holder_column
 
 __all__ = ["display_source", "fence_after", "shown_in_fence", "spaces_before"]
 
@@ -50,54 +57,6 @@ def _marker_only(line: str) -> bool:
     while i < n and line[i] in _MARKER_CHARS:
         i += 1
     return i == n
-
-
-def _after_quotes(line: str, i: int = 0) -> int:
-    """Index after any number of `{0,3 spaces}>{optional space}` quote markers."""
-    n = len(line)
-    while True:
-        j = i
-        while j < n and j - i < 3 and line[j] == " ":
-            j += 1
-        if j >= n or line[j] != ">":
-            return i
-        j += 1
-        if j < n and line[j] == " ":
-            j += 1
-        i = j
-
-
-def spaces_before(line: str) -> int:
-    """How many spaces `line` starts with."""
-    return len(line) - len(line.lstrip(" "))
-
-
-def _skip_blanks(line: str, i: int) -> int:
-    n = len(line)
-    while i < n and line[i] in " \t":
-        i += 1
-    return i
-
-
-def _list_marker_end(line: str, i: int) -> int:
-    """Index after a list marker (`-`, `+`, `*`, `1.`, `1)`) at `i`, or -1."""
-    n = len(line)
-    if i < n and line[i] in "-+*":
-        return i + 1
-    j = i
-    while j < n and j - i < 9 and line[j].isascii() and line[j].isdigit():
-        j += 1
-    if j > i and j < n and line[j] in ".)":
-        return j + 1
-    return -1
-
-
-def _after_list_marker(line: str, i: int) -> int:
-    """Index after `marker[ \t]+` at `i`, or `i` if there is none."""
-    m = _list_marker_end(line, i)
-    if m < 0 or m >= len(line) or line[m] not in " \t":
-        return i
-    return _skip_blanks(line, m)
 
 
 def _prefix_end(line: str) -> int:
@@ -136,15 +95,6 @@ def _is_atx(line: str) -> bool:
     return 1 <= k - j <= 6 and (k == n or line[k] in " \t")
 
 
-def _is_list_item(line: str) -> bool:
-    i = _skip_blanks(line, _after_quotes(line))
-    m = _list_marker_end(line, i)
-    if m < 0 or m >= len(line) or line[m] not in " \t":
-        return False
-    j = _skip_blanks(line, m)
-    return j < len(line)
-
-
 def _is_table_line(line: str) -> bool:
     i = 0
     while i < len(line) and i < 3 and line[i] == " ":
@@ -181,21 +131,55 @@ def _in_fence(text: str) -> bool:
     """Whether `text` ends inside a fence, as the display reads fence lines.
     Only lines holding a run of three backticks or tildes can open or close
     one (`_fence_run`), so only those are read, found by `str.find`: the
-    lines of a long open block without code cost no Python step each."""
+    lines of a long open block without code cost no Python step each. A
+    fence inside a list item also ends with the item (`_ended_with_item`)."""
     fence: str | None = None
+    opened = (0, 0)  # the open fence's opening line (start, end)
     pos = 0
     found = [text.find(run) for run in _FENCE_RUNS]  # the next of each run at or after pos
     while True:
         at = min((i for i in found if i >= 0), default=-1)
         if at < 0:
-            return fence is not None
+            return fence is not None and not _ended_with_item(text, *opened, len(text))
         start = text.rfind("\n", 0, at) + 1
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
+        if fence is not None and _ended_with_item(text, *opened, start):
+            fence = None
+        if fence is None:
+            opened = (start, end)
         fence = fence_after(fence, text[start:end])
         pos = end + 1
         found = [i if i < 0 or i >= pos else text.find(run, pos)
                  for i, run in zip(found, _FENCE_RUNS, strict=True)]
+
+
+def _ended_with_item(text: str, start: int, end: int, stop: int) -> bool:
+    """Whether the list item holding the fence opened on `text[start:end]` has
+    ended before `stop`: a line between them stands left of the item's content
+    column (a fence's line is never a lazy one). Read only when such a line
+    stands left of the fence's own column, as no line at a top-level fence does."""
+    line = text[start:end]
+    if "\t" in line or _after_quotes(line):
+        return False
+    found = _fence_run(line)
+    column = found[0] - len(found[1]) if found is not None else 0
+    if not column or not re.compile(rf"\n {{0,{column - 1}}}[^ \t\n]").search(text, end, stop):
+        return False
+    item = content_column(line)
+    if item is None:
+        item = holder_column(_lines_back(text, start), spaces_before(line))
+    if not item:
+        return False  # (not in an item, or cannot tell: read as before)
+    return re.compile(rf"\n {{0,{item - 1}}}[^ \t\n]").search(text, end, stop) is not None
+
+
+def _lines_back(text: str, end: int) -> Iterator[str]:
+    """The lines of `text` before offset `end` (a line's start), nearest first."""
+    while end > 0:
+        start = text.rfind("\n", 0, end - 1) + 1
+        yield text[start:end - 1]
+        end = start
 
 
 def _cells(row: str) -> int:
@@ -231,6 +215,9 @@ def display_source(tail: str) -> str:
         # Inside a fence only a possible closing-fence prefix is held back.
         lines[-1] = shown_in_fence(lines[-1])
         return "\n".join(lines)
+    lines[-1] = lines[-1].rstrip(" \t")
+    if ends_literal(tail, lines):
+        return "\n".join(lines)  # code or a formula's source: nothing there is markup
     last = lines[-1]
     after_row = len(lines) > 1 and _is_table_line(lines[-2])
     if last and _marker_only(last) and not (_is_table_line(last) and after_row):
@@ -242,7 +229,9 @@ def display_source(tail: str) -> str:
     end = len(lines) - 1
     while end >= 0 and not lines[end].strip():
         end -= 1
-    if end < 0:
+    if end < 0 or end < len(lines) - 2:
+        # (A complete blank line after the last text: its block has ended,
+        # and shows as it will stay.)
         return "\n".join(lines)
     # The last leaf block's lines: a paragraph runs back to a blank line, but
     # an ATX heading is one line and a list item starts at its marker.

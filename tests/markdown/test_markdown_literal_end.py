@@ -1,0 +1,86 @@
+"""The display leaves code and a formula's source as they are (`literal_end`),
+and reads a list item's fence as ended with its item (`tail._in_fence`)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streampace.markdown.literal_end import ends_literal
+from streampace.markdown.tail import _in_fence, display_source
+from streampace.markdown.tree import Node
+
+from .test_markdown_streaming import PARSER
+
+
+@pytest.mark.parametrize(("tail", "shown"), [
+    # Indented code in an item: nothing closed, nothing held back.
+    ("- a\n\n      print(\"**\", x[", "- a\n\n      print(\"**\", x["),
+    ("1. a\n\n       x **b", "1. a\n\n       x **b"),
+    ("- a\n\n      x = `y   ", "- a\n\n      x = `y"),
+    # A formula's source, in an item and after a paragraph, with what would be markup.
+    ("- a\n\n  $$\n  f(x) = [a, b", "- a\n\n  $$\n  f(x) = [a, b"),
+    ("- a\n\n  $$\n  \\sum_{i=1}^n x_i^2 + _y", "- a\n\n  $$\n  \\sum_{i=1}^n x_i^2 + _y"),
+    ("Text:\n$$\na * b + *c", "Text:\n$$\na * b + *c"),
+    ("- $$\n  x^*", "- $$\n  x^*"),
+    ("- a\n  \\[\n  x *y", "- a\n  \\[\n  x *y"),
+    # Not literal: a paragraph in an item, indented less than four past its
+    # content column (here and in a nested item); text after a closed formula;
+    # a code-indented line continuing a paragraph; a formula a blank line ended.
+    ("- a\n\n    x **b", "- a\n\n    x **b**"),
+    ("- a\n  - b\n\n      c **d", "- a\n  - b\n\n      c **d**"),
+    ("x\n$$\ny\n$$\nz **a", "x\n$$\ny\n$$\nz **a**"),
+    ("- a\n      x **b", "- a\n      x **b**"),
+    ("- a\n\n  $$\n  x\n\n  y *z", "- a\n\n  $$\n  x\n\n  y *z*"),
+    ("- a\n\npara\n\n  x *z", "- a\n\npara\n\n  x *z*"),
+])
+def test_code_and_a_formulas_source_show_as_they_are(tail: str, shown: str) -> None:
+    assert display_source(tail) == shown
+
+
+@pytest.mark.parametrize(("text", "inside"), [
+    ("- a\n\n  ```\n  x\n- b *c", False),   # the next item ended the first one's fence
+    ("- ```\nx", False),                   # text at column 0: no lazy line in a fence
+    ("1. a\n   ```\n   x\n2. b\n   ```\n   y", True),  # the second item's own fence
+    ("  ```\nx", True),                    # a top-level fence: nothing ends it but its closing
+    ("- ```\n  x\n\n  y", True),
+    ("> ```\nx", True),                    # (quotes: read as before)
+])
+def test_a_fence_in_a_list_item_ends_with_its_item(text: str, inside: bool) -> None:
+    assert _in_fence(text) is inside
+
+
+def _last_leaf(nodes: list[Node]) -> Node | None:
+    """The block the rendered text ends in, inside its lists and items."""
+    node = nodes[-1] if nodes else None
+    while node is not None and not isinstance(node, str) and node[0] in ("ul", "ol", "li"):
+        node = node[2][-1] if node[2] else None
+    return node
+
+
+# Item lines at several columns (W: the item's content column) after blank
+# lines and text: code, formulas opened and closed, paragraphs, nested items.
+PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nested para\n",
+          "W$$\n", "W\\[\n", "W\\]\n", "Wx^* + [a\n", "  - sub\n", "      deeper `y\n",
+          "text at column 0\n", "W- sub item\n", "        eight\n", "W    $$\n", "   three\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["- ", "1. ", "10. "]),
+       st.lists(st.sampled_from(PIECES), min_size=1, max_size=10), st.data())
+def test_what_reads_as_literal_is_code_or_a_formula_for_the_parser(
+        marker: str, parts: list[str], data: st.DataObject) -> None:
+    """Wherever the text is cut, when the display reads its end as code or a
+    formula's source, a parse of the text as it is ends in an indented code
+    block or an open formula (the reading is never wrong where it acts)."""
+    pad = " " * len(marker)
+    text = marker + "first\n" + "".join(part.replace("W", pad) for part in parts)
+    tail = text[:data.draw(st.integers(1, len(text)))]
+    lines = tail.split("\n")
+    lines[-1] = lines[-1].rstrip(" ")
+    if not ends_literal(tail, lines):
+        return
+    leaf = _last_leaf(PARSER.render("\n".join(lines), {})[0])
+    assert leaf is not None and not isinstance(leaf, str), tail
+    assert (leaf[0] == "pre" and not leaf[1]) or leaf[1] == (("class", "sp-math-source"),), (
+        tail, leaf)
