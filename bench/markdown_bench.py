@@ -175,8 +175,9 @@ GROWING: dict[str, Any] = {
         "  " + _W + "\n\n  ```py\n  x = 1\n  ```\n\n  ### Sub\n\n  > q\n\n", n),
     "list_item_code": lambda n: "- item\n\n  ```py\n" + _grown(
         "  x = clamp(pending / 250, 20, 800)\n", n),
-    # An item ending in a display formula or an indented code block: the item's
-    # own path, a parse of the item per delta (still growing; docs/markdown.md).
+    # An item ending in a display formula or an indented code block: each line
+    # read once by the item's leaf state (item_leaf.py; a parse of the item per
+    # delta before it, growing with the item: docs/markdown.md).
     "list_item_math": lambda n: "1. Compute:\n\n   $$\n" + _grown(
         "   r = \\sum_{k=0}^{n} \\frac{p_k}{\\tau} + x\n", n),
     "list_item_indented": lambda n: "- Run:\n\n      " + _grown(

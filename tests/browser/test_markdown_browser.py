@@ -182,12 +182,16 @@ def test_streamed_markdown_dom_equals_the_one_shot_render(driver: Any, md_page: 
 
 
 # An indented code block and a display formula, both read line by line while
-# open (markdown/indented.py, open_math.py): the code grows before its last line
-# break (insertData), non-ASCII and astral text in nodes of its own (UTF-16 offsets).
+# open (markdown/indented.py, open_math.py), then the same in list items
+# (item_leaf.py): the code grows before its last line break (insertData),
+# non-ASCII and astral text in nodes of its own (UTF-16 offsets).
 LEAVES = "Before.\n\n" + "".join(
     f"    line {i}: x = `a` **b** 👩‍💻 𝔸 日本語\n" + ("\n" if i % 5 == 4 else "")
     for i in range(24)) + "\nBetween.\n\n$$\n" + "".join(
-    f"r_{i} = \\frac{{a_{i}}}{{b}} * x \\\\\n" for i in range(12)) + "$$\n\nAfter.\n"
+    f"r_{i} = \\frac{{a_{i}}}{{b}} * x \\\\\n" for i in range(12)) + "$$\n\nAfter.\n" + (
+    "\n1. Run:\n\n" + "".join(f"       item {i}: x[`a` **b** 𝔸 日本\n" for i in range(10))
+    + "2. The sum:\n   $$\n" + "".join(f"   s_{i} = [a, *b \\\\\n" for i in range(8))
+    + "   $$\n\nEnd.\n")
 
 
 @pytest.mark.engines

@@ -56,27 +56,31 @@ class OpenIndentedCode:
         pos = self.line_start
         while not self.left:
             nl = tail.find("\n", pos)
-            line = tail[pos:] if nl < 0 else tail[pos:nl]
-            if "\t" in line:
-                self.left = True
-                break
-            text = line.rstrip(" ")
             if nl < 0:
-                if text and text[:_COLUMNS] != _INDENT:
-                    self.left = True  # text before column 4: the block has ended
-                else:
-                    self.partial = self.blanks + text[_COLUMNS:] if text else ""
+                self.read_partial(tail[pos:])
                 break
-            if not text:
-                self.blanks += line[_COLUMNS:] + "\n"
-            elif text[:_COLUMNS] == _INDENT:
-                self.done += self.blanks + line[_COLUMNS:] + "\n"
-                self.blanks = self.partial = ""
-            else:
-                self.left = True
-                break
+            self.read_line(tail[pos:nl])
             pos = self.line_start = nl + 1
         return (len(self.done), self.partial) != before
+
+    def read_line(self, line: str) -> None:
+        """The block's next complete line (`left` if it is not the block's)."""
+        text = line.rstrip(" ")
+        if "\t" in line or (text and text[:_COLUMNS] != _INDENT):
+            self.left = True
+        elif not text:
+            self.blanks += line[_COLUMNS:] + "\n"
+        else:
+            self.done += self.blanks + line[_COLUMNS:] + "\n"
+            self.blanks = self.partial = ""
+
+    def read_partial(self, line: str) -> None:
+        """The partial line after the complete ones, as it stands now."""
+        text = line.rstrip(" ")
+        if "\t" in line or (text and text[:_COLUMNS] != _INDENT):
+            self.left = True  # text before column 4: the block has ended
+        else:
+            self.partial = self.blanks + text[_COLUMNS:] if text else ""
 
     def shown(self) -> str:
         return self.done + self.partial + "\n" if self.partial else self.done

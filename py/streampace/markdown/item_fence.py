@@ -104,6 +104,8 @@ class FenceScan:
 class FenceTail:
     """The last item's `li` while it ends in an open fence (module docstring)."""
 
+    gone = False  # (a partial line never ends it: the list's own path shows that line)
+
     def __init__(self, kids: tuple[Node, ...], li_attrs: Any, width: int, loose: bool,
                  list_attrs: Any, fence: OpenFence) -> None:
         self.kids = kids            # the `li`'s blocks before the fence, as one parse showed them

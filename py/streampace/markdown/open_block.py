@@ -37,6 +37,7 @@ from typing import Any
 from streampace.markdown.completion import complete_inline
 from streampace.markdown.fence import closing_run, opening_run
 from streampace.markdown.item_fence import FenceScan, FenceTail
+from streampace.markdown.item_leaf import ItemLeaf
 from streampace.markdown.item_nested import NestedTail, nested_start, opens_list
 from streampace.markdown.joins import (
     _ITEM,
@@ -574,11 +575,12 @@ class OpenList:
         # the item's line count when one was last looked for.
         self._nested: NestedTail | None = None
         self._nested_tried = 0
-        # The last item while it ends in an open fence (`FenceTail`), the
+        # The last item while it ends in an open fence (`FenceTail`), or in an
+        # open indented code block or display formula (`ItemLeaf`), the
         # item's line count when one was last looked for, and where the
         # item's fences open and close (None: not read yet).
-        self._fence: FenceTail | None = None
-        self._fence_tried = 0
+        self._open_end: FenceTail | ItemLeaf | None = None
+        self._end_tried = 0
         self._fence_scan: FenceScan | None = None
         last = max(k for k, line in enumerate(lines) if self._starts_item(line))
         if last:
@@ -844,7 +846,7 @@ class OpenList:
                     self._split_read, self._fences_read = (1, True, 0), None
                     self._para, self._para_ended = None, False
                     self._nested, self._nested_tried = None, 0
-                    self._fence, self._fence_tried, self._fence_scan = None, 0, None
+                    self._open_end, self._end_tried, self._fence_scan = None, 0, None
             except ValueError:
                 return False
             if self._para is not None and not self._para.feed_line(line):
@@ -852,8 +854,8 @@ class OpenList:
             self.item.append(line)
             if self._nested is not None and not self._nested.feed_line(line):
                 self._nested = None  # (looked for again from the next line on)
-            if self._fence is not None and not self._fence.feed_line(line):
-                self._fence = None
+            if self._open_end is not None and not self._open_end.feed_line(line):
+                self._open_end = None
             if self._fence_scan is not None:
                 self._fence_scan.feed(line)
             self._shown_item = self._ended_item = None
@@ -903,7 +905,7 @@ class OpenList:
         nested = self._nested_display(partial)
         if nested is not None:
             return nested
-        fenced = self._fence_display(partial)
+        fenced = self._open_end_display(partial)
         if fenced is not None:
             return fenced
         if self.loose or self.head is None:
@@ -912,8 +914,8 @@ class OpenList:
                 attrs, li = split
                 self._shown_item = self._ended_item = None
                 lis = (li,) if self.head is None else (*self.head[2], li)
-                if self._fence is None and len(self.item) >= self._fence_tried:
-                    self._find_fence(partial, (self.tag, attrs, lis))
+                if self._open_end is None and len(self.item) >= self._end_tried:
+                    self._find_open_end(partial, (self.tag, attrs, lis))
                 return ((self.tag, attrs, lis),)
         item_src = "\n".join(self.item) + "\n"
         src = item_src + partial
@@ -952,8 +954,8 @@ class OpenList:
             (self.tag, self.head[1], (*self.head[2], *nodes[0][2])), *nodes[1:])
         if len(out) == 1 and self._nested is None and len(self.item) >= self._nested_tried:
             self._find_nested(partial, shown, out[0])
-        if len(out) == 1 and self._fence is None and len(self.item) >= self._fence_tried:
-            self._find_fence(partial, out[0])
+        if len(out) == 1 and self._open_end is None and len(self.item) >= self._end_tried:
+            self._find_open_end(partial, out[0])
         return self._shown_as(partial, src, shown, out)
 
     def _fences(self) -> FenceScan:
@@ -966,31 +968,37 @@ class OpenList:
                 scan.feed(line)
         return scan
 
-    def _find_fence(self, partial: str, shown_list: Node) -> None:
+    def _find_open_end(self, partial: str, shown_list: Node) -> None:
         """Whether the last item, shown in `shown_list` from one parse, now ends
-        in an open fence that later deltas may append to (`FenceTail`): looked
-        at once per complete line at most."""
+        in an open fence, indented code block or display formula that later
+        deltas may append to (`FenceTail`, `ItemLeaf`): looked at once per
+        complete line at most."""
         if isinstance(shown_list, str) or not self.item:
             return
         scan = self._fences()
-        self._fence_tried = len(self.item) + 1
+        self._end_tried = len(self.item) + 1
+        li = shown_list[2][-1]
         start = scan.fence_start(self.item)
-        if start is None:
-            return
-        self._fence = FenceTail.find(self.item, start, scan.width, shown_list[2][-1],
-                                     self.loose, shown_list[1], partial)
+        if start is not None:
+            self._open_end = FenceTail.find(self.item, start, scan.width, li, self.loose,
+                                            shown_list[1], partial)
+        elif scan.shown_run is None and self._content_width() is not None:
+            self._open_end = ItemLeaf.find(self.item, scan.width, li, self.loose,
+                                           shown_list[1], partial)
 
-    def _fence_display(self, partial: str) -> tuple[Node, ...] | None:
-        """The list with its last item shown from its open fence's state
-        (`FenceTail`), or None when the list's own path shows it."""
-        fence = self._fence
-        if fence is None or fence.loose != self.loose:
+    def _open_end_display(self, partial: str) -> tuple[Node, ...] | None:
+        """The list with its last item shown from its open end's state
+        (`FenceTail`, `ItemLeaf`), or None when the list's own path shows it."""
+        end = self._open_end
+        if end is None or end.loose != self.loose:
             return None
-        li = fence.li(partial)
+        li = end.li(partial)
         if li is None:
+            if end.gone:
+                self._open_end = None
             return None
         self._shown_item = self._ended_item = None
-        attrs = self.head[1] if self.head is not None else fence.list_attrs
+        attrs = self.head[1] if self.head is not None else end.list_attrs
         return (self._with_last(attrs, li),)
 
     def _find_nested(self, partial: str, shown: str, shown_list: Node) -> None:
@@ -1177,8 +1185,8 @@ class _ItemParagraph:
     def of(cls, lst: OpenList, item: list[str]) -> _ItemParagraph | None:
         width = _content_width(item[0])
         if width is None or any(not cls._continues(line, width) or opens_list(line, width)
-                                for line in item[1:]):
-            return None  # (a nested list: not one paragraph, without a parse to say so)
+                                or cls._opens_block(line, width) for line in item[1:]):
+            return None  # (a nested list, a formula: not one paragraph, without a parse)
         first = item[0][width:]
         if "\t" in item[0] or first.lstrip(" ")[:1] == "[":
             return None  # a task item's box, a definition: the list's path shows them
@@ -1197,6 +1205,12 @@ class _ItemParagraph:
             return None  # not exactly one paragraph of these lines
         return cls(para, width, li[1], lst.head[1] if lst.head is not None else nodes[0][1],
                    lst.loose)
+
+    @staticmethod
+    def _opens_block(line: str, width: int) -> bool:
+        """A fence or formula line where it would interrupt the paragraph."""
+        return spaces_before(line) < width + 4 and (
+            is_math_fence(line) or line.lstrip(" ")[:3] in ("```", "~~~"))
 
     @staticmethod
     def _continues(line: str, width: int) -> bool:

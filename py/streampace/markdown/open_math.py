@@ -57,26 +57,42 @@ class OpenMathSource:
         only grows at its end). Sets `left` (and reads no further) at a line that
         is not the formula's."""
         pos = self.line_start
-        added: list[str] = []
+        before = len(self.source)
         while not self.left:
             nl = tail.find("\n", pos)
-            line = tail[pos:] if nl < 0 else tail[pos:nl]
-            if "\t" in line or line.strip() == self.closing or (nl >= 0 and not line.strip(" ")):
-                self.left = True
-                break
-            text = self._dedent(line.rstrip(" ") if nl < 0 else line)
-            shown = ("\n" if self.lines else "") + text if text else ""
             if nl < 0:
-                if shown != self.partial:
-                    added.append(shown[len(self.partial):])
-                    self.partial = shown
+                self.read_partial(tail[pos:])
                 break
-            added.append(shown[len(self.partial):])
-            self.partial = ""
-            self.lines += 1
+            self.read_line(tail[pos:nl])
             pos = self.line_start = nl + 1
-        self.source += "".join(added)
-        return any(added)
+        return len(self.source) != before
+
+    def _ends(self, line: str) -> bool:
+        return "\t" in line or line.strip() == self.closing
+
+    def read_line(self, line: str) -> None:
+        """The formula's next complete line (`left` if it closes or ends it)."""
+        if self._ends(line) or not line.strip(" "):
+            self.left = True
+            return
+        self._show(("\n" if self.lines else "") + self._dedent(line))
+        self.partial = ""
+        self.lines += 1
+
+    def read_partial(self, line: str) -> None:
+        """The partial line after the complete ones, as it stands now: it only
+        grows, so what shows of it does too."""
+        if self._ends(line):
+            self.left = True
+            return
+        text = self._dedent(line.rstrip(" "))
+        self._show(("\n" if self.lines else "") + text if text else "")
+
+    def _show(self, shown: str) -> None:
+        """`shown` is what the source ends with of the line being read."""
+        if shown != self.partial:
+            self.source += shown[len(self.partial):]
+            self.partial = shown
 
     def _dedent(self, line: str) -> str:
         return line[min(spaces_before(line), self.indent):]
