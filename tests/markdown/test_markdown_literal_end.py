@@ -33,6 +33,10 @@ from .test_markdown_streaming import PARSER
     ("- a\n      x **b", "- a\n      x **b**"),
     ("- a\n\n  $$\n  x\n\n  y *z", "- a\n\n  $$\n  x\n\n  y *z*"),
     ("- a\n\npara\n\n  x *z", "- a\n\npara\n\n  x *z*"),
+    # A fence its item's end closed: its lines are not text to complete (no
+    # table delimiter implied under a code line), the next item's text is.
+    ("- a\n  ```\n  | a | b |\n-", "- a\n  ```\n  | a | b |\n"),
+    ("- a\n  ```\n  x *y\n- b *c", "- a\n  ```\n  x *y\n- b *c*"),
 ])
 def test_code_and_a_formulas_source_show_as_they_are(tail: str, shown: str) -> None:
     assert display_source(tail) == shown
@@ -62,7 +66,8 @@ def _last_leaf(nodes: list[Node]) -> Node | None:
 # lines and text: code, formulas opened and closed, paragraphs, nested items.
 PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nested para\n",
           "W$$\n", "W\\[\n", "W\\]\n", "Wx^* + [a\n", "  - sub\n", "      deeper `y\n",
-          "text at column 0\n", "W- sub item\n", "        eight\n", "W    $$\n", "   three\n"]
+          "text at column 0\n", "W- sub item\n", "        eight\n", "W    $$\n", "   three\n",
+          "W2. two\n", "-\n", "W```\n", "# heading\n", "  a\tb\n"]
 
 
 @settings(max_examples=400, deadline=None)

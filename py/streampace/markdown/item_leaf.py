@@ -20,7 +20,8 @@ from the moment one parse showed it so:
   with that column removed it is a line of the leaf block as the top-level
   state reads it (the leaf state refuses one that would end the block).
 - The display shows the block's lines as they are (`literal_end.ends_literal`,
-  which the state requires of the item when it is found), as the state does.
+  which the list requires of the item before it looks for the state), as the
+  state does.
 
 A line that leaves those conditions drops the state for good; the list's own
 path shows the item from there.
@@ -32,7 +33,6 @@ from typing import Any
 
 from streampace.markdown.indented import OpenIndentedCode
 from streampace.markdown.line_marks import spaces_before
-from streampace.markdown.literal_end import ends_literal
 from streampace.markdown.open_math import OpenMathSource
 from streampace.markdown.tree import Node
 
@@ -122,9 +122,6 @@ class ItemLeaf:
             if in_item is None:
                 return None
             seen.append(in_item)
-        src = "\n".join([*lines, partial])
-        if not ends_literal(src, src.split("\n")):
-            return None  # the display may close markup there: the list's own path shows it
         leaf = read("\n".join(seen))
         if leaf is None or leaf.node() != last:
             return None

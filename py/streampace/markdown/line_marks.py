@@ -71,10 +71,11 @@ def is_list_item(line: str) -> bool:
 def content_column(line: str) -> int | None:
     """The content column of a list item's first line (no quote marks, no
     tabs before its text), or None when `line` starts no item. Five spaces or
-    more after the marker start indented code: the column is then one past it."""
+    more after the marker start indented code, and an empty item's content
+    starts on a later line: the column is then one past the marker."""
     start = spaces_before(line)
     marker = list_marker_end(line, start)
-    if marker < 0 or marker >= len(line) or line[marker] != " ":
+    if marker < 0 or line[marker:marker + 1] not in ("", " "):
         return None
     text = marker + spaces_before(line[marker:])
     return marker + 1 if text - marker > 4 or text == len(line) else text

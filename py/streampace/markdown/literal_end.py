@@ -21,16 +21,25 @@ Read from the text, by the parser's block rules for these lines:
   and no line since closes it; a blank line, or a line left of the container's
   column, ends it.
 
-The holding item is found by reading back from the block: the nearest list
-item whose content column the block's line reaches, with no line between them
-left of that column. Lazy continuation lines, quotes and tabs are not read:
-where they occur the answer is "not literal", and the display completes inline
-markup as before.
+The holding item is found by reading back from the block (`holder_column`):
+the nearest list item whose content column the block's line reaches, with no
+line between them left of that column, and itself an item (its marker less
+than four columns past what holds it, read on back; not a numbered or empty
+item right under text, which cannot interrupt a paragraph). A text line left
+of that column right under another line may be a lazy continuation: it
+decides nothing only if no item right of it stands above it. Where the reading
+cannot tell (such a line, a quote, a tab in a line's indentation, a fence
+line among a formula's candidates, more than 200 lines back) the answer is
+"not literal", and the display completes inline markup as before: never
+wrong where it acts (a property test checks each "literal" against the
+parser). The list's paths display an item alone or after a dummy item; the
+streaming property tests check that they read it as the whole text does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import islice
 
 from streampace.markdown.line_marks import (
     after_list_marker,
@@ -40,23 +49,25 @@ from streampace.markdown.line_marks import (
     spaces_before,
 )
 
-__all__ = ["ends_literal", "holder_column"]
+__all__ = ["MOST_READ_BACK", "ends_literal", "holder_column"]
 
 _CODE_COLUMNS = 4
 _CLOSING = {"$$": "$$", "\\[": "\\]"}
+_FENCES = ("```", "~~~")
 
 
 def ends_literal(tail: str, lines: list[str]) -> bool:
-    """Whether the last non-blank of `lines` (the split `tail`, its last line
-    without trailing blanks) belongs to an indented code block or an open
-    display formula (module docstring)."""
+    """Whether the last non-blank of `lines` (an open text's lines, its last
+    line without trailing blanks) belongs to an indented code block or an open
+    display formula (module docstring). `tail` holds at least their lines
+    since the last blank line (it is only searched for formula marks)."""
     end = len(lines) - 1
     while end >= 0 and not lines[end].strip(" "):
         end -= 1
     if end < 0:
         return False
     code = spaces_before(lines[end]) >= _CODE_COLUMNS
-    if not code and "$$" not in tail and "\\[" not in tail:
+    if not code and not _may_hold_formula(tail):
         return False  # (most displays: no lines read)
     start = end
     while start > 0 and lines[start - 1].strip(" "):
@@ -64,42 +75,100 @@ def ends_literal(tail: str, lines: list[str]) -> bool:
     return (code and _is_code(lines, start, end)) or _ends_in_formula(lines, start, end)
 
 
-_MOST_READ_BACK = 200  # lines read back for the holding item; past them: cannot tell
+MOST_READ_BACK = 200  # lines read back for the holding item; past them: cannot tell
+
+
+def _may_hold_formula(tail: str) -> bool:
+    # One character first: `in` finds it by memchr, while a two-character
+    # needle costs a scan of about 1 µs per KB when it is absent (CPython 3.11).
+    return ("$" in tail and "$$" in tail) or ("\\" in tail and "\\[" in tail)
 
 
 def holder_column(before: Iterable[str], indent: int) -> int | None:
     """The content column of the list item holding a line indented `indent`
     columns (0: none), read back over the lines `before` it, nearest first;
     None where that reading cannot tell (a quote, a tab, too far back, a line
-    that may be a lazy one)."""
-    floor = indent
-    # Lines left of `floor` end the items right of them, unless they are lazy
-    # (a paragraph's continuation): which matters only where such an item
-    # stands above them, before a blank line or an item holding them.
-    lower: int | None = None
-    for read, line in enumerate(before):
-        if read >= _MOST_READ_BACK or "\t" in line or after_quotes(line):
+    that may be a lazy one). An item's line holds only where it is one: its
+    marker less than four columns past the content column of what holds it
+    (else it continues a paragraph or is code), read on back the same way."""
+    lines = list(islice(before, MOST_READ_BACK + 1))
+    found = _nearest_holder(lines, 0, indent)
+    if found is None:
+        return None
+    column, marker, pos = found
+    while marker is not None:
+        outer = _nearest_holder(lines, pos, marker)
+        if outer is None or marker - outer[0] >= _CODE_COLUMNS:
             return None
+        marker, pos = outer[1], outer[2]
+    return column
+
+
+def _nearest_holder(lines: list[str], pos: int, indent: int,
+                    ) -> tuple[int, int | None, int] | None:
+    """(content column, its marker's column, index of the line above it) of
+    the nearest item line in `lines[pos:]` that would hold a line indented
+    `indent` columns below them; (0, None, …) where none does; None where the
+    reading cannot tell."""
+    floor = indent
+    # Text lines left of `floor` end the items right of them, unless they are
+    # lazy (a paragraph's continuation), as they may be right under a line
+    # that is not blank: then it matters only whether an item right of them
+    # stands above them before one that holds them (blank lines close none).
+    lower: int | None = None
+    lazy: bool | None = None  # (None: the line above the lowest not read yet)
+    for k in range(pos, len(lines)):
+        line = lines[k]
         spaces = spaces_before(line)
+        if k >= MOST_READ_BACK or line[spaces:spaces + 1] == "\t" or after_quotes(line):
+            return None  # (a tab in its indentation, a quote: not read)
         column = content_column(line)
+        text = bool(line.strip(" "))
+        if lower is not None and lazy is None:
+            lazy = text
+            if not lazy:
+                if lower == 0:
+                    return 0, None, k  # (they end every item)
+                floor, lower = lower, None
         if lower is not None:
             if column is not None and column > lower:
-                return None  # (they may be lazy lines of a paragraph in that item)
-            if line.strip(" ") and column is None:
-                lower = min(lower, spaces)  # read on to a blank line or an item
+                return None  # (they may be lazy lines of a paragraph in this item)
+            if column is None:
+                lower = min(lower, spaces) if text else lower
                 continue
-            if lower == 0 and column is None:
-                return 0
-            floor, lower = lower, None  # a blank line or an item holding them above
-        if not line.strip(" "):
+            floor, lower = lower, None  # an item holding them, lazy or not
+        if not text:
             continue
         if column is not None and column <= indent and column <= floor:
-            return column
-        if column is None and spaces < floor:
-            lower = spaces
-        else:
+            if k + 1 < len(lines) and _continues_text(line, lines[k + 1]):
+                return None  # (perhaps no item: the paragraph above's next line)
+            return column, spaces, k + 1
+        if column is not None or spaces >= floor:
             floor = min(floor, spaces)
-    return 0
+        elif _interrupts(line):
+            if spaces == 0:
+                return 0, None, k  # (a block of its own, never lazy: it ends every item)
+            floor = spaces
+        else:
+            lower, lazy = spaces, None
+    return 0, None, len(lines)
+
+
+def _continues_text(item: str, above: str) -> bool:
+    """Whether the item line `item` may be a paragraph's continuation: right
+    under a line that is not blank (text, or an item whose paragraph it may
+    continue: not read further), and an item that cannot interrupt a
+    paragraph (numbered other than 1, or with no text)."""
+    if not above.strip(" "):
+        return False
+    mark = item.lstrip(" ").split(" ", 1)
+    return len(mark) < 2 or not mark[1].strip(" ") or mark[0][:-1] not in ("", "1")
+
+
+def _interrupts(line: str) -> bool:
+    """A formula or fence line: it interrupts a paragraph, so it is never lazy."""
+    mark = line.strip(" ")
+    return mark in _CLOSING or mark[:3] in _FENCES
 
 
 def _holder_column(lines: list[str], k: int) -> int | None:
@@ -132,14 +201,24 @@ def _ends_in_formula(lines: list[str], start: int, end: int) -> bool:
                     closing = None
                 continue
             closing = None  # left of its container: the formula ended there
-        opened = _opening(lines, k)
+        if line.lstrip(" ")[:3] in _FENCES:
+            return False  # (a fence's lines may hold "$$": not read)
+        try:
+            opened = _opening(lines, k)
+        except _CannotTell:
+            return False
         if opened is not None:
             closing, column = opened
     return closing is not None
 
 
+class _CannotTell(Exception):
+    """Whether a line opens a formula depends on what this reading leaves alone."""
+
+
 def _opening(lines: list[str], k: int) -> tuple[str, int] | None:
-    """(closing line, container column) when line `k` opens a display formula."""
+    """(closing line, container column) when line `k` opens a display formula,
+    None when it does not; `_CannotTell` where its container is not known."""
     line = lines[k]
     column = content_column(line) if is_list_item(line) else None
     if column is not None:
@@ -151,8 +230,13 @@ def _opening(lines: list[str], k: int) -> tuple[str, int] | None:
     mark = text.strip(" ")
     if mark not in _CLOSING:
         return None
-    if column is None:
+    if column is not None:
+        if k and _continues_text(line, lines[k - 1]):
+            raise _CannotTell
+    else:
         column = _holder_column(lines, k)
-        if column is None or spaces_before(line) - column >= _CODE_COLUMNS:
+        if column is None:
+            raise _CannotTell
+        if spaces_before(line) - column >= _CODE_COLUMNS:
             return None
     return _CLOSING[mark], column

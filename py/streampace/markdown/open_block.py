@@ -48,6 +48,8 @@ from streampace.markdown.joins import (
     _plain_append_state,
     ends_with_blank_line,
 )
+from streampace.markdown.literal_end import MOST_READ_BACK as _MOST_READ_BACK
+from streampace.markdown.literal_end import ends_literal
 from streampace.markdown.parser import Parser
 from streampace.markdown.tail import (
     _apply,
@@ -729,12 +731,22 @@ class OpenList:
         """The last item's content column (`_content_width`)."""
         return _content_width(self.item[0] if self.item else "")
 
+    def _literal(self, tail: str, partial: str) -> bool:
+        """Whether the display shows the last item's end (`tail` holding its
+        lines since the last blank one) as it is (`literal_end`), read with
+        the lines of the items before it too, as the whole list's display
+        reads it: what holds a line may depend on them."""
+        lines = [*self.head_lines[-_MOST_READ_BACK:], *self.item, partial.rstrip(" \t")]
+        return ends_literal(tail, lines)
+
     def _children_after(self, marker: str, lines: list[str], partial: str = "",
-                        ) -> tuple[Node, ...] | None:
+                        literal: bool | None = None) -> tuple[Node, ...] | None:
         """The blocks `lines` (and the partial line) make in an item that had
         a paragraph and a blank line before them: parsed after a dummy item
-        with the same marker width and that paragraph, which is dropped."""
-        shown = display_source(marker + "x\n\n" + "\n".join(lines) + "\n" + partial)
+        with the same marker width and that paragraph, which is dropped.
+        `literal`: whether the display shows their end as it is, as read in
+        the whole item (`literal_end`; the dummy hides what holds them)."""
+        shown = display_source(marker + "x\n\n" + "\n".join(lines) + "\n" + partial, literal)
         nodes = self.parser.render(shown, self.refs, self.ctx)[0]
         if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
                 or len(nodes[0][2]) != 1):
@@ -802,7 +814,8 @@ class OpenList:
             return None
         rest: tuple[Node, ...] | None = ()
         if partial.strip(" \t") or any(line.strip(" \t") for line in lines[k:]):
-            rest = self._children_after(marker, lines[k:], partial)
+            after = "\n".join(lines[k:]) + "\n" + partial  # (all the lines since the blank one)
+            rest = self._children_after(marker, lines[k:], partial, self._literal(after, partial))
         if rest is None:
             return None
         if not rest:
@@ -919,7 +932,7 @@ class OpenList:
                 return ((self.tag, attrs, lis),)
         item_src = "\n".join(self.item) + "\n"
         src = item_src + partial
-        shown = display_source(src)
+        shown = display_source(src, self._literal(src, partial))
         # What the display shows of the partial line, when it keeps the item's lines.
         part = shown[len(item_src):] if shown.startswith(item_src) else None
         if self._shown_item is None and partial.strip() and self._starts_item(partial):
@@ -983,8 +996,10 @@ class OpenList:
             self._open_end = FenceTail.find(self.item, start, scan.width, li, self.loose,
                                             shown_list[1], partial)
         elif scan.shown_run is None and self._content_width() is not None:
+            src = "\n".join(self.item) + "\n" + partial
             self._open_end = ItemLeaf.find(self.item, scan.width, li, self.loose,
-                                           shown_list[1], partial)
+                                           shown_list[1], partial) if self._literal(
+                src, partial) else None
 
     def _open_end_display(self, partial: str) -> tuple[Node, ...] | None:
         """The list with its last item shown from its open end's state
@@ -1047,7 +1062,7 @@ class OpenList:
         if self._nested is None:
             return None
         src = "\n".join(self.item) + "\n" + partial
-        shown = display_source(src)
+        shown = display_source(src, self._literal(src, partial))
         got = self._nested_li(shown, partial)
         if got is None:
             return None

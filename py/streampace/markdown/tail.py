@@ -128,24 +128,36 @@ _FENCE_RUNS = ("`" * 3, "~" * 3)
 
 
 def _in_fence(text: str) -> bool:
-    """Whether `text` ends inside a fence, as the display reads fence lines.
-    Only lines holding a run of three backticks or tildes can open or close
-    one (`_fence_run`), so only those are read, found by `str.find`: the
-    lines of a long open block without code cost no Python step each. A
-    fence inside a list item also ends with the item (`_ended_with_item`)."""
+    return _fence_reading(text)[0]
+
+
+def _fence_reading(text: str) -> tuple[bool, int]:
+    """Whether `text` ends inside a fence, as the display reads fence lines,
+    and the offset of the line after the last fence a list item's end ended
+    (0: none), before which no line is text. Only lines holding a run of
+    three backticks or tildes can open or close a fence (`_fence_run`), so
+    only those are read, found by `str.find`: the lines of a long open block
+    without code cost no Python step each. A fence inside a list item also
+    ends with the item (`_item_end`)."""
     fence: str | None = None
     opened = (0, 0)  # the open fence's opening line (start, end)
+    after = 0
     pos = 0
-    found = [text.find(run) for run in _FENCE_RUNS]  # the next of each run at or after pos
+    # The next of each run at or after pos (a run's character looked for first:
+    # found by memchr, where an absent run costs a scan of about 1 µs per KB).
+    found = [text.find(run) if run[0] in text else -1 for run in _FENCE_RUNS]
     while True:
         at = min((i for i in found if i >= 0), default=-1)
         if at < 0:
-            return fence is not None and not _ended_with_item(text, *opened, len(text))
+            ended = _item_end(text, *opened, len(text)) if fence is not None else -1
+            return ended < 0 and fence is not None, max(after, ended)
         start = text.rfind("\n", 0, at) + 1
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
-        if fence is not None and _ended_with_item(text, *opened, start):
-            fence = None
+        if fence is not None:
+            ended = _item_end(text, *opened, start)
+            if ended >= 0:
+                fence, after = None, ended
         if fence is None:
             opened = (start, end)
         fence = fence_after(fence, text[start:end])
@@ -154,24 +166,26 @@ def _in_fence(text: str) -> bool:
                  for i, run in zip(found, _FENCE_RUNS, strict=True)]
 
 
-def _ended_with_item(text: str, start: int, end: int, stop: int) -> bool:
-    """Whether the list item holding the fence opened on `text[start:end]` has
-    ended before `stop`: a line between them stands left of the item's content
-    column (a fence's line is never a lazy one). Read only when such a line
-    stands left of the fence's own column, as no line at a top-level fence does."""
+def _item_end(text: str, start: int, end: int, stop: int) -> int:
+    """Where the list item holding the fence opened on `text[start:end]` ends
+    before `stop`: the offset of the first line between them that stands left
+    of the item's content column (a fence's line is never a lazy one), or -1.
+    Read only when such a line stands left of the fence's own column, as no
+    line at a top-level fence does."""
     line = text[start:end]
     if "\t" in line or _after_quotes(line):
-        return False
+        return -1
     found = _fence_run(line)
     column = found[0] - len(found[1]) if found is not None else 0
     if not column or not re.compile(rf"\n {{0,{column - 1}}}[^ \t\n]").search(text, end, stop):
-        return False
+        return -1
     item = content_column(line)
     if item is None:
         item = holder_column(_lines_back(text, start), spaces_before(line))
     if not item:
-        return False  # (not in an item, or cannot tell: read as before)
-    return re.compile(rf"\n {{0,{item - 1}}}[^ \t\n]").search(text, end, stop) is not None
+        return -1  # (not in an item, or cannot tell: read as before)
+    left = re.compile(rf"\n {{0,{item - 1}}}[^ \t\n]").search(text, end, stop)
+    return -1 if left is None else left.start() + 1
 
 
 def _lines_back(text: str, end: int) -> Iterator[str]:
@@ -206,17 +220,20 @@ def _apply(text: str, deletions: list[tuple[int, int]], suffix: str) -> str:
     return text.rstrip(" \t") + suffix if suffix else text
 
 
-def display_source(tail: str) -> str:
-    """The open tail's source rewritten into its most likely final form."""
+def display_source(tail: str, literal: bool | None = None) -> str:
+    """The open tail's source rewritten into its most likely final form.
+    `literal`: whether its last lines are code or a formula's source, when
+    the caller read that from more text than `tail` (`literal_end`)."""
     if not tail:
         return tail
     lines = tail.split("\n")
-    if _in_fence(tail):
+    in_fence, after = _fence_reading(tail)
+    if in_fence:
         # Inside a fence only a possible closing-fence prefix is held back.
         lines[-1] = shown_in_fence(lines[-1])
         return "\n".join(lines)
     lines[-1] = lines[-1].rstrip(" \t")
-    if ends_literal(tail, lines):
+    if ends_literal(tail, lines) if literal is None else literal:
         return "\n".join(lines)  # code or a formula's source: nothing there is markup
     last = lines[-1]
     after_row = len(lines) > 1 and _is_table_line(lines[-2])
@@ -244,11 +261,14 @@ def display_source(tail: str) -> str:
         if _is_list_item(lines[start]) or start == 0 or not lines[start - 1].strip():
             break
         start -= 1
-    # Fence lines (a fence closed inside this run of lines) are not inline text.
+    # Fence lines (a fence closed inside this run of lines) are not inline
+    # text, nor a fence's lines that its list item's end closed.
     for k in range(end, start - 1, -1):
         if _fence_run(lines[k]) is not None:
             start = k + 1
             break
+    if after:
+        start = max(start, tail.count("\n", 0, after))
     if start > end:
         return "\n".join(lines)
     if _REF_DEF.match(lines[start]):
