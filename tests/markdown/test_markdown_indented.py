@@ -60,8 +60,9 @@ def test_a_tail_that_is_not_one_indented_code_block_is_left_to_the_display(tail:
 # fence): after a paragraph it is a continuation line, which the open
 # paragraph's state holds back where a full render shows it (an older display
 # fault, left out of test_markdown_streaming's property tests too). No link
-# reference definition: the general path holds the line after one back while
-# the parse of a stream's own tail shows it (an older display fault too); the
+# reference definition: a paragraph made final before a later definition of
+# its label, arriving in the same delta, shows the reference as text where a
+# parse of the whole tail shows the link (an older display fault too); the
 # cases below check that such lines are code on screen only where a parse says so.
 PIECES = [
     "    code with `tick` and **stars**\n", "    code", " more\n", "\n", "      \n",

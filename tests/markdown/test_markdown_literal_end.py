@@ -1,5 +1,6 @@
 """The display leaves code and a formula's source as they are (`literal_end`),
-and reads a list item's fence as ended with its item (`tail._in_fence`)."""
+reads a list item's fence as ended with its item (`tail._in_fence`) and shows
+the text after a whole link reference definition."""
 
 from __future__ import annotations
 
@@ -89,3 +90,14 @@ def test_what_reads_as_literal_is_code_or_a_formula_for_the_parser(
     assert leaf is not None and not isinstance(leaf, str), tail
     assert (leaf[0] == "pre" and not leaf[1]) or leaf[1] == (("class", "sp-math-source"),), (
         tail, leaf)
+
+
+@pytest.mark.parametrize(("tail", "shown"), [
+    ("[r]: /u\nmore *x", "[r]: /u\nmore *x*"),         # the parse hides the definition
+    ("- a\n  [r]: /u\n  b **c", "- a\n  [r]: /u\n  b **c**"),
+    ("[r]: /u\n'the ti", ""),                            # a title may be arriving: held back
+    ("[r]:\n/u", ""),                                    # its destination on the next line
+    ("[r]: /u", ""),                                     # being written
+])
+def test_the_text_after_a_whole_link_definition_shows(tail: str, shown: str) -> None:
+    assert display_source(tail) == shown

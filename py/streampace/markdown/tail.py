@@ -196,6 +196,14 @@ def _lines_back(text: str, end: int) -> Iterator[str]:
         end = start
 
 
+def _whole_definition(line: str, after: str) -> bool:
+    """Whether `line` is a link reference definition with its destination, no
+    title on the line `after` it (which may open one: held back with it)."""
+    found = _REF_DEF.match(line)
+    return (found is not None and bool(line[found.end():].strip(" "))
+            and after.lstrip(" ")[:1] not in ("\"", "'", "("))
+
+
 def _cells(row: str) -> int:
     body = row.strip()
     if body.startswith("|"):
@@ -271,6 +279,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         start = max(start, tail.count("\n", 0, after))
     if start > end:
         return "\n".join(lines)
+    while start < end and _whole_definition(lines[start], lines[start + 1]):
+        start += 1  # (the parse hides it; the text after it is the open block)
     if _REF_DEF.match(lines[start]):
         # A link reference definition being written: it will not show at all.
         return "\n".join(lines[:start])
