@@ -33,6 +33,7 @@ from typing import Any
 
 from streampace.markdown.fence import OpenFence, closing_run, opening_run
 from streampace.markdown.highlight import remember
+from streampace.markdown.item_end import ItemEnd
 from streampace.markdown.tail import _fence_run, fence_after, shown_in_fence, spaces_before
 from streampace.markdown.tree import Node, text_of
 
@@ -101,18 +102,14 @@ class FenceScan:
         return self.start if _opening(lines[self.start], self.width) is not None else None
 
 
-class FenceTail:
-    """The last item's `li` while it ends in an open fence (module docstring)."""
-
-    gone = False  # (a partial line never ends it: the list's own path shows that line)
+class FenceTail(ItemEnd):
+    """The last item's `li` while it ends in an open fence (module docstring).
+    A partial line never ends it (never `gone`): the list's own path shows
+    that line."""
 
     def __init__(self, kids: tuple[Node, ...], li_attrs: Any, width: int, loose: bool,
                  list_attrs: Any, fence: OpenFence) -> None:
-        self.kids = kids            # the `li`'s blocks before the fence, as one parse showed them
-        self.li_attrs = li_attrs
-        self.width = width          # the item's content column
-        self.loose = loose          # the outer list's looseness when that parse was made
-        self.list_attrs = list_attrs  # the outer list's, as that parse showed them
+        super().__init__(kids, li_attrs, width, loose, list_attrs)
         self.fence = fence
 
     @classmethod
@@ -175,4 +172,4 @@ class FenceTail:
         if seen is None:
             self.remember()
             return None
-        return ("li", self.li_attrs, (*self.kids, self.fence.node_with(seen)))
+        return self.li_with(self.fence.node_with(seen))

@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from streampace.markdown.indented import OpenIndentedCode
+from streampace.markdown.item_end import ItemEnd
 from streampace.markdown.line_marks import spaces_before
 from streampace.markdown.open_math import OpenMathSource
 from streampace.markdown.tree import Node
@@ -82,17 +83,13 @@ def _formula_start(lines: list[str], width: int) -> int | None:
     return None
 
 
-class ItemLeaf:
+class ItemLeaf(ItemEnd):
     """The last item's `li` while it ends in an open indented code block or
     display formula (module docstring)."""
 
     def __init__(self, kids: tuple[Node, ...], li_attrs: Any, width: int, loose: bool,
                  list_attrs: Any, leaf: OpenIndentedCode | OpenMathSource) -> None:
-        self.kids = kids            # the `li`'s blocks before the leaf, as one parse showed them
-        self.li_attrs = li_attrs
-        self.width = width          # the item's content column
-        self.loose = loose          # the outer list's looseness when that parse was made
-        self.list_attrs = list_attrs  # the outer list's, as that parse showed them
+        super().__init__(kids, li_attrs, width, loose, list_attrs)
         self.leaf = leaf
 
     @classmethod
@@ -145,7 +142,7 @@ class ItemLeaf:
         self.leaf.read_partial(seen)
         if self.leaf.left:
             return None
-        return ("li", self.li_attrs, (*self.kids, self.leaf.node()))
+        return self.li_with(self.leaf.node())
 
     @property
     def gone(self) -> bool:
