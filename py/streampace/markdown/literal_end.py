@@ -49,7 +49,7 @@ from streampace.markdown.line_marks import (
     spaces_before,
 )
 
-__all__ = ["MOST_READ_BACK", "ends_literal", "holder_column"]
+__all__ = ["MOST_READ_BACK", "ends_literal", "holder_column", "may_hold_formula"]
 
 _CODE_COLUMNS = 4
 _CLOSING = {"$$": "$$", "\\[": "\\]"}
@@ -67,7 +67,7 @@ def ends_literal(tail: str, lines: list[str]) -> bool:
     if end < 0:
         return False
     code = spaces_before(lines[end]) >= _CODE_COLUMNS
-    if not code and not _may_hold_formula(tail):
+    if not code and not may_hold_formula(tail):
         return False  # (most displays: no lines read)
     start = end
     while start > 0 and lines[start - 1].strip(" "):
@@ -78,7 +78,8 @@ def ends_literal(tail: str, lines: list[str]) -> bool:
 MOST_READ_BACK = 200  # lines read back for the holding item; past them: cannot tell
 
 
-def _may_hold_formula(tail: str) -> bool:
+def may_hold_formula(tail: str) -> bool:
+    """Whether `tail` holds a formula's opening mark (`$$`, `\\[`) at all."""
     # One character first: `in` finds it by memchr, while a two-character
     # needle costs a scan of about 1 µs per KB when it is absent (CPython 3.11).
     return ("$" in tail and "$$" in tail) or ("\\" in tail and "\\[" in tail)

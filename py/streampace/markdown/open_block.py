@@ -49,7 +49,7 @@ from streampace.markdown.joins import (
     ends_with_blank_line,
 )
 from streampace.markdown.literal_end import MOST_READ_BACK as _MOST_READ_BACK
-from streampace.markdown.literal_end import ends_literal
+from streampace.markdown.literal_end import ends_literal, may_hold_formula
 from streampace.markdown.parser import Parser
 from streampace.markdown.tail import (
     _apply,
@@ -736,6 +736,11 @@ class OpenList:
         lines since the last blank one) as it is (`literal_end`), read with
         the lines of the items before it too, as the whole list's display
         reads it: what holds a line may depend on them."""
+        last = partial.rstrip(" \t")
+        if not last.strip(" "):
+            last = next((line for line in reversed(self.item) if line.strip(" ")), "")
+        if spaces_before(last) < 4 and not may_hold_formula(tail):
+            return False  # (most deltas: neither code nor a formula, no lines copied)
         lines = [*self.head_lines[-_MOST_READ_BACK:], *self.item, partial.rstrip(" \t")]
         return ends_literal(tail, lines)
 
