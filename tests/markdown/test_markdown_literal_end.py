@@ -1,5 +1,5 @@
 """The display leaves code and a formula's source as they are (`literal_end`),
-reads a list item's fence as ended with its item (`tail._in_fence`) and shows
+reads a list item's fence as ended with its item (`tail._fence_reading`) and shows
 the text after a whole link reference definition."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streampace.markdown.literal_end import ends_literal
-from streampace.markdown.tail import _in_fence, display_source
+from streampace.markdown.tail import _fence_reading, display_source
 from streampace.markdown.tree import Node
 
 from .test_markdown_streaming import PARSER
@@ -52,7 +52,7 @@ def test_code_and_a_formulas_source_show_as_they_are(tail: str, shown: str) -> N
     ("> ```\nx", True),                    # (quotes: read as before)
 ])
 def test_a_fence_in_a_list_item_ends_with_its_item(text: str, inside: bool) -> None:
-    assert _in_fence(text) is inside
+    assert _fence_reading(text)[0] is inside
 
 
 def _last_leaf(nodes: list[Node]) -> Node | None:

@@ -18,6 +18,7 @@ the column it stands at), as is the line that ends the block.
 
 from __future__ import annotations
 
+from streampace.markdown.leaf_lines import LeafLines
 from streampace.markdown.tree import Node
 
 __all__ = ["OpenIndentedCode", "code_node", "shown_code"]
@@ -26,15 +27,15 @@ _COLUMNS = 4  # the indentation that makes a line code
 _INDENT = " " * _COLUMNS
 
 
-class OpenIndentedCode:
-    """The block from the start of the tail; `step` reads what is new."""
+class OpenIndentedCode(LeafLines):
+    """The block from the start of the tail; `step` reads what is new (a tab,
+    or a line the block does not take, leaves it)."""
 
     def __init__(self) -> None:
+        super().__init__(0)
         self.done = ""          # the complete lines' code, blank lines at its end left out
         self.partial = ""       # the partial line as shown (after those blank lines)
         self.blanks = ""        # blank lines since the last code line, as code (not shown yet)
-        self.line_start = 0     # tail offset of the first line not read as complete
-        self.left = False       # a line the block does not take, or a tab: not ours any more
 
     @classmethod
     def read(cls, tail: str) -> OpenIndentedCode | None:
@@ -49,22 +50,10 @@ class OpenIndentedCode:
         block.step(tail)
         return None if block.left else block
 
-    def step(self, tail: str) -> bool:
-        """Read the lines of `tail` not read yet; True if what shows changed.
-        Sets `left` (and reads no further) at a line that is not the block's."""
-        before = (len(self.done), self.partial)
-        pos = self.line_start
-        while not self.left:
-            nl = tail.find("\n", pos)
-            if nl < 0:
-                self.read_partial(tail[pos:])
-                break
-            self.read_line(tail[pos:nl])
-            pos = self.line_start = nl + 1
-        return (len(self.done), self.partial) != before
+    def shown_mark(self) -> tuple[int, str]:
+        return len(self.done), self.partial
 
     def read_line(self, line: str) -> None:
-        """The block's next complete line (`left` if it is not the block's)."""
         text = line.rstrip(" ")
         if "\t" in line or (text and text[:_COLUMNS] != _INDENT):
             self.left = True
@@ -75,7 +64,6 @@ class OpenIndentedCode:
             self.blanks = self.partial = ""
 
     def read_partial(self, line: str) -> None:
-        """The partial line after the complete ones, as it stands now."""
         text = line.rstrip(" ")
         if "\t" in line or (text and text[:_COLUMNS] != _INDENT):
             self.left = True  # text before column 4: the block has ended

@@ -13,6 +13,7 @@ left to the general path: it converts the closed formula once.
 
 from __future__ import annotations
 
+from streampace.markdown.leaf_lines import LeafLines
 from streampace.markdown.tail import spaces_before
 from streampace.markdown.tree import Node
 
@@ -22,18 +23,18 @@ _CLOSING = {"$$": "$$", "\\[": "\\]"}
 _MOST_INDENT = 3  # four spaces before the opening make it indented code
 
 
-class OpenMathSource:
-    """The formula opened by the tail's first line (complete); `step` reads what is new."""
+class OpenMathSource(LeafLines):
+    """The formula opened by the tail's first line (complete); `step` reads
+    what is new (its closing line, a blank line or a tab leaves it)."""
 
     def __init__(self, opening: str) -> None:
+        super().__init__(len(opening) + 1)
         self.markup = opening.strip()
         self.closing = _CLOSING[self.markup]
         self.indent = spaces_before(opening)  # removed from each line
         self.source = self.markup + "\n"  # shown
         self.partial = ""         # what `source` ends with of the partial line
         self.lines = 0            # complete lines of the formula
-        self.line_start = len(opening) + 1
-        self.left = False         # its closing line, a blank line or a tab: not ours any more
 
     @classmethod
     def read(cls, tail: str) -> OpenMathSource | None:
@@ -52,20 +53,8 @@ class OpenMathSource:
         block.step(tail)
         return None if block.left else block
 
-    def step(self, tail: str) -> bool:
-        """Read the lines of `tail` not read yet; True if what shows changed (it
-        only grows at its end). Sets `left` (and reads no further) at a line that
-        is not the formula's."""
-        pos = self.line_start
-        before = len(self.source)
-        while not self.left:
-            nl = tail.find("\n", pos)
-            if nl < 0:
-                self.read_partial(tail[pos:])
-                break
-            self.read_line(tail[pos:nl])
-            pos = self.line_start = nl + 1
-        return len(self.source) != before
+    def shown_mark(self) -> int:
+        return len(self.source)  # (it only grows at its end)
 
     def _ends(self, line: str) -> bool:
         return "\t" in line or line.strip() == self.closing

@@ -127,10 +127,6 @@ def shown_in_fence(line: str) -> str:
 _FENCE_RUNS = ("`" * 3, "~" * 3)
 
 
-def _in_fence(text: str) -> bool:
-    return _fence_reading(text)[0]
-
-
 def _fence_reading(text: str) -> tuple[bool, int]:
     """Whether `text` ends inside a fence, as the display reads fence lines,
     and the offset of the line after the last fence a list item's end ended
