@@ -63,7 +63,29 @@ def test_late_frames_each_commit_once_and_no_timeout_drains_between_them() -> No
     # per frame interval, and the frames found little or nothing left to show.
     assert sources == {"frame"}, rig.commits
     assert max(per_frame) == 1
-    assert rig.host.timeouts_run > 0  # the fallback did fire, and waited for the frame
+    # While frames come the fallback is armed a second out: no timer wakes up
+    # between them (it used to, 50 ms after every drain, only to re-arm itself).
+    assert rig.host.timeouts_run == 0
+
+
+def test_while_frames_come_the_fallback_is_armed_a_second_out() -> None:
+    # A page's host keeps one platform timer for the earliest deadline and leaves
+    # it armed when a timeout is cancelled (browser/host.py): a fallback re-armed
+    # 50 ms out after every drain woke the page between frames whenever they were
+    # slower than that, only to re-arm. Armed for the time it may drain, it does not.
+    rig = SlowFrames()
+    before_frames = rig.host.now()
+    rig.sched.enqueue("s", [{"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
+                            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
+                             "delta": "word " * 600}])
+    # No frame has come yet (a tab opened hidden): the fallback drains after 50 ms.
+    assert rig.host.next_timeout_at() == before_frames + PacingConfig().fallback_ms
+    rig.run_frame()
+    for _ in range(120):
+        rig.host.tick(16.7)
+        rig.run_frame()
+        assert rig.host.next_timeout_at() == rig.host.now() + FRAMES_STOPPED_MS
+    assert rig.host.timeouts_run == 0 and rig.sched.drive_state.value == "armed"
 
 
 def test_each_late_frame_shows_only_what_its_interval_earned() -> None:

@@ -9,8 +9,9 @@ scheduler is; every move is a row of :data:`DRIVE_TABLE`:
 * ``IDLE`` — nothing queued, nothing armed.
 * ``ARMED`` — work queued: a frame and the fallback timeout are armed; the first
   of them to fire cancels the other and drains — except that once the host has
-  shown it delivers frames, a fallback that fires before a frame only re-arms
-  itself until the frame has been awaited :data:`FRAMES_STOPPED_MS`. A host
+  shown it delivers frames, the fallback is armed for :data:`FRAMES_STOPPED_MS`
+  (a fallback that still fires before a frame only re-arms itself until the
+  frame has been awaited that long). A host
   whose frames come late (WebKitGTK: 40–300 ms apart while the page's text
   grows) would otherwise drain from timeouts between frames, several drains
   per painted frame, and show the text in a few large steps; so frames stay
@@ -152,7 +153,7 @@ class Drive:
             self._hold.cancel()
             self._frame.arm()
             self._frame_asked_at = self._host.now()
-            self._fallback.arm(self.fallback_ms)
+            self._fallback.arm(self._fallback_delay())
         elif after is S.HELD:
             assert hold_until is not None
             if not self._hold.armed or self._hold_at != hold_until:
@@ -175,6 +176,18 @@ class Drive:
         """A drain or flush returned: settle on the queue's condition."""
         self.machine.step(E.DONE)
         self.settle()
+
+    def _fallback_delay(self) -> float:
+        """How long the fallback waits: on a host whose frames come it cannot
+        drain before a frame has been awaited `frames_stopped_ms` (`_on_fallback`),
+        so it is armed for that. Armed sooner, it only woke up to re-arm itself:
+        re-armed after every drain, 50 ms out, it fired between frames whenever
+        frames were slower than that, and in a page every such timer is a task
+        into Python (`python -m bench --browser --cpu 4`, md_32k: about 15 a
+        second on the embed, ~0.8 ms each)."""
+        if self._frames_come:
+            return max(self.fallback_ms, self.frames_stopped_ms)
+        return self.fallback_ms
 
     def _on_fallback(self) -> None:
         waited = self._host.now() - self._frame_asked_at
