@@ -69,8 +69,14 @@ PROBE_JS = r"""
       .map((s) => [s.invokerType, s.invoker, s.sourceFunctionName || "", s.duration,
                    s.forcedStyleAndLayoutDuration || 0, s.sourceURL || "",
                    s.sourceCharPosition ?? -1, s.startTime - e.startTime]);
+    // Script time before the frame's rendering began (the rest of that stretch
+    // the main thread waited: for the frame to be begun, not on its work).
+    let before = 0;
+    for (const s of e.scripts || []) if (e.renderStart && s.startTime < e.renderStart) {
+      before += Math.min(s.duration, e.renderStart - s.startTime);
+    }
     P.loaf.push([e.startTime, e.duration, script, styleLayout, forced,
-                 e.blockingDuration || 0, e.renderStart || 0, top]);
+                 e.blockingDuration || 0, e.renderStart || 0, top, before]);
   });
   observe("longtask", (e) => P.longtasks.push([e.startTime, e.duration]));
   // A message posted from a frame callback runs after that frame's rendering.
@@ -303,6 +309,7 @@ def frame_figures(probe: dict[str, Any], trace: Trace, lead_ms: float,
         "loaf_max_ms": worst[1] if worst else 0.0,
         "loaf_worst_script_ms": worst[2] if worst else None,
         "loaf_worst_style_layout_ms": worst[3] if worst else None,
+        "loaf_worst_wait_ms": _waited_ms(worst) if worst else None,
         "loaf_script_ms": float(sum(e[2] for e in loaf)),
         "loaf_style_layout_ms": float(sum(e[3] for e in loaf)),
         "loaf_forced_ms": float(sum(e[4] for e in loaf)),
@@ -325,6 +332,16 @@ def frame_figures(probe: dict[str, Any], trace: Trace, lead_ms: float,
     return out
 
 
+def _waited_ms(loaf: list[Any]) -> float | None:
+    """How long a long animation frame waited before its rendering began with no
+    script of its running (a LoAF lists scripts of 5 ms or more): from its start
+    to `renderStart`, less the script time in that stretch. None for entries
+    recorded without it."""
+    if len(loaf) < 9 or not loaf[6]:
+        return None
+    return max(0.0, float(loaf[6]) - float(loaf[0]) - float(loaf[8]))
+
+
 def long_frames(probe: dict[str, Any], trace: Trace, lead_ms: float,
                 started_at: float | None = None) -> list[dict[str, Any]]:
     """Each long animation frame while `trace` streamed, for finding its cause:
@@ -342,7 +359,7 @@ def long_frames(probe: dict[str, Any], trace: Trace, lead_ms: float,
                    for s in e[7]]
         out.append({"at_ms": e[0] - start, "ms": e[1], "script_ms": e[2],
                     "style_layout_ms": e[3], "forced_ms": e[4], "blocking_ms": e[5],
-                    "scripts": scripts})
+                    "waited_ms": _waited_ms(e), "scripts": scripts})
     return out
 
 
@@ -350,9 +367,11 @@ def long_frame_lines(frames: list[dict[str, Any]]) -> list[str]:
     """One line per long frame, then one per script in it."""
     lines = []
     for f in frames:
+        waited = f.get("waited_ms")
         lines.append(f"    LoAF at {f['at_ms']:7.0f} ms: {f['ms']:5.0f} ms (script "
                      f"{f['script_ms']:.0f}, style+layout {f['style_layout_ms']:.0f}, forced "
-                     f"{f['forced_ms']:.0f})")
+                     f"{f['forced_ms']:.0f}" + (f", waited {waited:.0f}" if waited is not None
+                                               else "") + ")")
         for s in f["scripts"]:
             url = s["url"].rsplit("/", 1)[-1]
             at = f"+{s['at_ms']:.0f}" if s["at_ms"] is not None else ""
@@ -374,6 +393,7 @@ FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("loaf_max_ms", "longest LoAF ms", "ms"),
     ("loaf_worst_script_ms", "its script ms", "ms"),
     ("loaf_worst_style_layout_ms", "its style+layout ms", "ms"),
+    ("loaf_worst_wait_ms", "its wait ms", "ms"),
     ("loaf_script_ms", "all LoAF script ms", "ms"),
     ("loaf_style_layout_ms", "all LoAF style+layout ms", "ms"),
     ("tasks_n", "long tasks", "int"),
@@ -396,7 +416,9 @@ def frame_markdown(rows: list[dict[str, Any]], cpu: float) -> str:
              *(fmt(r.get(k), kind) for k, _t, kind in FRAME_COLUMNS)] for r in rows]
     return "\n".join([
         f"Whole frame at {cpu:g}× CPU (`--cpu {cpu:g}`; DevTools CPU throttling while the "
-        "trace plays): long animation frames and long tasks while the answer streams; frame "
+        "trace plays): long animation frames and long tasks while the answer streams (the "
+        "longest frame's wait = the time before its rendering began that none of its scripts "
+        "took: the main thread idle, the frame not yet begun); frame "
         "ms = one frame's main-thread cost, script + style + layout + paint (frame start → a "
         "message posted from a frame callback), p50/p99 while streaming; Python ms/frame = "
         "the page's own Python per animation frame with work (its stats(); the bench page: "

@@ -50,13 +50,15 @@ def test_only_long_frames_and_tasks_while_the_answer_streams_count() -> None:
     loaf = [
         [start - 200.0, 400.0, 300.0, 20.0, 0.0, 350.0, 0.0, []],  # boot's, before the stream
         [start + 500.0, 80.0, 60.0, 15.0, 5.0, 30.0, 0.0, []],
-        [start + 5000.0, 120.0, 20.0, 90.0, 0.0, 70.0, 0.0, []],
+        # Began 100 ms after its start; 12 ms of scripts ran before that.
+        [start + 5000.0, 120.0, 20.0, 90.0, 0.0, 70.0, start + 5100.0, [], 12.0],
         [end + 100.0, 300.0, 290.0, 5.0, 0.0, 250.0, 0.0, []],  # the harness's report, after
     ]
     tasks = [[start - 100.0, 200.0], [start + 600.0, 70.0], [end + 50.0, 90.0]]
     out = frame_figures(_probe([], loaf, tasks), trace, LEAD)
     assert out["loaf_n"] == 2 and out["loaf_max_ms"] == 120.0
     assert out["loaf_worst_script_ms"] == 20.0 and out["loaf_worst_style_layout_ms"] == 90.0
+    assert out["loaf_worst_wait_ms"] == 88.0
     assert out["loaf_script_ms"] == 80.0 and out["loaf_style_layout_ms"] == 105.0
     assert out["tasks_n"] == 1 and out["tasks_max_ms"] == 70.0
     assert out["frame_p99_ms"] is None and "frame_late_early" not in out
