@@ -70,9 +70,9 @@ def test_late_frames_each_commit_once_and_no_timeout_drains_between_them() -> No
 
 def test_while_frames_come_the_fallback_is_armed_a_second_out() -> None:
     # A page's host keeps one platform timer for the earliest deadline and leaves
-    # it armed when a timeout is cancelled (browser/host.py): a fallback re-armed
-    # 50 ms out after every drain woke the page between frames whenever they were
-    # slower than that, only to re-arm. Armed for the time it may drain, it does not.
+    # it armed when that timeout is cancelled (browser/host.py): a fallback armed
+    # 50 ms out after every drain woke the page every ~50 ms to find nothing due.
+    # Armed for the time it may drain, it wakes it at most once a second.
     rig = SlowFrames()
     before_frames = rig.host.now()
     rig.sched.enqueue("s", [{"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},

@@ -180,11 +180,12 @@ class Drive:
     def _fallback_delay(self) -> float:
         """How long the fallback waits: on a host whose frames come it cannot
         drain before a frame has been awaited `frames_stopped_ms` (`_on_fallback`),
-        so it is armed for that. Armed sooner, it only woke up to re-arm itself:
-        re-armed after every drain, 50 ms out, it fired between frames whenever
-        frames were slower than that, and in a page every such timer is a task
-        into Python (`python -m bench --browser --cpu 4`, md_32k: about 15 a
-        second on the embed, ~0.8 ms each)."""
+        so it is armed for that. Armed 50 ms out after every drain, it woke a
+        page every ~50 ms for nothing: the page's host keeps one platform timer
+        for the earliest deadline and leaves it armed when that timeout is
+        cancelled (browser/host.py), so it fired, found nothing due and re-armed
+        -- each time a task into Python (a DevTools trace of the embed at 4x CPU,
+        md_32k: ~15 a second, 0.8 ms each)."""
         if self._frames_come:
             return max(self.fallback_ms, self.frames_stopped_ms)
         return self.fallback_ms
