@@ -70,7 +70,7 @@ PROBE_JS = r"""
                    s.forcedStyleAndLayoutDuration || 0, s.sourceURL || "",
                    s.sourceCharPosition ?? -1, s.startTime - e.startTime]);
     // Script time before the frame's rendering began (the rest of that stretch
-    // the main thread waited: for the frame to be begun, not on its work).
+    // went to no script of the page: the thread idle, or a task such as a GC).
     let before = 0;
     for (const s of e.scripts || []) if (e.renderStart && s.startTime < e.renderStart) {
       before += Math.min(s.duration, e.renderStart - s.startTime);
@@ -335,8 +335,9 @@ def frame_figures(probe: dict[str, Any], trace: Trace, lead_ms: float,
 def _waited_ms(loaf: list[Any]) -> float | None:
     """How long a long animation frame waited before its rendering began with no
     script of its running (a LoAF lists scripts of 5 ms or more): from its start
-    to `renderStart`, less the script time in that stretch. None for entries
-    recorded without it."""
+    to `renderStart`, less the script time in that stretch -- the main thread
+    idle, or in tasks that run no script (a garbage collection, say). None for
+    entries recorded without it."""
     if len(loaf) < 9 or not loaf[6]:
         return None
     return max(0.0, float(loaf[6]) - float(loaf[0]) - float(loaf[8]))
@@ -418,7 +419,8 @@ def frame_markdown(rows: list[dict[str, Any]], cpu: float) -> str:
         f"Whole frame at {cpu:g}× CPU (`--cpu {cpu:g}`; DevTools CPU throttling while the "
         "trace plays): long animation frames and long tasks while the answer streams (the "
         "longest frame's wait = the time before its rendering began that none of its scripts "
-        "took: the main thread idle, the frame not yet begun); frame "
+        "took: the main thread idle or in tasks that run no script, such as a garbage "
+        "collection); frame "
         "ms = one frame's main-thread cost, script + style + layout + paint (frame start → a "
         "message posted from a frame callback), p50/p99 while streaming; Python ms/frame = "
         "the page's own Python per animation frame with work (its stats(); the bench page: "
