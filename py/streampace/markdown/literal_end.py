@@ -49,7 +49,7 @@ from streampace.markdown.line_marks import (
     spaces_before,
 )
 
-__all__ = ["MOST_READ_BACK", "ends_literal", "holder_column", "may_hold_formula"]
+__all__ = ["MOST_READ_BACK", "ends_literal", "holder_column", "may_end_literal"]
 
 _CODE_COLUMNS = 4
 _CLOSING = {"$$": "$$", "\\[": "\\]"}
@@ -64,11 +64,9 @@ def ends_literal(tail: str, lines: list[str]) -> bool:
     end = len(lines) - 1
     while end >= 0 and not lines[end].strip(" "):
         end -= 1
-    if end < 0:
-        return False
-    code = spaces_before(lines[end]) >= _CODE_COLUMNS
-    if not code and not may_hold_formula(tail):
+    if end < 0 or not may_end_literal(tail, lines[end]):
         return False  # (most displays: no lines read)
+    code = spaces_before(lines[end]) >= _CODE_COLUMNS
     start = end
     while start > 0 and lines[start - 1].strip(" "):
         start -= 1
@@ -78,8 +76,14 @@ def ends_literal(tail: str, lines: list[str]) -> bool:
 MOST_READ_BACK = 200  # lines read back for the holding item; past them: cannot tell
 
 
-def may_hold_formula(tail: str) -> bool:
-    """Whether `tail` holds a formula's opening mark (`$$`, `\\[`) at all."""
+def may_end_literal(tail: str, last_line: str) -> bool:
+    """The cheap half of `ends_literal`, from the last non-blank line alone: False
+    when it is not indented as code and `tail` holds no formula mark -- then no
+    line before it can make the end literal, and a caller need not gather them."""
+    return spaces_before(last_line) >= _CODE_COLUMNS or _may_hold_formula(tail)
+
+
+def _may_hold_formula(tail: str) -> bool:
     # One character first: `in` finds it by memchr, while a two-character
     # needle costs a scan of about 1 µs per KB when it is absent (CPython 3.11).
     return ("$" in tail and "$$" in tail) or ("\\" in tail and "\\[" in tail)

@@ -49,7 +49,7 @@ from streampace.markdown.joins import (
     ends_with_blank_line,
 )
 from streampace.markdown.literal_end import MOST_READ_BACK as _MOST_READ_BACK
-from streampace.markdown.literal_end import ends_literal, may_hold_formula
+from streampace.markdown.literal_end import ends_literal, may_end_literal
 from streampace.markdown.parser import Parser
 from streampace.markdown.tail import (
     _apply,
@@ -739,7 +739,7 @@ class OpenList:
         last = partial.rstrip(" \t")
         if not last.strip(" "):
             last = next((line for line in reversed(self.item) if line.strip(" ")), "")
-        if spaces_before(last) < 4 and not may_hold_formula(tail):
+        if not may_end_literal(tail, last):
             return False  # (most deltas: neither code nor a formula, no lines copied)
         lines = [*self.head_lines[-_MOST_READ_BACK:], *self.item, partial.rstrip(" \t")]
         return ends_literal(tail, lines)
