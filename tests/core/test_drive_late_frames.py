@@ -47,9 +47,13 @@ class SlowFrames:
         return len(self.commits) - before
 
 
-def stream(rig: SlowFrames, text: str, gaps: list[int]) -> list[int]:
+def enqueue_text(rig: SlowFrames, text: str) -> None:
     rig.sched.enqueue("s", [{"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
                             {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": text}])
+
+
+def stream(rig: SlowFrames, text: str, gaps: list[int]) -> list[int]:
+    enqueue_text(rig, text)
     rig.run_frame()  # the page's frames run: the host has shown it delivers them
     return [rig.frame_after(gap) for gap in gaps]
 
@@ -75,9 +79,7 @@ def test_while_frames_come_the_fallback_is_armed_a_second_out() -> None:
     # Armed for the time it may drain, it wakes it at most once a second.
     rig = SlowFrames()
     before_frames = rig.host.now()
-    rig.sched.enqueue("s", [{"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"},
-                            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
-                             "delta": "word " * 600}])
+    enqueue_text(rig, "word " * 600)
     # No frame has come yet (a tab opened hidden): the fallback drains after 50 ms.
     assert rig.host.next_timeout_at() == before_frames + PacingConfig().fallback_ms
     rig.run_frame()
