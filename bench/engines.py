@@ -197,5 +197,20 @@ def browser(engine: str = "chromium", prefix: str = "streampace-bench-",
             driver.quit()
 
 
+def fresh_tab(driver: Any) -> None:
+    """Go on in a new tab, the others closed. In Chromium a page opened in a new tab
+    gets a renderer process of its own; one opened in the tab of an earlier page of
+    the same site shares that page's process and heap, where the earlier page lives
+    on for a while (in the back-forward cache, or as garbage until a full
+    collection): its garbage collections then work on that page's objects too."""
+    earlier = list(driver.window_handles)
+    driver.switch_to.new_window("tab")
+    tab = driver.current_window_handle
+    for handle in earlier:
+        driver.switch_to.window(handle)
+        driver.close()
+    driver.switch_to.window(tab)
+
+
 def browser_version(driver: Any) -> str:
     return str(driver.capabilities.get("browserVersion", "?"))

@@ -6,12 +6,18 @@ Asserts what the mode produced, never how fast: the machine is shared.
 
 from __future__ import annotations
 
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench import browser_bench
-from bench.engines import engine_missing
+from bench.engines import browser, engine_missing, fresh_tab
 
 from .helpers_bench import delivered, steady_model
 
@@ -103,3 +109,53 @@ def test_settle_is_the_benchs_unless_given_and_zero_asks_at_once() -> None:
     assert browser_bench._settle(SimpleNamespace(settle=2)) == 2.0
     with pytest.raises(SystemExit, match="at least 0"):
         browser_bench._settle(SimpleNamespace(settle=-1.0))
+
+
+class _QuietFiles(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def _served(root: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietFiles, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join(5)
+
+
+_KEEP_JS = "window.kept = Array.from({length: 400000}, (_, i) => ({i, s: 'x' + i}));"
+
+
+def _heap_mb(driver: Any) -> float:
+    return float(driver.execute_cdp_cmd("Runtime.getHeapUsage", {})["usedSize"]) / 1e6
+
+
+def test_a_page_in_a_fresh_tab_has_a_heap_of_its_own(tmp_path: Path) -> None:
+    """The bench plays each page in a fresh tab: in the tab of an earlier page of the
+    same site, the earlier page's objects stay in the heap the next page's garbage
+    collections work on."""
+    if missing := _missing():
+        pytest.fail(missing)
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.html").write_text(f"<!doctype html><p>{name}</p>",
+                                               encoding="utf-8")
+    with _served(tmp_path) as base, browser("chromium", prefix="streampace-tab-") as driver:
+        driver.get(f"{base}/a.html")
+        driver.execute_script(_KEEP_JS)
+        kept = _heap_mb(driver)
+        assert kept > 15
+        driver.get(f"{base}/b.html")  # the same tab: a's objects are still there
+        assert _heap_mb(driver) > kept / 2
+        earlier = set(driver.window_handles)
+        fresh_tab(driver)
+        driver.get(f"{base}/c.html")
+        assert len(driver.window_handles) == 1
+        assert driver.current_window_handle not in earlier
+        assert driver.execute_script("return document.body.textContent") == "c"
+        assert _heap_mb(driver) < kept / 4
