@@ -130,11 +130,13 @@ DISPLAY = VirtualDisplay()
 
 def new_driver(engine: str, window: tuple[int, int] = (1200, 900),
                profile: str | None = None, chromium_logs: bool = False,
-               firefox_bidi: bool = False) -> Any:
+               firefox_bidi: bool = False, v8_log: Path | None = None) -> Any:
     """A driver for `engine` with a `window`-sized viewport. `profile`: Chromium's
     user-data dir (Firefox and WebKit start from a fresh profile every time);
     `chromium_logs`: Chromium's performance and browser logs; `firefox_bidi`:
-    WebDriver BiDi in Firefox (preload scripts)."""
+    WebDriver BiDi in Firefox (preload scripts); `v8_log`: Chromium with V8's
+    `--trace-gc` and `--expose-gc`, its output line by line into that file
+    (bench/gc_frames.py)."""
     missing = engine_missing(engine)
     if missing:
         raise RuntimeError(missing)
@@ -152,7 +154,17 @@ def new_driver(engine: str, window: tuple[int, int] = (1200, 900),
             copts.add_argument(f"--user-data-dir={profile}")
         if chromium_logs:
             copts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-        driver = webdriver.Chrome(service=ChromeService(CHROMEDRIVER), options=copts)
+        service = ChromeService(CHROMEDRIVER)
+        if v8_log is not None:
+            copts.add_argument("--js-flags=--trace-gc --expose-gc")
+            # A file object, not a path: given a path, chromedriver writes only its
+            # own log there; Chromium's output goes to chromedriver's stdout.
+            output = open(v8_log, "a", encoding="utf-8")  # noqa: SIM115 - closed on quit
+            service = ChromeService(CHROMEDRIVER, service_args=["--enable-chrome-logs"],
+                                    log_output=output, env=_line_buffered_env())
+        driver = webdriver.Chrome(service=service, options=copts)
+        if v8_log is not None:
+            driver.streampace_v8_output = output
     elif engine == "firefox":
         from selenium.webdriver.firefox.service import Service as GeckoService
 
@@ -182,19 +194,40 @@ def new_driver(engine: str, window: tuple[int, int] = (1200, 900),
     return driver
 
 
+# V8 prints its GC trace on the renderer's stdout, which a pipe buffers by blocks
+# that a renderer killed at the end never flushes; coreutils' stdbuf library,
+# preloaded into Chromium's processes, makes it line-buffered.
+STDBUF_LIBS = ("/usr/libexec/coreutils/libstdbuf.so",
+               "/usr/lib/x86_64-linux-gnu/coreutils/libstdbuf.so",
+               "/usr/lib/aarch64-linux-gnu/coreutils/libstdbuf.so")
+
+
+def _line_buffered_env() -> dict[str, str]:
+    lib = next((p for p in STDBUF_LIBS if os.path.isfile(p)), None)
+    if lib is None:
+        raise RuntimeError("coreutils' libstdbuf.so not found (looked in "
+                           f"{', '.join(STDBUF_LIBS)}): V8's GC trace would stay buffered")
+    return {**os.environ, "LD_PRELOAD": lib, "_STDBUF_O": "L"}
+
+
 @contextlib.contextmanager
 def browser(engine: str = "chromium", prefix: str = "streampace-bench-",
             script_timeout_s: float | None = None,
-            window: tuple[int, int] = (1000, 800)) -> Iterator[Any]:
-    """A driver for `engine` with a fresh profile (its first load is a cold boot)."""
+            window: tuple[int, int] = (1000, 800), v8_log: Path | None = None) -> Iterator[Any]:
+    """A driver for `engine` with a fresh profile (its first load is a cold boot);
+    `v8_log`: see `new_driver`."""
     with tempfile.TemporaryDirectory(prefix=prefix) as profile:
-        driver = new_driver(engine, window, profile=profile if engine == "chromium" else None)
+        driver = new_driver(engine, window, profile=profile if engine == "chromium" else None,
+                            v8_log=v8_log)
         if script_timeout_s is not None:
             driver.set_script_timeout(script_timeout_s)
         try:
             yield driver
         finally:
             driver.quit()
+            output = getattr(driver, "streampace_v8_output", None)
+            if output is not None:
+                output.close()
 
 
 def fresh_tab(driver: Any) -> None:
