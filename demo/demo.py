@@ -186,6 +186,9 @@ class Demo:
 
     def _delivered_frame_due(self) -> None:
         self._delivered_frame = None
+        if self._delivered_queue.waits_for_next_frame(self.host.frame_elapsed_ms()):
+            self._delivered_frame = self.host.request_frame(self._delivered_frame_due)
+            return
         self._show_delivered_slices(everything=False)
         if len(self._delivered_queue):
             self._delivered_frame = self.host.request_frame(self._delivered_frame_due)
@@ -243,6 +246,7 @@ class Demo:
         stats["mode"] = self.mode
         stats["deliveredCommits"] = self.delivered.commits
         stats["deliveredCuts"] = self._delivered_queue.cuts
+        stats["deliveredWaits"] = self._delivered_queue.waits
         applies = list(self.delivered.apply_ms)
         stats["deliveredApplyMs"] = {"n": len(applies), "sum": sum(applies),
                                      "p50": percentile(applies, 50),

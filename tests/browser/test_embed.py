@@ -632,6 +632,41 @@ json.dumps(seen)
     assert result is not None and result["ran"] == 2 and result["errors"] == ["boom", "boom"]
 
 
+def test_a_frames_later_callback_sees_how_long_the_frame_has_run(driver: Any,
+                                                                  page: Any) -> None:
+    # BrowserHost.frame_elapsed_ms: the demo's comparison pane leaves its slice to
+    # the next frame when the paced view's callback took the frame's time first.
+    code = """
+import json
+from streampace.browser.host import BrowserHost
+host = BrowserHost()
+seen = {"outside": host.frame_elapsed_ms(), "first": None, "second": None}
+def busy():
+    seen["first"] = host.frame_elapsed_ms()
+    t0 = host.now()
+    while host.now() - t0 < 6:
+        pass
+def later():
+    seen["second"] = host.frame_elapsed_ms()
+host.request_frame(busy)
+host.request_frame(later)
+_streampace_test_elapsed = (host, seen)
+json.dumps(seen)
+"""
+    run_python(driver, code)
+    result = None
+    for _ in range(200):  # bounded poll: the frame must have run
+        result = json.loads(run_python(driver, "json.dumps(_streampace_test_elapsed[1])"))
+        if result["second"] is not None:
+            break
+        wait_for(driver, "return new Promise(r => requestAnimationFrame(() => r(true)))", 5)
+    after = float(run_python(driver, "str(_streampace_test_elapsed[0].frame_elapsed_ms())"))
+    run_python(driver, "_streampace_test_elapsed[0].close()\ndel _streampace_test_elapsed")
+    assert result is not None and result["outside"] == 0.0 and after == 0.0
+    assert result["first"] is not None and result["first"] < 6
+    assert result["second"] >= 6
+
+
 def test_the_page_collects_cycles_between_frames_not_in_them(driver: Any, page: Any) -> None:
     # browser/collector.py on the page's frame loop: a frame that fills the young
     # generation with cycles gets its collection step from a timeout after it.

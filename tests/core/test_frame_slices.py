@@ -100,3 +100,15 @@ def test_a_batch_within_the_budget_beyond_the_fixed_part_is_not_cut() -> None:
     text = "a line of text\n" * 16  # 240 characters: one apply of ~13 ms, not two of ~10
     slices.push([_delta(text)])
     assert [e["delta"] for e in slices.take()[0]] == [text] and slices.cuts == 0
+
+
+def test_a_slice_waits_for_the_next_frame_once_when_the_frame_is_taken() -> None:
+    slices = FrameSlices(yield_after_ms=8.0)
+    assert not slices.waits_for_next_frame(2.0)  # the frame has time left
+    assert slices.waits_for_next_frame(8.0)  # the paced view took the frame's time
+    # Never two frames in a row: at most one frame late, however busy the next.
+    assert not slices.waits_for_next_frame(30.0)
+    assert slices.waits_for_next_frame(30.0)
+    assert not slices.waits_for_next_frame(30.0)
+    assert not slices.waits_for_next_frame(0.0) and not slices.waits_for_next_frame(0.0)
+    assert slices.waits == 2

@@ -289,8 +289,6 @@ class StreamView:
         session = self.session
         if session is None:
             return  # only a connected client delivers; kept for the type checker
-        if self.on_delivered is not None:
-            self.on_delivered(events)
         for event in events:
             kind = event.get("type")
             if kind == "RUN_STARTED":
@@ -306,6 +304,11 @@ class StreamView:
         self.telemetry.after_enqueue(before)
         self._last_activity = self.host.now()
         self._ensure_sampling()
+        if self.on_delivered is not None:
+            # After the scheduler had them: a frame it asked for comes first in
+            # the host's frame, so a comparison view drawn there sees what the
+            # paced view took of it (the demo: FrameSlices.waits_for_next_frame).
+            self.on_delivered(events)
 
     def _apply(self, session_id: str, events: list[dict]) -> bool:
         if session_id != self.session or self.closed:

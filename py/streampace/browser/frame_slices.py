@@ -52,14 +52,17 @@ class FrameSlices:
     """Events waiting to be shown, cut into per-frame slices."""
 
     def __init__(self, budget_ms: float = 8.0, min_chars: int = 128,
-                 ms_per_char: float = 0.02) -> None:
+                 ms_per_char: float = 0.02, yield_after_ms: float = 8.0) -> None:
         self.budget_ms = budget_ms
+        self.yield_after_ms = yield_after_ms
         self.min_chars = min_chars
         self.ms_per_char = ms_per_char  # learnt: apply ms per character...
         self.fixed_ms = 0.0  # ...and per apply, whatever its size
         self._applies: deque[tuple[int, float]] = deque(maxlen=_WINDOW)
         self._pending: deque[dict[str, Any]] = deque()
         self.cuts = 0  # text deltas cut across frames (bench, tests)
+        self.waits = 0  # frames whose slice went to the next frame (bench, tests)
+        self._waited = False  # the last frame's slice went to this one
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -73,6 +76,20 @@ class FrameSlices:
     def chars_per_frame(self) -> int:
         """Characters whose own cost (beyond an apply's fixed part) fills the budget."""
         return max(self.min_chars, int(self.budget_ms / max(self.ms_per_char, _MIN_MS_PER_CHAR)))
+
+    def waits_for_next_frame(self, frame_elapsed_ms: float) -> bool:
+        """Whether this frame's slice goes to the next frame: the frame's earlier
+        callbacks (the paced view's) took `yield_after_ms` already, and the last
+        frame's slice did not wait — a slice is at most one frame late. Both views
+        do their heaviest work on the same frames, the first of an answer and the
+        one that ends its message (the Markdown's last parse in each view): one
+        after the other, on two frames."""
+        if self._waited or frame_elapsed_ms < self.yield_after_ms:
+            self._waited = False
+            return False
+        self._waited = True
+        self.waits += 1
+        return True
 
     def take(self) -> tuple[list[dict[str, Any]], int]:
         """The next frame's events and how many text characters they carry."""

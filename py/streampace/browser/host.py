@@ -78,6 +78,7 @@ class BrowserHost:
         self.closed = False
         # True while animation-frame callbacks run (a store publishes in the frame).
         self.in_frame = False
+        self._frame_t0: float | None = None  # when this frame's callbacks began
         # Kept as attributes (None after close) so tests can check they are freed.
         frame_cb, timeout_cb, visibility_cb = (
             _Callback(self._on_frame), _Callback(self._on_timeout), _Callback(self._on_visibility))
@@ -92,6 +93,11 @@ class BrowserHost:
     # -- FrameHost ---------------------------------------------------------
     def now(self) -> float:
         return float(self._clock())
+
+    def frame_elapsed_ms(self) -> float:
+        """How long this animation frame's callbacks have run so far (0 outside
+        a frame): a later callback can leave work to the next frame."""
+        return float(self._clock() - self._frame_t0) if self._frame_t0 is not None else 0.0
 
     def request_frame(self, callback: Callable[[], None]) -> int:
         self._check_open()
@@ -189,10 +195,12 @@ class BrowserHost:
         self._arm_frame()
         t0 = self._clock()
         self.in_frame = True
+        self._frame_t0 = t0
         try:
             self._run_all(waiters.values())
         finally:
             self.in_frame = False
+            self._frame_t0 = None
         self._run_all(self.frame_end_listeners)
         self.frame_work_ms.append(float(self._clock() - t0))
 
