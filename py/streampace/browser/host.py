@@ -76,8 +76,6 @@ class BrowserHost:
         # FrameCollector: a collection step is then asked for as a timeout).
         self.frame_end_listeners: list[Callable[[], None]] = []
         self.closed = False
-        # True while animation-frame callbacks run (a store publishes in the frame).
-        self.in_frame = False
         self._frame_t0: float | None = None  # when this frame's callbacks began
         # Kept as attributes (None after close) so tests can check they are freed.
         frame_cb, timeout_cb, visibility_cb = (
@@ -93,6 +91,11 @@ class BrowserHost:
     # -- FrameHost ---------------------------------------------------------
     def now(self) -> float:
         return float(self._clock())
+
+    @property
+    def in_frame(self) -> bool:
+        """True while animation-frame callbacks run (a store publishes in the frame)."""
+        return self._frame_t0 is not None
 
     def frame_elapsed_ms(self) -> float:
         """How long this animation frame's callbacks have run so far (0 outside
@@ -194,12 +197,10 @@ class BrowserHost:
         # (it finds nothing to do and stops unless someone asked again).
         self._arm_frame()
         t0 = self._clock()
-        self.in_frame = True
         self._frame_t0 = t0
         try:
             self._run_all(waiters.values())
         finally:
-            self.in_frame = False
             self._frame_t0 = None
         self._run_all(self.frame_end_listeners)
         self.frame_work_ms.append(float(self._clock() - t0))
