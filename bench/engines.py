@@ -154,16 +154,16 @@ def new_driver(engine: str, window: tuple[int, int] = (1200, 900),
             copts.add_argument(f"--user-data-dir={profile}")
         if chromium_logs:
             copts.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-        service = ChromeService(CHROMEDRIVER)
-        if v8_log is not None:
+        if v8_log is None:
+            driver = webdriver.Chrome(service=ChromeService(CHROMEDRIVER), options=copts)
+        else:
             copts.add_argument("--js-flags=--trace-gc --expose-gc")
             # A file object, not a path: given a path, chromedriver writes only its
             # own log there; Chromium's output goes to chromedriver's stdout.
             output = open(v8_log, "a", encoding="utf-8")  # noqa: SIM115 - closed on quit
             service = ChromeService(CHROMEDRIVER, service_args=["--enable-chrome-logs"],
                                     log_output=output, env=_line_buffered_env())
-        driver = webdriver.Chrome(service=service, options=copts)
-        if v8_log is not None:
+            driver = webdriver.Chrome(service=service, options=copts)
             driver.streampace_v8_output = output
     elif engine == "firefox":
         from selenium.webdriver.firefox.service import Service as GeckoService

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.engines import browser, fresh_tab
+from bench.engines import browser
 from bench.frame_trace import _server
 from bench.traces import build_trace
 from bench.whole_frame import install_probe, long_frames, play_page, trace_duration_ms
@@ -99,15 +99,13 @@ def parse_log(text: str) -> list[Collection]:
     return [c for c in map(parse_line, text.splitlines()) if c is not None]
 
 
-@dataclass(frozen=True)
-class Play:
-    """The collections of one play on the page's clock: ms since the first
-    message was due (the probe's origin, as bench/whole_frame.py counts)."""
-    collections: list[tuple[float, Collection]]
+# A collection and when it ended on the page's clock: ms since the first message
+# was due (the probe's origin, as bench/whole_frame.py counts).
+Timed = tuple[float, Collection]
 
 
 def on_page_clock(log: list[Collection], marker_page_ms: float, origin_ms: float,
-                  seen: int) -> Play:
+                  seen: int) -> list[Timed]:
     """The collections after the `seen` first lines that came from the process and
     isolate of the last marker (`gc()` at `marker_page_ms`), on the page's clock."""
     marks = [c for c in log[:seen] if c.marker]
@@ -117,23 +115,20 @@ def on_page_clock(log: list[Collection], marker_page_ms: float, origin_ms: float
     mark = marks[-1]
     offset = marker_page_ms - mark.v8_ms
     mine = [c for c in log[seen:] if (c.pid, c.isolate) == (mark.pid, mark.isolate)]
-    return Play([(c.v8_ms + offset - origin_ms, c) for c in mine])
-
-
-Timed = tuple[float, Collection]  # a collection and when it ended, on the page's clock
+    return [(c.v8_ms + offset - origin_ms, c) for c in mine]
 
 
 def frames_and_collections(frames: list[dict[str, Any]],
-                           play: Play) -> list[tuple[dict[str, Any], list[Timed]]]:
+                           play: list[Timed]) -> list[tuple[dict[str, Any], list[Timed]]]:
     """Each long frame with the collections that ended inside it."""
-    return [(f, [(at, c) for at, c in play.collections
+    return [(f, [(at, c) for at, c in play
                  if f["at_ms"] - _SLACK_MS <= at <= f["at_ms"] + f["ms"] + _SLACK_MS])
             for f in frames]
 
 
-def report_lines(tag: str, play: Play, frames: list[dict[str, Any]],
+def report_lines(tag: str, play: list[Timed], frames: list[dict[str, Any]],
                  answer_ms: float) -> list[str]:
-    during = [(at, c) for at, c in play.collections if 0 <= at <= answer_ms]
+    during = [(at, c) for at, c in play if 0 <= at <= answer_ms]
     scavenges = [c for _at, c in during if not c.major]
     lines = [f"{tag}: {len(during)} collections while the answer streamed — "
              f"{len(scavenges)} scavenges ({sum(c.pause_ms for c in scavenges):.0f} ms), "
@@ -158,7 +153,7 @@ def _marked(driver: Any, log_path: Path, into: dict[str, Any]) -> Iterator[None]
 
 
 def run(pages: list[str], trace_name: str, cpu: float, plays: int, same_tab: bool) -> None:
-    from bench.browser_bench import LEAD_MS
+    from bench.browser_bench import LEAD_MS, own_tab
 
     trace = build_trace(trace_name, seed=1)
     answer_ms = trace_duration_ms(trace)
@@ -168,11 +163,11 @@ def run(pages: list[str], trace_name: str, cpu: float, plays: int, same_tab: boo
             log_path.write_text("")
             with _server(trace) as server, browser("chromium", prefix="streampace-gc-",
                                                    v8_log=log_path) as driver:
-                install_probe(driver)
+                if same_tab:
+                    install_probe(driver)
                 for page in pages:
                     if not same_tab:
-                        fresh_tab(driver)
-                        install_probe(driver)
+                        own_tab(driver, cdp=True)
                     mark: dict[str, Any] = {}
                     probe = play_page(driver, server.base, server.player, page, trace, cpu,
                                       around=_marked(driver, log_path, mark))

@@ -9,7 +9,6 @@ import pytest
 
 from bench.engines import browser, engine_missing
 from bench.gc_frames import (
-    Play,
     frames_and_collections,
     on_page_clock,
     parse_line,
@@ -63,7 +62,7 @@ def test_the_play_is_put_on_the_page_clock_through_the_marker_of_its_process() -
     log = parse_log("\n".join([SCAVENGE, MARKER, "noise", REDUCE, other]))
     # gc() returned at page ms 5000; the answer's origin is page ms 6000
     play = on_page_clock(log, marker_page_ms=5000.0, origin_ms=6000.0, seen=2)
-    assert [(round(at), c.kind) for at, c in play.collections] == [
+    assert [(round(at), c.kind) for at, c in play] == [
         (5000 + (38738 - 29197) - 6000, "Incremental Mark-Compact (reduce)")]
 
 
@@ -75,7 +74,7 @@ def test_no_marker_is_a_clear_error() -> None:
 def test_a_long_frame_holds_the_collections_that_ended_inside_it() -> None:
     reduce, scavenge = parse_line(REDUCE), parse_line(SCAVENGE)
     assert reduce is not None and scavenge is not None
-    play = Play([(9200.0, reduce), (9400.0, scavenge), (20.0, scavenge)])
+    play = [(9200.0, reduce), (9400.0, scavenge), (20.0, scavenge)]
     frame = {"at_ms": 9083.0, "ms": 133.0, "script_ms": 10.0, "waited_ms": 117.0}
     ((f, inside),) = frames_and_collections([frame], play)
     assert f is frame and [c for _at, c in inside] == [reduce]
