@@ -12,9 +12,10 @@ fails (plain static files, e.g. `python3 -m http.server`), the in-page
 paints each batch when it arrives, "paced" goes through the scheduler. Both
 render Markdown incrementally (the frame's cost is what changed, not the whole
 answer), so the two panes differ only in when text appears. "As delivered" shows
-each batch at the next animation frame, not in the socket's callback, in slices
-each frame can afford (browser/frame_slices.py): on a slow device a long
-answer's batch would otherwise be one long task of its own.
+each batch from the next animation frames, not in the socket's callback, a line
+at a time while the frame has time (browser/frame_slices.py): on a slow device a
+long answer's batch would otherwise be one long task of its own, or the tail of
+the paced view's frame.
 """
 
 from __future__ import annotations
@@ -178,33 +179,33 @@ class Demo:
             self.view.send(json.dumps({"type": "cancel"}))
 
     def _on_delivered(self, events: list[dict]) -> None:
-        self._delivered_queue.push(events)
+        queue = self._delivered_queue
+        queue.push(events)
         if self.host.hidden:
-            self._show_delivered_slices(everything=True)  # no frames come: as it came
+            self._show_delivered(queue.take_all())  # no frames come: as it came
         elif self._delivered_frame is None:
             self._delivered_frame = self.host.request_frame(self._delivered_frame_due)
 
     def _delivered_frame_due(self) -> None:
         self._delivered_frame = None
-        if self._delivered_queue.waits_for_next_frame(self.host.frame_elapsed_ms()):
-            self._delivered_frame = self.host.request_frame(self._delivered_frame_due)
-            return
-        self._show_delivered_slices(everything=False)
-        if len(self._delivered_queue):
+        queue = self._delivered_queue
+        if not queue.waits_for_next_frame(self.host.frame_elapsed_ms()):
+            self._show_delivered_lines()
+        if len(queue):
             self._delivered_frame = self.host.request_frame(self._delivered_frame_due)
 
-    def _show_delivered_slices(self, everything: bool) -> None:
-        """This frame's slice of what the socket delivered, in one commit (every
-        slice, one after the other, when `everything`)."""
+    def _show_delivered_lines(self) -> None:
+        """What the socket delivered, a line per commit, while the frame has time
+        (one line at least)."""
         queue = self._delivered_queue
         while len(queue):
-            events, chars = queue.take()
-            t0 = self.host.now()
-            self.delivered.apply(events)
-            queue.spent(self.host.now() - t0, chars)
-            self._show_run_buttons()
-            if not everything:
+            self._show_delivered(queue.take())
+            if not queue.has_time(self.host.frame_elapsed_ms()):
                 return
+
+    def _show_delivered(self, events: list[dict]) -> None:
+        self.delivered.apply(events)
+        self._show_run_buttons()
 
     def _show_run_buttons(self) -> None:
         running = self.delivered.state.run.status is RunStatus.RUNNING
@@ -251,8 +252,6 @@ class Demo:
         stats["deliveredApplyMs"] = {"n": len(applies), "sum": sum(applies),
                                      "p50": percentile(applies, 50),
                                      "p99": percentile(applies, 99)}
-        stats["deliveredCost"] = {"fixedMs": self._delivered_queue.fixed_ms,
-                                  "msPerChar": self._delivered_queue.ms_per_char}
         return json.dumps(stats)
 
     def close(self) -> None:
