@@ -16,7 +16,7 @@ the text completes — a table row, a list item, a code line — far more than i
 length. On md_32k at 4× CPU the batches (≈ 200 characters, a few lines each)
 took 1.5–31 ms an apply, unrelated to their size, so a cost per character
 learnt from earlier applies could not keep a batch's apply off the frame's
-tail (the demo's Python per frame p99 15–21 ms, 8.5–9.4 ms with the pane's
+tail (the demo's Python per frame p99 14–21 ms, 8.5–9.4 ms with the pane's
 applies left out). A line is the unit the renderer works in; measured as it
 goes, the frame's budget is kept to within one line's cost. Each line pays an
 apply's fixed part again (the live state, the commit), which costs the pane
