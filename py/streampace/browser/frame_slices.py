@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from streampace.conversation.event_schema import PACED_CONTENT_TYPES
+from streampace.conversation.event_schema import is_paced_candidate
 
 __all__ = ["FrameSlices"]
 
@@ -109,8 +109,4 @@ class FrameSlices:
 
 def _text_of(event: dict[str, Any]) -> str:
     """The text `event` adds ("" for events without a text delta)."""
-    if event.get("type") in PACED_CONTENT_TYPES:
-        delta = event.get("delta")
-        if isinstance(delta, str):
-            return delta
-    return ""
+    return event["delta"] if is_paced_candidate(event) else ""
