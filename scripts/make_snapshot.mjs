@@ -197,9 +197,14 @@ const flatten = (tree, prefix) => {
 };
 flatten(pyscriptTree, "");
 report.pyscriptModules = runtime.compile_pyscript(JSON.stringify(pyscriptFiles));
-// Last: what the snapshot holds goes to the collector's permanent generation.
+// Last: what the snapshot holds goes to the collector's permanent generation,
+// and the restore's first Python call will widen the interpreter's call sites
+// for V8 (browser/call_sites.py) before V8 first optimises the loop.
 report.frozen = runtime.freeze_heap();
 runtime.destroy();
+const callSites = pyodide.pyimport("streampace.browser.call_sites");
+callSites.widen_at_first_call();
+callSites.destroy();
 const tImport = performance.now();
 
 const zeroed = zeroFreeMemory(pyodide._module);

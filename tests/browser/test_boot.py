@@ -151,6 +151,11 @@ def test_snapshot_boot_shows_early_text_and_reseeds_random(driver: Any, boot_ser
         # never scans them. Frozen objects freed since only lower the count.
         frozen = python(driver, "import gc; gc.get_freeze_count()")
         assert 0 < frozen <= json.loads(MANIFEST.read_text())["frozen"]
+        # The restore's first Python call widened V8's call sites
+        # (browser/call_sites.py), and its hook is gone.
+        assert python(driver, "import streampace.browser.call_sites as c\n"
+                              "c.widened_at_first_call()")
+        assert python(driver, "import sys; sys.getprofile() is None")
         draws.append(python(driver, "import random; random.random()"))
     # Without the reseed every restore would replay the setup machine's sequence.
     assert draws[0] != draws[1]

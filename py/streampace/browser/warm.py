@@ -40,6 +40,9 @@ deoptimising a function after ten (`--wasm-deopts-per-function-limit`).
 `python -m bench.wasm_tiering --settle 2` (8 loads, the question 2 s after
 ready) counted per first answer: with one run 3-4 at 1x and at 4x; with
 three, 1-3 (median 1.5) at 1x and 0-3 (median 1) at 4x.
+Since then the snapshot shows the loop's calls many kinds of object before V8
+first optimises it (call_sites.py), and a page meets one such deopt, during
+its boot.
 """
 
 from __future__ import annotations
