@@ -161,6 +161,26 @@ def test_snapshot_boot_shows_early_text_and_reseeds_random(driver: Any, boot_ser
     assert draws[0] != draws[1]
 
 
+def test_a_message_sent_stops_the_page_warm_up_at_once(driver: Any, boot_server: Any) -> None:
+    """browser/warm.py's sample steps stop when the page sends a message, not
+    only once an answer starts: at 4x CPU a step was ~25 ms of the answer's
+    first frame (`python -m bench --browser --cpu 4`, the demo)."""
+    server, switch = boot_server
+    switch.mode = "real"
+    boot_page(driver, server, "ask-early")
+    # Read back in the promise's callback: no timer (a warm-up step) and no
+    # socket message (the answer's start) can run in between.
+    before, sent, after = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "const s = window.streampace, before = s.stats().warmUp;"
+        "s.send({type: 'run', prompt: 'now'}).then("
+        "  (sent) => done([before, sent, s.stats().warmUp]));")
+    # Right after ready the warm-up still runs (it takes most of a second).
+    assert before is not None and not before["done"], before
+    assert sent["status"] == "accepted", sent
+    assert after["cancelled"] and after["done"], after
+
+
 def test_snapshot_sent_as_brotli_is_restored(driver: Any, boot_server: Any) -> None:
     """The heap as `streampace serve` sends it to a browser that takes brotli
     (Content-Encoding: br, decoded by the browser, not gunzipped by the page),

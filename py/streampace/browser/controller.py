@@ -22,7 +22,7 @@ from streampace.browser.announce import heading_base as heading_base_option
 from streampace.browser.ffi import JsProxy, create_proxy, js
 from streampace.browser.host import BrowserHost
 from streampace.browser.labels import labels_for
-from streampace.browser.outbox import Outbox, refused
+from streampace.browser.outbox import ACCEPTED, Outbox, refused
 from streampace.browser.page_host import HostLease
 from streampace.browser.renderer import DomRenderer
 from streampace.browser.segmenter import IntlSegmenter
@@ -200,7 +200,12 @@ class StreamView:
         (browser/outbox.py)."""
         if self.connection is None:
             return refused("not_connected", "not connected to a session")
-        return self.outbox.submit(message)
+        outcome = self.outbox.submit(message)
+        if outcome["status"] == ACCEPTED and self._warm is not None:
+            # An answer or a command is on its way: the sample's remaining steps
+            # would only add to its first frames (a step at 4x CPU: ~25 ms).
+            self._warm.cancel()
+        return outcome
 
     def send_json(self, text: str) -> str:
         """`send` for js_shim/streampace.js: JSON in, JSON out."""

@@ -15,9 +15,9 @@ runs through the real stack — socket messages as JSON, segmentation, pacing,
 the Markdown DOM, the live region — on a virtual clock, one small step per
 timer callback of the page's own host, so no step is a long task. It shows
 nothing, sends nothing and fires its events only inside its detached element;
-it is closed at its end, or earlier when the view that started it closes or
-receives a run (a real answer pays its own first frames; the sample's steps
-would only add to them).
+it is closed at its end, or earlier when the view that started it closes,
+sends a message or receives a run (a real answer pays its own first frames;
+the sample's steps would only add to them).
 
 Before the first message, a step of its own lays the sample out once in the
 page, in the view's own styles and removed in the same task (never painted):
