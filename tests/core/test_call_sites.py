@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -47,12 +48,13 @@ def test_armed_it_runs_once_at_the_next_python_call(
         monkeypatch: pytest.MonkeyPatch, unarmed_after: None) -> None:
     runs: list[int] = []
     monkeypatch.setattr(call_sites, "widen", lambda: runs.append(1))
-    monkeypatch.setattr(call_sites, "_widened_at_first_call", False)
+    monkeypatch.setattr(call_sites, "_widened_at", None)
     call_sites.widen_at_first_call()  # last before the calls (a fixture's would be one)
     sorted([2, 1])  # a C function: not yet
     assert runs == []
     assert _python_function() == 1
-    assert runs == [1] and call_sites.widened_at_first_call()
+    ran_at = call_sites.widened_at()
+    assert runs == [1] and ran_at is not None and abs(time.time() - ran_at) < 60
     assert sys.getprofile() is None  # the hook removed itself
     _python_function()
     assert runs == [1]
@@ -64,8 +66,8 @@ def test_a_failing_widen_does_not_stop_the_call_it_came_before(
         raise RuntimeError("broken")
 
     monkeypatch.setattr(call_sites, "widen", failing)
-    monkeypatch.setattr(call_sites, "_widened_at_first_call", False)
+    monkeypatch.setattr(call_sites, "_widened_at", None)
     call_sites.widen_at_first_call()
     assert _python_function() == 1
     assert sys.getprofile() is None
-    assert not call_sites.widened_at_first_call()
+    assert call_sites.widened_at() is None

@@ -32,10 +32,11 @@ import functools
 import itertools
 import operator
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["widen", "widen_at_first_call", "widened_at_first_call"]
+__all__ = ["widen", "widen_at_first_call", "widened_at"]
 
 
 class _Sized:
@@ -112,11 +113,11 @@ def widen() -> None:
     _next_slot_calls = _slot_calls()
 
 
-_widened_at_first_call = False
+_widened_at: float | None = None
 
 
 def _first_call(_frame: Any, event: str, _arg: Any) -> None:
-    global _widened_at_first_call
+    global _widened_at
     if event != "call":  # a C function's call or return (sys.setprofile's own, here)
         return
     sys.setprofile(None)
@@ -124,12 +125,13 @@ def _first_call(_frame: Any, event: str, _arg: Any) -> None:
         widen()
     except Exception:  # noqa: BLE001 - a restore must go on; the loop is only slower
         return
-    _widened_at_first_call = True
+    _widened_at = time.time()
 
 
-def widened_at_first_call() -> bool:
-    """Whether the armed `widen()` ran (in a page: at its snapshot's restore)."""
-    return _widened_at_first_call
+def widened_at() -> float | None:
+    """When the armed `widen()` ran (`time.time()`; None: not yet, or it
+    failed). In a page: at its snapshot's restore, after the page's start."""
+    return _widened_at
 
 
 def widen_at_first_call() -> None:

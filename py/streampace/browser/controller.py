@@ -203,7 +203,7 @@ class StreamView:
         outcome = self.outbox.submit(message)
         if outcome["status"] == ACCEPTED and self._warm is not None:
             # An answer or a command is on its way: the sample's remaining steps
-            # would only add to its first frames (a step at 4x CPU: ~25 ms).
+            # would only add to its first frames (a step at 4x CPU took 24 ms).
             self._warm.cancel()
         return outcome
 
