@@ -84,7 +84,7 @@ _HASHABLE = ("a", 1, 1.5, (1,), frozenset({1}), b"a", None, _Plain, _Plain(), ra
 # Callables of distinct kinds (builtins of each calling convention, types, bound
 # and unbound methods, partial, itemgetter), each taking the one argument.
 _CALLABLES: tuple[Callable[[Any], object], ...] = (
-    len, list, tuple, repr, max, sorted, [].append, "{}".format, dict.fromkeys,
+    len, list, tuple, repr, max, sorted, set().discard, "{}".format, dict.fromkeys,
     functools.partial(operator.eq, 1), operator.itemgetter(0), _Plain().method, str)
 
 
