@@ -1649,3 +1649,62 @@ def test_a_loose_items_fences_are_read_once_per_line(size: int, monkeypatch: Any
     stream.close()
     assert stream.to_html() == render_html(text)
     assert 0 < len(seen) <= text.count("\n"), len(seen)
+
+
+# Characters of prose, and the ones inline rules or a block's stripping act on.
+_PROSE = list("aZé漢한9 ,.;?:-+=%@^{}|>()/'\"“”’…—👍🏽\u200d") + ["www.", "://", "http"]
+_SPECIAL = list("\n$\\`~*_[]!<&#\t\u00a0\u2028\x00") + ["&amp;", "&#35;", " #", " ##"]
+
+
+def _every_plain_path(parser: Parser, src: str) -> tuple[Any, ...]:
+    """`src` through each parse `_is_plain` may answer without markdown-it."""
+    return (parser.inline_split(src, {}), parser.inline(src, {}), parser.render_all(src, {})[0],
+            parser.block_starts(src, {}),
+            *(parser.render_all(mark + src, {})[0] for mark in ("- ", "1. ", "## ")))
+
+
+def _never_plain(text: str) -> bool:
+    return False
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PROSE + _SPECIAL), max_size=16),
+       st.sampled_from(["", "A", "é", "漢"]))
+def test_text_taken_as_plain_parses_as_itself_on_every_path(parts: list[str], lead: str) -> None:
+    """What `_is_plain` lets skip markdown-it (inline parses, one-line
+    paragraphs, headings and list items) is exactly what markdown-it gives."""
+    import streampace.markdown.parser as parser_module
+
+    src = lead + "".join(parts)
+    fast = _every_plain_path(PARSER, src)
+    real = parser_module._is_plain
+    parser_module._is_plain = _never_plain
+    try:
+        slow = _every_plain_path(PARSER, src)
+    finally:
+        parser_module._is_plain = real
+    assert fast == slow
+
+
+def test_prose_with_punctuation_is_plain_and_markup_is_not() -> None:
+    from streampace.markdown.parser import _RULE_STARTS, _is_plain
+
+    assert _is_plain("Here is how I see it: “a faithful one” (not the fastest) — isn't it?")
+    assert _is_plain("混ざった文字、emoji 👍🏽 and 3 + 4 = 7")
+    for start in "".join(_RULE_STARTS.values()) + "]#\t\u00a0\x00":
+        assert not _is_plain(f"a {start} b"), repr(start)
+    for url in ("see https://a.b", "see www.a.b", "see WWW.a.b"):
+        assert not _is_plain(url)
+    assert not _is_plain("")
+
+
+def test_a_parser_refuses_an_inline_rule_it_does_not_know_the_start_of() -> None:
+    class WithMentions(Parser):
+        @staticmethod
+        def _markdown_it(inline: bool, footnote_defs: bool) -> Any:
+            md = Parser._markdown_it(inline, footnote_defs)
+            md.inline.ruler.push("mention", lambda state, silent: False)
+            return md
+
+    with pytest.raises(RuntimeError, match="mention"):
+        WithMentions()

@@ -50,10 +50,21 @@ _TASK = re.compile(r"^\[([ xX])\](?=[ \t]|$)")
 # GFM extended autolinks: after start, whitespace or one of *_~( .
 _BARE_URL = re.compile(r"(?:(?<=[\s*_~(])|^)(?:https?://|www\.)[^\s<]*", re.IGNORECASE)
 _DOMAIN = re.compile(r"^(?:https?://)?(?:www\.)?[\w-]", re.IGNORECASE)  # a domain starts here
-# Letters, digits, spaces and `,.;?`: text no inline rule acts on (no delimiter,
-# escape, entity, link, code or math character), so its inline parse is itself,
-# unless it holds a bare `www.` URL (an `https://` one needs `:` and `/`).
-_PLAIN_TEXT = re.compile(r"(?:[^\W_]|[ ,.;?])+")
+# The characters at which each inline rule of ours can start. markdown-it's
+# `text` rule stops at a wider set (`:`, `-`, `+`, `=`, ...), but where no rule
+# starts there the character joins the same text token: text without these
+# characters parses as itself. Parser() refuses an inline rule not listed here.
+_RULE_STARTS = {
+    "text": "", "newline": "\n", "math_inline": "$\\", "escape": "\\", "backticks": "`",
+    "strikethrough": "~", "emphasis": "*_", "footnote_ref": "[", "link": "[", "image": "!",
+    "autolink": "<", "html_inline": "<", "entity": "&",
+}
+# Text no inline rule acts on, whose inline parse is itself: none of the rules'
+# start characters, no `]` (a label's end), no `#` (a heading's closing marks),
+# no white space but the plain space (a block's content is stripped of it), no
+# NUL (a parse replaces it) and no bare URL (`://`, `www.`: autolinked). One
+# character class, searched: linear in the text.
+_NOT_PLAIN = re.compile(r"[\n$\\`~*_\[!<&\]#\x00]|[^\S ]")
 # One line that is a heading or a list item by its marker alone, then one space
 # and the content: (heading marks, bullet, number, delimiter, content).
 _BLOCK_KINDS = {"ul": "bullet_list_open", "ol": "ordered_list_open", "p": "paragraph_open"}
@@ -88,12 +99,13 @@ def quiet_block_rule_logs() -> int:
 
 
 def _is_plain(text: str) -> bool:
-    return _PLAIN_TEXT.fullmatch(text) is not None and "www." not in text.lower()
+    return (text != "" and _NOT_PLAIN.search(text) is None and "://" not in text
+            and "www." not in text.lower())
 
 
 def _plain_line(src: str) -> Element | None:
     """The node of `src` when it is one line (with its break or not) of plain
-    text (`_PLAIN_TEXT`): a paragraph starting with a letter, or a heading or
+    text (`_is_plain`): a paragraph starting with a letter, or a heading or
     list item whose marker is followed by one space and plain text starting
     with a letter, exactly as markdown-it renders them (a streamed answer's new
     block usually starts so; the parse costs ~0.1 ms in CPython whatever the
@@ -192,6 +204,10 @@ class Parser:
         self.note_md = self._markdown_it(inline=True, footnote_defs=False)
         # Block structure only (no inline pass): cheap, used to find block boundaries.
         self.blocks_md = self._markdown_it(inline=False, footnote_defs=True)
+        for md in (self.md, self.note_md):
+            unknown = set(md.inline.ruler.get_active_rules()) - _RULE_STARTS.keys()
+            if unknown:  # `_is_plain` would answer for text such a rule acts on
+                raise RuntimeError(f"inline rules without their start characters: {unknown}")
 
     @staticmethod
     def _markdown_it(inline: bool, footnote_defs: bool) -> MarkdownIt:
@@ -286,6 +302,8 @@ class Parser:
         still close), no literal backtick run
         (a code span may still close), and no `$`, `\\(`, `\\[` on the last
         line (inline math closes on its line)."""
+        if _is_plain(src):  # the usual piece of prose: itself, and nothing in it opens
+            return [src], True
         env = self._env(refs, ctx)
         tokens: list = []
         state = StateInline(src, self.md, env, tokens)
