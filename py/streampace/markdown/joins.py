@@ -82,12 +82,12 @@ def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
 
 
 def ended_by_paragraph(tail: str) -> list[tuple[int, int, str]] | None:
-    """The top-level blocks of `tail` when it is a heading line or the lines of
-    one list (as `items_of_one_list`), empty lines, and one partial line
-    starting with a letter: that block (a list with its empty lines, as
-    markdown-it maps it) and a paragraph, which ends the list (text at column 0
-    after a blank line does not continue an item). None: another shape (a
-    block parse decides)."""
+    """The top-level blocks of `tail` when it is a heading line, the lines of
+    one paragraph each starting with a letter, or the lines of one list (as
+    `items_of_one_list`), then empty lines and one partial line starting with a
+    letter: that block (a list with its empty lines, as markdown-it maps it)
+    and a paragraph, which ends the list (text at column 0 after a blank line
+    does not continue an item). None: another shape (a block parse decides)."""
     cut = tail.rfind("\n")
     if cut < 0 or not tail[cut + 1:cut + 2].isalpha():
         return None
@@ -97,6 +97,12 @@ def ended_by_paragraph(tail: str) -> list[tuple[int, int, str]] | None:
         return None
     if "\n" not in head and _HEADING.match(head):
         return [(0, 1, "heading_open"), (blanks, blanks + 1, "paragraph_open")]
+    lines = head.split("\n")
+    if all(line[:1].isalpha() for line in lines):
+        # A line that starts with a letter starts no block and, after the
+        # first, cannot turn the lines above into a heading or a table.
+        return [(0, len(lines), "paragraph_open"),
+                (len(lines) - 1 + blanks, len(lines) + blanks, "paragraph_open")]
     if not items_of_one_list(head):
         return None
     for line in head.split("\n"):
