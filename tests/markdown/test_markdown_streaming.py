@@ -1746,3 +1746,53 @@ def test_a_short_paragraph_ended_by_a_blank_line_and_text_takes_no_block_parse()
     stream.feed(" do not care.\n")
     stream.close()
     assert stream.to_html() == render_html(f"{first}\n\nProviders do not care.\n")
+
+
+_LINE_MARKS = ["", "- ", "* ", "1. ", "3) ", "# ", "### ", "####### ", "> ", ">  ", "> > ", ">",
+               " ", "    ", "# #"]
+_LINE_FIRST = list("aé漢*_`~[!<&#$\\1- >=|") + ["**", "``", "```", "~~~", "***", "* *", "[ ] "]
+_INLINE_BITS = list("ab *_`~[]()!<&#$\\:|-=.\t") + [
+    "  ", "**", "[^1]", "[a](/u)", "[a]", "&amp;", "www.x.y", "http://a.b", "\u00a0", "`x`",
+    "$x$", "<b>", " #", " ##"]
+_DEFINED = PARSER.render("[^1]: a note\n\n[a]: /u\n", {})[1]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(_LINE_MARKS), st.sampled_from(_LINE_FIRST),
+       st.lists(st.sampled_from(_INLINE_BITS), max_size=8), st.sampled_from(["", "\n", "  "]),
+       st.sampled_from([0, 2, 19, 20]), st.booleans())
+def test_a_one_line_block_is_its_inline_parse_in_the_block_a_parse_finds(
+        mark: str, first: str, body: list[str], end: str, levels: int, defined: bool) -> None:
+    """Headings, list items, quotes and paragraphs of one line skip the block
+    pass (`_line_block`): nodes, footnote references and block kinds are a
+    full parse's, at any nesting depth (past the cap, markers are text)."""
+    import streampace.markdown.parser as parser_module
+
+    src = mark + first + "".join(body) + end
+    parser = PARSER.within(levels) if levels else PARSER
+    refs = _DEFINED if defined else {}
+    fast = (parser.render_all(src, refs, ("x", 3)), parser.block_starts(src, refs))
+    real = parser_module._line_block
+    parser_module._line_block = _no_line_block
+    try:
+        slow = (parser.render_all(src, refs, ("x", 3)), parser.block_starts(src, refs))
+    finally:
+        parser_module._line_block = real
+    assert fast == slow
+
+
+def _no_line_block(src: str, marked: bool) -> None:
+    return None
+
+
+def test_one_line_blocks_with_markup_skip_the_block_pass() -> None:
+    import streampace.markdown.parser as parser_module
+
+    for src, tag in (("- **Pacing 2**: keep the *visible* rate", "ul"),
+                     ("## 1. Pacing `now`", "h2"), ("> Note: a quote with **bold**", "blockquote"),
+                     ("**Note:** a paragraph", "p"), ("3) `code` first", "ol")):
+        line = parser_module._line_block(src, True)
+        assert line is not None and line[0] == tag, src
+    for src in ("- - x", "* * *", "```py", "1. 2. x", "> > x", "## a ##", "[a]: /u", "-  x"):
+        assert parser_module._line_block(src, True) is None, src
+    assert PARSER.within(20).block_starts("- x", {}) == [(0, 1, "paragraph_open")]

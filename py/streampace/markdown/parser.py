@@ -67,7 +67,8 @@ _RULE_STARTS = {
 _NOT_PLAIN = re.compile(r"[\n$\\`~*_\[!<&\]#\x00]|[^\S ]")
 # One line that is a heading or a list item by its marker alone, then one space
 # and the content: (heading marks, bullet, number, delimiter, content).
-_BLOCK_KINDS = {"ul": "bullet_list_open", "ol": "ordered_list_open", "p": "paragraph_open"}
+_BLOCK_KINDS = {"ul": "bullet_list_open", "ol": "ordered_list_open", "p": "paragraph_open",
+                "blockquote": "blockquote_open"}
 _MARKED_LINE = re.compile(r"(?:(#{1,6})|([-+*])|(\d{1,9})([.)])) (\S.*)")
 
 
@@ -103,32 +104,63 @@ def _is_plain(text: str) -> bool:
             and "www." not in text.lower())
 
 
-def _plain_line(src: str) -> Element | None:
-    """The node of `src` when it is one line (with its break or not) of plain
-    text (`_is_plain`): a paragraph starting with a letter, or a heading or
-    list item whose marker is followed by one space and plain text starting
-    with a letter, exactly as markdown-it renders them (a streamed answer's new
-    block usually starts so; the parse costs ~0.1 ms in CPython whatever the
-    length). None: any other source (parse it)."""
+def _starts_no_block(content: str) -> bool:
+    """Whether a line (or a list item's or heading's content) starting so can
+    only be a paragraph's text: a letter, or `*`, `_`, a backtick or `~` that
+    opens inline markup (not a list marker: a letter or digit is in it and the
+    next character is no blank; not a thematic break: it holds a letter or
+    digit; not a fence: fewer than three backticks or tildes)."""
+    first = content[:1]
+    if first.isalpha():
+        return True
+    if first not in ("*", "_", "`", "~") or content[1:2] in ("", " ", "\t"):
+        return False
+    if content.startswith(("```", "~~~")):
+        return False
+    return any(c.isalnum() for c in content)
+
+
+def _line_block(src: str, marked: bool) -> tuple[str, Attrs, str] | None:
+    """(tag, attributes, content) of `src` when it is one line (with its break
+    or not) that is a paragraph, or (`marked`) a heading, or a list item or a
+    block quote whose marker is followed by one space, and whose content
+    `_starts_no_block` (a heading's may start with anything): markdown-it
+    makes it that block around the inline parse of the content. Tag "p",
+    "h1".."h6", "ul" or "ol" (one item), "blockquote" (one paragraph). None:
+    any other source (a block parse decides)."""
     if "\n" in src[:-1]:
         return None
     src = src.rstrip("\n")  # the line's break changes nothing of it
-    if src[:1].isalpha():
-        return ("p", (), (src.rstrip(" "),)) if _is_plain(src) else None
-    line = _MARKED_LINE.fullmatch(src)
-    if line is None:
-        return None
-    marks, bullet, number, _delim, content = line.groups()
+    attrs: Attrs = ()
+    if _starts_no_block(src):
+        content, tag = src, "p"
+    elif marked and src.startswith("> ") and _starts_no_block(src[2:]):
+        content, tag = src[2:], "blockquote"
+    else:
+        line = _MARKED_LINE.fullmatch(src) if marked else None
+        if line is None:
+            return None
+        marks, bullet, number, _delim, content = line.groups()
+        # A heading's content is inline text whatever it starts with; its
+        # closing marks are not (`#` left to the parse).
+        if "#" in content if marks else not _starts_no_block(content):
+            return None
+        tag = f"h{len(marks)}" if marks else "ul" if bullet else "ol"
+        if number and int(number) != 1:
+            attrs = (("start", str(int(number))),)
     content = content.rstrip(" ")
-    if not (content[:1].isalpha() and _is_plain(content)):
-        return None  # (content starting otherwise may be a block of its own: "1. 2. x")
-    if marks:
-        return (f"h{len(marks)}", (), (content,))
-    item = ("li", (), (content,))
-    if bullet:
-        return ("ul", (), (item,))
-    start = int(number)
-    return ("ol", (("start", str(start)),) if start != 1 else (), (item,))
+    if content != content.strip() or "\x00" in content:
+        return None  # a block strips other white space too; a parse replaces NUL
+    return tag, attrs, content
+
+
+def _wrap_line(tag: str, attrs: Attrs, kids: tuple[Node, ...]) -> Element:
+    """A `_line_block`'s node around its content's inline nodes."""
+    if tag in ("ul", "ol"):
+        return (tag, attrs, (("li", (), kids),))
+    if tag == "blockquote":
+        return (tag, attrs, (("p", (), kids),))
+    return (tag, attrs, kids)
 
 
 def _trim_url(url: str) -> str:
@@ -223,6 +255,12 @@ class Parser:
         use_footnotes(md, definitions=footnote_defs)
         return md
 
+    def _marks_are_blocks(self) -> bool:
+        """Whether a heading or list marker at the top of a source opens its
+        block: not past markdown-it's nesting cap (`_CappedBlock`), where every
+        line is a paragraph's text."""
+        return self.levels < self.md.options.maxNesting
+
     def within(self, levels: int) -> Parser:
         """This parser for a container's content parsed alone, `levels` block
         levels further down (a list item's content: 2, the list and the item;
@@ -250,9 +288,9 @@ class Parser:
             # table, a setext heading or a definition needs another line or `[`):
             # answered without markdown-it's fixed cost (~0.1 ms, more in Pyodide).
             return [(0, 1, "paragraph_open")]
-        plain = _plain_line(src)
-        if plain is not None:  # a heading or a list item line of plain text
-            return [(0, 1, _BLOCK_KINDS.get(plain[0], "heading_open"))]
+        line = _line_block(src, self._marks_are_blocks())
+        if line is not None:  # a heading or a list item line: its kind is its marker
+            return [(0, 1, _BLOCK_KINDS.get(line[0], "heading_open"))]
         out = []
         for tok in self.blocks_md.parse(src, self._env(refs, None)):
             if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
@@ -270,9 +308,18 @@ class Parser:
         """Nodes, references after it, footnote definitions (label, content)
         and footnote references made (key, element id) of `src`. `ctx` is
         (id prefix, index of the block in its document) for footnote ids."""
-        plain = _plain_line(src)
-        if plain is not None:
-            return [plain], refs, [], []
+        line = _line_block(src, self._marks_are_blocks())
+        if line is not None:
+            # One line: its block is known; the inline parse alone gives its
+            # content (a third to a half of a parse's cost is its block pass).
+            tag, attrs, content = line
+            if _is_plain(content):
+                return [_wrap_line(tag, attrs, (content,))], refs, [], []
+            env = self._env(refs, ctx)
+            tokens: list = []
+            self.md.inline.parse(content, self.md, env, tokens)
+            kids = tuple(self._inline(tokens, env))
+            return [_wrap_line(tag, attrs, kids)], refs, [], env["_sp_refs"]
         env = self._env(refs, ctx)
         tokens = self.md.parse(src, env)
         nodes = self._blocks(tokens, env)
