@@ -34,6 +34,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from markdown_it.common.utils import mdTrim
+from markdown_it.rules_block.table import escapedSplit
+
 from streampace.markdown.completion import complete_inline
 from streampace.markdown.fence import closing_run, opening_run
 from streampace.markdown.item_fence import FenceScan, FenceTail
@@ -320,6 +323,11 @@ class OpenParagraph:
         return (para,)
 
 
+# Past this many columns a row goes through a parse of the table, which
+# bounds the empty cells it fills in (markdown-it's MAX_AUTOCOMPLETED_CELLS).
+_MOST_QUICK_COLUMNS = 1000
+
+
 class OpenTable:
     """A top-level table while it streams: rows rendered once each."""
 
@@ -340,6 +348,9 @@ class OpenTable:
                 raise ValueError("not a table row")
 
     def _render_rows(self, row: str) -> list[Node] | None:
+        alone = self._row_alone(row)
+        if alone is not None:
+            return [alone]
         nodes = self.parser.render(self.head_src + row, self.refs, self.ctx)[0]
         if len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != "table":
             return None
@@ -352,6 +363,29 @@ class OpenTable:
             elif part[0] == "tbody":
                 body = list(part[2])
         return body
+
+    def _row_alone(self, row: str) -> Node | None:
+        """One line starting with a pipe under the header, without a parse of
+        the table: markdown-it's cells of it (its own split and trim), one per
+        header column, each the inline parse of its content, aligned as its
+        column. A line that starts with a pipe ends no table and starts no
+        block, so it is always the next row. None: a parse decides (no header
+        yet, several lines, footnote references, whose ids count the table's)."""
+        if (self.thead is None or "\n" in row or not _is_table_line(row)
+                or "[^" in row or "[^" in self.head_src):
+            return None
+        heads = self.thead[2][0][2]
+        if len(heads) > _MOST_QUICK_COLUMNS:
+            return None
+        cells = escapedSplit(mdTrim(row))
+        if cells and cells[0] == "":
+            cells.pop(0)
+        if cells and cells[-1] == "":
+            cells.pop()
+        return ("tr", (), tuple(
+            ("td", head[1], tuple(self.parser.inline(
+                mdTrim(cells[i]) if i < len(cells) else "", self.refs, self.ctx)))
+            for i, head in enumerate(heads)))
 
     def _feed_at_once(self, lines: list[str]) -> bool:
         """Several rows in one parse, when it makes one table with a body row per
