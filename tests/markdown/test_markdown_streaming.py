@@ -1750,7 +1750,8 @@ def test_a_short_paragraph_ended_by_a_blank_line_and_text_takes_no_block_parse()
 
 _LINE_MARKS = ["", "- ", "* ", "1. ", "3) ", "# ", "### ", "####### ", "> ", ">  ", "> > ", ">",
                " ", "    ", "# #"]
-_LINE_FIRST = list("aé漢*_`~[!<&#$\\1- >=|") + ["**", "``", "```", "~~~", "***", "* *", "[ ] "]
+_LINE_FIRST = list("aé漢*_`~[!<&#$\\1- >=|") + ["**", "``", "```", "````", "~~", "~~~", "***",
+                                                 "* *", "[ ] ", "`` `", "```py`"]
 _INLINE_BITS = list("ab *_`~[]()!<&#$\\:|-=.\t") + [
     "  ", "**", "[^1]", "[a](/u)", "[a]", "&amp;", "www.x.y", "http://a.b", "\u00a0", "`x`",
     "$x$", "<b>", " #", " ##"]
@@ -1764,21 +1765,26 @@ _DEFINED = PARSER.render("[^1]: a note\n\n[a]: /u\n", {})[1]
 def test_a_one_line_block_is_its_inline_parse_in_the_block_a_parse_finds(
         mark: str, first: str, body: list[str], end: str, levels: int, defined: bool) -> None:
     """Headings, list items, quotes and paragraphs of one line skip the block
-    pass (`_line_block`): nodes, footnote references and block kinds are a
-    full parse's, at any nesting depth (past the cap, markers are text)."""
+    pass (`_line_block`), and a fence's first line its block kind's
+    (`_fence_line`): nodes, footnote references and block kinds are a full
+    parse's, at any nesting depth (past the cap, markers are text)."""
     import streampace.markdown.parser as parser_module
 
     src = mark + first + "".join(body) + end
     parser = PARSER.within(levels) if levels else PARSER
     refs = _DEFINED if defined else {}
     fast = (parser.render_all(src, refs, ("x", 3)), parser.block_starts(src, refs))
-    real = parser_module._line_block
-    parser_module._line_block = _no_line_block
+    real = parser_module._line_block, parser_module._fence_line
+    parser_module._line_block, parser_module._fence_line = _no_line_block, _no_fence_line
     try:
         slow = (parser.render_all(src, refs, ("x", 3)), parser.block_starts(src, refs))
     finally:
-        parser_module._line_block = real
+        parser_module._line_block, parser_module._fence_line = real
     assert fast == slow
+
+
+def _no_fence_line(src: str) -> bool:
+    return False
 
 
 def _no_line_block(src: str, marked: bool) -> None:
@@ -1847,3 +1853,20 @@ def test_a_streamed_table_row_takes_no_parse_of_the_table() -> None:
     stream.close()
     assert stream.to_html() == render_html("| case | cost |\n|:---|---:|\n| row **1** | `1 ms` |\n"
                                            "| row 2 | 2 ms |\n")
+
+
+@pytest.mark.parametrize("src", ["```", "```python", "```py`", "````", "~~~", "~~~ `x`", "```a`b",
+                                 "``", "`` `", "~~", "```\n", "~~~py\n", " ```", "`x`", "~x~"])
+@pytest.mark.parametrize("levels", [0, 20])
+def test_a_fence_lines_blocks_are_the_block_parses(src: str, levels: int) -> None:
+    import streampace.markdown.parser as parser_module
+
+    parser = PARSER.within(levels) if levels else PARSER
+    fast = (parser.block_starts(src, {}), parser.render_all(src, {}))
+    real = parser_module._line_block, parser_module._fence_line
+    parser_module._line_block, parser_module._fence_line = _no_line_block, _no_fence_line
+    try:
+        slow = (parser.block_starts(src, {}), parser.render_all(src, {}))
+    finally:
+        parser_module._line_block, parser_module._fence_line = real
+    assert fast == slow

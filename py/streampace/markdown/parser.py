@@ -106,18 +106,30 @@ def _is_plain(text: str) -> bool:
 
 def _starts_no_block(content: str) -> bool:
     """Whether a line (or a list item's or heading's content) starting so can
-    only be a paragraph's text: a letter, or `*`, `_`, a backtick or `~` that
-    opens inline markup (not a list marker: a letter or digit is in it and the
-    next character is no blank; not a thematic break: it holds a letter or
-    digit; not a fence: fewer than three backticks or tildes)."""
+    only be a paragraph's text: a letter, fewer than three backticks or tildes
+    (not a fence), or `*` or `_` that opens inline markup (not a list marker:
+    the next character is no blank; not a thematic break: it holds a letter or
+    digit)."""
     first = content[:1]
     if first.isalpha():
         return True
-    if first not in ("*", "_", "`", "~") or content[1:2] in ("", " ", "\t"):
-        return False
-    if content.startswith(("```", "~~~")):
+    if first in ("`", "~"):
+        return not content.startswith(first * 3)
+    if first not in ("*", "_") or content[1:2] in ("", " ", "\t"):
         return False
     return any(c.isalnum() for c in content)
+
+
+def _fence_line(src: str) -> bool:
+    """Whether `src` is one line (with its break or not) that opens a fenced
+    code block at its first column: three or more backticks (then no backtick
+    in the info string) or tildes. Alone, it runs to the end of the source."""
+    if "\n" in src[:-1]:
+        return False
+    first = src[:1]
+    if first not in ("`", "~") or not src.startswith(first * 3):
+        return False
+    return first == "~" or "`" not in src.lstrip("`")
 
 
 def _line_block(src: str, marked: bool) -> tuple[str, Attrs, str] | None:
@@ -288,9 +300,12 @@ class Parser:
             # table, a setext heading or a definition needs another line or `[`):
             # answered without markdown-it's fixed cost (~0.1 ms, more in Pyodide).
             return [(0, 1, "paragraph_open")]
-        line = _line_block(src, self._marks_are_blocks())
+        marked = self._marks_are_blocks()
+        line = _line_block(src, marked)
         if line is not None:  # a heading or a list item line: its kind is its marker
             return [(0, 1, _BLOCK_KINDS.get(line[0], "heading_open"))]
+        if marked and _fence_line(src):  # a code block's first line
+            return [(0, 1, "fence")]
         out = []
         for tok in self.blocks_md.parse(src, self._env(refs, None)):
             if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
