@@ -302,7 +302,7 @@ class Parser:
             return [(0, 1, "paragraph_open")]
         marked = self._marks_are_blocks()
         line = _line_block(src, marked)
-        if line is not None:  # a heading or a list item line: its kind is its marker
+        if line is not None:  # one line whose block its start says
             return [(0, 1, _BLOCK_KINDS.get(line[0], "heading_open"))]
         if marked and _fence_line(src):  # a code block's first line
             return [(0, 1, "fence")]
