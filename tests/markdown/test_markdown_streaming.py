@@ -1750,8 +1750,9 @@ def test_a_short_paragraph_ended_by_a_blank_line_and_text_takes_no_block_parse()
 
 _LINE_MARKS = ["", "- ", "* ", "1. ", "3) ", "# ", "### ", "####### ", "> ", ">  ", "> > ", ">",
                " ", "    ", "# #"]
-_LINE_FIRST = list("aé漢*_`~[!<&#$\\1- >=|") + ["**", "``", "```", "````", "~~", "~~~", "***",
-                                                 "* *", "[ ] ", "`` `", "```py`"]
+_LINE_FIRST = list("aé漢*_`~[!<&#$\\1- >=|\"(“:.%\u3001👍") + [
+    "**", "``", "```", "````", "~~", "~~~", "***", "* *", "[ ] ", "`` `", "```py`", "\\[", "$$",
+    "\\(", "==", "--", "||"]
 _INLINE_BITS = list("ab *_`~[]()!<&#$\\:|-=.\t") + [
     "  ", "**", "[^1]", "[a](/u)", "[a]", "&amp;", "www.x.y", "http://a.b", "\u00a0", "`x`",
     "$x$", "<b>", " #", " ##"]
@@ -1856,9 +1857,11 @@ def test_a_streamed_table_row_takes_no_parse_of_the_table() -> None:
 
 
 @pytest.mark.parametrize("src", ["```", "```python", "```py`", "````", "~~~", "~~~ `x`", "```a`b",
-                                 "``", "`` `", "~~", "```\n", "~~~py\n", " ```", "`x`", "~x~"])
+                                 "``", "`` `", "~~", "```\n", "~~~py\n", " ```", "`x`", "~x~",
+                                 "\\[", "\\[\n", "$$", "\\[ x", "\\(x\\)", "| a |", '"q"', "(x)",
+                                 "= x", "<div>", "[a]: /u", "[^1]: n", "1) x", "+ x", "> x"])
 @pytest.mark.parametrize("levels", [0, 20])
-def test_a_fence_lines_blocks_are_the_block_parses(src: str, levels: int) -> None:
+def test_a_lines_first_character_gives_the_block_parses_blocks(src: str, levels: int) -> None:
     import streampace.markdown.parser as parser_module
 
     parser = PARSER.within(levels) if levels else PARSER
@@ -1870,3 +1873,53 @@ def test_a_fence_lines_blocks_are_the_block_parses(src: str, levels: int) -> Non
     finally:
         parser_module._line_block, parser_module._fence_line = real
     assert fast == slow
+
+
+def test_a_parser_refuses_a_block_rule_it_does_not_know_the_start_of() -> None:
+    class WithNotes(Parser):
+        @staticmethod
+        def _markdown_it(inline: bool, footnote_defs: bool) -> Any:
+            md = Parser._markdown_it(inline, footnote_defs)
+            md.block.ruler.before("paragraph", "admonition",
+                                  lambda state, start, end, silent: False)
+            return md
+
+    with pytest.raises(RuntimeError, match="admonition"):
+        WithNotes()
+
+
+_ITEM_MARKS = ["- ", "* ", "+ ", "1. ", "2) ", "-", "- - ", "-\t", "1.", " - ", "-  "]
+_ITEM_BITS = list("ab *_`|#>-=[]:()!~") + ["```", "---", "]: /u", "[^1]", "  ", "\t", "# h",
+                                           "> q", "1. x"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(_ITEM_MARKS[:5]),
+       st.lists(st.tuples(st.booleans(), st.sampled_from(_ITEM_MARKS),
+                          st.lists(st.sampled_from(_ITEM_BITS), max_size=6)),
+                min_size=1, max_size=4),
+       st.booleans())
+def test_one_lists_blocks_are_the_block_parses(first: str, lines: list[tuple[bool, str, list[str]]],
+                                               broken: bool) -> None:
+    from streampace.markdown.joins import one_list
+
+    tail = "\n".join((first if same else mark) + "".join(body)
+                     for same, mark, body in lines) + ("\n" if broken else "")
+    found = one_list(tail)
+    if found is not None:
+        assert found == PARSER.block_starts(tail, {})
+
+
+def test_a_long_list_at_a_line_end_takes_no_block_parse() -> None:
+    """Items of one list past the open-list threshold, a line break just come:
+    the list is known without a block parse of the tail (joins.one_list)."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    items = [f"- **Pacing {i}**: keep the *visible* rate steady, see `case {i}`." for i in range(3)]
+    stream.feed(items[0] + "\n" + items[1])
+    parser.seen.clear()
+    stream.feed("\n- **Pac")
+    assert not [src for src in parser.seen if src.startswith("- **Pacing 0**")], parser.seen
+    stream.feed(items[2][len("- **Pac"):] + "\n")
+    stream.close()
+    assert stream.to_html() == render_html("\n".join(items) + "\n")

@@ -114,6 +114,16 @@ def ended_by_paragraph(tail: str) -> list[tuple[int, int, str]] | None:
     return [(0, start, kind), (start, start + 1, "paragraph_open")]
 
 
+def one_list(tail: str) -> list[tuple[int, int, str]] | None:
+    """The top-level blocks of `tail` when it is the lines of one list (as
+    `items_of_one_list`): that list, over every line (a last empty one, a line
+    break just come, is no line of it). None: another shape."""
+    if not items_of_one_list(tail):
+        return None
+    kind = "ordered_list_open" if tail[:1].isdigit() else "bullet_list_open"
+    return [(0, tail.count("\n") + (0 if tail.endswith("\n") else 1), kind)]
+
+
 def items_of_one_list(tail: str) -> bool:
     """Whether every line of `tail` (its last one may be empty: a line break just
     came) is an item line of the list its first line starts at column 0: same

@@ -59,6 +59,16 @@ _RULE_STARTS = {
     "strikethrough": "~", "emphasis": "*_", "footnote_ref": "[", "link": "[", "image": "!",
     "autolink": "<", "html_inline": "<", "entity": "&",
 }
+# The first characters of a line at which each block rule of ours can start
+# (after the line's indentation, itself code's start); table and lheading need a
+# second line. Any other first character starts a paragraph's text. Parser()
+# refuses a block rule not listed here.
+_BLOCK_RULE_STARTS = {
+    "table": "", "code": " \t", "math_block": "$\\", "fence": "`~", "blockquote": ">",
+    "hr": "-*_", "list": "-+*0123456789", "footnote_def": "[", "reference": "[",
+    "html_block": "<", "heading": "#", "lheading": "", "paragraph": "",
+}
+_MAY_START_BLOCK = frozenset("".join(_BLOCK_RULE_STARTS.values()))
 # Text no inline rule acts on, whose inline parse is itself: none of the rules'
 # start characters, no `]` (a label's end), no `#` (a heading's closing marks),
 # no white space but the plain space (a block's content is stripped of it), no
@@ -106,18 +116,18 @@ def _is_plain(text: str) -> bool:
 
 def _starts_no_block(content: str) -> bool:
     """Whether a line (or a list item's or heading's content) starting so can
-    only be a paragraph's text: a letter, fewer than three backticks or tildes
-    (not a fence), or `*` or `_` that opens inline markup (not a list marker:
-    the next character is no blank; not a thematic break: it holds a letter or
-    digit)."""
+    only be a paragraph's text: a character no block rule starts at, fewer
+    than three backticks or tildes (not a fence), or `*` or `_` that opens
+    inline markup (not a list marker: the next character is no blank; not a
+    thematic break: it holds a letter or digit)."""
     first = content[:1]
     if first.isalpha():
         return True
     if first in ("`", "~"):
         return not content.startswith(first * 3)
-    if first not in ("*", "_") or content[1:2] in ("", " ", "\t"):
-        return False
-    return any(c.isalnum() for c in content)
+    if first in ("*", "_"):
+        return content[1:2] not in ("", " ", "\t") and any(c.isalnum() for c in content)
+    return first != "" and first not in _MAY_START_BLOCK
 
 
 def _fence_line(src: str) -> bool:
@@ -252,6 +262,10 @@ class Parser:
             unknown = set(md.inline.ruler.get_active_rules()) - _RULE_STARTS.keys()
             if unknown:  # `_is_plain` would answer for text such a rule acts on
                 raise RuntimeError(f"inline rules without their start characters: {unknown}")
+        for md in (self.md, self.note_md, self.blocks_md):
+            unknown = set(md.block.ruler.get_active_rules()) - _BLOCK_RULE_STARTS.keys()
+            if unknown:  # `_starts_no_block` would answer for a line such a rule starts
+                raise RuntimeError(f"block rules without their start characters: {unknown}")
 
     @staticmethod
     def _markdown_it(inline: bool, footnote_defs: bool) -> MarkdownIt:
@@ -267,7 +281,7 @@ class Parser:
         use_footnotes(md, definitions=footnote_defs)
         return md
 
-    def _marks_are_blocks(self) -> bool:
+    def marks_are_blocks(self) -> bool:
         """Whether a heading or list marker at the top of a source opens its
         block: not past markdown-it's nesting cap (`_CappedBlock`), where every
         line is a paragraph's text."""
@@ -300,7 +314,7 @@ class Parser:
             # table, a setext heading or a definition needs another line or `[`):
             # answered without markdown-it's fixed cost (~0.1 ms, more in Pyodide).
             return [(0, 1, "paragraph_open")]
-        marked = self._marks_are_blocks()
+        marked = self.marks_are_blocks()
         line = _line_block(src, marked)
         if line is not None:  # one line whose block its start says
             return [(0, 1, _BLOCK_KINDS.get(line[0], "heading_open"))]
@@ -323,7 +337,7 @@ class Parser:
         """Nodes, references after it, footnote definitions (label, content)
         and footnote references made (key, element id) of `src`. `ctx` is
         (id prefix, index of the block in its document) for footnote ids."""
-        line = _line_block(src, self._marks_are_blocks())
+        line = _line_block(src, self.marks_are_blocks())
         if line is not None:
             # One line: its block is known; the inline parse alone gives its
             # content (a third to a half of a parse's cost is its block pass).

@@ -45,6 +45,7 @@ from streampace.markdown.joins import (
     ended_by_paragraph,
     ends_with_blank_line,
     items_of_one_list,
+    one_list,
 )
 from streampace.markdown.md_rules import FOOTNOTE_KEY
 from streampace.markdown.open_block import (
@@ -301,10 +302,12 @@ class MarkdownStream:
             self._show_tail(tail, ops)
             return ops
         complete = tail.count("\n") if not closing else tail.count("\n") + 1
-        # A heading or a list that a paragraph just ended (the usual end of a
-        # short list): the blocks are known without a block parse of them all.
-        blocks = ((not closing and ended_by_paragraph(tail))
-                  or (self.parser.block_starts(tail, self._refs) if tail.strip() else []))
+        # A heading, paragraph or list that a paragraph just ended (the usual
+        # end of a short list), or one list alone: the blocks are known without
+        # a block parse of them all (not past the nesting cap: markers are text).
+        shape = (not closing and self.parser.marks_are_blocks()
+                 and (ended_by_paragraph(tail) or one_list(tail)))
+        blocks = shape or (self.parser.block_starts(tail, self._refs) if tail.strip() else [])
         # How many leading blocks are final.
         final = 0
         if closing:
