@@ -1859,7 +1859,8 @@ def test_a_streamed_table_row_takes_no_parse_of_the_table() -> None:
 @pytest.mark.parametrize("src", ["```", "```python", "```py`", "````", "~~~", "~~~ `x`", "```a`b",
                                  "``", "`` `", "~~", "```\n", "~~~py\n", " ```", "`x`", "~x~",
                                  "\\[", "\\[\n", "$$", "\\[ x", "\\(x\\)", "| a |", '"q"', "(x)",
-                                 "= x", "<div>", "[a]: /u", "[^1]: n", "1) x", "+ x", "> x"])
+                                 "= x", "<div>", "[a]: /u", "[^1]: n", "1) x", "+ x", "> x",
+                                 "\u00a0$$", "\u00a0\\[", "\u00a0x", "x\u00a0"])
 @pytest.mark.parametrize("levels", [0, 20])
 def test_a_lines_first_character_gives_the_block_parses_blocks(src: str, levels: int) -> None:
     import streampace.markdown.parser as parser_module

@@ -172,7 +172,9 @@ def _line_block(src: str, marked: bool) -> tuple[str, Attrs, str] | None:
             attrs = (("start", str(int(number))),)
     content = content.rstrip(" ")
     if content != content.strip() or "\x00" in content:
-        return None  # a block strips other white space too; a parse replaces NUL
+        # A block strips other white space too (so does the math block's line
+        # test: "\u00a0$$" opens one); a parse replaces NUL.
+        return None
     return tag, attrs, content
 
 
@@ -309,14 +311,9 @@ class Parser:
 
     def block_starts(self, src: str, refs: dict) -> list[tuple[int, int, str]]:
         """(start line, end line, token type) of each top-level block of `src`."""
-        if "\n" not in src and src[:1].isalpha():
-            # One line starting with a letter opens no block but a paragraph (a
-            # table, a setext heading or a definition needs another line or `[`):
-            # answered without markdown-it's fixed cost (~0.1 ms, more in Pyodide).
-            return [(0, 1, "paragraph_open")]
         marked = self.marks_are_blocks()
         line = _line_block(src, marked)
-        if line is not None:  # one line whose block its start says
+        if line is not None:  # one line whose block its start says (no parse's ~0.1 ms)
             return [(0, 1, _BLOCK_KINDS.get(line[0], "heading_open"))]
         if marked and _fence_line(src):  # a code block's first line
             return [(0, 1, "fence")]
@@ -344,11 +341,8 @@ class Parser:
             tag, attrs, content = line
             if _is_plain(content):
                 return [_wrap_line(tag, attrs, (content,))], refs, [], []
-            env = self._env(refs, ctx)
-            tokens: list = []
-            self.md.inline.parse(content, self.md, env, tokens)
-            kids = tuple(self._inline(tokens, env))
-            return [_wrap_line(tag, attrs, kids)], refs, [], env["_sp_refs"]
+            kids, env = self._inline_env(content, refs, ctx)
+            return [_wrap_line(tag, attrs, tuple(kids))], refs, [], env["_sp_refs"]
         env = self._env(refs, ctx)
         tokens = self.md.parse(src, env)
         nodes = self._blocks(tokens, env)
@@ -360,10 +354,16 @@ class Parser:
             return [src]
         if not src:
             return []
+        return self._inline_env(src, refs, ctx)[0]
+
+    def _inline_env(self, src: str, refs: dict, ctx: Context | None
+                    ) -> tuple[list[Node], dict[str, Any]]:
+        """markdown-it's inline parse of `src`: its nodes, and the parse's env
+        (the footnote references it made)."""
         env = self._env(refs, ctx)
         tokens: list = []
         self.md.inline.parse(src, self.md, env, tokens)
-        return self._inline(tokens, env)
+        return self._inline(tokens, env), env
 
     def inline_split(self, src: str, refs: dict, ctx: Context | None = None
                      ) -> tuple[list[Node], bool]:
