@@ -1769,19 +1769,24 @@ def test_a_one_line_block_is_its_inline_parse_in_the_block_a_parse_finds(
     pass (`_line_block`), and a fence's first line its block kind's
     (`_fence_line`): nodes, footnote references and block kinds are a full
     parse's, at any nesting depth (past the cap, markers are text)."""
-    import streampace.markdown.parser as parser_module
-
     src = mark + first + "".join(body) + end
     parser = PARSER.within(levels) if levels else PARSER
     refs = _DEFINED if defined else {}
     fast = (parser.render_all(src, refs, ("x", 3)), parser.block_starts(src, refs))
+    assert fast == _without_line_shortcuts(parser, src, refs)
+
+
+def _without_line_shortcuts(parser: Parser, src: str, refs: dict) -> tuple[Any, Any]:
+    """`render_all` and `block_starts` of `src` with `_line_block` and
+    `_fence_line` answering nothing: markdown-it's own answers."""
+    import streampace.markdown.parser as parser_module
+
     real = parser_module._line_block, parser_module._fence_line
     parser_module._line_block, parser_module._fence_line = _no_line_block, _no_fence_line
     try:
-        slow = (parser.render_all(src, refs, ("x", 3)), parser.block_starts(src, refs))
+        return parser.render_all(src, refs, ("x", 3)), parser.block_starts(src, refs)
     finally:
         parser_module._line_block, parser_module._fence_line = real
-    assert fast == slow
 
 
 def _no_fence_line(src: str) -> bool:
@@ -1863,17 +1868,9 @@ def test_a_streamed_table_row_takes_no_parse_of_the_table() -> None:
                                  "\u00a0$$", "\u00a0\\[", "\u00a0x", "x\u00a0"])
 @pytest.mark.parametrize("levels", [0, 20])
 def test_a_lines_first_character_gives_the_block_parses_blocks(src: str, levels: int) -> None:
-    import streampace.markdown.parser as parser_module
-
     parser = PARSER.within(levels) if levels else PARSER
-    fast = (parser.block_starts(src, {}), parser.render_all(src, {}))
-    real = parser_module._line_block, parser_module._fence_line
-    parser_module._line_block, parser_module._fence_line = _no_line_block, _no_fence_line
-    try:
-        slow = (parser.block_starts(src, {}), parser.render_all(src, {}))
-    finally:
-        parser_module._line_block, parser_module._fence_line = real
-    assert fast == slow
+    fast = (parser.render_all(src, {}, ("x", 3)), parser.block_starts(src, {}))
+    assert fast == _without_line_shortcuts(parser, src, {})
 
 
 def test_a_parser_refuses_a_block_rule_it_does_not_know_the_start_of() -> None:
