@@ -210,6 +210,17 @@ def test_the_page_counts_its_frame_work_during_a_stream(driver: Any, page_server
     st = stats(driver)
     work = st["frameWorkMs"]
     assert work["n"] > 0 and st["scheduler"]["graphemes"] > 0
+    # Its figures come from the drains that showed text: the view asks for no
+    # frame of its own, so once everything is shown the page's frames stop.
+    assert 0 < st["maxFrameGraphemes"] <= st["scheduler"]["graphemes"]
+    assert st["maxLagMs"] > 0
+    wait_for(driver, "return window.streampace.stats().scheduler.drive === 'idle'")
+    before = stats(driver)["frames"]
+    driver.execute_async_script(  # twenty of the browser's frames, whatever their rate
+        "const done = arguments[arguments.length - 1]; let n = 0;"
+        "const tick = () => { if (++n >= 20) done(); else requestAnimationFrame(tick); };"
+        "requestAnimationFrame(tick);")
+    assert stats(driver)["frames"] - before <= 2
 
 
 def test_the_page_warm_up_runs_once_after_boot_and_shows_nothing(driver: Any,

@@ -1,8 +1,10 @@
 """Per-frame figures for the demo chart and `stats()`: pure Python.
 
 Graphemes revealed per frame, backlog (pending graphemes) and display lag (how
-long the oldest not-yet-shown grapheme has been waiting), sampled once per
-frame from the scheduler's counters while a stream is active.
+long the oldest not-yet-shown grapheme has been waiting), sampled from the
+scheduler's counters: once per frame while a stream is active when a chart
+listens (`StreamView(on_sample=...)`), otherwise in each drain that showed text
+(controller.py says why).
 """
 
 from __future__ import annotations
@@ -39,9 +41,11 @@ class Telemetry:
         # Once per frame: the counter itself, not a copy of every stat.
         return int(self._scheduler.graphemes_delivered())
 
-    def sample(self) -> tuple[float, int, int, float]:
-        """One frame's figures: (now ms, graphemes this frame, backlog, lag ms)."""
-        now = self._host.now()
+    def sample(self, now: float | None = None) -> tuple[float, int, int, float]:
+        """One frame's figures: (now ms, graphemes this frame, backlog, lag ms).
+        `now`: the host's time if the caller has just read it."""
+        if now is None:
+            now = self._host.now()
         revealed = self.revealed()
         shown = max(0, revealed - self._last_revealed)
         self._last_revealed = revealed
