@@ -1106,8 +1106,9 @@ def _streams_without_parsing_its_first_line_again(block: str, after: str, size: 
 def test_a_tight_lists_next_item_streams_without_parsing_the_last_one_again(
         marker: str, size: int) -> None:
     """While a tight list's next item streams on its first line, the item before
-    it is parsed once with it, then no more: each display parses the new line
-    alone, and every display is the one a full parse gives."""
+    it is parsed once (with it, or alone when it is one line), then no more: each
+    display parses the new line alone, and every display is the one a full parse
+    gives."""
     def item(k: int) -> str:
         number = f"{k + 1}. " if marker == "1. " else marker
         return (f"{number}**Item {k}**: keep the *visible* rate steady; see "
@@ -1116,6 +1117,29 @@ def test_a_tight_lists_next_item_streams_without_parsing_the_last_one_again(
     # Deltas inside the last item's line: the one before it (item 4) is complete.
     last = text.index(item(5))
     assert _deltas_parsing(text, "Item 4", (last + 16, last + len(item(5))), size) <= 1
+
+
+@pytest.mark.parametrize("size", [5, 13, 22])
+@pytest.mark.parametrize("marker", ["- ", "3. ", "* "])
+def test_a_one_line_items_next_item_starts_without_a_parse_of_both(
+        marker: str, size: int) -> None:
+    """When a tight list's next item starts after an item of one line, that line
+    is rendered alone (one line: no block parse) and the next item's first
+    letters alone: no parse sees both items, and every display is the one a
+    full parse gives (the list's start number included)."""
+    def item(k: int) -> str:
+        number = f"{k + 3}. " if marker == "3. " else marker
+        return (f"{number}**Item {k}**: keep the *visible* rate steady; see "
+                f"[the notes](https://example.com/{k}) for `case {k}`.\n")
+    text = "Intro.\n\n" + "".join(item(k) for k in range(6)) + "\nAfter.\n"
+    parser = _Sources()
+    stream = _EagerOpen(parser=parser)
+    both = [src for _at, rendered in _beside_a_full_parse(stream, parser, text, size)
+            for src in rendered
+            if any(not src.endswith(item(k)) and item(k) in src for k in range(5))]
+    stream.close()
+    assert stream.to_html() == render_html(text)
+    assert both == []
 
 
 @pytest.mark.parametrize("size", [5, 13, 22])

@@ -975,7 +975,7 @@ class OpenList:
         # What the display shows of the partial line, when it keeps the item's lines.
         part = shown[len(item_src):] if shown.startswith(item_src) else None
         if self._shown_item is None and partial.strip() and self._starts_item(partial):
-            self._shown_item = self._nested_item(item_src)
+            self._shown_item = self._nested_item(item_src) or self._line_item(item_src)
         after = self._after_shown_item(part, partial)
         if after is not None:
             return self._shown_as(partial, src, shown, after)
@@ -1094,6 +1094,24 @@ class OpenList:
         if shown is None or _looseness((self.tag, (), (shown[1],))) is not False:
             return None
         return shown
+
+    def _line_item(self, item_src: str) -> tuple[Any, Node] | None:
+        """What `_shown_item` keeps for a last item of one line in a tight list,
+        once a line starting the next item follows it: the list's attributes
+        and the item's `li`, from that line rendered alone (one line: no block
+        parse, parser.py `_line_block`). The next item's marker at column 0 ends
+        the item whatever it holds, and markdown-it parses an item's lines as a
+        document of their own, so the line alone gives the same `li`. Parsed
+        with the next item's first letters instead, the first delta of each new
+        item was md_32k's costliest Markdown step (~0.2 ms in CPython, 61 of its
+        400 markdown-it parses)."""
+        if self.loose or len(self.item) != 1:
+            return None
+        nodes = self.parser.render(item_src, self.refs, self.ctx)[0]
+        if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
+                or len(nodes[0][2]) != 1 or _looseness(nodes[0]) is True):
+            return None
+        return nodes[0][1], nodes[0][2][0]
 
     def _nested_display(self, partial: str) -> tuple[Node, ...] | None:
         """The list with its last item shown from its nested list's lines
