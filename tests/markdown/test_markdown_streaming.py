@@ -1119,6 +1119,33 @@ def test_a_tight_lists_next_item_streams_without_parsing_the_last_one_again(
     assert _deltas_parsing(text, "Item 4", (last + 16, last + len(item(5))), size) <= 1
 
 
+def _after_fence(src: str) -> str:
+    """What follows the closing line of `src`'s fenced code block ("" if none)."""
+    end = src.find("\n```\n")
+    return src[end + 5:] if end >= 0 else ""
+
+
+@pytest.mark.parametrize("size", [1, 5, 13])
+@pytest.mark.parametrize("after", ["> Note: a *quote*.", "| a | b |\n|---|---|",
+                                   "   \n\t\n# A heading", "- item\n- item", "Words"])
+def test_a_closed_fences_code_is_not_parsed_again_with_the_block_after_it(
+        after: str, size: int) -> None:
+    """Once a fenced code block's closing line completes, the block parse that
+    finds where the blocks after it start reads only what follows the fence (the
+    fence is one block whatever follows): no parse sees its code and the next
+    block together, and every display is the one a full parse gives."""
+    code = "".join(f"    rate = clamp(pending / {k}, 20, 800)  # step {k}\n" for k in range(6))
+    text = "Intro.\n\n```python\n" + code + "```\n\n" + after + "\n\nEnd.\n"
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    both = [src for _at, seen in _beside_a_full_parse(stream, parser, text, size,
+                                                        blocks_too=True)
+            for src in seen if "# step 5" in src and _after_fence(src).strip(" \t\n")]
+    stream.close()
+    assert stream.to_html() == render_html(text)
+    assert both == []
+
+
 @pytest.mark.parametrize("size", [5, 13, 22])
 @pytest.mark.parametrize("marker", ["- ", "3. ", "* "])
 def test_a_one_line_items_next_item_starts_without_a_parse_of_both(

@@ -150,6 +150,7 @@ class MarkdownStream:
         # FENCE state: the open fence (fence.py); a fence's node when it closed.
         self._fence: OpenFence | None = None
         self._closed_fence: Node | None = None
+        self._fence_lines = 0  # the lines of a fence that just closed (0: none)
         # LEAF state: the open indented code block or display formula.
         self._leaf: OpenIndentedCode | OpenMathSource | None = None
         # A table left by the OPEN state: (node of its complete rows, lines, refs).
@@ -307,7 +308,10 @@ class MarkdownStream:
         # a block parse of them all (not past the nesting cap: markers are text).
         shape = (not closing and self.parser.marks_are_blocks()
                  and (ended_by_paragraph(tail) or one_list(tail)))
-        blocks = shape or (self.parser.block_starts(tail, self._refs) if tail.strip() else [])
+        fence_lines, self._fence_lines = self._fence_lines, 0
+        blocks = shape or (self._blocks_after_fence(tail, fence_lines) if fence_lines
+                           else self.parser.block_starts(tail, self._refs) if tail.strip()
+                           else [])
         # How many leading blocks are final.
         final = 0
         if closing:
@@ -745,6 +749,27 @@ class MarkdownStream:
         self._fence_step(ops, closing=False)
         return True
 
+    def _blocks_after_fence(self, tail: str, lines: int) -> list[tuple[int, int, str]]:
+        """`block_starts` of a tail whose first `lines` lines are a fence that
+        closed: that block, then the blocks of what follows parsed alone. A
+        fenced code block ends at its closing line whatever comes after it, and
+        the block parse starts afresh on the next line, so the fence's code need
+        not be parsed again (md_32k: a fence's lines and the blank line after
+        it took a parse of up to twelve lines once the next block began)."""
+        cut = 0
+        for _ in range(lines):
+            cut = tail.index("\n", cut) + 1
+        skipped = lines
+        while True:  # blank lines start no block: the next line alone is often all
+            nl = tail.find("\n", cut)
+            if nl < 0 or tail[cut:nl].strip(" \t"):
+                break
+            cut, skipped = nl + 1, skipped + 1
+        rest = tail[cut:]
+        # Only spaces, tabs and breaks are blank to the block parse (not U+00A0).
+        after = self.parser.block_starts(rest, self._refs) if rest.strip(" \t\n") else []
+        return [(0, lines, "fence"), *((s + skipped, e + skipped, kind) for s, e, kind in after)]
+
     def _fence_step(self, ops: list[Op], closing: bool) -> bool:
         """Append new code text; True when the fence closed (or the stream did)."""
         fence = self._fence
@@ -764,6 +789,7 @@ class MarkdownStream:
             self._fence = None
             # Shown from the block's own lines: its final node (see _finalise).
             self._closed_fence = self.tail_nodes[0]
+            self._fence_lines = self._tail.count("\n", 0, fence.line_start) + 1
             return True
         return False
 
