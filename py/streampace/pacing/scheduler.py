@@ -55,7 +55,7 @@ class PacingScheduler:
     "flush") and ``last_rate`` (graphemes/s; None when the drain was
     unlimited).  All values are JSON-safe.
 
-    ``on_delivered``, when set, is told the host time of each accepted batch
+    ``on_applied``, when set, is told the host time of each accepted batch
     (``last_drain_at``), in the drain that applied it: a view samples its
     figures there instead of asking the host for frames of its own.
     """
@@ -81,7 +81,7 @@ class PacingScheduler:
             "last_drain_at": None, "last_drain_graphemes": 0, "last_drain_events": 0,
             "last_drain_source": None, "last_rate": 0.0,
         }
-        self.on_delivered: Callable[[float], None] | None = None
+        self.on_applied: Callable[[float], None] | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -288,8 +288,8 @@ class PacingScheduler:
         stats["graphemes"] += delivered
         now = self._host.now()
         self._record_drain(now, delivered, len(batch), source)
-        if self.on_delivered is not None:
-            self.on_delivered(now)
+        if self.on_applied is not None:
+            self.on_applied(now)
         return True
 
     def _record_drain(self, now: float, graphemes: int, events: int, source: str) -> None:
