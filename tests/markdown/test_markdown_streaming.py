@@ -1146,6 +1146,28 @@ def test_a_closed_fences_code_is_not_parsed_again_with_the_block_after_it(
     assert both == []
 
 
+@pytest.mark.parametrize("size", [5, 13])
+@pytest.mark.parametrize("first", ["> Note: a quote with **bold** and _emphasis_.",
+                                   "## A heading with `code`", "Words with *emphasis* end here."])
+@pytest.mark.parametrize("after", ["## Next *heading*", "- an item", "```py", "A paragraph",
+                                   "<div>", "    code"])
+def test_a_line_that_a_blank_line_ended_is_not_parsed_again_with_the_next_block(
+        first: str, after: str, size: int) -> None:
+    """A paragraph, heading or block quote of one line (its start says so) that a
+    blank line follows is over whatever comes next: the block parse that finds
+    where the next block starts reads only what follows the blank line, and
+    every display is the one a full parse gives."""
+    text = "Intro.\n\n" + first + "\n\n" + after + " and more words to stream\n\nEnd.\n"
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    both = [src for _at, seen in _beside_a_full_parse(stream, parser, text, size,
+                                                        blocks_too=True)
+            for src in seen if src.startswith(first + "\n") and src[len(first):].strip()]
+    stream.close()
+    assert stream.to_html() == render_html(text)
+    assert both == []
+
+
 @pytest.mark.parametrize("size", [5, 13, 22])
 @pytest.mark.parametrize("marker", ["- ", "3. ", "* "])
 def test_a_one_line_items_next_item_starts_without_a_parse_of_both(

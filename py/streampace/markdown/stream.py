@@ -84,6 +84,8 @@ _SPLIT_TAGS = {"bullet_list_open": ("ul",), "ordered_list_open": ("ol",),
 # Blocks whose parse does not depend on blank lines and spaces after their last
 # line: shown as the plain parse of their text, that display is their final node.
 _LIST_KINDS = frozenset({"bullet_list_open", "ordered_list_open"})
+# Blocks that a blank line ends, whatever follows it (`_blocks_after_line`).
+_ENDS_AT_BLANK = frozenset({"paragraph_open", "heading_open", "blockquote_open"})
 _SHOWN_FINAL = frozenset({"paragraph_open", "heading_open", "bullet_list_open",
                           "ordered_list_open", "table_open", "blockquote_open"})
 
@@ -309,9 +311,10 @@ class MarkdownStream:
         shape = (not closing and self.parser.marks_are_blocks()
                  and (ended_by_paragraph(tail) or one_list(tail)))
         fence_lines, self._fence_lines = self._fence_lines, 0
-        blocks = shape or (self._blocks_after_fence(tail, fence_lines) if fence_lines
-                           else self.parser.block_starts(tail, self._refs) if tail.strip()
-                           else [])
+        blocks = shape or (self._blocks_after(tail, fence_lines, "fence") if fence_lines
+                           else self._blocks_after_line(tail)
+                           or (self.parser.block_starts(tail, self._refs) if tail.strip()
+                               else []))
         # How many leading blocks are final.
         final = 0
         if closing:
@@ -749,13 +752,30 @@ class MarkdownStream:
         self._fence_step(ops, closing=False)
         return True
 
-    def _blocks_after_fence(self, tail: str, lines: int) -> list[tuple[int, int, str]]:
-        """`block_starts` of a tail whose first `lines` lines are a fence that
-        closed: that block, then the blocks of what follows parsed alone. A
-        fenced code block ends at its closing line whatever comes after it, and
-        the block parse starts afresh on the next line, so the fence's code need
-        not be parsed again (md_32k: a fence's lines and the blank line after
-        it took a parse of up to twelve lines once the next block began)."""
+    def _blocks_after_line(self, tail: str) -> list[tuple[int, int, str]] | None:
+        """`block_starts` of a tail whose first line is a paragraph, heading or
+        block quote by its start alone (`Parser.line_kind`) and whose second is
+        blank: such a block ends at the blank line whatever follows (none of
+        them runs across one), so only what follows is parsed (md_32k: a
+        quote's line, a blank line and the next heading's first letters took a
+        block parse of all three, 22 times). None: the tail is not so."""
+        first = tail.find("\n")
+        second = tail.find("\n", first + 1) if first >= 0 else -1
+        if second < 0 or tail[first + 1:second].strip(" \t"):
+            return None
+        kind = self.parser.line_kind(tail[:first])
+        if kind not in _ENDS_AT_BLANK:
+            return None
+        return self._blocks_after(tail, 1, kind)
+
+    def _blocks_after(self, tail: str, lines: int, kind: str) -> list[tuple[int, int, str]]:
+        """`block_starts` of a tail whose first `lines` lines are one block of
+        `kind` that ends there whatever follows (a fence that closed, a line
+        that blank lines end): that block, then the blocks of what follows
+        parsed alone. The block parse starts afresh after such a block, so its
+        lines need not be parsed again (md_32k: a closed fence's code and the
+        blank line after it took a parse of up to twelve lines once the next
+        block began)."""
         cut = 0
         for _ in range(lines):
             cut = tail.index("\n", cut) + 1
@@ -768,7 +788,7 @@ class MarkdownStream:
         rest = tail[cut:]
         # Only spaces, tabs and breaks are blank to the block parse (not U+00A0).
         after = self.parser.block_starts(rest, self._refs) if rest.strip(" \t\n") else []
-        return [(0, lines, "fence"), *((s + skipped, e + skipped, kind) for s, e, kind in after)]
+        return [(0, lines, kind), *((s + skipped, e + skipped, k) for s, e, k in after)]
 
     def _fence_step(self, ops: list[Op], closing: bool) -> bool:
         """Append new code text; True when the fence closed (or the stream did)."""
