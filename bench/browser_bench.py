@@ -352,7 +352,8 @@ class Breakdown:
                                 (MarkdownStream, "close", "md_parse"),
                                 (MarkdownView, "apply", "md_dom")):
             setattr(cls, name, self._wrap(part, getattr(cls, name)))
-        view._sample_frame = self._wrap("telemetry", view._sample_frame)
+        # In the drain that applied the batch, or its own frame for a chart (controller.py).
+        view.telemetry.sample = self._wrap("telemetry", view.telemetry.sample)
         inner = host.inner
         for name in ("request_timeout", "cancel_timeout", "request_frame", "cancel_frame"):
             setattr(inner, name, self._wrap("timers", getattr(inner, name)))

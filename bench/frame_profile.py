@@ -128,7 +128,8 @@ def play(trace_name: str, profile_worst: int, profile_frames: frozenset[int] = f
     if renderer.reader is not None:
         reader = renderer.reader
         reader.after_commit = phases.wrap("live_region", reader.after_commit)
-    view._sample_frame = phases.wrap("telemetry", view._sample_frame)  # type: ignore[method-assign]
+    # In the drain that applied the batch (no chart listens here: controller.py).
+    view.telemetry.sample = phases.wrap("telemetry", view.telemetry.sample)  # type: ignore[method-assign]
     # Markdown: the parse and the DOM work of its operations, as `--breakdown` splits them.
     from streampace.browser.markdown_dom import MarkdownView
     from streampace.markdown.stream import MarkdownStream

@@ -94,7 +94,7 @@ _PARTS = (
     ("Markdown DOM", "streampace.browser.markdown_dom", "MarkdownView", "apply"),
     ("text writes", "streampace.browser.markdown_dom", "MarkdownView", "_grow"),
     ("live region", "streampace.browser.announce", "LiveRegion", "after_commit"),
-    ("telemetry", "streampace.browser.controller", "StreamView", "_sample_frame"),
+    ("telemetry", "streampace.browser.telemetry", "Telemetry", "sample"),
 )
 
 class _Parts:
