@@ -1994,3 +1994,22 @@ def test_a_long_list_at_a_line_end_takes_no_block_parse() -> None:
     stream.feed(items[2][len("- **Pac"):] + "\n")
     stream.close()
     assert stream.to_html() == render_html("\n".join(items) + "\n")
+
+
+_FENCE_OPENINGS = ["```", "```python", "~~~", "````", "~~~ x `y`", "```a`b", "``` ", "~~~~~~", "``"]
+_FENCE_NEXT_BITS = ["code", "```", "~~~", "````", "  ```", "    ```", "# h", "> q", "- x", " ", "\t",
+                    "\u00a0", "| a |", "$$", "[x]: /u", "<div>", "`", "\x00", "\u2028"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_FENCE_OPENINGS), st.lists(st.sampled_from(_FENCE_NEXT_BITS), max_size=3),
+       st.sampled_from([0, 20]))
+def test_a_fences_first_line_and_a_partial_line_are_the_blocks_markdown_it_finds(
+        opening: str, bits: list[str], levels: int) -> None:
+    """A fence's first line and the next line not yet complete are one fence
+    without a parse (parser.block_starts), as markdown-it finds them: whatever
+    that line holds, blank ones (which it leaves out) and past the nesting cap
+    (where a fence is text) excepted."""
+    parser = PARSER.within(levels) if levels else PARSER
+    src = opening + "\n" + "".join(bits)
+    assert parser.block_starts(src, {}) == _without_line_shortcuts(parser, src, {})[1]

@@ -323,6 +323,11 @@ class Parser:
         marked = self.marks_are_blocks()
         if marked and _fence_line(src):  # a code block's first line
             return [(0, 1, "fence")]
+        first, _nl, partial = src.partition("\n")
+        if marked and "\n" not in partial and partial.strip(" \t") and _fence_line(first):
+            # Its first line and the next one not yet complete: an open fence runs
+            # over both, whatever that line holds (a closing run closes it there).
+            return [(0, 2, "fence")]
         out = []
         for tok in self.blocks_md.parse(src, self._env(refs, None)):
             if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
