@@ -1997,8 +1997,8 @@ def test_a_long_list_at_a_line_end_takes_no_block_parse() -> None:
 
 
 _FENCE_OPENINGS = ["```", "```python", "~~~", "````", "~~~ x `y`", "```a`b", "``` ", "~~~~~~", "``"]
-_FENCE_NEXT_BITS = ["code", "```", "~~~", "````", "  ```", "    ```", "# h", "> q", "- x", " ", "\t",
-                    "\u00a0", "| a |", "$$", "[x]: /u", "<div>", "`", "\x00", "\u2028"]
+_FENCE_NEXT_BITS = ["code", "```", "~~~", "````", "  ```", "    ```", "# h", "> q", "- x", " ",
+                    "\t", "\u00a0", "| a |", "$$", "[x]: /u", "<div>", "`", "\x00", "\u2028"]
 
 
 @settings(max_examples=300, deadline=None)
