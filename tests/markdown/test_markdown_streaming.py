@@ -1146,6 +1146,29 @@ def test_a_closed_fences_code_is_not_parsed_again_with_the_block_after_it(
     assert both == []
 
 
+@pytest.mark.parametrize("size", [7, 13, 29])
+@pytest.mark.parametrize("after", ["```python", "## Next *heading*", "| new | table |",
+                                   "- an item", "Words"])
+def test_a_table_that_a_blank_line_ended_is_not_parsed_again_with_the_next_block(
+        after: str, size: int) -> None:
+    """A table streamed in its open state, then a blank line: the table is over
+    whatever comes next, and the block parse that finds where the next block
+    starts reads only what follows the blank line; every display is the one a
+    full parse gives."""
+    rows = "".join(f"| case {k} | {k * 7} ms | {'yes' if k % 2 else 'no'} |\n" for k in range(5))
+    text = ("Intro.\n\n| case | cost | paced? |\n|:-----|-----:|:------:|\n" + rows
+            + "\n" + after + " and more words\n\nEnd.\n")
+    parser = _Sources()
+    stream = _EagerOpen(parser=parser)
+    both = [src for _at, seen in _beside_a_full_parse(stream, parser, text, size,
+                                                        blocks_too=True)
+            for src in seen if "| case 4 |" in src and src.split("| case 4 |", 1)[1]
+            .split("\n", 1)[-1].strip(" \t\n")]
+    stream.close()
+    assert stream.to_html() == render_html(text)
+    assert both == []
+
+
 @pytest.mark.parametrize("size", [5, 13])
 @pytest.mark.parametrize("first", ["> Note: a quote with **bold** and _emphasis_.",
                                    "## A heading with `code`", "Words with *emphasis* end here."])

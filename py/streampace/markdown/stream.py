@@ -259,12 +259,15 @@ class MarkdownStream:
             if not done:
                 return ops
             delta = None
+        left_table = 0  # the lines of a table this step left the open state with
         if self.state == OPEN:
             if not closing and self._open_step(ops):
                 return ops
             self._machine.step(_E.BLOCK_ENDS)  # the general path decides, once, on the block
             if self._open is not None:
                 self._left = (self._open, self._refs)
+                if isinstance(self._open, OpenTable):
+                    left_table = self._open.lines
             self._open = None
         tail = self._tail
         if tail[:1] in ("\n", " ", "\t") and self.state == TAIL:
@@ -312,7 +315,8 @@ class MarkdownStream:
                  and (ended_by_paragraph(tail) or one_list(tail)))
         fence_lines, self._fence_lines = self._fence_lines, 0
         blocks = shape or (self._blocks_after(tail, fence_lines, "fence") if fence_lines
-                           else self._blocks_after_line(tail)
+                           else self._blocks_after_table(tail, left_table)
+                           or self._blocks_after_line(tail)
                            or (self.parser.block_starts(tail, self._refs) if tail.strip()
                                else []))
         # How many leading blocks are final.
@@ -751,6 +755,25 @@ class MarkdownStream:
         ops.append(SetTail(self.tail_nodes))
         self._fence_step(ops, closing=False)
         return True
+
+    def _blocks_after_table(self, tail: str, lines: int) -> list[tuple[int, int, str]] | None:
+        """`block_starts` of a tail that starts with the `lines` lines of a table
+        the open state just left (its header, delimiter row and rows, each
+        taken as markdown-it takes it) when a blank line follows them: a blank
+        line ends a table whatever comes next, so only what follows is parsed
+        (md_32k: a table's rows, the blank line and the next block's first
+        letters took a parse of up to ten lines, 25 times). None otherwise."""
+        if not lines:
+            return None
+        end = -1
+        for _ in range(lines):
+            end = tail.find("\n", end + 1)
+            if end < 0:
+                return None
+        blank_end = tail.find("\n", end + 1)
+        if blank_end < 0 or tail[end + 1:blank_end].strip(" \t"):
+            return None
+        return self._blocks_after(tail, lines, "table_open")
 
     def _blocks_after_line(self, tail: str) -> list[tuple[int, int, str]] | None:
         """`block_starts` of a tail whose first line is a paragraph, heading or
