@@ -499,8 +499,11 @@ def test_hidden_tab_keeps_filling_and_shows_no_burst_on_return(driver: Any, page
     for i in range(back + 1, len(rec)):
         shown = graphemes_between(bounds, rec[i - 1][1], rec[i][1])
         # rAF timestamps are frame start times, the visibility record is
-        # performance.now() at the event: clamp the interval at 0.
-        allowed = MAX_RATE * max(0.0, rec[i][0] - rec[max(back, i - 2)][0]) / 1000 + 2
+        # performance.now() at the event, often a few ms before the first frame
+        # after it: a frame is owed at least its own frame's time (the drain in it
+        # paces from the one before it, a throttled timeout while hidden). A burst,
+        # what was pending at once, is still many times that.
+        allowed = MAX_RATE * max(1000 / 60, rec[i][0] - rec[max(back, i - 2)][0]) / 1000 + 2
         if shown > allowed:
             over.append((shown, round(allowed)))
     assert over == [], f"burst after returning to the tab (graphemes, allowed): {over}"
