@@ -1107,11 +1107,7 @@ class OpenList:
         400 markdown-it parses)."""
         if self.loose or len(self.item) != 1:
             return None
-        nodes = self.parser.render(item_src, self.refs, self.ctx)[0]
-        if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
-                or len(nodes[0][2]) != 1 or _looseness(nodes[0]) is True):
-            return None
-        return nodes[0][1], nodes[0][2][0]
+        return self._one_item(item_src)
 
     def _nested_display(self, partial: str) -> tuple[Node, ...] | None:
         """The list with its last item shown from its nested list's lines
@@ -1166,14 +1162,22 @@ class OpenList:
         if (kept is None or self.loose or part is None or not part.strip()
                 or not self._starts_item(partial)):
             return None
-        nodes = self.parser.render(part, self.refs, self.ctx)[0]
-        if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
-                or len(nodes[0][2]) != 1 or _looseness(nodes[0]) is True):
+        alone = self._one_item(part)
+        if alone is None:
             return None
         self._ended_item = None
         # With no earlier items, the list's attributes are the ones that parse gave.
         attrs, before = (kept[0], ()) if self.head is None else (self.head[1], self.head[2])
-        return ((self.tag, attrs, (*before, kept[1], nodes[0][2][0])),)
+        return ((self.tag, attrs, (*before, kept[1], alone[1])),)
+
+    def _one_item(self, src: str) -> tuple[Any, Node] | None:
+        """The list's attributes and its `li` when `src` renders as one list of
+        this list's kind holding one item, not loose; else None."""
+        nodes = self.parser.render(src, self.refs, self.ctx)[0]
+        if (len(nodes) != 1 or isinstance(nodes[0], str) or nodes[0][0] != self.tag
+                or len(nodes[0][2]) != 1 or _looseness(nodes[0]) is True):
+            return None
+        return nodes[0][1], nodes[0][2][0]
 
     def ending_line(self, lines: list[str]) -> int | None:
         """The index of the first of `lines`, to come after the list's last

@@ -323,8 +323,9 @@ class Parser:
         marked = self.marks_are_blocks()
         if marked and _fence_line(src):  # a code block's first line
             return [(0, 1, "fence")]
-        first, _nl, partial = src.partition("\n")
-        if marked and "\n" not in partial and partial.strip(" \t") and _fence_line(first):
+        nl = src.find("\n")
+        if (marked and nl > 0 and _fence_line(src[:nl]) and src.find("\n", nl + 1) < 0
+                and src[nl + 1:].strip(" \t")):
             # Its first line and the next one not yet complete: an open fence runs
             # over both, whatever that line holds (a closing run closes it there).
             return [(0, 2, "fence")]

@@ -90,6 +90,17 @@ _SHOWN_FINAL = frozenset({"paragraph_open", "heading_open", "bullet_list_open",
                           "ordered_list_open", "table_open", "blockquote_open"})
 
 
+def _blank_line_at(tail: str, index: int) -> bool:
+    """Whether line `index` of `tail` is complete and blank (spaces and tabs)."""
+    start = 0
+    for _ in range(index):
+        start = tail.find("\n", start) + 1
+        if not start:
+            return False
+    end = tail.find("\n", start)
+    return end >= 0 and not tail[start:end].strip(" \t")
+
+
 def _first_blank(lines: list[str]) -> int | None:
     """Index of the first blank line (spaces and tabs only, as CommonMark says), if any."""
     return next((i for i, line in enumerate(lines) if not line.strip(" \t")), None)
@@ -763,15 +774,7 @@ class MarkdownStream:
         line ends a table whatever comes next, so only what follows is parsed
         (md_32k: a table's rows, the blank line and the next block's first
         letters took a parse of up to ten lines, 25 times). None otherwise."""
-        if not lines:
-            return None
-        end = -1
-        for _ in range(lines):
-            end = tail.find("\n", end + 1)
-            if end < 0:
-                return None
-        blank_end = tail.find("\n", end + 1)
-        if blank_end < 0 or tail[end + 1:blank_end].strip(" \t"):
+        if not lines or not _blank_line_at(tail, lines):
             return None
         return self._blocks_after(tail, lines, "table_open")
 
@@ -782,11 +785,9 @@ class MarkdownStream:
         them runs across one), so only what follows is parsed (md_32k: a
         quote's line, a blank line and the next heading's first letters took a
         block parse of all three, 22 times). None: the tail is not so."""
-        first = tail.find("\n")
-        second = tail.find("\n", first + 1) if first >= 0 else -1
-        if second < 0 or tail[first + 1:second].strip(" \t"):
+        if not _blank_line_at(tail, 1):
             return None
-        kind = self.parser.line_kind(tail[:first])
+        kind = self.parser.line_kind(tail[:tail.index("\n")])
         if kind not in _ENDS_AT_BLANK:
             return None
         return self._blocks_after(tail, 1, kind)
