@@ -101,6 +101,8 @@ try {
     fetch("/bench/streampace.zip").then((r) => r.arrayBuffer()),
     fetch("/bench/page.py").then((r) => r.text()),
   ]);
+  // As every boot of ours does (js_shim/boot.js): the scroll follower needs it.
+  pyodide.registerJsModule("_streampace_bridge", bridge);
   pyodide.unpackArchive(zip, "zip", { extractDir: "/home/pyodide/bench-pkg" });
   pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide/bench-pkg')");
   pyodide.runPython(src);

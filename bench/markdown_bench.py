@@ -233,6 +233,7 @@ try {
     fetch("/bench/streampace.zip").then((r) => r.arrayBuffer()),
     fetch("/bench/markdown_page.py").then((r) => r.text()),
   ]);
+  py.registerJsModule("_streampace_bridge", bridge);  // as js_shim/boot.js does
   py.unpackArchive(zip, "zip", { extractDir: "/home/pyodide/md-pkg" });
   py.runPython("import sys; sys.path.insert(0, '/home/pyodide/md-pkg')");
   M.importMs = JSON.parse(py.runPython(src));

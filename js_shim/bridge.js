@@ -40,12 +40,75 @@ export function emit(el, name, detailJson) {
   el.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
 }
 
-// Scroll `target` (an element or the window) to `top` at once, whatever the page's
-// scroll-behavior. Chromium's scrollTo returns a Promise; called from Python,
-// Pyodide turns it into a Future whose resolution runs Python again in a task of
-// its own (a setTimeout) after every scroll. Called here, it is dropped.
-export function scrollToTop(target, top) {
-  target.scrollTo({ top, behavior: "instant" });
+// ---- the scroll follower's geometry (streampace.browser.scroll) -------------
+// Reads and one scroll, a call each, for Python's follower, which decides what
+// to do with them (pinned, unpinned, the button). Each replaces five to ten
+// attribute reads through the FFI: the follower's ResizeObserver callback cost
+// ~1.1 ms at 4x CPU, mostly those crossings. `scroller` is an element, or
+// null/undefined for the page.
+
+const SCROLLING = ["auto", "scroll", "overlay"];
+
+// The ancestors of `view` that may scroll (overflow-y auto, scroll, overlay),
+// nearest first, below the body.
+export function scrollCandidates(view) {
+  const out = [];
+  const root = document.documentElement;
+  for (let el = view.parentElement; el && el !== document.body && el !== root;
+       el = el.parentElement) {
+    if (SCROLLING.includes(getComputedStyle(el).overflowY)) out.push(el);
+  }
+  return out;
+}
+
+// The index of the first of `candidates` that scrolls now (content taller than
+// itself), or -1: the page scrolls the view.
+export function scrollingIndex(candidates) {
+  for (let i = 0; i < candidates.length; i++) {
+    const el = candidates[i];
+    if (el.isConnected && el.scrollHeight > el.clientHeight + 1) return i;
+  }
+  return -1;
+}
+
+// How far the bottom of `view` lies below the bottom of what shows it (px).
+export function bottomGap(view, scroller) {
+  const bottom = view.getBoundingClientRect().bottom;
+  if (!scroller) return bottom - document.documentElement.clientHeight;
+  const rect = scroller.getBoundingClientRect();
+  return bottom - (rect.top + scroller.clientTop + scroller.clientHeight);
+}
+
+export function scrollPosition(scroller) {
+  return scroller ? scroller.scrollTop : window.scrollY;
+}
+
+// Whether the page asks `scroller` (or the page) to scroll smoothly.
+export function scrollsSmoothly(scroller) {
+  return getComputedStyle(scroller || document.documentElement).scrollBehavior === "smooth";
+}
+
+// Scroll down by `distance` at once and return where it landed. Setting
+// scrollTop costs about half of scrollTo's call (Chromium's scrollTo makes and
+// settles a Promise; at 4x CPU 0.33 against 0.57 ms a scroll), but it would
+// animate where the page asks for smooth scrolling (`smooth`): there scrollTo
+// with behavior "instant", its Promise dropped here, not turned into a Future
+// whose resolution would run Python again in a task of its own.
+export function scrollDown(scroller, distance, smooth) {
+  const top = scrollPosition(scroller) + distance;
+  if (smooth) (scroller || window).scrollTo({ top, behavior: "instant" });
+  else (scroller || document.scrollingElement || document.documentElement).scrollTop = top;
+  return scrollPosition(scroller);
+}
+
+// One character per element of `watched`: "1" if one of the ResizeObserver
+// `entries` is about it, else "0" (Python compares no element through the FFI).
+export function resizedFlags(entries, watched) {
+  let flags = "";
+  for (const el of watched) {
+    flags += entries.some((entry) => entry.target === el) ? "1" : "0";
+  }
+  return flags;
 }
 
 export function prefersReducedMotion() {

@@ -618,6 +618,57 @@ json.dumps({"before": before, "during": during, "calls": len(seen), "after": aft
     assert result["calls"] == 2 and result["after"] == [followers, listeners], result
 
 
+SMOOTH_FOLLOW = """
+import json
+import js
+from streampace.browser.scroll import ScrollFollower
+doc = js.document
+view = doc.createElement("div")
+view.style.height = "4000px"
+if WHERE == "container":
+    scroller = doc.createElement("div")
+    scroller.style.cssText = "height: 200px; overflow-y: auto; scroll-behavior: smooth"
+    scroller.append(view)
+    doc.body.append(scroller)
+    read_top = lambda: float(scroller.scrollTop)
+else:
+    scroller = None
+    doc.body.append(view)
+    doc.documentElement.style.scrollBehavior = "smooth"
+    read_top = lambda: float(js.window.scrollY)
+def gap():
+    bottom = float(view.getBoundingClientRect().bottom)
+    if scroller is None:
+        return bottom - float(doc.documentElement.clientHeight)
+    rect = scroller.getBoundingClientRect()
+    return bottom - (float(rect.top) + float(scroller.clientTop) + float(scroller.clientHeight))
+# The page's smooth scrolling is in effect: a plain scrollTop write does not land at once.
+target = scroller if scroller is not None else doc.scrollingElement
+start = read_top()
+target.scrollTop = start + 1000
+plain_moved = read_top() - start
+follower = ScrollFollower(view)
+follower.jump()
+result = {"plain_moved": plain_moved, "gap": gap(), "smooth": follower._smooth}
+follower.close()
+(scroller if scroller is not None else view).remove()
+doc.documentElement.style.scrollBehavior = ""
+js.window.scrollTo(js.Object.fromEntries([["top", 0], ["behavior", "instant"]]))
+json.dumps(result)
+"""
+
+
+@pytest.mark.parametrize("where", ["container", "page"])
+def test_the_follower_lands_at_once_where_the_page_scrolls_smoothly(driver: Any, page: Any,
+                                                                     where: str) -> None:
+    """Where the page asks for smooth scrolling, the follower's scroll still lands
+    in the call (a scrollTop write, its cheaper way elsewhere, would animate)."""
+    result = json.loads(run_python(driver, f"WHERE = {where!r}\n" + SMOOTH_FOLLOW))
+    assert result["plain_moved"] < 500, result  # smooth scrolling is really on
+    assert result["smooth"] is True, result
+    assert abs(result["gap"]) <= 2, result
+
+
 def test_host_surfaces_exceptions_and_keeps_the_loop_alive(driver: Any, page: Any) -> None:
     code = """
 import json

@@ -29,8 +29,13 @@ follows, was one call per follower).
 
 The follower owns its button's click proxy and destroys it in `close()`; the
 shared proxies are destroyed when the last follower closes.
-Scrolling is instant (`behavior: "instant"`), whatever the page's
-`scroll-behavior`.  The view gets `overflow-anchor: none`: scroll anchoring
+Scrolling is instant, whatever the page's `scroll-behavior` (a scrollTop write,
+or scrollTo with `behavior: "instant"` where the page asks for smooth scrolling).
+
+Its reads and its scroll are js_shim/bridge.js calls, one each; only what to do
+with them is decided here. A resize's callback at 4x CPU on the embed, over the
+long Markdown answer, cost p50 1.1 ms with each read an FFI attribute access
+(and `scrollTo`, whose Promise Chromium makes and settles).  The view gets `overflow-anchor: none`: scroll anchoring
 would move the page up when the open Markdown block shrinks, which would read
 as the reader scrolling up.
 """
@@ -43,37 +48,51 @@ from streampace.browser.ffi import create_proxy, js, to_js
 
 __all__ = ["ScrollFollower"]
 
-_SCROLLING = ("auto", "scroll", "overlay")
 
-
-def _bridge_scroll() -> Any:
-    """js_shim/bridge.js `scrollToTop`, when our boot registered the bridge (every
-    page but the benchmark's harness page): Chromium's scrollTo returns a Promise,
-    which Pyodide turns into a Future resolved in a task of its own after every
-    scroll (`python -m bench --browser`: 18-30 ms "Promise.resolve" scripts at 4x
-    CPU); the bridge drops it in JS."""
+def _geometry() -> Any:
+    """js_shim/bridge.js, which does the follower's reads and scrolls one call each
+    (`scrollCandidates`, `scrollingIndex`, `bottomGap`, `scrollPosition`,
+    `scrollsSmoothly`, `scrollDown`, `resizedFlags`); every boot of ours
+    registers it."""
     try:
         import _streampace_bridge  # type: ignore[import-not-found]
     except ImportError:
-        return None
-    return getattr(_streampace_bridge, "scrollToTop", None)
+        raise RuntimeError(
+            "streampace's scroll follower needs js_shim/bridge.js registered as the JS "
+            "module '_streampace_bridge' (any boot of ours does; or pass scroll=False)"
+        ) from None
+    return _streampace_bridge
+
+
+class _Watch:
+    """An element the shared observer watches, and the followers it is watched for."""
+
+    __slots__ = ("el", "followers")
+
+    def __init__(self, el: Any) -> None:
+        self.el = el
+        self.followers: list[ScrollFollower] = []
 
 
 class _SharedObserver:
     """One ResizeObserver, one scroll and one wheel listener for every follower
     on the page. An element observed for several followers (a scroller they
-    share) is observed once, counted."""
+    share) is observed once."""
 
     def __init__(self) -> None:
         self.followers: list[ScrollFollower] = []
-        self._watched: list[list[Any]] = []  # [element, how many followers watch it]
+        self._watched: list[_Watch] = []
+        self._elements: Any = None  # the watched elements, in order, as a JS array
+        self._geometry: Any = None
         self._proxy: Any = None
         self._observer: Any = None
         self._listeners: list[tuple[str, Any]] = []  # (event type, proxy) on the document
         self._listen_options: Any = None
 
-    def join(self, follower: ScrollFollower) -> None:
+    def join(self, follower: ScrollFollower, geometry: Any) -> None:
         if self._observer is None:
+            self._geometry = geometry
+            self._elements = js.Array.new()
             self._proxy = create_proxy(self._on_resize)
             self._observer = js.ResizeObserver.new(self._proxy)
             self._listen_options = to_js({"capture": True, "passive": True},
@@ -90,34 +109,43 @@ class _SharedObserver:
         if not self.followers and self._observer is not None:
             self._observer.disconnect()
             self._proxy.destroy()
-            self._observer = self._proxy = None
+            self._observer = self._proxy = self._elements = self._geometry = None
             self._watched.clear()
             for name, proxy in self._listeners:
                 js.document.removeEventListener(name, proxy, self._listen_options)
                 proxy.destroy()
             self._listeners.clear()
 
-    def observe(self, el: Any) -> None:
-        for watched in self._watched:
-            if watched[0] == el:
-                watched[1] += 1
+    def observe(self, el: Any, follower: ScrollFollower) -> None:
+        for watch in self._watched:
+            if watch.el == el:
+                watch.followers.append(follower)
                 return
-        self._watched.append([el, 1])
+        watch = _Watch(el)
+        watch.followers.append(follower)
+        self._watched.append(watch)
+        self._elements.push(el)
         self._observer.observe(el)
 
-    def unobserve(self, el: Any) -> None:
-        for i, watched in enumerate(self._watched):
-            if watched[0] == el:
-                watched[1] -= 1
-                if not watched[1]:
+    def unobserve(self, el: Any, follower: ScrollFollower) -> None:
+        for i, watch in enumerate(self._watched):
+            if watch.el == el:
+                if follower in watch.followers:
+                    watch.followers.remove(follower)
+                if not watch.followers:
                     del self._watched[i]
+                    self._elements.splice(i, 1)
                     self._observer.unobserve(el)
                 return
 
     def _on_resize(self, entries: Any, _observer: Any = None) -> None:
-        targets = [entry.target for entry in entries]
+        flags = str(self._geometry.resizedFlags(entries, self._elements))
+        due: list[ScrollFollower] = []
+        for watch, flag in zip(self._watched, flags, strict=True):
+            if flag == "1":
+                due.extend(watch.followers)
         for follower in list(self.followers):
-            if any(t == follower.view or t == follower.observed for t in targets):
+            if follower in due:
                 follower.resized()
 
     def _on_scroll(self, event: Any) -> None:
@@ -137,19 +165,18 @@ class ScrollFollower:
 
     def __init__(self, view: Any, *, threshold_px: float = 8.0,
                  label: str = "Jump to latest") -> None:
+        self._geometry = _geometry()
         self.view = view
         self.threshold_px = threshold_px
         self.pinned = True
         self._doc = js.document
-        self._win = js.window
         self._perf = js.performance
-        self._candidates: list[Any] | None = None  # ancestors that may scroll
+        self._candidates: Any = None  # ancestors that may scroll (a JS array)
         self._scroller: Any = None  # the element that scrolls now; None: the page
+        self._scroller_index: int | None = None  # its index in _candidates; None: unknown
+        self._smooth = False  # the page asks it to scroll smoothly (it does not, here)
         self._last_top = 0.0
         view.style.overflowAnchor = "none"
-        self._scroll_to = _bridge_scroll()
-        self._options = to_js({"top": 0, "behavior": "instant"},
-                              dict_converter=js.Object.fromEntries)
         # A sticky bar at the end of the view: in sight at the bottom of whatever
         # scrolls it, also without the stylesheet.
         self.bar = self._doc.createElement("div")
@@ -157,6 +184,7 @@ class ScrollFollower:
         self.bar.style.position = "sticky"
         self.bar.style.bottom = "0"
         self.bar.hidden = True
+        self._button_shown = False  # what bar.hidden says (only we write it)
         self.button = self._doc.createElement("button")
         self.button.type = "button"
         self.button.className = "sp-jump-button"
@@ -166,8 +194,8 @@ class ScrollFollower:
         self._on_click_proxy = create_proxy(self._on_click)
         self.button.addEventListener("click", self._on_click_proxy)
         self.observed: Any = None  # the scrolling ancestor observed too
-        _shared.join(self)
-        _shared.observe(view)
+        _shared.join(self, self._geometry)
+        _shared.observe(view, self)
         self.closed = False
         self.resize_ms = 0.0  # Python time in the observer's callbacks (bench)
 
@@ -178,14 +206,7 @@ class ScrollFollower:
         if self.closed:
             return
         t0 = self._perf.now()
-        scroller = self._find_scroller()
-        if scroller is not None and scroller != self.observed:
-            # Its own resizes (a window resize, say) move the view's bottom too.
-            if self.observed is not None:
-                _shared.unobserve(self.observed)
-            _shared.observe(scroller)
-            self.observed = scroller
-        self._scroller = scroller
+        self._set_scroller(self._scrolling_index())
         if self.pinned:
             self._follow()
         else:
@@ -196,12 +217,13 @@ class ScrollFollower:
         """A new session in the view: follow it from the start."""
         self.pinned = True
         self._candidates = None
+        self._scroller_index = None
         self._show_button(False)
 
     def jump(self) -> None:
         """Scroll to the newest text and follow it again."""
         self.pinned = True
-        self._scroller = self._find_scroller()
+        self._set_scroller(self._scrolling_index())
         self._follow()
 
     def _follow(self) -> None:
@@ -209,64 +231,54 @@ class ScrollFollower:
         self._show_button(False)  # first: the bar is part of the view's height
         distance = self._distance()
         if distance > 0.5:
-            self._scroll_by(distance)
+            self._last_top = float(self._geometry.scrollDown(self._scroller, distance,
+                                                              self._smooth))
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
         self.button.removeEventListener("click", self._on_click_proxy)
-        _shared.unobserve(self.view)
+        _shared.unobserve(self.view, self)
         if self.observed is not None:
-            _shared.unobserve(self.observed)
+            _shared.unobserve(self.observed, self)
         _shared.leave(self)
         self._on_click_proxy.destroy()
         self.bar.remove()
 
     # -- geometry ----------------------------------------------------------
-    def _find_scroller(self) -> Any:
+    def _scrolling_index(self) -> int:
+        """The index among the view's candidates of the one that scrolls it now, or
+        -1: the page."""
         if self._candidates is None:
-            self._candidates = []
-            el = self.view.parentElement
-            body = self._doc.body
-            while el is not None and el != body and el != self._doc.documentElement:
-                if str(self._win.getComputedStyle(el).overflowY) in _SCROLLING:
-                    self._candidates.append(el)
-                el = el.parentElement
-        for el in self._candidates:
-            if el.isConnected and el.scrollHeight > el.clientHeight + 1:
-                return el
-        return None
+            self._candidates = self._geometry.scrollCandidates(self.view)
+        return int(self._geometry.scrollingIndex(self._candidates))
+
+    def _set_scroller(self, index: int) -> None:
+        """Candidate `index` (-1: the page) scrolls the view now. A new one is
+        observed too: its own resizes (a window resize, say) move the view's bottom."""
+        if index == self._scroller_index:
+            return  # the same one of the same candidates: nothing to compare
+        self._scroller_index = index
+        scroller = self._candidates[index] if index >= 0 else None
+        if scroller is not None and scroller != self.observed:
+            if self.observed is not None:
+                _shared.unobserve(self.observed, self)
+            _shared.observe(scroller, self)
+            self.observed = scroller
+        self._scroller = scroller
+        self._smooth = bool(self._geometry.scrollsSmoothly(scroller))
 
     def _top(self) -> float:
-        el = self._scroller
-        return float(el.scrollTop if el is not None else self._win.scrollY)
+        return float(self._geometry.scrollPosition(self._scroller))
 
     def _distance(self) -> float:
         """How far the view's bottom lies below the bottom of what shows it (px)."""
-        bottom = float(self.view.getBoundingClientRect().bottom)
-        el = self._scroller
-        if el is None:
-            return bottom - float(self._doc.documentElement.clientHeight)
-        rect = el.getBoundingClientRect()
-        return bottom - (float(rect.top) + float(el.clientTop) + float(el.clientHeight))
-
-    def _scroll_by(self, distance: float) -> None:
-        el = self._scroller
-        top = self._top() + distance
-        if self._scroll_to is not None:
-            self._scroll_to(self._win if el is None else el, top)
-            self._last_top = self._top()
-            return
-        self._options.top = top
-        if el is None:
-            self._win.scrollTo(self._options)
-        else:
-            el.scrollTo(self._options)
-        self._last_top = self._top()
+        return float(self._geometry.bottomGap(self.view, self._scroller))
 
     def _show_button(self, show: bool) -> None:
-        if bool(self.bar.hidden) == show:
+        if self._button_shown != show:
+            self._button_shown = show
             self.bar.hidden = not show
 
     # -- the reader --------------------------------------------------------
@@ -277,7 +289,8 @@ class ScrollFollower:
         if el is None:
             if target != self._doc:
                 # An element scrolled: it may be ours, now taller than itself.
-                self._scroller = el = self._find_scroller()
+                self._set_scroller(self._scrolling_index())
+                el = self._scroller
                 if el is None or target != el:
                     return
         elif target != el:
