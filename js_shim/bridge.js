@@ -88,6 +88,10 @@ export function scrollsSmoothly(scroller) {
   return getComputedStyle(scroller || document.documentElement).scrollBehavior === "smooth";
 }
 
+// Where scrollDown last left each target (an element, or the document for the
+// page) whose scroll event has not come yet.
+const landed = new WeakMap();
+
 // Scroll down by `distance` at once and return where it landed. Setting
 // scrollTop costs about half of scrollTo's call (Chromium's scrollTo makes and
 // settles a Promise; at 4x CPU 0.33 against 0.57 ms a scroll), but it would
@@ -98,7 +102,28 @@ export function scrollDown(scroller, distance, smooth) {
   const top = scrollPosition(scroller) + distance;
   if (smooth) (scroller || window).scrollTo({ top, behavior: "instant" });
   else (scroller || document.scrollingElement || document.documentElement).scrollTop = top;
-  return scrollPosition(scroller);
+  const at = scrollPosition(scroller);
+  landed.set(scroller || document, at);
+  return at;
+}
+
+
+// `handler` for scroll events, except the one each of scrollDown's scrolls
+// causes: the next scroll event of its target, finding it still where
+// scrollDown left it. While text streams in, that is one event a frame, which
+// the follower would only acknowledge (it scrolled there itself), at the cost
+// of a call into Python. Any other scroll (the reader's, a clamp, another
+// script's) reaches `handler`.
+export function scrollsBut(handler) {
+  return (event) => {
+    const target = event.target === document ? document : event.target;
+    if (landed.has(target)) {
+      const at = landed.get(target);
+      landed.delete(target);
+      if (scrollPosition(target === document ? null : target) === at) return;
+    }
+    handler(event);
+  };
 }
 
 // One character per element of `watched`: "1" if one of the ResizeObserver

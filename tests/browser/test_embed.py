@@ -669,6 +669,52 @@ def test_the_follower_lands_at_once_where_the_page_scrolls_smoothly(driver: Any,
     assert abs(result["gap"]) <= 2, result
 
 
+OWN_SCROLLS_SETUP = """
+import js
+from streampace.browser.scroll import ScrollFollower
+doc = js.document
+box = doc.createElement("div")
+box.style.cssText = "height: 200px; overflow-y: auto"
+view = doc.createElement("div")
+view.style.height = "400px"
+box.append(view)
+doc.body.append(box)
+follower = ScrollFollower(view)
+told = []
+_on_scroll = follower.on_scroll
+def counted(event):
+    if event.target == box:  # not the page's (an earlier test's scroll back to the top)
+        told.append(float(box.scrollTop))
+    _on_scroll(event)
+follower.on_scroll = counted
+"""
+
+
+def test_the_follower_is_not_told_of_its_own_scrolls(driver: Any, page: Any) -> None:
+    """A scroll event a frame while text streams in, caused by the follower's own
+    scroll, does not call into Python (bridge.js `scrollsBut`); the reader's does."""
+    def frames(n: int) -> None:
+        for _ in range(n):
+            wait_for(driver, "return new Promise(r => requestAnimationFrame(() => r(true)))", 5)
+
+    run_python(driver, OWN_SCROLLS_SETUP)
+    frames(3)
+    grown = []
+    for height in (600, 800, 1000):  # the view grows; the follower keeps its bottom in sight
+        run_python(driver, f"view.style.height = '{height}px'")
+        frames(3)
+        grown.append(json.loads(run_python(
+            driver, "import json; json.dumps([float(box.scrollTop), len(told)])")))
+    run_python(driver, "box.scrollTop = box.scrollTop - 150")  # the reader, upwards
+    frames(3)
+    after = json.loads(run_python(driver, "import json\n"
+                                          "r = json.dumps([len(told), follower.pinned])\n"
+                                          "follower.close(); box.remove(); r"))
+    assert [top for top, _ in grown] == [400.0, 600.0, 800.0], grown  # it followed
+    assert [n for _, n in grown] == [0, 0, 0], grown
+    assert after == [1, False], after
+
+
 def test_host_surfaces_exceptions_and_keeps_the_loop_alive(driver: Any, page: Any) -> None:
     code = """
 import json

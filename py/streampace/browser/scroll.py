@@ -88,7 +88,8 @@ class _SharedObserver:
         self._geometry: Any = None
         self._proxy: Any = None
         self._observer: Any = None
-        self._listeners: list[tuple[str, Any]] = []  # (event type, proxy) on the document
+        # (event type, listener, its proxy) on the document
+        self._listeners: list[tuple[str, Any, Any]] = []
         self._listen_options: Any = None
 
     def join(self, follower: ScrollFollower, geometry: Any) -> None:
@@ -99,10 +100,14 @@ class _SharedObserver:
             self._observer = js.ResizeObserver.new(self._proxy)
             self._listen_options = to_js({"capture": True, "passive": True},
                                          dict_converter=js.Object.fromEntries)
-            for name, handler in (("scroll", self._on_scroll), ("wheel", self._on_wheel)):
-                proxy = create_proxy(handler)
-                js.document.addEventListener(name, proxy, self._listen_options)
-                self._listeners.append((name, proxy))
+            scroll_proxy = create_proxy(self._on_scroll)
+            wheel_proxy = create_proxy(self._on_wheel)
+            # Not the scroll events of the followers' own scrolls (bridge.js).
+            for name, listener, proxy in (
+                    ("scroll", geometry.scrollsBut(scroll_proxy), scroll_proxy),
+                    ("wheel", wheel_proxy, wheel_proxy)):
+                js.document.addEventListener(name, listener, self._listen_options)
+                self._listeners.append((name, listener, proxy))
         self.followers.append(follower)
 
     def leave(self, follower: ScrollFollower) -> None:
@@ -113,8 +118,8 @@ class _SharedObserver:
             self._proxy.destroy()
             self._observer = self._proxy = self._elements = self._geometry = None
             self._watched.clear()
-            for name, proxy in self._listeners:
-                js.document.removeEventListener(name, proxy, self._listen_options)
+            for name, listener, proxy in self._listeners:
+                js.document.removeEventListener(name, listener, self._listen_options)
                 proxy.destroy()
             self._listeners.clear()
 
