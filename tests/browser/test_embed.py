@@ -658,6 +658,7 @@ json.dumps(result)
 """
 
 
+@pytest.mark.engines
 @pytest.mark.parametrize("where", ["container", "page"])
 def test_the_follower_lands_at_once_where_the_page_scrolls_smoothly(driver: Any, page: Any,
                                                                      where: str) -> None:
@@ -690,6 +691,7 @@ follower.on_scroll = counted
 """
 
 
+@pytest.mark.engines
 def test_the_follower_is_not_told_of_its_own_scrolls(driver: Any, page: Any) -> None:
     """A scroll event a frame while text streams in, caused by the follower's own
     scroll, does not call into Python (bridge.js `scrollsBut`); the reader's does."""
