@@ -310,9 +310,7 @@ class Bench:
             "breakdown": self.breakdown.result() if self.breakdown is not None else None,
             # Python time of the scroll follower, which runs after the browser's
             # layout (a ResizeObserver callback), outside the frame callbacks.
-            "scroll_ms": (self.view.renderer.follower.resize_ms
-                          if getattr(self.view.renderer, "follower", None) is not None
-                          else 0.0),
+            "scroll_ms": stats.get("followerMs", 0.0),
         }
         self.view.close()
         self.socket.close()
@@ -948,7 +946,8 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                         print(f"  {name:10s} {page:11s} LoAF {f['loaf_n']} (max "
                               f"{fmt(f['loaf_max_ms'], 'ms')} ms), long tasks {f['tasks_n']}, "
                               f"frame p99 {fmt(f['frame_p99_ms'], 'x')} ms, Python/frame p99 "
-                              f"{fmt(f.get('py_ms_p99'), 'x')} ms, late/early "
+                              f"{fmt(f.get('py_ms_p99'), 'x')} ms (+ follower "
+                              f"{fmt(f.get('follower_ms_mean'), 'x')} ms mean), late/early "
                               f"{fmt(f.get('frame_late_early'), 'x')}", flush=True)
                         for line in long_frame_lines(f["long_frames"]):
                             print(line, flush=True)

@@ -128,9 +128,12 @@ _ASK_JS = {
 }
 # The page's own Python ms per animation frame with work (BrowserHost.frame_work_ms:
 # every frame since the page loaded, one trace per load), from its stats().
+# With the Python ms of the page's scroll followers so far (`followerMs`): their
+# ResizeObserver and scroll callbacks run in the frame, outside frame_work_ms.
+_PY_STATS = "return JSON.stringify({...s.frameWorkMs, followerMs: s.followerMs});"
 _PY_JS = {
-    "demo": "return JSON.stringify(window.streampaceDemo.stats().frameWorkMs)",
-    "embed": "return JSON.stringify(window.streampace.stats().frameWorkMs)",
+    "demo": "const s = window.streampaceDemo.stats(); " + _PY_STATS,
+    "embed": "const s = window.streampace.stats(); " + _PY_STATS,
 }
 _COLLECT_JS = ("window.__probe.stop(); const P = window.__probe;"
                " return JSON.stringify({loaf: P.loaf, longtasks: P.longtasks,"
@@ -386,7 +389,12 @@ def _python_ms(py: Any) -> dict[str, Any]:
     """The page's Python ms per frame (p50, p99), when the page said (demo, embed)."""
     if not isinstance(py, dict) or not py.get("n"):
         return {}
-    return {"py_ms_p50": py.get("p50"), "py_ms_p99": py.get("p99")}
+    follower = py.get("followerMs")
+    return {"py_ms_p50": py.get("p50"), "py_ms_p99": py.get("p99"),
+            # The followers' Python over the page's life (one answer per load),
+            # per frame with work.
+            "follower_ms_mean": (float(follower) / float(py["n"])
+                                 if isinstance(follower, (int, float)) else None)}
 
 
 FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -400,6 +408,7 @@ FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("tasks_n", "long tasks", "int"),
     ("tasks_max_ms", "longest task ms", "ms"),
     ("py_ms_p99", "Python ms/frame p99", "x"),
+    ("follower_ms_mean", "follower Python ms/frame mean", "x"),
     ("frame_p50_ms", "frame ms p50", "x"),
     ("frame_p99_ms", "frame ms p99", "x"),
     ("frame_early_ms", "early frame ms", "x"),

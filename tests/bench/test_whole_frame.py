@@ -70,3 +70,14 @@ def test_a_short_answer_has_no_late_over_early() -> None:
     frames = [[start + t, 1.0] for t in range(0, 4_000, 16)]
     out = frame_figures(_probe(frames), trace, LEAD)
     assert "frame_late_early" not in out and out["frame_n"] > 100
+
+
+def test_the_followers_python_is_told_per_frame_beside_the_frame_callbacks() -> None:
+    trace = _trace()
+    frames = [[1000.0 + LEAD + t, 2.0] for t in range(0, 10_000, 16)]
+    probe = _probe(frames)
+    probe["py"] = {"n": 400, "p50": 0.5, "p99": 1.5, "mean": 0.6, "followerMs": 100.0}
+    out = frame_figures(probe, trace, LEAD)
+    assert (out["py_ms_p99"], out["follower_ms_mean"]) == (1.5, 0.25)
+    del probe["py"]["followerMs"]  # a page that does not say
+    assert frame_figures(probe, trace, LEAD)["follower_ms_mean"] is None

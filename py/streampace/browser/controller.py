@@ -25,6 +25,7 @@ from streampace.browser.labels import labels_for
 from streampace.browser.outbox import ACCEPTED, Outbox, refused
 from streampace.browser.page_host import HostLease
 from streampace.browser.renderer import DomRenderer
+from streampace.browser.scroll import follower_ms
 from streampace.browser.segmenter import IntlSegmenter
 from streampace.browser.telemetry import Telemetry
 from streampace.client.connection import MAX_QUEUED_SENDS, ConnState, SessionConnection
@@ -382,6 +383,9 @@ class StreamView:
                             "p99": percentile(work, 99),
                             "mean": statistics.fmean(work) if work else None},
             "applyMs": {"p50": percentile(applies, 50), "p99": percentile(applies, 99)},
+            # The page's scroll followers (every view's): their Python runs in the
+            # frame after its layout, outside frameWorkMs.
+            "followerMs": follower_ms(),
             "markdownDom": self.renderer.markdown_stats(),
             "maxFrameGraphemes": self.telemetry.max_frame_graphemes,
             "maxLagMs": self.telemetry.max_lag_ms,

@@ -48,7 +48,7 @@ from typing import Any
 
 from streampace.browser.ffi import create_proxy, js, to_js
 
-__all__ = ["ScrollFollower"]
+__all__ = ["ScrollFollower", "follower_ms"]
 
 
 def _geometry() -> Any:
@@ -91,10 +91,13 @@ class _SharedObserver:
         # (event type, listener, its proxy) on the document
         self._listeners: list[tuple[str, Any, Any]] = []
         self._listen_options: Any = None
+        self._clock: Any = None
+        self.callback_ms = 0.0  # Python time in the shared callbacks, for the benches
 
     def join(self, follower: ScrollFollower, geometry: Any) -> None:
         if self._observer is None:
             self._geometry = geometry
+            self._clock = js.performance.now
             self._elements = js.Array.new()
             self._proxy = create_proxy(self._on_resize)
             self._observer = js.ResizeObserver.new(self._proxy)
@@ -146,18 +149,26 @@ class _SharedObserver:
                 return
 
     def _on_resize(self, entries: Any, _observer: Any = None) -> None:
+        t0 = self._clock()
         flags = str(self._geometry.resizedFlags(entries, self._elements))
         due: list[ScrollFollower] = []
         for watch, flag in zip(self._watched, flags, strict=True):
             if flag == "1":
                 due.extend(watch.followers)
-        for follower in list(self.followers):
-            if follower in due:
-                follower.resized()
+        try:
+            for follower in list(self.followers):
+                if follower in due:
+                    follower.resized()
+        finally:
+            self.callback_ms += self._clock() - t0
 
     def _on_scroll(self, event: Any) -> None:
-        for follower in list(self.followers):
-            follower.on_scroll(event)
+        t0 = self._clock()
+        try:
+            for follower in list(self.followers):
+                follower.on_scroll(event)
+        finally:
+            self.callback_ms += self._clock() - t0
 
     def _on_wheel(self, event: Any) -> None:
         for follower in list(self.followers):
@@ -165,6 +176,12 @@ class _SharedObserver:
 
 
 _shared = _SharedObserver()
+
+
+def follower_ms() -> float:
+    """Python ms the page's followers have spent in their ResizeObserver and
+    scroll callbacks so far: Python of the frame outside its frame callbacks."""
+    return _shared.callback_ms
 
 
 class ScrollFollower:
@@ -177,7 +194,6 @@ class ScrollFollower:
         self.threshold_px = threshold_px
         self.pinned = True
         self._doc = js.document
-        self._perf = js.performance
         self._candidates: Any = None  # ancestors that may scroll (a JS array)
         self._scroller: Any = None  # the element that scrolls now; None: the page
         self._scroller_index: int | None = None  # its index in _candidates; None: unknown
@@ -204,7 +220,6 @@ class ScrollFollower:
         _shared.join(self, self._geometry)
         _shared.observe(view, self)
         self.closed = False
-        self.resize_ms = 0.0  # Python time in the observer's callbacks (bench)
 
     # -- after each layout that changed a size -------------------------------
     def resized(self) -> None:
@@ -212,13 +227,11 @@ class ScrollFollower:
         its bottom if pinned, else offer the button (geometry is clean here)."""
         if self.closed:
             return
-        t0 = self._perf.now()
         self._set_scroller(self._scrolling_index())
         if self.pinned:
             self._follow()
         else:
             self._show_button(self._distance() > self.threshold_px)
-        self.resize_ms += self._perf.now() - t0
 
     def reset(self) -> None:
         """A new session in the view: follow it from the start."""
