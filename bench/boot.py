@@ -130,13 +130,20 @@ def _html(title: str, head: str, body: str) -> str:
             f"{head}</head>\n<body>{body}</body></html>\n")
 
 
+# PyScript loads its plugins once per interpreter type (py and mpy), each with that
+# type's config: without this the MicroPython pass loads all of them anyway.
+_MPY_NOPLUGINS = ('<mpy-config>{"plugins": ["!deprecations-manager", "!donkey", "!py-editor",'
+                  ' "!py-game", "!py-terminal"]}</mpy-config>\n')
+
+
 def _user_html(config: str) -> str:
     return _html("user PyScript page", (
         '<link rel="stylesheet" href="/vendor/pyscript/core.css">'
         '<script type="module" src="/js_shim/pyscript.js"></script>'
         '<script type="module" src="/bench-boot/pyinfo.js"></script>'), (
         '<div id="answer"></div>\n'
-        f'<script type="py" config="/bench-boot/{config}">\n'
+        + (_MPY_NOPLUGINS if "noplugins" in config else "")
+        + f'<script type="py" config="/bench-boot/{config}">\n'
         "from js import performance\n"
         "from streampace.browser.page import mount\n"
         'view = mount("#answer")\n'

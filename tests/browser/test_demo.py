@@ -294,6 +294,10 @@ def test_demo_requests_stay_on_the_origin(driver: Any, demo: Any, static_origin:
                                        u.startswith(ws_origin + "/") or
                                        u.startswith(("data:", "blob:")))]
     assert foreign == []
+    # PyScript's py-editor plugin is left out (pyscript.toml and index.html's
+    # <mpy-config>): once loaded it polls the whole document every 250 ms.
+    assert any("/vendor/pyscript/error-" in u for u in urls)  # its other plugins load
+    assert not any("/vendor/pyscript/py-editor-" in u for u in urls)
 
 
 def test_reasoning_tool_calls_and_status_have_their_own_elements(driver: Any, demo: Any) -> None:
