@@ -129,6 +129,27 @@ def test_highlighted_code_in_the_dom_reads_as_its_source() -> None:
     assert code.tag == "code" and code.textContent == "const a = 1; // x\n"
 
 
+def test_a_frames_new_token_spans_go_in_with_one_append() -> None:
+    """A line's new tokens go into the code element in one append: one call
+    through the FFI in the page, one mutation record for its observers."""
+    doc = FakeDocument()
+    box = doc.createElement("div")
+    view = MarkdownView(doc, box, MarkdownStream().parser)
+    view.feed("```python\nx = 1\n")
+    code = element(element(box.children[0]).children[-1])
+    appends: list[int] = []
+    real_append = code.append
+
+    def counted(*nodes: Any) -> None:
+        appends.append(len(nodes))
+        real_append(*nodes)
+
+    code.append = counted  # type: ignore[method-assign]
+    view.feed("def f(a, b): return a + b  # sum\n")
+    assert len(appends) == 1 and appends[0] >= 5, appends
+    assert code.textContent.endswith("def f(a, b): return a + b  # sum\n")
+
+
 def _fresh(language: str, code: str) -> list:
     """`highlight` without its memory: a new Highlighter fed line by line."""
     hl = Highlighter(language)

@@ -435,10 +435,13 @@ class MarkdownView:
         for extra in kids[keep:]:
             extra.remove()
         del kids[keep:]
-        for child in children[keep:]:
-            fresh = self._build(child)
-            mirror.el.append(fresh.el)
-            kids.append(fresh)
+        if len(children) > keep:
+            # One append for the frame's new children (a code line's token spans,
+            # say): one call through the FFI, one mutation record for the page's
+            # observers (PyScript's watches the whole document).
+            fresh = [self._build(child) for child in children[keep:]]
+            mirror.el.append(*[f.el for f in fresh])
+            kids.extend(fresh)
 
     def _grow(self, mirror: _Text, new: str) -> None:
         old = mirror.node
