@@ -150,12 +150,12 @@ class _SharedObserver:
 
     def _on_resize(self, entries: Any, _observer: Any = None) -> None:
         t0 = self._clock()
-        flags = str(self._geometry.resizedFlags(entries, self._elements))
-        due: list[ScrollFollower] = []
-        for watch, flag in zip(self._watched, flags, strict=True):
-            if flag == "1":
-                due.extend(watch.followers)
         try:
+            flags = str(self._geometry.resizedFlags(entries, self._elements))
+            due: list[ScrollFollower] = []
+            for watch, flag in zip(self._watched, flags, strict=True):
+                if flag == "1":
+                    due.extend(watch.followers)
             for follower in list(self.followers):
                 if follower in due:
                     follower.resized()
