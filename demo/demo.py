@@ -96,8 +96,15 @@ class Demo:
         self.run_button = doc.getElementById("run")
         self.stop_button = doc.getElementById("cancel")
         self.source_label = doc.getElementById("source")
-        self.figures = {name: doc.getElementById(f"fig-{name}")
-                        for name in ("graphemes", "backlog", "lag", "frame-ms")}
+        # Each figure is one Text node whose data is rewritten: a textContent write
+        # replaces the node, a mutation every observer of the page is told of
+        # (PyScript's watches the whole document's children).
+        self.figures = {}
+        for name in ("graphemes", "backlog", "lag", "frame-ms"):
+            el = doc.getElementById(f"fig-{name}")
+            text = doc.createTextNode(el.textContent)
+            el.replaceChildren(text)
+            self.figures[name] = text
         self._figure_text: dict[str, str] = {}
         self._listen(self.form, "submit", self._on_submit)
         self._listen(self.stop_button, "click", self._on_stop)
@@ -237,7 +244,7 @@ class Demo:
         and layout of its line in the next frame)."""
         if self._figure_text.get(name) != text:
             self._figure_text[name] = text
-            self.figures[name].textContent = text
+            self.figures[name].data = text
 
     def _on_exception(self, exc: BaseException) -> None:
         js.console.error("streampace demo: " + "".join(traceback.format_exception(exc)))

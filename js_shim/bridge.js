@@ -88,18 +88,23 @@ export function scrollsSmoothly(scroller) {
   return getComputedStyle(scroller || document.documentElement).scrollBehavior === "smooth";
 }
 
-// Where scrollDown last left each target (an element, or the document for the
+// Where scrollToBottom last left each target (an element, or the document for the
 // page) whose scroll event has not come yet.
 const landed = new WeakMap();
 
-// Scroll down by `distance` at once and return where it landed. Setting
-// scrollTop costs about half of scrollTo's call (Chromium's scrollTo makes and
-// settles a Promise; at 4x CPU 0.33 against 0.57 ms a scroll), but it would
-// animate where the page asks for smooth scrolling (`smooth`): there scrollTo
-// with behavior "instant", its Promise dropped here, not turned into a Future
-// whose resolution would run Python again in a task of its own.
-export function scrollDown(scroller, distance, smooth) {
-  const top = scrollPosition(scroller) + distance;
+// Scroll `scroller` (or the page) down so that the bottom of `view` is at its
+// bottom, at once, whatever the page's scroll-behavior, if it lies more than half
+// a pixel below; return where it landed, or undefined if it did not scroll (None
+// in Python; null would be Pyodide's JsNull). Setting scrollTop costs about half
+// of scrollTo's call (Chromium's scrollTo makes and settles a Promise; at 4x CPU
+// 0.33 against 0.57 ms a scroll), but it would animate where the page asks for
+// smooth scrolling (`smooth`): there scrollTo with behavior "instant", its
+// Promise dropped here, not turned into a Future whose resolution would run
+// Python again in a task of its own.
+export function scrollToBottom(view, scroller, smooth) {
+  const gap = bottomGap(view, scroller);
+  if (!(gap > 0.5)) return undefined;
+  const top = scrollPosition(scroller) + gap;
   if (smooth) (scroller || window).scrollTo({ top, behavior: "instant" });
   else (scroller || document.scrollingElement || document.documentElement).scrollTop = top;
   const at = scrollPosition(scroller);
@@ -107,10 +112,9 @@ export function scrollDown(scroller, distance, smooth) {
   return at;
 }
 
-
-// `handler` for scroll events, except the one each of scrollDown's scrolls
+// `handler` for scroll events, except the one each of scrollToBottom's scrolls
 // causes: the next scroll event of its target, finding it still where
-// scrollDown left it. While text streams in, that is one event a frame, which
+// scrollToBottom left it. While text streams in, that is one event a frame, which
 // the follower would only acknowledge (it scrolled there itself), at the cost
 // of a call into Python. Any other scroll (the reader's, a clamp, another
 // script's) reaches `handler`.

@@ -54,7 +54,7 @@ __all__ = ["ScrollFollower", "follower_ms"]
 def _geometry() -> Any:
     """js_shim/bridge.js, which does the follower's reads and scrolls one call each
     (`scrollCandidates`, `scrollingIndex`, `bottomGap`, `scrollPosition`,
-    `scrollsSmoothly`, `scrollDown`, `resizedFlags`); every boot of ours
+    `scrollsSmoothly`, `scrollToBottom`, `resizedFlags`); every boot of ours
     registers it."""
     try:
         import _streampace_bridge  # type: ignore[import-not-found]
@@ -249,10 +249,9 @@ class ScrollFollower:
     def _follow(self) -> None:
         """Scroll the view's bottom into sight (pinned: the button is hidden)."""
         self._show_button(False)  # first: the bar is part of the view's height
-        distance = self._distance()
-        if distance > 0.5:
-            self._last_top = float(self._geometry.scrollDown(self._scroller, distance,
-                                                              self._smooth))
+        landed = self._geometry.scrollToBottom(self.view, self._scroller, self._smooth)
+        if landed is not None:
+            self._last_top = float(landed)
 
     def close(self) -> None:
         if self.closed:
