@@ -32,10 +32,10 @@ shared proxies are destroyed when the last follower closes.
 Scrolling is instant, whatever the page's `scroll-behavior` (a scrollTop write,
 or scrollTo with `behavior: "instant"` where the page asks for smooth scrolling).
 
-Its reads and its scroll are js_shim/bridge.js calls, one each; only what to do
-with them is decided here. A resize's callback at 4x CPU on the embed, over the
-long Markdown answer, cost p50 1.1 ms with each read an FFI attribute access
-(and `scrollTo`, whose Promise Chromium makes and settles).
+Its reads and its scroll are js_shim/bridge.js calls (the gap and the scroll one
+call); only what to do with them is decided here. A resize's callback at 4x CPU on
+the embed, over the long Markdown answer, cost p50 1.1 ms with each read an FFI
+attribute access (and `scrollTo`, whose Promise Chromium makes and settles).
 
 The view gets `overflow-anchor: none`: scroll anchoring would move the page up
 when the open Markdown block shrinks, which would read as the reader scrolling
