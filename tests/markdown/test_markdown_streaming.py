@@ -468,6 +468,25 @@ def test_plain_append_path_shows_what_a_full_render_shows(parts: list[str],
     _same_as_full_at_drawn_cuts(_NoOpenBlock, "".join(parts), data, 30)
 
 
+@pytest.mark.parametrize("text", [
+    # Found by the property above: the open list's last item parsed alone gave its
+    # reference the id of the first one (two elements with id fnref-1-0).
+    "[^1]: The first note.\n- item one\n- item **two**\nA claim[^1] and another[^n].\n"
+    "- item one\n- item **two**\nA claim[^1] and another[^n].\n",
+    "[^1]: n\n- b\nx[^1].\n- b\nx[^1].\n",
+])
+def test_a_second_footnote_reference_in_an_open_list_takes_no_first_ones_id(
+        text: str) -> None:
+    for kind in (MarkdownStream, _NoOpenBlock):
+        for pieces in ([text], list(text)):
+            fast, full = kind(parser=PARSER), _FullEveryTime(parser=PARSER)
+            for piece in pieces:
+                fast.feed(piece)
+                full.feed(piece)
+                assert fast.nodes() == full.nodes(), (kind.__name__, repr(piece))
+            assert str(fast.nodes()).count("'fnref-1-0'") == 1
+
+
 def _same_as_full_at_drawn_cuts(kind: type[MarkdownStream], text: str,
                                 data: st.DataObject, most_cuts: int) -> None:
     """A `kind` stream shows what a full render shows at each of up to

@@ -561,7 +561,9 @@ class MarkdownStream:
         item, not the whole list. Whenever joining could differ from one parse
         (a list turning loose), the whole block is parsed."""
         split = _split_open_block(shown)
-        if split is not None:
+        if split is not None and "[^" not in split[1]:
+            # (A footnote reference in the last item, parsed alone, would take
+            # the id of a first reference where an earlier item made it already.)
             prefix, rest, kind = split
             if self._prefix_src != prefix:
                 head = self._joined_prefix(prefix, kind)
@@ -602,9 +604,11 @@ class MarkdownStream:
             # with their line break, or grown by plain appends (the nodes above
             # were not parsed from it) with the line complete now.
             return self.tail_nodes[0]
-        if old_head is not None and old and prefix.startswith(old):
+        if (old_head is not None and old and prefix.startswith(old)
+                and "[^" not in prefix[len(old):]):
             # The last item grew by more than plain words since it was parsed
-            # (or several lines came at once): parse what was added, not all.
+            # (or several lines came at once): parse what was added, not all
+            # (not a footnote reference: alone, it would take a first one's id).
             added = prefix[len(old):]
             if kind == ("table",):  # rows are parsed under their header
                 added = "\n".join(prefix.split("\n", 2)[:2]) + "\n" + added
