@@ -16,7 +16,8 @@ import importlib
 import sys
 from typing import Any, NoReturn
 
-__all__ = ["IN_BROWSER", "BrowserOnly", "JsNull", "JsProxy", "create_proxy", "js", "to_js"]
+__all__ = ["IN_BROWSER", "BrowserOnly", "JsNull", "JsProxy", "create_proxy", "js",
+           "js_bridge", "to_js"]
 
 IN_BROWSER = sys.platform == "emscripten"
 
@@ -62,3 +63,16 @@ else:
     create_proxy = _Absent("pyodide.ffi.create_proxy")
     to_js = _Absent("pyodide.ffi.to_js")
     JsProxy = JsNull = _NoJsValue
+
+
+def js_bridge() -> Any:
+    """js_shim/bridge.js, which every boot of ours (js_shim/boot.js, and the
+    benches' harness pages) registers as the JS module `_streampace_bridge`."""
+    try:
+        import _streampace_bridge  # type: ignore[import-not-found]
+    except ImportError:
+        raise RuntimeError(
+            "streampace needs the page booted by streampace (PyScript with interpreter = "
+            "'…/js_shim/pyscript.js', or the embed tag), which registers js_shim/bridge.js "
+            "as the JS module '_streampace_bridge'") from None
+    return _streampace_bridge

@@ -45,7 +45,7 @@ from typing import Any
 
 from streampace.browser.controller import StreamView
 from streampace.browser.embed import pacing_config
-from streampace.browser.ffi import js, to_js
+from streampace.browser.ffi import js, js_bridge, to_js
 from streampace.browser.labels import labels_for
 from streampace.client.fallback import SourceChoice, SourceState
 from streampace.conversation.stream_identity import StreamTracker
@@ -64,13 +64,7 @@ _mounted = 0  # views mounted on this page so far (each one's session key)
 
 def bridge() -> Any:
     """js_shim/bridge.js, as our boot registered it."""
-    try:
-        import _streampace_bridge  # type: ignore[import-not-found]
-    except ImportError:
-        raise RuntimeError(
-            "streampace.browser.page needs the page booted by streampace "
-            "(PyScript with interpreter = '…/js_shim/pyscript.js', or the embed tag)") from None
-    return _streampace_bridge
+    return js_bridge()
 
 
 def _element(target: Any) -> Any:

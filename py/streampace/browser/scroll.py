@@ -46,24 +46,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from streampace.browser.ffi import create_proxy, js, to_js
+from streampace.browser.ffi import create_proxy, js, js_bridge, to_js
 
 __all__ = ["ScrollFollower", "follower_ms"]
-
-
-def _geometry() -> Any:
-    """js_shim/bridge.js, which does the follower's reads and scrolls one call each
-    (`scrollCandidates`, `scrollingIndex`, `bottomGap`, `scrollPosition`,
-    `scrollsSmoothly`, `scrollToBottom`, `resizedFlags`); every boot of ours
-    registers it."""
-    try:
-        import _streampace_bridge  # type: ignore[import-not-found]
-    except ImportError:
-        raise RuntimeError(
-            "streampace's scroll follower needs js_shim/bridge.js registered as the JS "
-            "module '_streampace_bridge' (any boot of ours does; or pass scroll=False)"
-        ) from None
-    return _streampace_bridge
 
 
 class _Watch:
@@ -94,9 +79,9 @@ class _SharedObserver:
         self._clock: Any = None
         self.callback_ms = 0.0  # Python time in the shared callbacks, for the benches
 
-    def join(self, follower: ScrollFollower, geometry: Any) -> None:
+    def join(self, follower: ScrollFollower) -> None:
         if self._observer is None:
-            self._geometry = geometry
+            self._geometry = geometry = js_bridge()
             self._clock = js.performance.now
             self._elements = js.Array.new()
             self._proxy = create_proxy(self._on_resize)
@@ -189,7 +174,9 @@ class ScrollFollower:
 
     def __init__(self, view: Any, *, threshold_px: float = 8.0,
                  label: str = "Jump to latest") -> None:
-        self._geometry = _geometry()
+        # js_shim/bridge.js: scrollCandidates, scrollingIndex, bottomGap, scrollPosition,
+        # scrollsSmoothly, scrollToBottom, resizedFlags, scrollsBut.
+        self._geometry = js_bridge()
         self.view = view
         self.threshold_px = threshold_px
         self.pinned = True
@@ -217,7 +204,7 @@ class ScrollFollower:
         self._on_click_proxy = create_proxy(self._on_click)
         self.button.addEventListener("click", self._on_click_proxy)
         self.observed: Any = None  # the scrolling ancestor observed too
-        _shared.join(self, self._geometry)
+        _shared.join(self)
         _shared.observe(view, self)
         self.closed = False
 

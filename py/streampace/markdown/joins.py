@@ -63,7 +63,14 @@ _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")  # an ATX heading: always one line
 
 def _split_open_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
     """(earlier items, last item, list tags) of an open top-level list, or
-    (header + earlier rows, header + last row, ("table",)) of a table."""
+    (header + earlier rows, header + last row, ("table",)) of a table. None
+    when the last part holds a footnote reference: parsed alone, it would take
+    the id of a first reference where an earlier item made it already."""
+    split = _split_block(shown)
+    return None if split is None or "[^" in split[1] else split
+
+
+def _split_block(shown: str) -> tuple[str, str, tuple[str, ...]] | None:
     lines = shown.split("\n")
     first = _ITEM.match(lines[0])
     # Only a list at column 0: a marker line there is always its next item.

@@ -561,9 +561,7 @@ class MarkdownStream:
         item, not the whole list. Whenever joining could differ from one parse
         (a list turning loose), the whole block is parsed."""
         split = _split_open_block(shown)
-        if split is not None and "[^" not in split[1]:
-            # (A footnote reference in the last item, parsed alone, would take
-            # the id of a first reference where an earlier item made it already.)
+        if split is not None:
             prefix, rest, kind = split
             if self._prefix_src != prefix:
                 head = self._joined_prefix(prefix, kind)
