@@ -40,6 +40,35 @@ export function emit(el, name, detailJson) {
   el.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
 }
 
+// ---- element building for the Markdown view (streampace.browser.dom_calls) --
+// Python picks the tags and sanitises every attribute (markdown_dom.py); these
+// make each build one crossing. Through the FFI, `el.setAttribute(n, v)` is an
+// attribute lookup that brings a new function proxy into Python (Pyodide probes
+// the function's type for it) and then the call; a code line's tokens or a
+// table row's cells are a dozen of them in one frame.
+
+// A new `tag` element of `doc` with attributes `name, value, name, value, ...`.
+export function element(doc, tag, ...attributes) {
+  const el = doc.createElement(tag);
+  for (let i = 0; i + 1 < attributes.length; i += 2) {
+    el.setAttribute(attributes[i], attributes[i + 1]);
+  }
+  return el;
+}
+
+export function appendTo(parent, ...children) {
+  parent.append(...children);
+}
+
+export function setAttribute(el, name, value) {
+  el.setAttribute(name, value);
+}
+
+// The frame's text write (a Text node's), the same lookup saved.
+export function appendData(node, text) {
+  node.appendData(text);
+}
+
 // ---- the scroll follower's geometry (streampace.browser.scroll) -------------
 // Reads and one scroll, a call each, for Python's follower, which decides what
 // to do with them (pinned, unpinned, the button). Each replaces five to ten

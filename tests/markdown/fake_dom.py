@@ -7,6 +7,8 @@ comparison; `creations` counts nodes made.
 
 from __future__ import annotations
 
+import types
+
 from streampace.markdown.tree import _OPEN_NL, BLOCK_TAGS, VOID_TAGS
 
 
@@ -83,6 +85,8 @@ class FakeElement(FakeNode):
         self.tag = tag
         self.attrs: dict[str, str] = {}
         self.children: list[FakeNode] = []
+        # CSSOM properties the page's view sets (PageMarkdownView): kept, not applied.
+        self.style = types.SimpleNamespace()
 
     def setAttribute(self, name: str, value: str) -> None:  # noqa: N802
         self.attrs[name] = value

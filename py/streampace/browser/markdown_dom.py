@@ -18,6 +18,7 @@ import itertools
 import time
 from typing import Any
 
+from streampace.browser.dom_calls import DomCalls, doc_calls
 from streampace.browser.ffi import IN_BROWSER, create_proxy, js
 from streampace.markdown import stream as md
 from streampace.markdown.parser import Parser, default_parser
@@ -99,6 +100,11 @@ def release_copy_handler() -> None:
         _copy_proxy = None
 
 
+def _safe_value(name: str, value: str) -> str:
+    # Defence in depth: the parser already refused unsafe URLs.
+    return "#" if name in _URL_ATTRS and not is_safe_link(value) else value
+
+
 class _Text:
     """A text node (a run of Text nodes once it grows: see `_grow`)."""
 
@@ -155,12 +161,13 @@ class MarkdownView:
 
     section_blocks = 0  # 0: every block a child of the container
 
-    def __init__(self, doc: Any, container: Any, parser: Parser) -> None:
+    def __init__(self, doc: Any, container: Any, parser: Parser,
+                 calls: DomCalls | None = None) -> None:
         self.doc = doc
-        # Bound once: through the page's proxy, `doc.createElement(tag)` is an
-        # attribute lookup (a new method proxy) and then the call; a block built
-        # at its end makes a dozen nodes in one frame.
-        self._element = doc.createElement
+        # Elements are made, given their attributes and appended through `calls`
+        # (dom_calls.py: in the page, one crossing each); text nodes are made
+        # through `createTextNode`, bound once (a lookup is a new method proxy).
+        self._calls = calls if calls is not None else doc_calls(doc)
         self._text_node = doc.createTextNode
         self.container = container
         # Footnote ids are prefixed per view: no clash with the page or another message.
@@ -253,7 +260,7 @@ class MarkdownView:
     def _append_flow(self, el: Any) -> None:
         """Append a block element to the message's flow (before the footnotes)."""
         if self.section_blocks:
-            self._open_section().append(el)
+            self._calls.append(self._open_section(), el)
         else:
             self._append_to_container(el)
 
@@ -261,7 +268,7 @@ class MarkdownView:
         if self.notes is not None:
             self.container.insertBefore(el, self.notes.el)
         else:
-            self.container.append(el)
+            self._calls.append(self.container, el)
 
     def _open_section(self) -> Any:
         """The section the next block goes into: the open one, or a new one once
@@ -271,12 +278,10 @@ class MarkdownView:
                 and self.final[-1].node[0] in _SECTION_ENDS):
             if self._section is not None:
                 self._finished(len(self._boxes) - 1)
-            section = self._element("div")
-            section.setAttribute("class", "sp-section")
-            blocks = self._element("div")
-            blocks.setAttribute("class", "sp-section-blocks")
+            section = self._calls.element("div", "class", "sp-section")
+            blocks = self._calls.element("div", "class", "sp-section-blocks")
             self._style_section(blocks)
-            section.append(blocks)
+            self._calls.append(section, blocks)
             self._append_to_container(section)
             self._section, self._section_box = blocks, section
             self._boxes.append(section)
@@ -296,7 +301,7 @@ class MarkdownView:
         """A block of section `index` changed: shown whole again, sealed anew later."""
         if index in self._sealed:
             self._sealed.discard(index)
-            self._boxes[index].setAttribute("class", "sp-section")
+            self._calls.set_attribute(self._boxes[index], "class", "sp-section")
         elif index not in self._fresh and index not in self._aged:
             return  # open, or the first section: never sealed
         if index in self._aged:
@@ -314,7 +319,7 @@ class MarkdownView:
         (its layout, the size the browser remembers) has run since."""
         self._frame_asked = None
         for index in self._aged:
-            self._boxes[index].setAttribute("class", "sp-section sp-sealed")
+            self._calls.set_attribute(self._boxes[index], "class", "sp-section sp-sealed")
             self._sealed.add(index)
         self._aged, self._fresh = self._fresh, []
         if self._aged:
@@ -341,7 +346,7 @@ class MarkdownView:
             self._grow(code.kids[0], code.kids[0].node + text)
         else:
             mirror = self._build(text)
-            code.el.append(mirror.el)
+            self._calls.append(code.el, mirror.el)
             code.kids.append(mirror)
         code.node = new_node[2][0]
         pre.node = new_node
@@ -352,31 +357,38 @@ class MarkdownView:
         if isinstance(node, str):
             return _Text(node, self._text_node(node))
         tag, attrs, children = node
-        if tag in _HEADINGS and self.outline is not None:
+        pairs: list[str] = []
+        for name, value in attrs:
+            pairs += (name, _safe_value(name, value))
+        pairs += self._page_attributes(tag)
+        if tag in MATHML_TAGS:
+            el = self.doc.createElementNS(_MATHML_NS, tag)
+            for i in range(0, len(pairs), 2):
+                self._calls.set_attribute(el, pairs[i], pairs[i + 1])
+        elif tag in _HEADINGS and self.outline is not None:
             # The tree keeps the source level (patching compares trees); the
             # element has the page's (a final heading is never rebuilt).
-            el = self._element(f"h{self.outline.level(_HEADINGS[tag])}")
+            el = self._calls.element(f"h{self.outline.level(_HEADINGS[tag])}", *pairs)
         else:
-            el = (self.doc.createElementNS(_MATHML_NS, tag) if tag in MATHML_TAGS
-                  else self._element(tag))
-        for name, value in attrs:
-            self._set_attr(el, name, value)
+            el = self._calls.element(tag, *pairs)
         if tag == "pre":
             self._copy_button(el)
         kids = [self._build(child) for child in children]
         if kids:
-            el.append(*[k.el for k in kids])
+            self._calls.append(el, *[k.el for k in kids])
         return _Elem(node, el, kids)
+
+    def _page_attributes(self, tag: str) -> tuple[str, ...]:
+        """Attributes (name, value, ...) a page's view adds to a `tag` element (none here)."""
+        return ()
 
     def _copy_button(self, pre: Any) -> None:
         """A copy button for a code block: view chrome, not part of the tree
         (it sits before the code element; the tree's patching never sees it)."""
-        button = self._element("button")
-        button.setAttribute("type", "button")
-        button.setAttribute("class", "sp-copy")
-        button.setAttribute("aria-label", "Copy code")
-        button.append(self._text_node("Copy"))
-        pre.append(button)
+        button = self._calls.element("button", "type", "button", "class", "sp-copy",
+                                     "aria-label", "Copy code")
+        self._calls.append(button, self._text_node("Copy"))
+        self._calls.append(pre, button)
         self.created += 2
         if self._listening is None:
             handler = _copy_handler()
@@ -385,10 +397,7 @@ class MarkdownView:
                 self._listening = handler
 
     def _set_attr(self, el: Any, name: str, value: str) -> None:
-        # Defence in depth: the parser already refused unsafe URLs.
-        if name in _URL_ATTRS and not is_safe_link(value):
-            value = "#"
-        el.setAttribute(name, value)
+        self._calls.set_attribute(el, name, _safe_value(name, value))
 
     def _patch(self, mirror: Any, new: Any) -> Any:
         old = mirror.node
@@ -440,7 +449,7 @@ class MarkdownView:
             # say): one call through the FFI, one mutation record for the page's
             # observers (PyScript's watches the whole document).
             fresh = [self._build(child) for child in children[keep:]]
-            mirror.el.append(*[f.el for f in fresh])
+            self._calls.append(mirror.el, *[f.el for f in fresh])
             kids.extend(fresh)
 
     def _grow(self, mirror: _Text, new: str) -> None:
@@ -453,7 +462,7 @@ class MarkdownView:
             # of the whole string on a long one); otherwise a new sibling Text node.
             if mirror.ascii and piece.isascii() and (
                     mirror.size + len(piece) <= _TEXT_NODE_LIMIT or mirror.size == 0):
-                mirror.last.appendData(piece)
+                self._calls.append_data(mirror.last, piece)
                 mirror.size += len(piece)
             else:
                 self._grow_into_new_node(mirror, piece)
@@ -545,6 +554,7 @@ class RebuildView(MarkdownView):
 # list's direction; an element with its own `dir` hides its text from an enclosing
 # dir="auto", so list items and block quotes get none).
 _DIR_AUTO = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "th", "td"})
+_DIR_AUTO_PAIR = ("dir", "auto")
 
 
 class PageMarkdownView(MarkdownView):
@@ -574,13 +584,14 @@ class PageMarkdownView(MarkdownView):
     def _style_section(self, blocks: Any) -> None:
         blocks.style.position = "relative"
 
+    def _page_attributes(self, tag: str) -> tuple[str, ...]:
+        return _DIR_AUTO_PAIR if tag in _DIR_AUTO else ()
+
     def _build(self, node: Any) -> Any:
         mirror = super()._build(node)
         if not isinstance(node, str):
             tag = node[0]
-            if tag in _DIR_AUTO:
-                mirror.el.setAttribute("dir", "auto")
-            elif tag == "pre":
+            if tag == "pre":
                 _scrolls_inside(mirror.el.style)
             if tag == "table":
                 # A block box around the table's grid scrolls it; its words

@@ -34,7 +34,8 @@ import traceback
 from collections import deque
 from typing import Any
 
-from streampace.browser.ffi import create_proxy, js
+from streampace.browser.dom_calls import DomCalls, bridge_calls, doc_calls
+from streampace.browser.ffi import IN_BROWSER, create_proxy, js, js_bridge
 from streampace.browser.labels import labels_for
 from streampace.browser.scroll import ScrollFollower
 from streampace.client.session_client import SESSION_LOST
@@ -100,6 +101,7 @@ class DomRenderer:
         self._doc = js.document
         self._clock = js.performance.now  # bound once (see host.py)
         self._bridge = bridge
+        self._dom_calls: DomCalls | None = None  # see _dom()
         self._emit_events = emit_events
         self.mount = mount
         self.root = self._el("div", "sp-view")
@@ -355,7 +357,7 @@ class DomRenderer:
         self.timeline.append(el)
 
     def _append_text(self, op: plan.AppendText) -> None:
-        self._nodes[op.ref].text.appendData(op.text)
+        (self._dom_calls or self._dom()).append_data(self._nodes[op.ref].text, op.text)
 
     def _add_text(self, op: plan.AddText) -> None:
         handles = self._nodes[op.ref]
@@ -475,13 +477,21 @@ class DomRenderer:
         """The view that renders a Markdown body (a subclass may show it otherwise)."""
         from streampace.browser.markdown_dom import PageMarkdownView
 
-        view = PageMarkdownView(self._doc, body, self._md_parser)
+        view = PageMarkdownView(self._doc, body, self._md_parser, self._dom())
         view.frames = self._frames
         if self.heading_base is not None:
             from streampace.reading.outline import HeadingOutline
 
             view.outline = HeadingOutline(self.heading_base)
         return view
+
+    def _dom(self) -> DomCalls:
+        """The element building and text writes of this view (dom_calls.py): through
+        js_shim/bridge.js in the page, plain DOM calls elsewhere; made at first use."""
+        if self._dom_calls is None:
+            self._dom_calls = (bridge_calls(js_bridge(), self._doc) if IN_BROWSER
+                               else doc_calls(self._doc))
+        return self._dom_calls
 
     def _discard_nodes(self) -> None:
         for handles in self._nodes.values():
