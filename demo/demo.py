@@ -57,6 +57,9 @@ class Demo:
         self.doc = doc
         self.bridge = bridge
         self.glue = glue
+        # Called every frame: bound once (a lookup through the proxy brings the chart
+        # and then its method into Python as new proxies, each type-probed by Pyodide).
+        self._chart_push = glue.chart.push
         self.host = BrowserHost(on_error=self._on_exception)
         # Both panes show Markdown through the same incremental renderer; "as
         # delivered" paints each batch when it arrives (_on_delivered). It used to
@@ -229,7 +232,7 @@ class Demo:
 
     def _on_sample(self, sample: tuple[float, int, int, float]) -> None:
         _now, shown, backlog, lag = sample
-        self.glue.chart.push(shown, backlog, lag)
+        self._chart_push(shown, backlog, lag)
         self._samples += 1
         if self._samples % 10 == 0:
             work = self.host.frame_work_ms
