@@ -101,7 +101,10 @@ class DomRenderer:
         self._doc = js.document
         self._clock = js.performance.now  # bound once (see host.py)
         self._bridge = bridge
-        self._dom_calls: DomCalls | None = None  # see _dom()
+        # Element building and text writes (dom_calls.py): through js_shim/bridge.js
+        # in the page, plain DOM calls elsewhere (the CPython benches' stand-in).
+        self._dom_calls: DomCalls = (bridge_calls(js_bridge(), self._doc) if IN_BROWSER
+                                     else doc_calls(self._doc))
         self._emit_events = emit_events
         self.mount = mount
         self.root = self._el("div", "sp-view")
@@ -357,7 +360,7 @@ class DomRenderer:
         self.timeline.append(el)
 
     def _append_text(self, op: plan.AppendText) -> None:
-        (self._dom_calls or self._dom()).append_data(self._nodes[op.ref].text, op.text)
+        self._dom_calls.append_data(self._nodes[op.ref].text, op.text)
 
     def _add_text(self, op: plan.AddText) -> None:
         handles = self._nodes[op.ref]
@@ -477,21 +480,13 @@ class DomRenderer:
         """The view that renders a Markdown body (a subclass may show it otherwise)."""
         from streampace.browser.markdown_dom import PageMarkdownView
 
-        view = PageMarkdownView(self._doc, body, self._md_parser, self._dom())
+        view = PageMarkdownView(self._doc, body, self._md_parser, self._dom_calls)
         view.frames = self._frames
         if self.heading_base is not None:
             from streampace.reading.outline import HeadingOutline
 
             view.outline = HeadingOutline(self.heading_base)
         return view
-
-    def _dom(self) -> DomCalls:
-        """The element building and text writes of this view (dom_calls.py): through
-        js_shim/bridge.js in the page, plain DOM calls elsewhere; made at first use."""
-        if self._dom_calls is None:
-            self._dom_calls = (bridge_calls(js_bridge(), self._doc) if IN_BROWSER
-                               else doc_calls(self._doc))
-        return self._dom_calls
 
     def _discard_nodes(self) -> None:
         for handles in self._nodes.values():
