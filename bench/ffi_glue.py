@@ -127,7 +127,7 @@ def _counted(driver: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _sampled(driver: Any, out: dict[str, Any]) -> Iterator[None]:
+def sampled_allocations(driver: Any, out: dict[str, Any]) -> Iterator[None]:
     """The JS heap's allocations sampled while the trace plays."""
     driver.execute_cdp_cmd("HeapProfiler.enable", {})
     driver.execute_cdp_cmd("HeapProfiler.startSampling", {
@@ -148,7 +148,7 @@ def play(page: str, trace_name: str, seed: int = 1) -> dict[str, Any]:
     with _server(trace) as server, browser("chromium", prefix="streampace-ffi-") as driver:
         install_probe(driver)
         play_page(driver, server.base, server.player, page, trace, 1,
-                  around=_sampled(driver, out))
+                  around=sampled_allocations(driver, out))
         if page == "embed":
             play_page(driver, server.base, server.player, page, trace, 1,
                       around=_counted(driver))
