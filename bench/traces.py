@@ -84,6 +84,8 @@ EXTRA_TRACES: dict[str, str] = {
                  "of 3-8 sub-points, at ≈ 1 300 characters/s",
     "md_steps_code": "a ≥ 16 000-character how-to of numbered steps, each with a code block "
                      "of 6-40 lines in its item, at ≈ 1 300 characters/s",
+    "md_long_code": "a ≥ 20 000-character answer that is mostly two long code blocks (450 "
+                    "lines of Python, 160 of plain text in a list item), at ≈ 1 300 characters/s",
 }
 # Traces whose transport is steady (the lag targets apply to these).
 UNSTEADY_TRACES = frozenset({"jittery", "agentic", "paste", "bursty", "mobile", "paste50k"})

@@ -143,6 +143,18 @@ def steps_code_document(min_chars: int, seed: int = 1) -> str:
     return _sections("Streaming Markdown, with code", _steps_code_section, min_chars, seed)
 
 
+def long_code_document(seed: int = 1) -> str:
+    """An answer that is mostly code: a 450-line Python block, then a 160-line plain
+    one in a list item (how a model writes out a whole module and its log)."""
+    rng = random.Random(seed)
+    module = "".join(f"{rng.choice(_CODE_LINES)}\n" for _ in range(450))
+    log = "".join(f"   {k:04d} paced {rng.randint(1, 99)} graphemes, lag "
+                  f"{rng.randint(20, 400)} ms\n" for k in range(160))
+    return ("# The whole module\n\nHere it is, in one piece:\n\n"
+            f"```python\n{module}```\n\nAnd what it printed:\n\n"
+            f"1. The log:\n\n   ```\n{log}   ```\n\nThat is all.\n")
+
+
 def heavy_document(seed: int = 1) -> str:
     """Headings, lists, a table, two code blocks (one per section + the last), links."""
     return markdown_document(3500, seed)
@@ -199,6 +211,8 @@ def build_markdown_trace(name: str, seed: int = 1) -> Trace:
         text = nested_document(16_000, seed)
     elif name == "md_steps_code":
         text = steps_code_document(16_000, seed)
+    elif name == "md_long_code":
+        text = long_code_document(seed)
     else:
         raise ValueError(f"unknown Markdown trace {name!r}")
     # md_32k (browser only): a fast model (~3 ms a token, ≈ 1 300 characters/s),
