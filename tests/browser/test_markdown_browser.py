@@ -108,13 +108,16 @@ def switch(driver: Any, sid: str) -> None:
 def body_html(driver: Any, mid: str) -> str:
     # Without the presentation the renderer adds to blocks (dir="auto", and CSSOM
     # styles that make code blocks and tables scroll inside), without the copy
-    # buttons (view chrome) and the sections blocks are grouped in: the tree itself.
+    # buttons (view chrome), the sections blocks are grouped in and the boxes a code
+    # block's lines are grouped in: the tree itself.
     return driver.execute_script(
         "const n = document.querySelector(`#answer [data-id='${arguments[0]}'] .sp-markdown`);"
         "if (!n) return null; const c = n.cloneNode(true);"
         "for (const b of c.querySelectorAll('button.sp-copy')) b.remove();"
         "for (const s of c.querySelectorAll(':scope > .sp-section')) {"
         " s.replaceWith(...s.firstElementChild.childNodes); }"
+        "for (const s of c.querySelectorAll('pre > code > .sp-code-lines')) {"
+        " s.replaceWith(...s.childNodes); }"
         "for (const e of c.querySelectorAll('[dir], [style]')) {"
         " e.removeAttribute('dir'); e.removeAttribute('style'); }"
         "return c.innerHTML;", mid)
@@ -500,6 +503,64 @@ def test_a_long_answer_in_sections_reads_selects_and_lays_out_as_one_flow(
     assert facts["content"] == facts["flatContent"]
     assert facts["inner"] == facts["flatInner"]
     assert facts["copied"] == ["line 0\n"]
+
+
+# A long code block, highlighted, then a plain one in a list item: lines in boxes.
+_CODE_LINES = ["def frame(pending):", "    rate = clamp(pending / 250, 20, 800)  # step",
+               "    if rate > 400:", "        return 'fast'", "", "class A:",
+               "    x = \"日本 👩‍💻\"", "\tcount += 1"]
+BOXED = ("Code:\n\n```python\n" + "\n".join(_CODE_LINES[i % 8] for i in range(70))
+         + "\n```\n\n1. And:\n\n   ```\n"
+         + "".join(f"   plain line {i}\n" for i in range(40)) + "   ```\n\nDone.\n")
+
+_CODE_BOXES_JS = """
+const b = document.querySelector("#answer [data-id='c1'] .sp-markdown");
+const codes = [...b.querySelectorAll('pre > code')];
+const flat = b.cloneNode(true);
+for (const s of flat.querySelectorAll('pre > code > .sp-code-lines')) {
+  s.replaceWith(...s.childNodes);
+}
+b.after(flat);
+const flatCodes = [...flat.querySelectorAll('pre > code')];
+const select = (node) => {
+  const r = document.createRange(); r.selectNodeContents(node);
+  const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+  const text = s.toString(); s.removeAllRanges(); return text;
+};
+const size = (e) => { const r = e.getBoundingClientRect(); return [r.width, r.height]; };
+const out = {
+  boxes: codes.map(c => c.querySelectorAll(':scope > .sp-code-lines').length),
+  display: [...new Set([...b.querySelectorAll('.sp-code-lines')].map(
+    e => getComputedStyle(e).display))],
+  sizes: codes.map(size), flatSizes: flatCodes.map(size),
+  text: codes.map(select), flatText: flatCodes.map(select),
+  content: codes.map(c => c.textContent)};
+flat.remove();
+codes[0].parentNode.querySelector('button.sp-copy').click();
+out.copied = window.__copied;
+return out;
+"""
+
+
+@pytest.mark.engines
+def test_a_long_code_block_in_line_boxes_lays_out_selects_and_copies_as_one(
+        driver: Any, md_page: Any) -> None:
+    """The page puts a code block's lines in boxes of 16 (markdown_dom.py): its text,
+    its size, what a selection of it holds and what its copy button copies are as
+    without them."""
+    sid = "md-code-boxes"
+    switch(driver, sid)
+    record_copies(driver)
+    with page_stylesheet(driver):
+        play_run(md_page, driver, sid, "c1", BOXED, 60, 6, gap_ms=10)
+        assert normalise(body_html(driver, "c1")) == normalise(render_html(BOXED))
+        facts = driver.execute_script(_CODE_BOXES_JS)
+    assert facts["boxes"][0] >= 70 // 16 // 2 and facts["boxes"][1] >= 40 // 16 // 2
+    assert facts["display"] == ["block"]
+    assert facts["sizes"] == facts["flatSizes"]
+    assert facts["content"][0].count("\n") == 70 and facts["content"][1].count("\n") == 40
+    assert facts["text"] == facts["flatText"]
+    assert facts["copied"] == [facts["content"][0]]
 
 
 # Every kind of block at section edges: headings, code, tables, rules, quotes,

@@ -150,10 +150,15 @@ def is_chrome(node: FakeNode) -> bool:
         node.attrs.get("class") == "sp-copy")
 
 
-def is_section(node: FakeNode) -> bool:
-    """A section of a view's blocks or its block holder (markdown_dom.MarkdownView
-    with `section_blocks`): layout chrome, serialised as its children."""
-    return isinstance(node, FakeElement) and node.tag == "div" and (
+def is_layout_box(node: FakeNode) -> bool:
+    """A section of a view's blocks or its block holder, or a code block's line box
+    (markdown_dom.MarkdownView with `section_blocks`, `code_lines`): layout chrome,
+    serialised as its children."""
+    if not isinstance(node, FakeElement):
+        return False
+    if node.tag == "span":
+        return node.attrs.get("class") == "sp-code-lines"
+    return node.tag == "div" and (
         node.attrs.get("class") in ("sp-section", "sp-section sp-sealed", "sp-section-blocks"))
 
 
@@ -163,7 +168,7 @@ def outer_html(node: FakeNode) -> str:
     assert isinstance(node, FakeElement)
     if is_chrome(node):
         return ""
-    if is_section(node):
+    if is_layout_box(node):
         return inner_html(node)
     out = ["<" + node.tag]
     for name, value in node.attrs.items():

@@ -136,6 +136,33 @@ class _Elem:
         self.el.remove()
 
 
+class _Code(_Elem):
+    """A code block's `code` element whose children go into line boxes (see
+    `MarkdownView.code_lines`): `box`, where the next ones go (the last box, or the
+    element itself), holds `lines` line breaks."""
+
+    __slots__ = ("box", "lines")
+
+    def __init__(self, node: tuple, el: Any, box: Any) -> None:
+        super().__init__(node, el, [])
+        self.box = box
+        self.lines = 0
+
+
+class _CodeText(_Text):
+    """A text child of a `_Code`: growing, it may go on in a new line box. `kept`:
+    its text in boxes before that one (it ends with a line break); `open_from`:
+    its first node there (0: `el`, i: `extra[i - 1]`)."""
+
+    __slots__ = ("code", "kept", "open_from")
+
+    def __init__(self, node: str, el: Any, code: _Code) -> None:
+        super().__init__(node, el)
+        self.code = code
+        self.kept = ""
+        self.open_from = 0
+
+
 class MarkdownView:
     """One message body rendered from Markdown deltas into `container`.
 
@@ -157,9 +184,16 @@ class MarkdownView:
     again. The first section is never sealed: a skipped section is its own
     formatting context, and a top margin inside the answer's first block (a
     quote's paragraph) would stop collapsing with the page's.
+
+    With `code_lines` > 0 a code block's text goes into line boxes,
+    `code > span.sp-code-lines`, a new one once the last holds `code_lines` line
+    breaks; a box always ends just after a line break, so with the stylesheet's
+    `display: block` the lines show as they would in one box. Why: see
+    `PageMarkdownView`.
     """
 
     section_blocks = 0  # 0: every block a child of the container
+    code_lines = 0  # 0: a code block's text directly in its code element
 
     def __init__(self, doc: Any, container: Any, parser: Parser,
                  calls: DomCalls | None = None) -> None:
@@ -344,6 +378,8 @@ class MarkdownView:
         code = pre.kids[0]
         if code.kids:
             self._grow(code.kids[0], code.kids[0].node + text)
+        elif isinstance(code, _Code):
+            self._append_kids(code, [self._build_kid(code, text)])
         else:
             mirror = self._build(text)
             self._calls.append(code.el, mirror.el)
@@ -357,10 +393,7 @@ class MarkdownView:
         if isinstance(node, str):
             return _Text(node, self._text_node(node))
         tag, attrs, children = node
-        pairs: list[str] = []
-        for name, value in attrs:
-            pairs += (name, _safe_value(name, value))
-        pairs += self._page_attributes(tag)
+        pairs = self._attribute_pairs(tag, attrs)
         if tag in MATHML_TAGS:
             el = self.doc.createElementNS(_MATHML_NS, tag)
             for i in range(0, len(pairs), 2):
@@ -373,10 +406,121 @@ class MarkdownView:
             el = self._calls.element(tag, *pairs)
         if tag == "pre":
             self._copy_button(el)
+            if self.code_lines:
+                kids = [self._build_code(child) for child in children]
+                self._calls.append(el, *[k.el for k in kids])
+                return _Elem(node, el, kids)
         kids = [self._build(child) for child in children]
         if kids:
             self._calls.append(el, *[k.el for k in kids])
         return _Elem(node, el, kids)
+
+    # -- a code block's line boxes (see `code_lines`) -----------------------
+    def _build_code(self, node: Any) -> Any:
+        """A code block's child: its `code` element, with line boxes."""
+        if isinstance(node, str) or node[0] != "code":
+            return self._build(node)
+        tag, attrs, children = node
+        el = self._calls.element(tag, *self._attribute_pairs(tag, attrs))
+        box = self._new_box()
+        self._calls.append(el, box)
+        code = _Code(node, el, box)
+        self.created += 1
+        self._append_kids(code, [self._build_kid(code, child) for child in children])
+        return code
+
+    def _new_box(self) -> Any:
+        self.created += 1
+        return self._calls.element("span", "class", "sp-code-lines")
+
+    def _build_kid(self, code: _Code, node: Any) -> Any:
+        if isinstance(node, str):
+            self.created += 1
+            return _CodeText(node, self._text_node(node), code)
+        return self._build(node)
+
+    def _append_kids(self, code: _Code, kids: list[Any]) -> None:
+        """`kids` after the code's children, in its last box; a text child that
+        fills the box goes on in a new one from its last line break."""
+        shown: list[Any] = []
+        for kid in kids:
+            shown.append(kid.el)
+            if isinstance(kid, _CodeText) and self._fills_box(code, kid.node):
+                self._calls.append(code.box, *shown)
+                shown = []
+                cut = kid.node.rfind("\n") + 1
+                kid.el.data = kid.node[:cut]
+                self._go_on_in_new_box(kid, kid.node[:cut], kid.node[cut:])
+        if shown:
+            self._calls.append(code.box, *shown)
+        code.kids.extend(kids)
+
+    def _fills_box(self, code: _Code, text: str) -> bool:
+        """Counts the line breaks of `text`, appended to the code's last box."""
+        if "\n" not in text:
+            return False
+        code.lines += text.count("\n")
+        return code.lines >= self.code_lines
+
+    def _go_on_in_new_box(self, text: _CodeText, kept: str, rest: str) -> None:
+        """`text`, its code's last child, shown as `kept` so far, goes on with
+        `rest` in a new last box (an empty Text node there when it is "")."""
+        code = text.code
+        node = self._text_node(rest)
+        code.box = self._new_box()
+        code.lines = 0
+        self._calls.append(code.box, node)
+        self._calls.append(code.el, code.box)
+        text.extra.append(node)
+        text.kept = kept
+        text.open_from = len(text.extra)
+        text.last = node
+        text.size = len(rest)
+        text.ascii = rest.isascii()
+        self.created += 1
+
+    def _rewrite_boxed(self, text: _CodeText, new: str) -> bool:
+        """`text`, in more than one box, is now `new`, not grown: only its part in
+        the last box is rewritten when what the earlier ones show stays (a
+        highlighted line's text after the line break before it, re-tokenized).
+        False: it is not in more than one box any more."""
+        if not new.startswith(text.kept):
+            self._unbox(text.code)
+            return False
+        nodes = [text.el, *text.extra]
+        first = nodes[text.open_from]
+        for node in nodes[text.open_from + 1:]:
+            node.remove()
+        del text.extra[text.open_from:]
+        rest = new[len(text.kept):]
+        first.data = rest
+        text.last = first
+        text.size = len(rest)
+        text.ascii = rest.isascii()
+        return True
+
+    def _unbox(self, code: _Code) -> None:
+        """Every child of `code` directly in it again, and the next ones too until
+        a line break fills a new box: what an earlier box shows changed (never
+        seen from the parser; this keeps the lines right whatever comes)."""
+        nodes: list[Any] = []
+        for kid in code.kids:
+            nodes.append(kid.el)
+            if isinstance(kid, _Text):
+                nodes += kid.extra
+            if type(kid) is _CodeText:
+                kid.kept, kid.open_from = "", 0
+        code.box = code.el
+        code.lines = 0
+        code.el.replaceChildren(*nodes)
+
+    def _attribute_pairs(self, tag: str, attrs: tuple) -> list[str]:
+        """A `tag` element's attributes as name, value, ...: the tree's, then the page's."""
+        pairs: list[str] = []
+        for name, value in attrs:
+            pairs += (name, _safe_value(name, value))
+        pairs += self._page_attributes(tag)
+        return pairs
 
     def _page_attributes(self, tag: str) -> tuple[str, ...]:
         """Attributes (name, value, ...) a page's view adds to a `tag` element (none here)."""
@@ -415,6 +559,8 @@ class MarkdownView:
             return mirror
         fresh = self._build(new)
         self.replaced += 1
+        if type(mirror) is _CodeText and mirror.kept:
+            self._unbox(mirror.code)
         if isinstance(mirror, _Text):
             for node in mirror.extra:
                 node.remove()
@@ -441,6 +587,9 @@ class MarkdownView:
             start = keep - 1
         for i in range(start, keep):
             kids[i] = self._patch(kids[i], children[i])
+        if isinstance(mirror, _Code) and any(
+                type(kid) is _CodeText and kid.kept for kid in kids[keep:]):
+            self._unbox(mirror)  # a box's last line break goes: its lines join the next
         for extra in kids[keep:]:
             extra.remove()
         del kids[keep:]
@@ -448,6 +597,9 @@ class MarkdownView:
             # One append for the frame's new children (a code line's token spans,
             # say): one call through the FFI, one mutation record for the page's
             # observers (PyScript's watches the whole document).
+            if isinstance(mirror, _Code):
+                self._append_kids(mirror, [self._build_kid(mirror, c) for c in children[keep:]])
+                return
             fresh = [self._build(child) for child in children[keep:]]
             self._calls.append(mirror.el, *[f.el for f in fresh])
             kids.extend(fresh)
@@ -457,15 +609,13 @@ class MarkdownView:
         self.text_ops += 1
         if new.startswith(old):
             piece = new[len(old):]
-            # appendData is cheap only on a short ASCII node (renderer.py measured
-            # Blink: ~0.7-1.7 ms per call on a node holding non-ASCII text, a copy
-            # of the whole string on a long one); otherwise a new sibling Text node.
-            if mirror.ascii and piece.isascii() and (
-                    mirror.size + len(piece) <= _TEXT_NODE_LIMIT or mirror.size == 0):
-                self._calls.append_data(mirror.last, piece)
-                mirror.size += len(piece)
+            if type(mirror) is _CodeText and mirror.code.kids[-1] is mirror \
+                    and self._fills_box(mirror.code, piece):
+                cut = piece.rfind("\n") + 1
+                self._append_piece(mirror, piece[:cut])
+                self._go_on_in_new_box(mirror, old + piece[:cut], piece[cut:])
             else:
-                self._grow_into_new_node(mirror, piece)
+                self._append_piece(mirror, piece)
         elif mirror.size and new.endswith(old[-1]) and new.startswith(old[:-1]):
             # Grown just before its last character: an open indented code
             # block's partial line, before the line break a parse puts after
@@ -482,7 +632,7 @@ class MarkdownView:
                 kept = utf16_units(old[-1])
                 mirror.last.deleteData(end - kept, kept)
                 self._grow_into_new_node(mirror, piece + old[-1])
-        else:
+        elif not (type(mirror) is _CodeText and mirror.kept and self._rewrite_boxed(mirror, new)):
             for node in mirror.extra:
                 node.remove()
             mirror.extra.clear()
@@ -492,6 +642,17 @@ class MarkdownView:
             mirror.ascii = new.isascii()
         mirror.node = new
 
+
+    def _append_piece(self, mirror: _Text, piece: str) -> None:
+        # appendData is cheap only on a short ASCII node (renderer.py measured
+        # Blink: ~0.7-1.7 ms per call on a node holding non-ASCII text, a copy
+        # of the whole string on a long one); otherwise a new sibling Text node.
+        if mirror.ascii and piece.isascii() and (
+                mirror.size + len(piece) <= _TEXT_NODE_LIMIT or mirror.size == 0):
+            self._calls.append_data(mirror.last, piece)
+            mirror.size += len(piece)
+        else:
+            self._grow_into_new_node(mirror, piece)
 
     def _grow_into_new_node(self, mirror: _Text, text: str) -> None:
         """`text` in a new Text node after the mirror's last one, which it grows from."""
@@ -577,9 +738,19 @@ class PageMarkdownView(MarkdownView):
     one far from the view is neither laid out nor painted, where otherwise
     Chromium paints everything up to ~4000 px past the view each frame and lays
     out every line of the answer.
+
+    A code block's lines go into boxes of `code_lines` (see `MarkdownView`; the
+    stylesheet makes them blocks) for the same reason: a code block is one
+    inline formatting context, which Blink lays out again whole, every line of
+    it, whenever text is added to it (with the text's own update in the append
+    itself), so a frame writing into a growing block cost in proportion to the
+    lines above the cursor (plain JS, one line added a frame, 1x: 0.2-0.4 ms at 20
+    lines, 1.1-1.3 ms at 100, 4.5 ms at 400, 11 ms at 1000). In boxes, the
+    finished ones are laid out once and kept: 0.12-0.26 ms at any length.
     """
 
     section_blocks = 16
+    code_lines = 16
 
     def _style_section(self, blocks: Any) -> None:
         blocks.style.position = "relative"
