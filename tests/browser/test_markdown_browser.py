@@ -480,17 +480,24 @@ def page_stylesheet(driver: Any) -> Iterator[None]:
         driver.execute_script("document.getElementById('sp-css').remove();")
 
 
+def played_in_page_style(md_page: Any, driver: Any, sid: str, mid: str, text: str,
+                         pieces: int, seed: int, facts_js: str) -> Any:
+    """`text` played as message `mid` under the page's stylesheet, copies recorded; its
+    tree checked against the one-shot render; what `facts_js` returns then."""
+    switch(driver, sid)
+    record_copies(driver)
+    with page_stylesheet(driver):
+        play_run(md_page, driver, sid, mid, text, pieces, seed, gap_ms=10)
+        assert normalise(body_html(driver, mid)) == normalise(render_html(text))
+        return driver.execute_script(facts_js)
+
+
 def test_a_long_answer_in_sections_reads_selects_and_lays_out_as_one_flow(
         driver: Any, md_page: Any) -> None:
     """The page groups an answer's blocks in sections of 16 (markdown_dom.py): the
     text, its selection, copying and where every block sits are as without them."""
-    sid = "md-sections"
-    switch(driver, sid)
-    record_copies(driver)
-    with page_stylesheet(driver):
-        play_run(md_page, driver, sid, "l1", LONG, 40, 8, gap_ms=10)
-        assert normalise(body_html(driver, "l1")) == normalise(render_html(LONG))
-        facts = driver.execute_script(_SECTIONS_JS)
+    facts = played_in_page_style(md_page, driver, "md-sections", "l1", LONG, 40, 8,
+                                 _SECTIONS_JS)
     # 48 parts, every fourth of four blocks: 84 blocks, 16 (or, when more than one
     # block was open as one filled, a few more) to a section.
     blocks = facts["blocks"]
@@ -548,13 +555,8 @@ def test_a_long_code_block_in_line_boxes_lays_out_selects_and_copies_as_one(
     """The page puts a code block's lines in boxes of 16 (markdown_dom.py): its text,
     its size, what a selection of it holds and what its copy button copies are as
     without them."""
-    sid = "md-code-boxes"
-    switch(driver, sid)
-    record_copies(driver)
-    with page_stylesheet(driver):
-        play_run(md_page, driver, sid, "c1", BOXED, 60, 6, gap_ms=10)
-        assert normalise(body_html(driver, "c1")) == normalise(render_html(BOXED))
-        facts = driver.execute_script(_CODE_BOXES_JS)
+    facts = played_in_page_style(md_page, driver, "md-code-boxes", "c1", BOXED, 60, 6,
+                                 _CODE_BOXES_JS)
     assert facts["boxes"][0] >= 70 // 16 // 2 and facts["boxes"][1] >= 40 // 16 // 2
     assert facts["display"] == ["block"]
     assert facts["sizes"] == facts["flatSizes"]
