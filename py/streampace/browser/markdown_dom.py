@@ -445,22 +445,27 @@ class MarkdownView:
         shown: list[Any] = []
         for kid in kids:
             shown.append(kid.el)
-            if isinstance(kid, _CodeText) and self._fills_box(code, kid.node):
+            cut = self._box_edge(code, kid.node) if isinstance(kid, _CodeText) else 0
+            if cut:
                 self._calls.append(code.box, *shown)
                 shown = []
-                cut = kid.node.rfind("\n") + 1
                 kid.el.data = kid.node[:cut]
                 self._go_on_in_new_box(kid, kid.node[:cut], kid.node[cut:])
         if shown:
             self._calls.append(code.box, *shown)
         code.kids.extend(kids)
 
-    def _fills_box(self, code: _Code, text: str) -> bool:
-        """Counts the line breaks of `text`, appended to the code's last box."""
+    def _box_edge(self, code: _Code, text: str) -> int:
+        """Where in `text`, appended to the code's last box, a new box starts once
+        that box is full: just after its last line break that something follows (a
+        parse ends an open block's unfinished line with one, which a complete line
+        does not end there); 0: not in this text."""
         if "\n" not in text:
-            return False
+            return 0
         code.lines += text.count("\n")
-        return code.lines >= self.code_lines
+        if code.lines < self.code_lines:
+            return 0
+        return text.rfind("\n", 0, len(text) - 1) + 1
 
     def _go_on_in_new_box(self, text: _CodeText, kept: str, rest: str) -> None:
         """`text`, its code's last child, shown as `kept` so far, goes on with
@@ -610,8 +615,7 @@ class MarkdownView:
         if new.startswith(old):
             piece = new[len(old):]
             if type(mirror) is _CodeText and mirror.code.kids[-1] is mirror \
-                    and self._fills_box(mirror.code, piece):
-                cut = piece.rfind("\n") + 1
+                    and (cut := self._box_edge(mirror.code, piece)):
                 self._append_piece(mirror, piece[:cut])
                 self._go_on_in_new_box(mirror, old + piece[:cut], piece[cut:])
             else:
