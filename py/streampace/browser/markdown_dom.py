@@ -441,7 +441,7 @@ class MarkdownView:
 
     def _append_kids(self, code: _Code, kids: list[Any]) -> None:
         """`kids` after the code's children, in its last box; a text child that
-        fills the box goes on in a new one from its last line break."""
+        fills the box goes on in a new one (from where `_box_edge` says)."""
         shown: list[Any] = []
         for kid in kids:
             shown.append(kid.el)
