@@ -25,6 +25,7 @@
 import config from "../vendor/runtime-config.mjs";
 import * as bridge from "./bridge.js";
 import { forgetKept, keepWasm, keepWhenIdle, keptResponse, serveKeptWasm } from "./kept.js";
+import { leanProxyCheck } from "./lean_check.js";
 
 export { config };
 
@@ -361,6 +362,7 @@ export async function bootRuntime({ base, onProgress = () => {}, useSnapshot = t
     sys.path.insert(0, config.packagePath);
     sys.destroy();
   }
+  if (leanProxyCheck(pyodide)) mark("lean-proxy-check");
   pyodide.registerJsModule("_streampace_bridge", bridge);
   return { pyodide, snapshot: fallback === null, fallback };
 }

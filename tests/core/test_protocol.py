@@ -118,7 +118,7 @@ def test_bridge_carries_the_generated_constants() -> None:
 def test_the_js_shim_reads_no_protocol_message() -> None:
     """No sniffing of messages in JS and no reconnect timing: none of these words
     in code outside the generated block (comments may explain)."""
-    for name in ("bridge.js", "streampace.js", "boot.js", "kept.js"):
+    for name in ("bridge.js", "streampace.js", "boot.js", "kept.js", "lean_check.js"):
         source = (ROOT / "js_shim" / name).read_text(encoding="utf-8")
         start = source.find(protocol_js.BEGIN)
         if start >= 0:

@@ -85,7 +85,7 @@ def test_tarball_holds_exactly_what_the_tag_needs(tarball: Path) -> None:
         manifest = json.load(tar.extractfile("package/package.json"))  # type: ignore[arg-type]
     assert manifest["name"] == "streampace" and manifest["version"] == pyproject_version()
     assert {"README.md", "package.json", "js_shim/streampace.js", "js_shim/bridge.js",
-            "js_shim/store.js", "js_shim/kept.js",
+            "js_shim/store.js", "js_shim/kept.js", "js_shim/lean_check.js",
             "js_shim/boot.js", "js_shim/streampace.css", "vendor/snapshot/manifest.json",
             "vendor/streampace.zip", "vendor/streampace-version.js", "vendor/runtime-config.mjs",
             "vendor/pyodide/pyodide.mjs", "vendor/pyodide/pyodide.asm.wasm",

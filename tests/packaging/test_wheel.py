@@ -22,7 +22,7 @@ from .install_harness import ROOT, InstalledWheel, pyproject_version, streampace
 MUST_CARRY = (
     "index.html", "demo/demo.js", "js_shim/streampace.js", "js_shim/bridge.js",
     "js_shim/boot.js", "js_shim/streampace.css", "vendor/snapshot/manifest.json",
-    "examples/embed.html", "js_shim/store.js", "js_shim/kept.js",
+    "examples/embed.html", "js_shim/store.js", "js_shim/kept.js", "js_shim/lean_check.js",
     "vendor/pyodide/pyodide.mjs",
     "vendor/pyodide/pyodide.asm.wasm", "vendor/pyodide/python_stdlib.zip",
     "vendor/pyodide/pyodide.asm.wasm.br", "vendor/snapshot/streampace.snap.br",
