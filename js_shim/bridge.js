@@ -161,12 +161,21 @@ export function scrollsBut(handler) {
 
 // One character per element of `watched`: "1" if one of the ResizeObserver
 // `entries` is about it, else "0" (Python compares no element through the FFI).
-export function resizedFlags(entries, watched) {
+function resizedFlags(entries, watched) {
   let flags = "";
   for (const el of watched) {
     flags += entries.some((entry) => entry.target === el) ? "1" : "0";
   }
   return flags;
+}
+
+// The followers' one ResizeObserver: `handler` (Python's) gets the flags of
+// `watched` (a live array, kept in step by Python) and nothing else. Handed the
+// entries and the observer, it took two JS objects into Python each time the
+// observer fired, about once a frame while text streams, each a new proxy that
+// Pyodide type-probes, and called back out for the flags.
+export function resizeWatcher(handler, watched) {
+  return new ResizeObserver((entries) => handler(resizedFlags(entries, watched)));
 }
 
 export function prefersReducedMotion() {

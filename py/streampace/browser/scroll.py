@@ -33,7 +33,10 @@ Scrolling is instant, whatever the page's `scroll-behavior` (a scrollTop write,
 or scrollTo with `behavior: "instant"` where the page asks for smooth scrolling).
 
 Its reads and its scroll are js_shim/bridge.js calls (the gap and the scroll one
-call); only what to do with them is decided here. A resize's callback at 4x CPU on
+call); only what to do with them is decided here. The shared observer's callback
+gets one string from bridge.js (`resizeWatcher`: which watched elements changed
+size), not the observer's entries and the observer, which Pyodide brought into
+Python as two new proxies, each type-probed, every time it fired. A resize's callback at 4x CPU on
 the embed, over the long Markdown answer, cost p50 1.1 ms with each read an FFI
 attribute access (and `scrollTo`, whose Promise Chromium makes and settles).
 
@@ -85,7 +88,7 @@ class _SharedObserver:
             self._clock = js.performance.now
             self._elements = js.Array.new()
             self._proxy = create_proxy(self._on_resize)
-            self._observer = js.ResizeObserver.new(self._proxy)
+            self._observer = geometry.resizeWatcher(self._proxy, self._elements)
             self._listen_options = to_js({"capture": True, "passive": True},
                                          dict_converter=js.Object.fromEntries)
             scroll_proxy = create_proxy(self._on_scroll)
@@ -133,10 +136,11 @@ class _SharedObserver:
                     self._observer.unobserve(el)
                 return
 
-    def _on_resize(self, entries: Any, _observer: Any = None) -> None:
+    def _on_resize(self, flags: str) -> None:
+        """The observer fired: `flags` says, per watched element in order, whether
+        it changed size ("1") or not ("0"; bridge.js `resizeWatcher`)."""
         t0 = self._clock()
         try:
-            flags = str(self._geometry.resizedFlags(entries, self._elements))
             due: list[ScrollFollower] = []
             for watch, flag in zip(self._watched, flags, strict=True):
                 if flag == "1":
@@ -175,7 +179,7 @@ class ScrollFollower:
     def __init__(self, view: Any, *, threshold_px: float = 8.0,
                  label: str = "Jump to latest") -> None:
         # js_shim/bridge.js: scrollCandidates, scrollingIndex, bottomGap, scrollPosition,
-        # scrollsSmoothly, scrollToBottom, resizedFlags, scrollsBut.
+        # scrollsSmoothly, scrollToBottom, resizeWatcher, scrollsBut.
         self._geometry = js_bridge()
         self.view = view
         self.threshold_px = threshold_px
