@@ -33,12 +33,12 @@ Scrolling is instant, whatever the page's `scroll-behavior` (a scrollTop write,
 or scrollTo with `behavior: "instant"` where the page asks for smooth scrolling).
 
 Its reads and its scroll are js_shim/bridge.js calls (the gap and the scroll one
-call); only what to do with them is decided here. The shared observer's callback
-gets one string from bridge.js (`resizeWatcher`: which watched elements changed
-size), not the observer's entries and the observer, which Pyodide brought into
-Python as two new proxies, each type-probed, every time it fired. A resize's callback at 4x CPU on
+call); only what to do with them is decided here. A resize's callback at 4x CPU on
 the embed, over the long Markdown answer, cost p50 1.1 ms with each read an FFI
-attribute access (and `scrollTo`, whose Promise Chromium makes and settles).
+attribute access (and `scrollTo`, whose Promise Chromium makes and settles). The
+shared observer's callback gets one string from bridge.js (`resizeWatcher`: which
+watched elements changed size), not the observer's entries and the observer, which
+Pyodide brought into Python as two new proxies, each type-probed, every time it fired.
 
 The view gets `overflow-anchor: none`: scroll anchoring would move the page up
 when the open Markdown block shrinks, which would read as the reader scrolling
