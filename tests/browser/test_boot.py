@@ -62,11 +62,14 @@ def forget_kept_snapshot(driver: Any, server: PageServer) -> None:
 
 
 def nothing_kept(driver: Any, boot_server: Any) -> tuple[PageServer, str]:
-    """The real snapshot served, nothing kept in the origin's Cache Storage (a page
-    of the origin is open, to reach its caches): the server and the snapshot's key."""
+    """The real snapshot served, nothing kept in the origin's Cache Storage: the server
+    and the snapshot's key. Cleared from a blank page of the origin (to reach its
+    caches), not a booted one, which may still be keeping a copy when idle: a put of
+    the test's racing that one and the clear hung until the script timeout once
+    (a fresh clone's run, 2026-12-06)."""
     server, switch = boot_server
     switch.mode = "real"
-    boot_page(driver, server, None, page="mount-later.html")
+    driver.get(server.url("/tests/browser/pages/blank.html"))
     forget_kept_snapshot(driver, server)
     return server, json.loads(MANIFEST.read_text())["key"]
 
