@@ -456,10 +456,11 @@ class MarkdownView:
         code.kids.extend(kids)
 
     def _box_edge(self, code: _Code, text: str) -> int:
-        """Where in `text`, appended to the code's last box, a new box starts once
-        that box is full: just after its last line break that something follows (a
-        parse ends an open block's unfinished line with one, which a complete line
-        does not end there); 0: not in this text."""
+        """Counts the line breaks of `text`, appended to the code's last box, into
+        it, and says where in `text` a new box starts once the box is full: just
+        after its last line break that something follows (a parse ends an open
+        block's unfinished line with one, which a complete line does not end
+        there); 0: not in this text."""
         if "\n" not in text:
             return 0
         code.lines += text.count("\n")

@@ -73,7 +73,6 @@ class _SharedObserver:
         self.followers: list[ScrollFollower] = []
         self._watched: list[_Watch] = []
         self._elements: Any = None  # the watched elements, in order, as a JS array
-        self._geometry: Any = None
         self._proxy: Any = None
         self._observer: Any = None
         # (event type, listener, its proxy) on the document
@@ -84,7 +83,7 @@ class _SharedObserver:
 
     def join(self, follower: ScrollFollower) -> None:
         if self._observer is None:
-            self._geometry = geometry = js_bridge()
+            geometry = js_bridge()
             self._clock = js.performance.now
             self._elements = js.Array.new()
             self._proxy = create_proxy(self._on_resize)
@@ -107,7 +106,7 @@ class _SharedObserver:
         if not self.followers and self._observer is not None:
             self._observer.disconnect()
             self._proxy.destroy()
-            self._observer = self._proxy = self._elements = self._geometry = None
+            self._observer = self._proxy = self._elements = None
             self._watched.clear()
             for name, listener, proxy in self._listeners:
                 js.document.removeEventListener(name, listener, self._listen_options)
