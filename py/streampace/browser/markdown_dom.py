@@ -621,7 +621,8 @@ class MarkdownView:
                 self._go_on_in_new_box(mirror, old + piece[:cut], piece[cut:])
             else:
                 self._append_piece(mirror, piece)
-        elif mirror.size and new.endswith(old[-1]) and new.startswith(old[:-1]):
+        elif (mirror.size and len(new) > len(old) and new.endswith(old[-1])
+              and new.startswith(old[:-1])):
             # Grown just before its last character: an open indented code
             # block's partial line, before the line break a parse puts after
             # it. Inserted there (in the last Text node, which holds that
