@@ -896,6 +896,42 @@ def test_an_open_lists_new_items_are_parsed_not_the_items_before(block: str, siz
     assert stream.to_html() == render_html(text)
 
 
+@pytest.mark.parametrize("block", [
+    "".join(f"- **item {i}**: the *visible* rate; see [notes](/n/{i}) for `case {i}`.\n"
+            for i in range(6)),
+    "".join(f"{i + 1}. step {i} with [a link](/x{i}) here\n" for i in range(6)),
+    "- **first**: with `code`\n- second, *emphasis*\n  1. a nested step with `code`\n"
+    "  2. and *another* one\n- third [link](/t)\n- fourth\n",
+])
+def test_list_items_that_come_as_whole_lines_are_parsed_once_more_at_most(block: str) -> None:
+    """A list fed a whole line at a time (the demo's "as delivered" pane): the
+    items the general path showed are not parsed again when the list enters its
+    open state, and once the next item starts, a complete item is parsed once
+    more at most, alone, never with the items before it; every display is the
+    one a full parse gives."""
+    parser = _Sources()
+    stream = MarkdownStream(parser=parser)
+    full = _FullEveryTime(parser=PARSER)
+    text = "Intro.\n\n" + block + "\nAfter.\n"
+    lines = text.splitlines(keepends=True)
+    items = [n for n, line in enumerate(lines) if line[:1] not in ("\n", " ", "I", "A")]
+    parsed: list[list[str]] = []  # the sources parsed as each line came
+    for line in lines:
+        parser.rendered.clear()
+        stream.feed(line)
+        full.feed(line)
+        assert stream.nodes() == full.nodes(), line
+        parsed.append(list(parser.rendered))
+    stream.close()
+    assert stream.to_html() == render_html(text)
+    for n, after in zip(items, items[1:], strict=False):  # (the last item ends with the list)
+        item = lines[n].rstrip("\n")
+        later = [src for feed in parsed[after:] for src in feed if item in src]
+        assert len(later) <= 1, (item, later)
+        assert all(lines[k].rstrip("\n") not in src for src in later for k in items if k != n
+                   ), (item, later)
+
+
 @pytest.mark.parametrize("text", [
     "- insert text as text\n- one *update* per frame\n- keep the selection\n",
     "1. the message ended\n2. the run finished\n3. a snapshot\n\nAfter.\n",

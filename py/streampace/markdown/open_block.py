@@ -553,7 +553,8 @@ class OpenList:
     """
 
     def __init__(self, parser: Parser, refs: dict[str, Any], lines: list[str],
-                 ctx: tuple[str, int] = ("", 0), shown: tuple[str, Node | None] = ("", None),
+                 ctx: tuple[str, int] = ("", 0),
+                 shown: tuple[tuple[str, Node | None], ...] = (),
                  long_item: int = 512, depth: int = 0) -> None:
         self.parser = parser
         self.depth = depth  # lists this one is nested in, each with a state of its own
@@ -569,9 +570,6 @@ class OpenList:
             raise ValueError("an indented list's line would move otherwise than the list")
         # The content column of the list's last item (dedented), while known.
         lines, self._width = dedented
-        if self.indent:
-            prefix = self._dedent_all(shown[0].split("\n"))
-            shown = ("\n".join(prefix[0]), shown[1]) if prefix is not None else ("", None)
         self.marker, self.delim = first.group(2), first.group(3)
         self.tag = "ol" if self.delim else "ul"
         self.checks = 0
@@ -622,17 +620,32 @@ class OpenList:
         if last:
             self.head_lines = lines[:last]
             src = "\n".join(self.head_lines) + "\n"
-            if (shown[0] == src and shown[1] is not None and shown[1][0] == self.tag
-                    and _looseness(shown[1]) is False and not ends_with_blank_line(src)):
-                # The items as the stream's general path showed them, a tight
-                # list ending without a blank line: a next item keeps it tight.
-                self.head = shown[1]
+            kept = self._shown_head(src, shown)
+            if kept is not None:
+                self.head = kept
             else:
                 # The complete items in one parse, which also says whether the
                 # list is loose so far.
                 attrs, items, self.loose = self._probe(src)
                 self.head = (self.tag, attrs, tuple(items))
         self.item = lines[last:]
+
+    def _shown_head(self, src: str,
+                    shown: tuple[tuple[str, Node | None], ...]) -> Node | None:
+        """The list node of the complete items `src` (dedented) among what the
+        stream's general path showed (`shown`: each a source and its node), when
+        one is exactly their source, a tight list ending without a blank line (a
+        next item keeps it tight); None: they are parsed."""
+        if ends_with_blank_line(src):
+            return None
+        for text, node in shown:
+            if self.indent:
+                seen = self._dedent_all(text.split("\n"))
+                text = "\n".join(seen[0]) if seen is not None else ""
+            if (text == src and node is not None and node[0] == self.tag
+                    and _looseness(node) is False):
+                return node
+        return None
 
     def _dedent(self, line: str, width: int | None) -> str | None:
         """`line` seen from the list's first marker: up to `indent` leading
@@ -708,7 +721,10 @@ class OpenList:
         """The last item is complete (the next one starts): move it to the head."""
         src = "\n".join(self.item) + "\n"
         if self._shown_item is None:
-            self._shown_item = self._nested_item(src)
+            # What a display would have kept had the next item's line streamed
+            # in (`_display`); lines that come whole (the demo's "as delivered"
+            # pane) reach here without one.
+            self._shown_item = self._nested_item(src) or self._line_item(src)
         if self._shown_item is not None:
             (attrs, item), loose = self._shown_item, False
             items = [item]

@@ -406,7 +406,7 @@ class MarkdownStream:
                 if len(tail) < self.LONG_BLOCK or "]:" in tail or "[^" in tail:
                     return False  # short, or definitions in it: the general path
                 self._open = OpenList(self.parser, self._refs, complete, self._ctx(),
-                                      (self._prefix_src, self._prefix_node), self.LONG_ITEM)
+                                      self._shown_items(), self.LONG_ITEM)
             else:
                 if len(complete) < 2:
                     return False
@@ -421,6 +421,25 @@ class MarkdownStream:
         self._machine.step(_E.BLOCK_ENDS)
         self._open = None
         return False
+
+    def _shown_items(self) -> tuple[tuple[str, Node | None], ...]:
+        """What the general path showed of an open list, each as its source and
+        node, for OpenList to keep the complete items from instead of parsing
+        them again (it takes one only if it is exactly their source): the prefix
+        parsed apart from the last item, and the whole display when it was the
+        plain parse of exactly the tail then (as when the items come as whole
+        lines, as the demo's "as delivered" pane feeds them)."""
+        shown: list[tuple[str, Node | None]] = []
+        if self._prefix_src:
+            shown.append((self._prefix_src, self._prefix_node))
+        exact, nodes = self._exact, self.tail_nodes
+        if exact is not None and len(nodes) == 1 and not isinstance(nodes[0], str):
+            if exact.endswith("\n"):
+                shown.append((exact, nodes[0]))
+            elif not _ends_in_code(nodes[0]):
+                # Grown by plain appends, the line complete now (as _joined_prefix).
+                shown.append((exact + "\n", nodes[0]))
+        return tuple(shown)
 
     def open_paragraph(self) -> OpenParagraph | None:
         """The paragraph this stream's text ends in, while it streams in its
