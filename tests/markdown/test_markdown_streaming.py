@@ -533,6 +533,24 @@ def test_a_text_that_loses_a_repeated_last_character_is_rewritten(text: str, cut
     assert normalise(html) == normalise(box.one_shot)
 
 
+@pytest.mark.parametrize("text", [
+    "1. Setup\n\n[2. Install](#install) comes next.\n",
+    "- a\n\n[- b\n",
+    "1.\n\n[1. >\n",
+    "> q\n\n[> b\n",
+])
+def test_a_list_is_final_as_it_came_not_as_a_held_back_opener_showed_it(text: str) -> None:
+    # Found by fuzzing: "[2. Install" was shown as "2. Install" (the "[" held
+    # back), an item after the blank line that continued the list; when the line
+    # completed, the list was made final from that display: a second item that
+    # never came. Every cut renders as one parse does.
+    one_shot = render_html(text)
+    for cut in range(len(text) + 1):
+        assert stream_html(text, [cut]) == one_shot, cut
+        html, box = dom_html(text, [cut])
+        assert normalise(html) == normalise(box.one_shot), cut
+
+
 def test_indented_fence_opening_closes_where_one_shot_closes_it() -> None:
     text = "  ```\ncode\n    ```\nmore\n```\nafter\n"
     assert stream_html(text, list(range(len(text)))) == render_html(text)

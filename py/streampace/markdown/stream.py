@@ -707,12 +707,17 @@ class MarkdownStream:
                 # line grew by plain appends): that render is final.
                 nodes = [self.tail_nodes[0]]
             elif index == 0 and start == 0 and shown_prev is not None and self.tail_nodes and (
-                    shown_prev == src or shown_prev.startswith(src + "\n")
-                    or (src.endswith("\n\n") and shown_prev.startswith(src))
+                    shown_prev == src or (kind in _ENDS_AT_BLANK and (
+                        shown_prev.startswith(src + "\n")
+                        or (src.endswith("\n\n") and shown_prev.startswith(src))))
             ) and "[^" not in src:
-                # The last display showed this block from this very source, alone or
-                # followed by a blank line (so nothing after it changed it), with
-                # no reference definitions anywhere: that render is final.
+                # The last display showed this block from this very source, alone or,
+                # for a block that a blank line ends, followed by one (so nothing
+                # after it changed it), with no reference definitions anywhere: that
+                # render is final. Not a list: what the display showed after the
+                # blank line is not what came (an opener held back at a line's
+                # start: "[2. Install" shown as "2. Install"), and there an item
+                # would have continued the list.
                 nodes = [self.tail_nodes[0]]
             elif (index == 0 and start == 0 and kind in _SPLIT_TAGS and "]:" not in src
                   and "[^" not in src and (joined := self._joined_prefix(
