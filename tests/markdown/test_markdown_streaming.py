@@ -551,6 +551,24 @@ def test_a_list_is_final_as_it_came_not_as_a_held_back_opener_showed_it(text: st
         assert normalise(html) == normalise(box.one_shot), cut
 
 
+@pytest.mark.parametrize("text", [
+    "\t~~~\n&mp;",
+    "    ```\n&amp; x",
+    "    ~~~\n" + "word " * 30 + "&mp; and &#123; end\n",
+    "- a\n\n      ~~~\n  " + "word " * 30 + "&mp; end\n",
+])
+def test_a_semicolon_that_ends_a_character_reference_is_not_a_plain_append(text: str) -> None:
+    # Found by fuzzing: after an indented "~~~" (which the display reads as a
+    # fence, so it held nothing back), "&m" was shown as plain text and "p;"
+    # appended to it without a parse: "&mp;" stayed on screen, and final, where
+    # one parse shows "∓". Every cut renders as one parse does.
+    one_shot = render_html(text)
+    for cut in range(len(text) + 1):
+        assert stream_html(text, [cut]) == one_shot, cut
+        html, box = dom_html(text, [cut])
+        assert normalise(html) == normalise(box.one_shot), cut
+
+
 def test_indented_fence_opening_closes_where_one_shot_closes_it() -> None:
     text = "  ```\ncode\n    ```\nmore\n```\nafter\n"
     assert stream_html(text, list(range(len(text)))) == render_html(text)

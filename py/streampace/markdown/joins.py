@@ -24,6 +24,15 @@ _CLOSERS = frozenset("*_~`")
 _NO_PLAIN_APPEND = frozenset({"a", "pre", "table"})
 
 
+def may_take_plain(text: str, piece: str) -> bool:
+    """Whether plain characters `piece`, which end `text`, may still change
+    how it parses, so that they are not merely appended: a bare URL may take
+    them in (`://` or `www.` among the last characters), or their `;` may end
+    a character reference that an `&` began (`&m` then `p;`: `&mp;` is ∓)."""
+    recent = text[-(len(piece) + 80):].lower()
+    return "://" in recent or "www." in recent or (";" in piece and "&" in recent)
+
+
 def _plain_append_state(tail: str, shown: str, nodes: tuple) -> str | None:
     """The held trailing blanks if plain text may be appended to `nodes`, else None.
 

@@ -50,6 +50,7 @@ from streampace.markdown.joins import (
     _looseness,
     _plain_append_state,
     ends_with_blank_line,
+    may_take_plain,
 )
 from streampace.markdown.literal_end import MOST_READ_BACK as _MOST_READ_BACK
 from streampace.markdown.literal_end import ends_literal, may_end_literal
@@ -262,9 +263,8 @@ class OpenParagraph:
         piece = text[len(plain[0]):]
         if not piece:
             return plain[1]
-        recent = text[-(len(piece) + 80):].lower()
-        if not _PLAIN.fullmatch(piece) or "://" in recent or "www." in recent:
-            return None  # markup, or a bare URL that may take these words in
+        if not _PLAIN.fullmatch(piece) or may_take_plain(text, piece):
+            return None  # markup, or a URL or reference that may take these words in
         kids = plain[1][:-1] + (_grow_last(plain[1][-1], piece),)
         self._plain = (text, kids, self.settles)
         self.plain_appends += 1
@@ -941,9 +941,8 @@ class OpenList:
         piece = partial[len(old):]
         if not piece:
             return nodes
-        recent = partial[-(len(piece) + 80):].lower()
-        if not _PLAIN.fullmatch(piece) or "://" in recent or "www." in recent:
-            return None  # markup, or a bare URL that may take these words in
+        if not _PLAIN.fullmatch(piece) or may_take_plain(partial, piece):
+            return None  # markup, or a URL or reference that may take these words in
         text = held + piece
         visible = text.rstrip(" ")
         if visible:

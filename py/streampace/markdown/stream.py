@@ -45,6 +45,7 @@ from streampace.markdown.joins import (
     ended_by_paragraph,
     ends_with_blank_line,
     items_of_one_list,
+    may_take_plain,
     one_list,
 )
 from streampace.markdown.md_rules import FOOTNOTE_KEY
@@ -641,15 +642,15 @@ class MarkdownStream:
         Valid while `_held` is set (see `_plain_append_state`) and the delta has
         only letters, digits, spaces and `,.;?`: such characters open and
         close nothing, so the parse of the longer source is the old one with
-        the text appended. A possible bare URL goes the full way.
+        the text appended. A possible bare URL or character reference goes the
+        full way (`may_take_plain`).
         """
         if self._held is None or not _PLAIN.fullmatch(delta):
             return False
         text = self._held + delta
         visible = text.rstrip(" ")
         if visible:
-            recent = self._tail[-(len(delta) + 80):].lower()
-            if "://" in recent or "www." in recent:
+            if may_take_plain(self._tail, delta):
                 return False
             self.tail_nodes = self.tail_nodes[:-1] + (_grow_last(self.tail_nodes[-1], visible),)
             ops.append(SetTail(self.tail_nodes))
