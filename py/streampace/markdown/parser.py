@@ -387,7 +387,7 @@ class Parser:
         strikethrough opener left unmatched, no literal `[` left without its
         `]` (a link label may still close), no `](` / `][` left as text nor a
         reference link followed by `(` (a destination, title or label may
-        still close), no literal backtick run
+        still close), no literal backtick run, in an image's text too
         (a code span may still close), and no `$`, `\\(`, `\\[` on the last
         line (inline math closes on its line)."""
         if _is_plain(src):  # the usual piece of prose: itself, and nothing in it opens
@@ -406,6 +406,10 @@ class Parser:
                 break
             if tok.type != "text":
                 after_link = tok.type in ("link_close", "image")
+                if tok.type == "image" and "`" in tok.content:
+                    # Its text is one token: a backtick run there may still
+                    # pair with a later one (a code span outranks the image).
+                    closed = False
                 continue
             text = tok.content
             # `[label](` after a defined label: the label became a reference
