@@ -1,0 +1,115 @@
+"""Streamed Markdown against one parse, on random texts and cuts, for a while.
+
+    .venv/bin/python -m tests.markdown.fuzz --seconds 150 --seed 3
+
+Not collected by pytest: a search, not a check. It builds texts from lines of
+parts (indents, block markers, an opener that the display holds back, words
+with inline markup), joined by one or two line breaks, and feeds each either a
+line at a time (as the demo's "as delivered" pane does) or cut at random
+offsets, through `MarkdownStream` and through the DOM view on the fake
+document; each must render as `render_html` renders the whole text. A text
+that does not is shrunk (cuts dropped, then characters) and printed with its
+cuts, ready for a regression test. On 2026-12-06 it found a list made final
+from a display that held a line's "[" back, a ";" that ended "&m" appended as
+plain text, and (through the suite's own property test) a text that lost a
+repeated last character; tests/markdown/test_markdown_streaming.py keeps each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import time
+
+from streampace.markdown import render_html
+
+from .commonmark_spec import normalise
+from .test_markdown_streaming import dom_html, stream_html
+
+_INDENTS = ["", "", "", " ", "  ", "   ", "    ", "\t"]
+_MARKERS = ["", "", "- ", "* ", "+ ", "1. ", "2) ", "10. ", "> ", "# ", "## ", "| ", "```",
+            "~~~", "    ", "[^1]: ", "[x]: /u ", "$$", "---", "***", "-", "1."]
+_OPENERS = ["", "", "[", "![", "`", "*", "**", "_", "<", "~~", "$", "\\", "&", "http://"]
+_WORDS = ["a", "b c", "Install", "x_y", "é", "😀", "日本", "2. b", "- c", "| d |", "](#i)",
+          "](/u \"t\")", "`c`", "*e*", "**s**", "$x$", "<b>", "&amp;", "[l](/u)", "[^1]",
+          ":--", "|:-|"]
+
+
+def random_text(rng: random.Random) -> str:
+    lines = []
+    for _ in range(rng.randint(1, 8)):
+        words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(0, 4)))
+        line = rng.choice(_INDENTS) + rng.choice(_MARKERS) + rng.choice(_OPENERS) + words
+        lines.append(line + rng.choice(["\n", "\n", "\n\n", "\n\n\n"]))
+    text = "".join(lines)
+    return text.rstrip("\n") if rng.random() < 0.3 else text
+
+
+def random_cuts(rng: random.Random, text: str) -> list[int]:
+    if rng.random() < 0.3:  # a line at a time
+        return list(itertools.accumulate(len(x) for x in text.splitlines(keepends=True)))[:-1]
+    return sorted(rng.randint(0, len(text)) for _ in range(rng.randint(1, 10)))
+
+
+def differs(text: str, cuts: list[int]) -> bool:
+    """Whether streaming `text` cut at `cuts` renders otherwise than one parse
+    (or raises)."""
+    try:
+        one_shot = render_html(text)
+        if stream_html(text, cuts) != one_shot:
+            return True
+        html, box = dom_html(text, cuts)
+        return normalise(html) != normalise(box.one_shot)
+    except Exception:  # noqa: BLE001 - a crash is a finding too
+        return True
+
+
+def shrink(text: str, cuts: list[int]) -> tuple[str, list[int]]:
+    """A smaller text and fewer cuts that still differ: cuts dropped one by one,
+    then runs of 8, 4, 2 and 1 characters, until nothing more can go."""
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(cuts)):
+            if differs(text, cuts[:i] + cuts[i + 1:]):
+                cuts, changed = cuts[:i] + cuts[i + 1:], True
+                break
+        if changed:
+            continue
+        for size in (8, 4, 2, 1):
+            i = 0
+            while i < len(text):
+                shorter = text[:i] + text[i + size:]
+                moved = [c if c <= i else max(i, c - size) for c in cuts]
+                if differs(shorter, moved):
+                    text, cuts, changed = shorter, moved, True
+                else:
+                    i += 1
+    return text, cuts
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.markdown.fuzz", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--most", type=int, default=3, help="stop after this many findings")
+    args = ap.parse_args(argv)
+    rng = random.Random(args.seed)
+    deadline = time.monotonic() + args.seconds
+    cases = found = 0
+    while time.monotonic() < deadline and found < args.most:
+        text = random_text(rng)
+        cuts = random_cuts(rng, text)
+        cases += 1
+        if differs(text, cuts):
+            found += 1
+            small, small_cuts = shrink(text, cuts)
+            print(f"differs: {small!r} cut at {small_cuts} (from {text!r} cut at {cuts})")
+    print(f"{cases} texts, {found} rendering otherwise than one parse")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
