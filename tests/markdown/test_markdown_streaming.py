@@ -106,6 +106,16 @@ def dom_html(text: str, cuts: list[int],
     return inner_html(box), box
 
 
+def _renders_as_one_parse_at_every_cut(text: str) -> None:
+    """`text` streamed in two pieces, cut at each offset in turn: the stream and
+    the DOM view render as one parse of it."""
+    one_shot = render_html(text)
+    for cut in range(len(text) + 1):
+        assert stream_html(text, [cut]) == one_shot, cut
+        html, box = dom_html(text, [cut])
+        assert normalise(html) == normalise(box.one_shot), cut
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=10), st.data())
 def test_any_split_gives_the_one_shot_render(parts: list[str], data: st.DataObject) -> None:
@@ -544,11 +554,7 @@ def test_a_list_is_final_as_it_came_not_as_a_held_back_opener_showed_it(text: st
     # back), an item after the blank line that continued the list; when the line
     # completed, the list was made final from that display: a second item that
     # never came. Every cut renders as one parse does.
-    one_shot = render_html(text)
-    for cut in range(len(text) + 1):
-        assert stream_html(text, [cut]) == one_shot, cut
-        html, box = dom_html(text, [cut])
-        assert normalise(html) == normalise(box.one_shot), cut
+    _renders_as_one_parse_at_every_cut(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -562,11 +568,7 @@ def test_a_semicolon_that_ends_a_character_reference_is_not_a_plain_append(text:
     # fence, so it held nothing back), "&m" was shown as plain text and "p;"
     # appended to it without a parse: "&mp;" stayed on screen, and final, where
     # one parse shows "∓". Every cut renders as one parse does.
-    one_shot = render_html(text)
-    for cut in range(len(text) + 1):
-        assert stream_html(text, [cut]) == one_shot, cut
-        html, box = dom_html(text, [cut])
-        assert normalise(html) == normalise(box.one_shot), cut
+    _renders_as_one_parse_at_every_cut(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -578,11 +580,7 @@ def test_a_backtick_run_in_an_images_text_keeps_a_long_paragraph_open(text: str)
     # closed prefix (parsed once, kept); an image's text is one token, so its
     # backtick run went unseen, and a later run that made both a code span (it
     # outranks the image) did not undo the image. Every cut renders as one parse.
-    one_shot = render_html(text)
-    for cut in range(len(text) + 1):
-        assert stream_html(text, [cut]) == one_shot, cut
-        html, box = dom_html(text, [cut])
-        assert normalise(html) == normalise(box.one_shot), cut
+    _renders_as_one_parse_at_every_cut(text)
 
 
 def test_indented_fence_opening_closes_where_one_shot_closes_it() -> None:
