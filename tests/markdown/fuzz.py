@@ -1,18 +1,20 @@
 """Streamed Markdown against one parse, on random texts and cuts, for a while.
 
-    .venv/bin/python -m tests.markdown.fuzz --seconds 150 --seed 3
+    .venv/bin/python -m tests.markdown.fuzz --seconds 150 --seed 3 [--blocks]
 
 Not collected by pytest: a search, not a check. It builds texts from lines of
 parts (indents, block markers, an opener that the display holds back, words
-with inline markup), joined by one or two line breaks, and feeds each either a
-line at a time (as the demo's "as delivered" pane does) or cut at random
-offsets, through `MarkdownStream` and through the DOM view on the fake
-document; each must render as `render_html` renders the whole text. A text
-that does not is shrunk (cuts dropped, then characters) and printed with its
-cuts, ready for a regression test. On 2026-12-06 it found a list made final
-from a display that held a line's "[" back, a ";" that ended "&m" appended as
-plain text, and (through the suite's own property test) a text that lost a
-repeated last character; tests/markdown/test_markdown_streaming.py keeps each.
+with inline markup) joined by one or two line breaks, or with `--blocks` from
+whole blocks (tables, nested lists, fences, display math, footnote definitions,
+HTML, quotes, headings), and feeds each either a line at a time (as the demo's
+"as delivered" pane does) or cut at random offsets, through `MarkdownStream`
+and through the DOM view on the fake document; each must render as
+`render_html` renders the whole text. A text that does not is shrunk (cuts
+dropped, then characters) and printed with its cuts, ready for a regression
+test. On 2026-12-06 it found a list made final from a display that held a
+line's "[" back, a ";" that ended "&m" appended as plain text, and a long
+paragraph's prefix settled with a backtick run in an image's text;
+tests/markdown/test_markdown_streaming.py keeps each.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import itertools
 import random
 import time
+from collections.abc import Callable
 
 from streampace.markdown import render_html
 
@@ -43,6 +46,57 @@ def random_text(rng: random.Random) -> str:
         line = rng.choice(_INDENTS) + rng.choice(_MARKERS) + rng.choice(_OPENERS) + words
         lines.append(line + rng.choice(["\n", "\n", "\n\n", "\n\n\n"]))
     text = "".join(lines)
+    return text.rstrip("\n") if rng.random() < 0.3 else text
+
+
+_CELLS = ["x", "`c`", "**b**", "[l](/u)", "&amp;", "😀"]
+_ITEMS = ["item", "*em*", "`c`", "[l](/u)", "[x", "&m"]
+_INLINE = ["word", "**b**", "*i", "`c", "[l](/u)", "![i](/p)", "&amp;", "&m", "p;", "$x$",
+           "www.x.org", "\\*", "<b>", "~~s~~", "[^1]"]
+
+
+def _table(rng: random.Random) -> str:
+    rows = (f"| {rng.choice(_CELLS)} | {i} |\n" for i in range(rng.randint(0, 4)))
+    return "| a | b |\n|---|:-:|\n" + "".join(rows)
+
+
+def _list(rng: random.Random) -> str:
+    return "".join(f"{'  ' * rng.randint(0, 2)}{rng.choice(['-', '*', '1.', '2)'])} "
+                   f"{rng.choice(_ITEMS)}\n" for _ in range(rng.randint(1, 5)))
+
+
+def _fence(rng: random.Random) -> str:
+    body = "".join(rng.choice(["x = 1\n", "  y\n", "```not\n", "~~~\n", "\n"])
+                   for _ in range(rng.randint(0, 4)))
+    return "```" + rng.choice(["", "python", "js", "diff"]) + "\n" + body + rng.choice(
+        ["```\n", "", "````\n"])
+
+
+def _paragraph(rng: random.Random) -> str:
+    words = " ".join(rng.choice(_INLINE) for _ in range(rng.randint(1, 8)))
+    return rng.choice(["Para ", "", "Some "]) + words + "\n"
+
+
+_BLOCKS: list[Callable[[random.Random], str]] = [
+    _table, _list, _fence, _paragraph,
+    lambda rng: "$$\n" + rng.choice(["a+b\n", "\\frac{a}{b}\n", ""]) + rng.choice(["$$\n", ""]),
+    lambda rng: (f"[^{rng.choice(['1', 'n'])}]: note {rng.choice(['text', '*e*', '[l](/u)'])}\n"
+                 + rng.choice(["    more\n", "", "\n    para\n"])),
+    lambda rng: rng.choice(["<div>\n", "<!-- c\n", "<pre>\n"]) + rng.choice(
+        ["x\n", "\n", "y -->\n", "</pre>\n", "</div>\n"]),
+    lambda rng: "> " + rng.choice(["q", "**b", "- item", "```", "[x"]) + "\n" + rng.choice(
+        ["> more\n", "lazy\n", "\n", ""]),
+    lambda rng: rng.choice(["# ", "## ", "Setext\n", ""]) + rng.choice(["Head", "*h*", "`c`"])
+    + rng.choice(["\n", "\n===\n", "\n---\n"]),
+    lambda rng: rng.choice(["    code\n", "\tcode\n", "    ~~~\n", "    - x\n"]),
+]
+
+
+def random_blocks(rng: random.Random) -> str:
+    """`--blocks`: whole blocks instead (tables, nested lists, fences, display
+    math, footnote definitions, HTML, quotes, headings, indented code)."""
+    text = "".join(rng.choice(_BLOCKS)(rng) + rng.choice(["", "\n", "\n"])
+                   for _ in range(rng.randint(1, 6)))
     return text.rstrip("\n") if rng.random() < 0.3 else text
 
 
@@ -95,12 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--most", type=int, default=3, help="stop after this many findings")
+    ap.add_argument("--blocks", action="store_true",
+                    help="texts of whole blocks (random_blocks) instead of lines of parts")
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     deadline = time.monotonic() + args.seconds
     cases = found = 0
     while time.monotonic() < deadline and found < args.most:
-        text = random_text(rng)
+        text = random_blocks(rng) if args.blocks else random_text(rng)
         cuts = random_cuts(rng, text)
         cases += 1
         if differs(text, cuts):
