@@ -430,17 +430,20 @@ class MarkdownStream:
         parsed apart from the last item, and the whole display when it was the
         plain parse of exactly the tail then (as when the items come as whole
         lines, as the demo's "as delivered" pane feeds them)."""
-        shown: list[tuple[str, Node | None]] = []
-        if self._prefix_src:
-            shown.append((self._prefix_src, self._prefix_node))
+        prefix = ((self._prefix_src, self._prefix_node),) if self._prefix_src else ()
+        return prefix + self._exact_sources()
+
+    def _exact_sources(self) -> tuple[tuple[str, Node], ...]:
+        """The last display's one node with each source it is exactly the parse
+        of: the tail it was the plain parse of, and that tail with a line break
+        after it (the display grew by plain appends and the line is complete
+        now), unless the node ends in code, whose text the line break joins."""
         exact, nodes = self._exact, self.tail_nodes
-        if exact is not None and len(nodes) == 1 and not isinstance(nodes[0], str):
-            if exact.endswith("\n"):
-                shown.append((exact, nodes[0]))
-            elif not _ends_in_code(nodes[0]):
-                # Grown by plain appends, the line complete now (as _joined_prefix).
-                shown.append((exact + "\n", nodes[0]))
-        return tuple(shown)
+        if exact is None or len(nodes) != 1:
+            return ()
+        if _ends_in_code(nodes[0]):
+            return ((exact, nodes[0]),)
+        return ((exact, nodes[0]), (exact + "\n", nodes[0]))
 
     def open_paragraph(self) -> OpenParagraph | None:
         """The paragraph this stream's text ends in, while it streams in its
@@ -615,13 +618,10 @@ class MarkdownStream:
             joined = _join(old_head, self._rest_nodes, blank_between=ends_with_blank_line(old))
             if joined is not None and len(joined) == 1:
                 return joined[0]
-        if self._exact is not None and len(self.tail_nodes) == 1 and (
-                prefix == self._exact or (prefix == self._exact + "\n"
-                                          and not _ends_in_code(self.tail_nodes[0]))):
-            # The display was the plain parse of exactly these items: shown
-            # with their line break, or grown by plain appends (the nodes above
-            # were not parsed from it) with the line complete now.
-            return self.tail_nodes[0]
+        for source, node in self._exact_sources():
+            if source == prefix:
+                # The display was the plain parse of exactly these items.
+                return node
         if (old_head is not None and old and prefix.startswith(old)
                 and "[^" not in prefix[len(old):]):
             # The last item grew by more than plain words since it was parsed
