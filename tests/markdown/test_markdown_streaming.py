@@ -583,6 +583,22 @@ def test_a_backtick_run_in_an_images_text_keeps_a_long_paragraph_open(text: str)
     _renders_as_one_parse_at_every_cut(text)
 
 
+@pytest.mark.parametrize("text", [
+    "* ]\n|)\n    --[",
+    "- item\n| a | b |\n    --|--x and more\n",
+    "1. one\n   two | three\n  :-- ok\n\nafter\n",
+    "> quote\n| a |\n  -- b\n",
+])
+def test_a_block_that_a_partial_delimiter_row_may_undo_is_not_final(text: str) -> None:
+    # Found by fuzzing (tests/markdown/fuzz.py): in a list item, a line with a
+    # "|" over a partial "--" is a table's header, so the item's paragraph ends
+    # there; the item's table is none at the top level, where that line starts a
+    # paragraph, which made the list final. The next character ("[") makes the
+    # row no delimiter row and the line the item's lazy continuation: one item
+    # with three lines, not a list and a paragraph. Every cut renders as one parse.
+    _renders_as_one_parse_at_every_cut(text)
+
+
 def test_indented_fence_opening_closes_where_one_shot_closes_it() -> None:
     text = "  ```\ncode\n    ```\nmore\n```\nafter\n"
     assert stream_html(text, list(range(len(text)))) == render_html(text)

@@ -20,13 +20,30 @@ def starts_for_good(tail: str, block: tuple[int, int, str], complete: int) -> bo
     paragraph has its delimiter row complete too. With that row partial (`-|`
     under `b|`) the next character may make it no delimiter row (`-||`: two
     cells under one), and the header line is the paragraph's again. After a
-    blank line the header line starts a block either way."""
+    blank line the header line starts a block either way.
+
+    A block of another kind may owe its start to such a table too: a list
+    item's paragraph ends at a line with a "|" when the partial line may be
+    a delimiter row (`* a` then `|)` then `    --`: a table in the item,
+    which is none at the top level, where `|)` starts a paragraph); `--[`
+    makes `|)` the item's lazy line again."""
     start, _end, kind = block
     if start >= complete:
         return False
-    if kind != "table_open" or start + 1 < complete or start == 0:
+    if start + 1 < complete or start == 0:
         return True
-    return not tail.split("\n", start)[start - 1].strip(" \t")
+    lines = tail.split("\n", start + 1)
+    if lines[start - 1].strip(" \t") == "":
+        return True
+    if kind == "table_open":
+        return False
+    return not ("|" in lines[start] and _may_be_delimiter_row(tail[tail.rfind("\n") + 1:]))
+
+
+def _may_be_delimiter_row(partial: str) -> bool:
+    """Whether a partial line may still become a table's delimiter row: so far
+    only the characters such a row has."""
+    return not partial.strip(" \t|:-")
 
 
 def cannot_grow(tail: str, block: tuple[int, int, str], complete: int) -> bool:
