@@ -1,20 +1,22 @@
 """Streamed Markdown against one parse, on random texts and cuts, for a while.
 
-    .venv/bin/python -m tests.markdown.fuzz --seconds 150 --seed 3 [--blocks]
+    .venv/bin/python -m tests.markdown.fuzz --seconds 150 --seed 3 [--blocks|--containers]
 
 Not collected by pytest: a search, not a check. It builds texts from lines of
 parts (indents, block markers, an opener that the display holds back, words
 with inline markup) joined by one or two line breaks, or with `--blocks` from
 whole blocks (tables, nested lists, fences, display math, footnote definitions,
-HTML, quotes, headings), and feeds each either a line at a time (as the demo's
-"as delivered" pane does) or cut at random offsets, through `MarkdownStream`
-and through the DOM view on the fake document; each must render as
-`render_html` renders the whole text. A text that does not is shrunk (cuts
-dropped, then characters) and printed with its cuts, ready for a regression
-test. On 2026-12-06 it found a list made final from a display that held a
-line's "[" back, a ";" that ended "&m" appended as plain text, and a long
-paragraph's prefix settled with a backtick run in an image's text;
-tests/markdown/test_markdown_streaming.py keeps each.
+HTML, quotes, headings), or with `--containers` from lines under quote and list
+markers that hold table rows and underline-like lines, and feeds each either a
+line at a time (as the demo's "as delivered" pane does) or cut at random
+offsets, through `MarkdownStream` and through the DOM view on the fake
+document; each must render as `render_html` renders the whole text. A text that
+does not is shrunk (cuts dropped, then characters) and printed with its cuts,
+ready for a regression test. On 2026-12-06 it found a list made final from a
+display that held a line's "[" back, a ";" that ended "&m" appended as plain
+text, and a long paragraph's prefix settled with a backtick run in an image's
+text, and a list made final by a table in its item that the next character
+undid; tests/markdown/test_markdown_streaming.py keeps each.
 """
 
 from __future__ import annotations
@@ -143,6 +145,22 @@ def shrink(text: str, cuts: list[int]) -> tuple[str, list[int]]:
     return text, cuts
 
 
+_PREFIXES = ["", "", "> ", "- ", "1. ", "  ", "    ", "> - "]
+_CONTENTS = ["a", "|)", "a | b", "|-|-|", "--", ":-:", "--[", "|-- x", "===", "---", "```",
+             "[x", "- c"]
+
+
+def random_containers(rng: random.Random) -> str:
+    """`--containers`: lines under container markers (quotes, list items,
+    indents) holding table rows and delimiter-like lines, setext underlines,
+    thematic breaks and openers: where a lazy line, a table that interrupts an
+    item's paragraph and a line's container meet."""
+    lines = (rng.choice(_PREFIXES) + rng.choice(_CONTENTS) + rng.choice(["\n"] * 4 + ["\n\n"])
+             for _ in range(rng.randint(2, 4)))
+    text = "".join(lines)
+    return text.rstrip("\n") if rng.random() < 0.4 else text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.markdown.fuzz", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -151,12 +169,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--most", type=int, default=3, help="stop after this many findings")
     ap.add_argument("--blocks", action="store_true",
                     help="texts of whole blocks (random_blocks) instead of lines of parts")
+    ap.add_argument("--containers", action="store_true",
+                    help="lines under container markers (random_containers)")
     args = ap.parse_args(argv)
+    generate = (random_blocks if args.blocks else random_containers if args.containers
+                else random_text)
     rng = random.Random(args.seed)
     deadline = time.monotonic() + args.seconds
     cases = found = 0
     while time.monotonic() < deadline and found < args.most:
-        text = random_blocks(rng) if args.blocks else random_text(rng)
+        text = generate(rng)
         cuts = random_cuts(rng, text)
         cases += 1
         if differs(text, cuts):
