@@ -14,9 +14,9 @@ document; each must render as `render_html` renders the whole text. A text that
 does not is shrunk (cuts dropped, then characters) and printed with its cuts,
 ready for a regression test. On 2026-12-06 it found a list made final from a
 display that held a line's "[" back, a ";" that ended "&m" appended as plain
-text, and a long paragraph's prefix settled with a backtick run in an image's
-text, and a list made final by a table in its item that the next character
-undid; tests/markdown/test_markdown_streaming.py keeps each.
+text, a long paragraph's prefix settled with a backtick run in an image's text,
+and a list made final by a table in its item that the next character undid;
+tests/markdown/test_markdown_streaming.py keeps each.
 """
 
 from __future__ import annotations
