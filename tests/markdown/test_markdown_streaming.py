@@ -361,6 +361,17 @@ def shown(src: str) -> str:
     ("| a | b |\n|--", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"
                       "</table>\n"),
     ("**bold `code", "<p><strong>bold <code>code</code></strong></p>\n"),
+    # A table in a list item: the implied delimiter row is the item's, at the
+    # header's indent (at the line's start it was the item's lazy text: "|---|").
+    ("1. x\n   | a | b", "<ol>\n<li>x<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n"
+                        "</tr>\n</thead>\n</table>\n</li>\n</ol>\n"),
+    ("1. x\n   | a | b |\n   |--", "<ol>\n<li>x<table>\n<thead>\n<tr>\n<th>a</th>\n"
+                                 "<th>b</th>\n</tr>\n</thead>\n</table>\n</li>\n</ol>\n"),
+    # A lazy line of an item or a quote starts no table: its pipes stay text,
+    # with no row shown that has not arrived.
+    ("- item\n| a", "<ul>\n<li>item\n| a</li>\n</ul>\n"),
+    ("- item\n| a | b |\n|--", "<ul>\n<li>item\n| a | b |\n|--</li>\n</ul>\n"),
+    ("> q\n| a | b", "<blockquote>\n<p>q\n| a | b</p>\n</blockquote>\n"),
 ])
 def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html

@@ -19,6 +19,7 @@ likely take, so every construct changes its appearance at most once:
 | `<tag` / `&amp` (tag or entity so far) / trailing `\\` | held back                   |
 | a partial line of only block markers (`-`, `1.`, `##`, `>`, `` ``` ``, `|--`) | held back |
 | `| a | b` header without a delimiter row | a table header (the delimiter row is implied) |
+| the same on a list item's or a quote's lazy line | as is: no table starts there |
 | `[label]: /url "title"` (a reference definition) | held back (it never shows)     |
 
 Trailing spaces of a partial line are not shown (they are invisible anyway and
@@ -209,6 +210,28 @@ def _cells(row: str) -> int:
     return len(re.split(r"(?<!\\)\|", body))
 
 
+def _delimiter_row(header: str) -> str:
+    """The delimiter row implied under a table's `header`, at its indent: in a
+    list item (`1. x` then `   | a`) one at the line's start would not be the
+    item's, and the table would show as text."""
+    return " " * spaces_before(header) + "|" + "---|" * _cells(header)
+
+
+def _lazy_line(para: list[str], k: int) -> bool:
+    """Whether line `k` of a paragraph's lines continues it lazily: a list
+    item's paragraph (its marker on the first line) or a quote's, the line
+    short of the item's content column or without the quote's marker. No
+    table starts on such a line (its delimiter row would be outside the
+    container): a row of pipes there stays text."""
+    if k == 0:
+        return False
+    first, line = para[0], para[k]
+    if _after_quotes(first) > 0:
+        return _after_quotes(line) == 0
+    column = content_column(first)
+    return column is not None and spaces_before(line) < column
+
+
 def _apply(text: str, deletions: list[tuple[int, int]], suffix: str) -> str:
     if deletions:
         deletions.sort()
@@ -287,16 +310,17 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     while run < len(para) and _is_table_line(para[-1 - run]):
         run += 1
     table_row = run > 0
-    if run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1):
+    if (run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
+            and not _lazy_line(para, len(para) - 1)):
         header = para[-1]
         if not header.rstrip().endswith("|"):
             header = header.rstrip() + " |"
         para[-1] = header
-        suffix_lines.append("|" + "---|" * _cells(header))
-    elif run == 2 and partial_delim and end == len(lines) - 1:
+        suffix_lines.append(_delimiter_row(header))
+    elif (run == 2 and partial_delim and end == len(lines) - 1
+          and not _lazy_line(para, len(para) - 2)):
         # A delimiter row still arriving (`|---|--`): show the header as a table.
-        header = para[-2]
-        para[-1] = "|" + "---|" * _cells(header)
+        para[-1] = _delimiter_row(para[-2])
     # Inline completion over the paragraph (a table row: its last cell).
     if table_row:
         row = para[-1]
