@@ -1701,6 +1701,19 @@ def test_items_ending_in_nested_lists_show_what_a_full_render_shows(
     _streams_like_one_shot(text, data, 8, (_LateOpen, _EagerOpen, MarkdownStream))
 
 
+def test_an_item_after_one_with_a_definition_knows_it_while_the_list_is_open() -> None:
+    # Drawn by the test above (hypothesis): the general path parses an open
+    # list's last item alone, and a reference defined in an earlier item
+    # ("[r]: /u" after the item's heading) was unknown to it: "[r]: /u" in the
+    # next item showed as text, where one parse links "[r]", until the list
+    # was final. A definition in the earlier items: the list is parsed whole.
+    text = ("- first *item* with `code` and [a link](/u)\n  # heading\n  [r]: /u\n"
+            "- item with **bold**, [a link](/x) and `code`\n  [r]: /u\n")
+    for kind in (_LateOpen, _EagerOpen, MarkdownStream):
+        for cut in range(len(text) + 1):
+            _same_at_every_cut(kind(parser=PARSER), _FullEveryTime(parser=PARSER), text, [cut])
+
+
 # Lines after an item's fence opening (`FenceTail`): code at the item's
 # content column (`W` stands for it) and past it, blank and whitespace lines,
 # what reads as block markers alone (held back while partial), closing fences

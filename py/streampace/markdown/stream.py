@@ -584,7 +584,9 @@ class MarkdownStream:
         item, not the whole list. Whenever joining could differ from one parse
         (a list turning loose), the whole block is parsed."""
         split = _split_open_block(shown)
-        if split is not None:
+        if split is not None and "]:" not in split[0]:
+            # (A definition in the earlier items: the last one, parsed alone,
+            # would not know it. Parsed whole, as the open-list state does.)
             prefix, rest, kind = split
             if self._prefix_src != prefix:
                 head = self._joined_prefix(prefix, kind)
