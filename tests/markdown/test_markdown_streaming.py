@@ -372,6 +372,19 @@ def shown(src: str) -> str:
     ("- item\n| a", "<ul>\n<li>item\n| a</li>\n</ul>\n"),
     ("- item\n| a | b |\n|--", "<ul>\n<li>item\n| a | b |\n|--</li>\n</ul>\n"),
     ("> q\n| a | b", "<blockquote>\n<p>q\n| a | b</p>\n</blockquote>\n"),
+    ("- --\n- - c\n  |-- x", "<hr />\n<ul>\n<li>\n<ul>\n<li>c\n|-- x</li>\n</ul>\n</li>\n"
+                           "</ul>\n"),  # lazy for the inner item, whose text is at column 4
+    # A delimiter row under a header the pipes-first run does not count (on an
+    # item's marker line, or not starting with a pipe): no second one implied.
+    ("- |-|-|\n  |-|-|\n", "<ul>\n<li>\n<table>\n<thead>\n<tr>\n<th>-</th>\n<th>-</th>\n"
+                         "</tr>\n</thead>\n</table>\n</li>\n</ul>\n"),
+    ("a | b\n  |-|-|\n>", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"
+                        "</table>\n"),
+    # In an open fence, a fence line that cannot close it (partial, a list
+    # marker before its run, other quote marks) leaves the lines above code.
+    ("  ```\n  |-- x\n> - ```", "<pre><code>|-- x\n</code></pre>\n"),
+    ("> - :-:\n  ```\n1. ```\n|-|-|\n", "<blockquote>\n<ul>\n<li>:-:</li>\n</ul>\n"
+                                     "</blockquote>\n<pre><code>1. ```\n|-|-|\n</code></pre>\n"),
 ])
 def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html

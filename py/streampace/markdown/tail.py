@@ -128,6 +128,17 @@ def shown_in_fence(line: str) -> str:
 _FENCE_RUNS = ("`" * 3, "~" * 3)
 
 
+def _may_close(opening: str, line: str) -> bool:
+    """Whether fence line `line` may close the fence `opening` opened: not
+    with a list marker before its run (in the fence's item a new item ends
+    the fence, `_item_end`; anywhere else the line is code), nor under
+    another number of quote marks than the opening's."""
+    quotes = _after_quotes(line)
+    if _after_list_marker(line, _skip_blanks(line, quotes)) > _skip_blanks(line, quotes):
+        return False
+    return line.count(">", 0, quotes) == opening.count(">", 0, _after_quotes(opening))
+
+
 def _fence_reading(text: str) -> tuple[bool, int]:
     """Whether `text` ends inside a fence, as the display reads fence lines,
     and the offset of the line after the last fence a list item's end ended
@@ -157,7 +168,11 @@ def _fence_reading(text: str) -> tuple[bool, int]:
                 fence, after = None, ended
         if fence is None:
             opened = (start, end)
-        fence = fence_after(fence, text[start:end])
+            fence = fence_after(fence, text[start:end])
+        elif end < len(text) and _may_close(text[opened[0]:opened[1]], text[start:end]):
+            # A partial last line closes nothing yet: `> - ```` may still be
+            # code, and the lines above it would be read as text.
+            fence = fence_after(fence, text[start:end])
         pos = end + 1
         found = [i if i < 0 or i >= pos else text.find(run, pos)
                  for i, run in zip(found, _FENCE_RUNS, strict=True)]
@@ -228,8 +243,29 @@ def _lazy_line(para: list[str], k: int) -> bool:
     first, line = para[0], para[k]
     if _after_quotes(first) > 0:
         return _after_quotes(line) == 0
-    column = content_column(first)
+    column = _item_column(first)
     return column is not None and spaces_before(line) < column
+
+
+def _item_column(line: str) -> int | None:
+    """The content column of the innermost list item `line` starts (`- - c`:
+    4), or None when it starts none."""
+    column = content_column(line)
+    while column is not None:
+        inner = content_column(line[column:])
+        if inner is None:
+            break
+        column += inner
+    return column
+
+
+def _under_header(para: list[str]) -> bool:
+    """Whether a paragraph's last line is a delimiter row under a line with a
+    `|` (a header the table run did not count: on an item's or a quote's
+    marker line, or with no pipe first). The table is whole, or text: no
+    second delimiter row is implied."""
+    return (len(para) > 1 and "|" in para[-2] and "-" in para[-1]
+            and not para[-1].strip(" \t|:-"))
 
 
 def _apply(text: str, deletions: list[tuple[int, int]], suffix: str) -> str:
@@ -311,7 +347,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         run += 1
     table_row = run > 0
     if (run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
-            and not _lazy_line(para, len(para) - 1)):
+            and not _lazy_line(para, len(para) - 1) and not _under_header(para)):
         header = para[-1]
         if not header.rstrip().endswith("|"):
             header = header.rstrip() + " |"
