@@ -361,6 +361,13 @@ def shown(src: str) -> str:
     ("| a | b |\n|--", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"
                       "</table>\n"),
     ("**bold `code", "<p><strong>bold <code>code</code></strong></p>\n"),
+    # An opener whose text so far is all held back is held back with it (closed,
+    # `**[` showed as `****` until the link's text came).
+    ("a **[", "<p>a</p>\n"),
+    ("a **`", "<p>a</p>\n"),
+    ("a **~~", "<p>a</p>\n"),
+    ("a ~~**", "<p>a</p>\n"),
+    ("a **x _", "<p>a <strong>x</strong></p>\n"),
     # A table in a list item: the implied delimiter row is the item's, at the
     # header's indent (at the line's start it was the item's lazy text: "|---|").
     ("1. x\n   | a | b", "<ol>\n<li>x<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n"

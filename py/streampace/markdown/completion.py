@@ -296,9 +296,22 @@ class _Scan:
         for entry in reversed(self.stack):
             if isinstance(entry, _Bracket):
                 self.deletions.append((entry.pos, entry.pos + entry.width))
+            elif entry.left == entry.run and self.held_from(entry.pos + entry.run):
+                # Its text so far is all held back (`**[`, `**`` ` ``, `**~~`):
+                # closed, it would show as `****`. Held back with it.
+                self.deletions.append((entry.pos, entry.pos + entry.run))
             else:
                 suffix += entry.char * (entry.left if entry.char != "~" else 2)
         return self.deletions, suffix
+
+    def held_from(self, start: int) -> bool:
+        """Whether everything from `start` to the end is deleted (held back)."""
+        pos = start
+        for begin, end in sorted(self.deletions):
+            if begin > pos:
+                break
+            pos = max(pos, end)
+        return pos >= self.n
 
     def finish_text(self) -> str:
         """Text ends: an autolink (closed), an entity or tag (held back) so

@@ -9,7 +9,7 @@ likely take, so every construct changes its appearance at most once:
 | open construct at the end                 | shown as                                 |
 |-------------------------------------------|------------------------------------------|
 | `**bol`, `*it`, `_it`, `~~del` (text after the opener) | closed: **bol**, *it*, ~~del~~ |
-| an opener with nothing after it (`foo **`) | held back until its text arrives        |
+| an opener with nothing but held text after it (`a **`, `a **[`) | held back |
 | `` `code `` (text after the backticks)    | closed code span                         |
 | a backtick run with nothing after it      | held back                                |
 | `[text` (no `]` yet), `![alt`             | the bracket is held back, text shown plain |
