@@ -368,6 +368,10 @@ def shown(src: str) -> str:
     ("a **~~", "<p>a</p>\n"),
     ("a ~~**", "<p>a</p>\n"),
     ("a **x _", "<p>a <strong>x</strong></p>\n"),
+    # A quote ends the paragraph above it: its code span or emphasis is not
+    # closed at the quote's end (a backtick shown there had not arrived).
+    ("a `\n> r", "<p>a `</p>\n<blockquote>\n<p>r</p>\n</blockquote>\n"),
+    ("a *b\n> c", "<p>a *b</p>\n<blockquote>\n<p>c</p>\n</blockquote>\n"),
     # A table in a list item: the implied delimiter row is the item's, at the
     # header's indent (at the line's start it was the item's lazy text: "|---|").
     ("1. x\n   | a | b", "<ol>\n<li>x<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n"

@@ -225,6 +225,23 @@ def _cells(row: str) -> int:
     return len(re.split(r"(?<!\\)\|", body))
 
 
+def _quote_depth(line: str) -> int:
+    return line.count(">", 0, _after_quotes(line))
+
+
+def _quote_start(lines: list[str], start: int, end: int) -> int:
+    """Where the last paragraph of `lines[start:end + 1]` starts once quotes
+    are read: a line quoted deeper than every line above it starts a quote,
+    which ends the paragraph above (`a` then `> b`); a line back in a quote
+    after its lazy line (`> a`, `lazy`, `> b`) is the same paragraph's."""
+    deepest = _quote_depth(lines[start])
+    for k in range(start + 1, end + 1):
+        depth = _quote_depth(lines[k])
+        if depth > deepest:
+            start, deepest = k, depth
+    return start
+
+
 def _delimiter_row(header: str) -> str:
     """The delimiter row implied under a table's `header`, at its indent: in a
     list item (`1. x` then `   | a`) one at the line's start would not be the
@@ -324,6 +341,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         if _is_list_item(lines[start]) or start == 0 or not lines[start - 1].strip():
             break
         start -= 1
+    start = _quote_start(lines, start, end)
     # Fence lines (a fence closed inside this run of lines) are not inline
     # text, nor a fence's lines that its list item's end closed.
     for k in range(end, start - 1, -1):
