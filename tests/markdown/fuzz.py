@@ -30,9 +30,9 @@ import itertools
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from streampace.markdown import MarkdownStream, render_html
+from streampace.markdown.tree import Node, text_of
 
 from .commonmark_spec import normalise
 from .test_markdown_streaming import PARSER, dom_html, stream_html
@@ -131,17 +131,9 @@ def differs(text: str, cuts: list[int]) -> bool:
 _RENDERED_OTHERWISE = ("&", "$", "[^", "\\", "<")
 
 
-def _visible(nodes: Sequence[Any]) -> str:
+def _visible(nodes: Sequence[Node]) -> str:
     """The characters a reader sees of `nodes`, without blanks."""
-    out: list[str] = []
-    stack = list(reversed(nodes))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            out.append(node)
-        else:
-            stack.extend(reversed(node[2]))
-    return "".join("".join(out).split())
+    return "".join("".join(map(text_of, nodes)).split())
 
 
 def _is_subsequence(small: str, big: str) -> bool:

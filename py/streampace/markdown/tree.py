@@ -40,10 +40,17 @@ def element(tag: str, attrs: tuple = (), children: tuple = ()) -> Element:
 
 
 def text_of(node: Node) -> str:
-    """The text content of `node` (what a reader sees, without markup)."""
-    if isinstance(node, str):
-        return node
-    return "".join(text_of(child) for child in node[2])
+    """The text content of `node` (what a reader sees, without markup): read
+    with a stack, not by recursion, whatever the nesting."""
+    out: list[str] = []
+    stack: list[Node] = [node]
+    while stack:
+        top = stack.pop()
+        if isinstance(top, str):
+            out.append(top)
+        else:
+            stack.extend(reversed(top[2]))
+    return "".join(out)
 
 
 def _escape(text: str) -> str:

@@ -11,7 +11,7 @@ stream text.
 
 from __future__ import annotations
 
-from streampace.markdown.tree import Node
+from streampace.markdown.tree import Node, text_of
 
 __all__ = ["code_summary", "spoken_block", "table_summary"]
 
@@ -41,19 +41,6 @@ def _attr(node: tuple, name: str) -> str:
     return ""
 
 
-def _text(node: Node) -> str:
-    """Text content, iteratively."""
-    out: list[str] = []
-    stack: list[Node] = [node]
-    while stack:
-        top = stack.pop()
-        if isinstance(top, str):
-            out.append(top)
-        else:
-            stack.extend(reversed(top[2]))
-    return "".join(out)
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -64,7 +51,7 @@ def code_summary(pre: tuple) -> str:
     language = ""
     text = ""
     if code is not None:
-        text = _text(code)
+        text = text_of(code)
         for cls in _attr(code, "class").split():
             if cls.startswith("language-"):
                 label = cls[len("language-"):]
