@@ -29,13 +29,12 @@ import argparse
 import itertools
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from streampace.markdown import MarkdownStream, render_html
-from streampace.markdown.tree import Node, text_of
 
 from .commonmark_spec import normalise
-from .test_markdown_streaming import PARSER, dom_html, stream_html
+from .test_markdown_streaming import PARSER, dom_html, shows_only_arrived, stream_html
 
 _INDENTS = ["", "", "", " ", "  ", "   ", "    ", "\t"]
 _MARKERS = ["", "", "- ", "* ", "+ ", "1. ", "2) ", "10. ", "> ", "# ", "## ", "| ", "```",
@@ -131,16 +130,6 @@ def differs(text: str, cuts: list[int]) -> bool:
 _RENDERED_OTHERWISE = ("&", "$", "[^", "\\", "<")
 
 
-def _visible(nodes: Sequence[Node]) -> str:
-    """The characters a reader sees of `nodes`, without blanks."""
-    return "".join("".join(map(text_of, nodes)).split())
-
-
-def _is_subsequence(small: str, big: str) -> bool:
-    chars = iter(big)
-    return all(c in chars for c in small)
-
-
 def shows_unseen(text: str, cuts: list[int]) -> bool:
     """Whether streaming `text` cut at `cuts` ever shows a character that has
     not arrived: after each piece, what the stream shows (final and open
@@ -154,7 +143,7 @@ def shows_unseen(text: str, cuts: list[int]) -> bool:
         for cut in sorted(cuts) + [len(text)]:
             stream.feed(text[pos:cut])
             pos = cut
-            if not _is_subsequence(_visible(stream.nodes()), "".join(text[:pos].split())):
+            if not shows_only_arrived(stream.nodes(), text[:pos]):
                 return True
     except Exception:  # noqa: BLE001 - a crash is a finding too
         return True

@@ -288,6 +288,14 @@ class _Scan:
                 self.deletions.append((pos, self.n))
                 suffix = ""
             else:
+                # A backtick run at the end (not the closer's length: it would
+                # have closed) is held back: most likely the closer arriving
+                # (``c` then `), and next to ours it would make a longer run.
+                end = self.n
+                while self.text[end - 1] == "`":
+                    end -= 1
+                if end < self.n:
+                    self.deletions.append((end, self.n))
                 suffix = "`" * length
         elif self.mode is _Mode.DEST:
             suffix = self.quote + ")" * self.depth
