@@ -381,6 +381,12 @@ def shown(src: str) -> str:
     # completion's closer it made a longer run, and the span showed ticks).
     ("a ``c`", "<p>a <code>c</code></p>\n"),
     ("a `c``", "<p>a <code>c</code></p>\n"),
+    ("a ``c` `", "<p>a <code>c` </code></p>\n"),  # a space before the closer
+    # Closers right after the last character shown, and none for an opener
+    # that what is held back leaves before a blank or a line break.
+    ("*)\n[", "<p><em>)</em></p>\n"),
+    ("a *[\nb", "<p>a\nb</p>\n"),
+    ("|\n|", "<p>|\n|</p>\n"),  # a header of no cell: no delimiter row implied
     # A quote ends the paragraph above it: its code span or emphasis is not
     # closed at the quote's end (a backtick shown there had not arrived).
     ("a `\n> r", "<p>a `</p>\n<blockquote>\n<p>r</p>\n</blockquote>\n"),

@@ -296,7 +296,10 @@ class _Scan:
                     end -= 1
                 if end < self.n:
                     self.deletions.append((end, self.n))
-                suffix = "`" * length
+                # The shown text loses its trailing blanks before the closer
+                # (tail._apply): a backtick left last gets a space between.
+                shown = self.text[pos + length:end].rstrip(" \t")
+                suffix = (" " if shown.endswith("`") else "") + "`" * length
         elif self.mode is _Mode.DEST:
             suffix = self.quote + ")" * self.depth
         else:
@@ -304,22 +307,24 @@ class _Scan:
         for entry in reversed(self.stack):
             if isinstance(entry, _Bracket):
                 self.deletions.append((entry.pos, entry.pos + entry.width))
-            elif entry.left == entry.run and self.held_from(entry.pos + entry.run):
-                # Its text so far is all held back (`**[`, `**`` ` ``, `**~~`):
-                # closed, it would show as `****`. Held back with it.
+            elif entry.left == entry.run and self.opens_nothing(entry.pos + entry.run):
+                # Its text so far is all held back (`**[`, `**`` ` ``, `**~~`),
+                # or what is shown after it starts with a blank (`*[` then a
+                # line break): closed, it would show as `****`. Held back too.
                 self.deletions.append((entry.pos, entry.pos + entry.run))
             else:
                 suffix += entry.char * (entry.left if entry.char != "~" else 2)
         return self.deletions, suffix
 
-    def held_from(self, start: int) -> bool:
-        """Whether everything from `start` to the end is deleted (held back)."""
+    def opens_nothing(self, start: int) -> bool:
+        """Whether an opener's run ending at `start` is followed, once the
+        deletions are made, by nothing or by a blank: it opens nothing then."""
         pos = start
         for begin, end in sorted(self.deletions):
             if begin > pos:
                 break
             pos = max(pos, end)
-        return pos >= self.n
+        return pos >= self.n or self.text[pos].isspace()
 
     def finish_text(self) -> str:
         """Text ends: an autolink (closed), an entity or tag (held back) so

@@ -297,7 +297,9 @@ def _apply(text: str, deletions: list[tuple[int, int]], suffix: str) -> str:
                 pos = end
         out.append(text[pos:])
         text = "".join(out)
-    return text.rstrip(" \t") + suffix if suffix else text
+    # Closers go right after the last character shown (after a blank or a
+    # line break left by what is held back, they would close nothing).
+    return text.rstrip() + suffix if suffix else text
 
 
 def display_source(tail: str, literal: bool | None = None) -> str:
@@ -365,13 +367,14 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         run += 1
     table_row = run > 0
     if (run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
-            and not _lazy_line(para, len(para) - 1) and not _under_header(para)):
+            and para[-1].strip(" |") and not _lazy_line(para, len(para) - 1)
+            and not _under_header(para)):
         header = para[-1]
         if not header.rstrip().endswith("|"):
             header = header.rstrip() + " |"
         para[-1] = header
         suffix_lines.append(_delimiter_row(header))
-    elif (run == 2 and partial_delim and end == len(lines) - 1
+    elif (run == 2 and partial_delim and end == len(lines) - 1 and para[-2].strip(" |")
           and not _lazy_line(para, len(para) - 2)):
         # A delimiter row still arriving (`|---|--`): show the header as a table.
         para[-1] = _delimiter_row(para[-2])
