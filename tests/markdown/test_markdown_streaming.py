@@ -387,6 +387,10 @@ def shown(src: str) -> str:
     ("*)\n[", "<p><em>)</em></p>\n"),
     ("a *[\nb", "<p>a\nb</p>\n"),
     ("|\n|", "<p>|\n|</p>\n"),  # a header of no cell: no delimiter row implied
+    # The paragraph after an indented code block starts below it: the code's
+    # openers are not closed at the paragraph's end ("y`" showed a backtick).
+    ("p\n\n    `x\n  y", "<p>p</p>\n<pre><code>`x\n</code></pre>\n<p>y</p>\n"),
+    ("    *b\ny *c", "<pre><code>*b\n</code></pre>\n<p>y <em>c</em></p>\n"),
     # A quote ends the paragraph above it: its code span or emphasis is not
     # closed at the quote's end (a backtick shown there had not arrived).
     ("a `\n> r", "<p>a `</p>\n<blockquote>\n<p>r</p>\n</blockquote>\n"),

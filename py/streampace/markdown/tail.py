@@ -46,6 +46,7 @@ __all__ = ["display_source", "fence_after", "shown_in_fence", "spaces_before"]
 # `(?:[ ]{0,3}>[ ]?)*[ \t]*` backtracks exponentially on `> > > > … x`
 # (each space can belong to either quantifier), and this text is untrusted.
 _MARKER_LEAD = frozenset(" \t>")
+_CODE_INDENT = 4  # columns past a container's content column that make a line code
 _MARKER_CHARS = frozenset("-+*=_#~`|:.)0123456789 \t")
 
 
@@ -242,6 +243,24 @@ def _quote_start(lines: list[str], start: int, end: int) -> int:
     return start
 
 
+def _after_code(lines: list[str], start: int, end: int) -> int:
+    """Where the last paragraph of `lines[start:end + 1]` starts once an
+    indented code block at `start` is read: where no paragraph is open (the
+    run starts the text or follows a blank line) a line four columns past its
+    container's content column is code, and so is every line after it so
+    indented; the first line less indented ends the block. Where the
+    container cannot be told (`holder_column`), `start`."""
+    indent = spaces_before(lines[start])
+    if indent < _CODE_INDENT or (start > 0 and lines[start - 1].strip()):
+        return start  # (under a line of text it may continue a paragraph)
+    column = holder_column(reversed(lines[:start]), indent)
+    if column is None or indent < column + _CODE_INDENT:
+        return start
+    while start <= end and spaces_before(lines[start]) >= column + _CODE_INDENT:
+        start += 1
+    return start
+
+
 def _delimiter_row(header: str) -> str:
     """The delimiter row implied under a table's `header`, at its indent: in a
     list item (`1. x` then `   | a`) one at the line's start would not be the
@@ -343,7 +362,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         if _is_list_item(lines[start]) or start == 0 or not lines[start - 1].strip():
             break
         start -= 1
-    start = _quote_start(lines, start, end)
+    start = _after_code(lines, _quote_start(lines, start, end), end)
     # Fence lines (a fence closed inside this run of lines) are not inline
     # text, nor a fence's lines that its list item's end closed.
     for k in range(end, start - 1, -1):
