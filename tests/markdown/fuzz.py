@@ -1,7 +1,7 @@
 """Streamed Markdown against one parse, on random texts and cuts, for a while.
 
-    .venv/bin/python -m tests.markdown.fuzz --seconds 150 --seed 3 [--blocks|--containers]
-        [--unseen]
+    .venv/bin/python -m tests.markdown.fuzz --seconds 150 --seed 3
+        [--blocks|--containers|--answers] [--unseen]
 
 Not collected by pytest: a search, not a check. It builds texts from lines of
 parts (indents, block markers, an opener that the display holds back, words
@@ -33,6 +33,7 @@ from collections.abc import Callable
 
 from streampace.markdown import MarkdownStream, render_html
 
+from .answers import random_answer
 from .commonmark_spec import normalise
 from .test_markdown_streaming import PARSER, dom_html, shows_only_arrived, stream_html
 
@@ -203,12 +204,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="texts of whole blocks (random_blocks) instead of lines of parts")
     ap.add_argument("--containers", action="store_true",
                     help="lines under container markers (random_containers)")
+    ap.add_argument("--answers", action="store_true",
+                    help="chat answers of the usual markup (answers.random_answer)")
     ap.add_argument("--unseen", action="store_true",
                     help="look for a display that shows characters not yet arrived "
                          "(shows_unseen) instead of a render otherwise than one parse")
     args = ap.parse_args(argv)
     generate = (random_blocks if args.blocks else random_containers if args.containers
-                else random_text)
+                else random_answer if args.answers else random_text)
     rng = random.Random(args.seed)
     deadline = time.monotonic() + args.seconds
     fails, finding = ((shows_unseen, "showing what has not arrived") if args.unseen
