@@ -268,18 +268,22 @@ def _delimiter_row(header: str) -> str:
     return " " * spaces_before(header) + "|" + "---|" * _cells(header)
 
 
-def _lazy_line(para: list[str], k: int) -> bool:
+def _lazy_line(para: list[str], k: int, above: list[str]) -> bool:
     """Whether line `k` of a paragraph's lines continues it lazily: a list
-    item's paragraph (its marker on the first line) or a quote's, the line
-    short of the item's content column or without the quote's marker. No
-    table starts on such a line (its delimiter row would be outside the
-    container): a row of pipes there stays text."""
+    item's paragraph (its marker on the first line, or the item read back
+    over the lines `above` it) or a quote's, the line short of the item's
+    content column or without the quote's marker. No table starts on such a
+    line (its delimiter row would be outside the container): a row of pipes
+    there stays text."""
     if k == 0:
         return False
     first, line = para[0], para[k]
     if _after_quotes(first) > 0:
         return _after_quotes(line) == 0
     column = _item_column(first)
+    if column is None and spaces_before(first) > 0:
+        # (an item's later paragraph: `- x`, a blank line, `  e`)
+        column = holder_column(reversed(above), spaces_before(first))
     return column is not None and spaces_before(line) < column
 
 
@@ -386,7 +390,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         run += 1
     table_row = run > 0
     if (run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
-            and para[-1].strip(" |") and not _lazy_line(para, len(para) - 1)
+            and para[-1].strip(" |") and not _lazy_line(para, len(para) - 1, lines[:start])
             and not _under_header(para)):
         header = para[-1]
         if not header.rstrip().endswith("|"):
@@ -394,7 +398,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         para[-1] = header
         suffix_lines.append(_delimiter_row(header))
     elif (run == 2 and partial_delim and end == len(lines) - 1 and para[-2].strip(" |")
-          and not _lazy_line(para, len(para) - 2)):
+          and not _lazy_line(para, len(para) - 2, lines[:start])):
         # A delimiter row still arriving (`|---|--`): show the header as a table.
         para[-1] = _delimiter_row(para[-2])
     # Inline completion over the paragraph (a table row: its last cell).
