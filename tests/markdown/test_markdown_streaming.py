@@ -392,6 +392,10 @@ def shown(src: str) -> str:
     # openers are not closed at the paragraph's end ("y`" showed a backtick).
     ("p\n\n    `x\n  y", "<p>p</p>\n<pre><code>`x\n</code></pre>\n<p>y</p>\n"),
     ("    *b\ny *c", "<pre><code>*b\n</code></pre>\n<p>y <em>c</em></p>\n"),
+    # Lines indented as code under a table's rows end it: code, not completed.
+    ("| a |\n|---|\n| 1 |\n    `x", "<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n"
+                                "<tbody>\n<tr>\n<td>1</td>\n</tr>\n</tbody>\n</table>\n"
+                                "<pre><code>`x\n</code></pre>\n"),
     # A quote ends the paragraph above it: its code span or emphasis is not
     # closed at the quote's end (a backtick shown there had not arrived).
     ("a `\n> r", "<p>a `</p>\n<blockquote>\n<p>r</p>\n</blockquote>\n"),

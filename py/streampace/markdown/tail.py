@@ -261,6 +261,31 @@ def _after_code(lines: list[str], start: int, end: int) -> int:
     return start
 
 
+def _code_after_table(lines: list[str], start: int, end: int) -> int:
+    """`end + 1` (no paragraph at the end) when the last lines of the run of
+    lines up to `end` are indented four columns or more under a table's rows,
+    with no list item or quote in the run nor holding it: they end the table
+    and are code (a line less indented would be a row). Else `start`."""
+    top = start
+    while top > 0 and lines[top - 1].strip():
+        top -= 1
+    k = end
+    while k >= top and spaces_before(lines[k]) >= _CODE_INDENT:
+        k -= 1
+    if k == end or k < top:
+        return start
+    run = lines[top:k + 1]
+    if (not any(map(_is_delimiter_line, run))
+            or any(_is_list_item(line) or _after_quotes(line) for line in run)
+            or holder_column(reversed(lines[:top]), spaces_before(lines[top])) != 0):
+        return start  # (no table, or in a list item or a quote, or cannot tell)
+    return end + 1
+
+
+def _is_delimiter_line(line: str) -> bool:
+    return "-" in line and not line.strip(" \t|:-")
+
+
 def _delimiter_row(header: str) -> str:
     """The delimiter row implied under a table's `header`, at its indent: in a
     list item (`1. x` then `   | a`) one at the line's start would not be the
@@ -367,6 +392,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             break
         start -= 1
     start = _after_code(lines, _quote_start(lines, start, end), end)
+    start = _code_after_table(lines, start, end)
     # Fence lines (a fence closed inside this run of lines) are not inline
     # text, nor a fence's lines that its list item's end closed.
     for k in range(end, start - 1, -1):
