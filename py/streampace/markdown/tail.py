@@ -266,13 +266,15 @@ def _code_after_table(lines: list[str], start: int, end: int) -> int:
     lines up to `end` are indented four columns or more under a table's rows,
     with no list item or quote in the run nor holding it: they end the table
     and are code (a line less indented would be a row). Else `start`."""
+    if spaces_before(lines[end]) < _CODE_INDENT:
+        return start  # (most displays: nothing read back)
     top = start
     while top > 0 and lines[top - 1].strip():
         top -= 1
     k = end
     while k >= top and spaces_before(lines[k]) >= _CODE_INDENT:
         k -= 1
-    if k == end or k < top:
+    if k < top:
         return start
     run = lines[top:k + 1]
     if (not any(map(_is_delimiter_line, run))
