@@ -201,6 +201,11 @@ def _item_end(text: str, start: int, end: int, stop: int) -> int:
     return -1 if left is None else left.start() + 1
 
 
+def _above(lines: list[str], k: int) -> Iterator[str]:
+    """`lines[:k]`, nearest first, without a copy (for `holder_column`)."""
+    return (lines[i] for i in range(k - 1, -1, -1))
+
+
 def _lines_back(text: str, end: int) -> Iterator[str]:
     """The lines of `text` before offset `end` (a line's start), nearest first."""
     while end > 0:
@@ -253,7 +258,7 @@ def _after_code(lines: list[str], start: int, end: int) -> int:
     indent = spaces_before(lines[start])
     if indent < _CODE_INDENT or (start > 0 and lines[start - 1].strip()):
         return start  # (under a line of text it may continue a paragraph)
-    column = holder_column(reversed(lines[:start]), indent)
+    column = holder_column(_above(lines, start), indent)
     if column is None or indent < column + _CODE_INDENT:
         return start
     while start <= end and spaces_before(lines[start]) >= column + _CODE_INDENT:
@@ -279,7 +284,7 @@ def _code_after_table(lines: list[str], start: int, end: int) -> int:
     run = lines[top:k + 1]
     if (not any(map(_is_delimiter_line, run))
             or any(_is_list_item(line) or _after_quotes(line) for line in run)
-            or holder_column(reversed(lines[:top]), spaces_before(lines[top])) != 0):
+            or holder_column(_above(lines, top), spaces_before(lines[top])) != 0):
         return start  # (no table, or in a list item or a quote, or cannot tell)
     return end + 1
 
@@ -295,13 +300,13 @@ def _delimiter_row(header: str) -> str:
     return " " * spaces_before(header) + "|" + "---|" * _cells(header)
 
 
-def _lazy_line(para: list[str], k: int, above: list[str]) -> bool:
+def _lazy_line(para: list[str], k: int, lines: list[str], start: int) -> bool:
     """Whether line `k` of a paragraph's lines continues it lazily: a list
     item's paragraph (its marker on the first line, or the item read back
-    over the lines `above` it) or a quote's, the line short of the item's
-    content column or without the quote's marker. No table starts on such a
-    line (its delimiter row would be outside the container): a row of pipes
-    there stays text."""
+    over `lines` above line `start`, the paragraph's first) or a quote's,
+    the line short of the item's content column or without the quote's
+    marker. No table starts on such a line (its delimiter row would be
+    outside the container): a row of pipes there stays text."""
     if k == 0:
         return False
     first, line = para[0], para[k]
@@ -310,7 +315,7 @@ def _lazy_line(para: list[str], k: int, above: list[str]) -> bool:
     column = _item_column(first)
     if column is None and spaces_before(first) > 0:
         # (an item's later paragraph: `- x`, a blank line, `  e`)
-        column = holder_column(reversed(above), spaces_before(first))
+        column = holder_column(_above(lines, start), spaces_before(first))
     return column is not None and spaces_before(line) < column
 
 
@@ -331,8 +336,7 @@ def _under_header(para: list[str]) -> bool:
     `|` (a header the table run did not count: on an item's or a quote's
     marker line, or with no pipe first). The table is whole, or text: no
     second delimiter row is implied."""
-    return (len(para) > 1 and "|" in para[-2] and "-" in para[-1]
-            and not para[-1].strip(" \t|:-"))
+    return len(para) > 1 and "|" in para[-2] and _is_delimiter_line(para[-1])
 
 
 def _apply(text: str, deletions: list[tuple[int, int]], suffix: str) -> str:
@@ -418,7 +422,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         run += 1
     table_row = run > 0
     if (run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
-            and para[-1].strip(" |") and not _lazy_line(para, len(para) - 1, lines[:start])
+            and para[-1].strip(" |") and not _lazy_line(para, len(para) - 1, lines, start)
             and not _under_header(para)):
         header = para[-1]
         if not header.rstrip().endswith("|"):
@@ -426,7 +430,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         para[-1] = header
         suffix_lines.append(_delimiter_row(header))
     elif (run == 2 and partial_delim and end == len(lines) - 1 and para[-2].strip(" |")
-          and not _lazy_line(para, len(para) - 2, lines[:start])):
+          and not _lazy_line(para, len(para) - 2, lines, start)):
         # A delimiter row still arriving (`|---|--`): show the header as a table.
         para[-1] = _delimiter_row(para[-2])
     # Inline completion over the paragraph (a table row: its last cell).
