@@ -420,6 +420,15 @@ def shown(src: str) -> str:
                          "</tr>\n</thead>\n</table>\n</li>\n</ul>\n"),
     ("a | b\n  |-|-|\n>", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"
                         "</table>\n"),
+    # A body row under such a delimiter row (no pipe in it, or under a header
+    # with no pipe first) is a row, not a header: no delimiter row under it.
+    ("| a |\n--\n| b", "<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n<tbody>\n"
+                      "<tr>\n<td>b</td>\n</tr>\n</tbody>\n</table>\n"),
+    ("- |)\n  --\n  |)\n", "<ul>\n<li>\n<table>\n<thead>\n<tr>\n<th>)</th>\n</tr>\n"
+                          "</thead>\n<tbody>\n<tr>\n<td>)</td>\n</tr>\n</tbody>\n</table>\n"
+                          "</li>\n</ul>\n"),
+    ("-||\n|-|-\n|", "<table>\n<thead>\n<tr>\n<th>-</th>\n<th></th>\n</tr>\n</thead>\n"
+                   "<tbody>\n<tr>\n<td></td>\n<td></td>\n</tr>\n</tbody>\n</table>\n"),
     # In an open fence, a fence line that cannot close it (partial, a list
     # marker before its run, other quote marks) leaves the lines above code.
     ("  ```\n  |-- x\n> - ```", "<pre><code>|-- x\n</code></pre>\n"),

@@ -423,14 +423,15 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     table_row = run > 0
     if (run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
             and para[-1].strip(" |") and not _lazy_line(para, len(para) - 1, lines, start)
-            and not _under_header(para)):
+            and not _under_header(para) and not _under_header(para[:-1])):
         header = para[-1]
         if not header.rstrip().endswith("|"):
             header = header.rstrip() + " |"
         para[-1] = header
         suffix_lines.append(_delimiter_row(header))
     elif (run == 2 and partial_delim and end == len(lines) - 1 and para[-2].strip(" |")
-          and not _lazy_line(para, len(para) - 2, lines, start)):
+          and not _lazy_line(para, len(para) - 2, lines, start)
+          and not _under_header(para[:-1])):
         # A delimiter row still arriving (`|---|--`): show the header as a table.
         para[-1] = _delimiter_row(para[-2])
     # Inline completion over the paragraph (a table row: its last cell).
