@@ -432,6 +432,9 @@ def shown(src: str) -> str:
     # In an open fence, a fence line that cannot close it (partial, a list
     # marker before its run, other quote marks) leaves the lines above code.
     ("  ```\n  |-- x\n> - ```", "<pre><code>|-- x\n</code></pre>\n"),
+    # ... nor one indented four columns past the opening's run (in an item: code).
+    ("- ```\n      ```\n  |-\n", "<ul>\n<li>\n<pre><code>    ```\n|-\n</code></pre>\n"
+                              "</li>\n</ul>\n"),
     ("> - :-:\n  ```\n1. ```\n|-|-|\n", "<blockquote>\n<ul>\n<li>:-:</li>\n</ul>\n"
                                      "</blockquote>\n<pre><code>1. ```\n|-|-|\n</code></pre>\n"),
 ])

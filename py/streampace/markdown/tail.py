@@ -133,9 +133,15 @@ def _may_close(opening: str, line: str) -> bool:
     """Whether fence line `line` may close the fence `opening` opened: not
     with a list marker before its run (in the fence's item a new item ends
     the fence, `_item_end`; anywhere else the line is code), nor under
-    another number of quote marks than the opening's."""
+    another number of quote marks than the opening's, nor indented four
+    columns past the opening's run (whatever holds the fence, its content
+    column is at most there: the line is code)."""
     quotes = _after_quotes(line)
     if _after_list_marker(line, _skip_blanks(line, quotes)) > _skip_blanks(line, quotes):
+        return False
+    opened = _fence_run(opening)
+    if (opened is not None and not quotes and "\t" not in opening + line
+            and spaces_before(line) >= opened[0] - len(opened[1]) + _CODE_INDENT):
         return False
     return line.count(">", 0, quotes) == opening.count(">", 0, _after_quotes(opening))
 
