@@ -378,6 +378,12 @@ def shown(src: str) -> str:
     ("a **~~", "<p>a</p>\n"),
     ("a ~~**", "<p>a</p>\n"),
     ("a **x _", "<p>a <strong>x</strong></p>\n"),
+    # An opener that may also close (`.**]`), which the closers' run cannot
+    # close by CommonMark's rule of 3 (2 + 4, with the text's own `*` too):
+    # held back (closed, its closers showed as a literal `**`).
+    ("a.**] **b", "<p>a.] <strong>b</strong></p>\n"),
+    ("a.**] **b*", "<p>a.] <strong>b</strong></p>\n"),
+    ("a.**] *b", "<p>a.<strong>] <em>b</em></strong></p>\n"),  # 2 + 3: it closes
     # A code span's closer arriving: its run so far is held back (next to the
     # completion's closer it made a longer run, and the span showed ticks).
     ("a ``c`", "<p>a <code>c</code></p>\n"),

@@ -304,6 +304,7 @@ class _Scan:
             suffix = self.quote + ")" * self.depth
         else:
             suffix = self.finish_text()
+        closers: list[_Emph] = []
         for entry in reversed(self.stack):
             if isinstance(entry, _Bracket):
                 self.deletions.append((entry.pos, entry.pos + entry.width))
@@ -313,8 +314,46 @@ class _Scan:
                 # line break): closed, it would show as `****`. Held back too.
                 self.deletions.append((entry.pos, entry.pos + entry.run))
             else:
-                suffix += entry.char * (entry.left if entry.char != "~" else 2)
-        return self.deletions, suffix
+                closers.append(entry)
+        return self.deletions, suffix + "".join(
+            _closer(entry) for entry in self.unclosable_held_back(closers))
+
+    def unclosable_held_back(self, closers: list[_Emph]) -> list[_Emph]:
+        """`closers` (innermost first) without the openers the appended run
+        cannot close, whose runs are held back instead: CommonMark's rule of
+        3 reads the whole run of one character the suffix makes (`.**] **-`
+        gets `****`: 2 + 4 is a multiple of 3, so `.**`, which may open and
+        close, stays literal and the last `**` showed unarrived). Each run
+        of one character is read once, shrinking as openers leave it."""
+        kept: list[_Emph] = []
+        k = 0
+        while k < len(closers):
+            end = k
+            while end < len(closers) and closers[end].char == closers[k].char:
+                end += 1
+            group = closers[k:end]
+            length = sum(len(_closer(entry)) for entry in group)
+            if k == 0:
+                length += self.shown_run_at_end(group[0].char)
+            for entry in group:
+                if (entry.both and entry.left == entry.run and entry.char != "~"
+                        and (entry.run + length) % 3 == 0 and (entry.run % 3 or length % 3)):
+                    self.deletions.append((entry.pos, entry.pos + entry.run))
+                    length -= entry.left
+                else:
+                    kept.append(entry)
+            k = end
+        return kept
+
+    def shown_run_at_end(self, c: str) -> int:
+        """How many `c` end the text and are shown (not held back): the
+        suffix's first run continues them."""
+        pos = self.n
+        held = [(begin, end) for begin, end in self.deletions if end >= pos - 64]
+        while pos > 0 and self.text[pos - 1] == c and not any(
+                begin < pos <= end for begin, end in held):
+            pos -= 1
+        return self.n - pos
 
     def opens_nothing(self, start: int) -> bool:
         """Whether an opener's run ending at `start` is followed, once the
@@ -343,6 +382,11 @@ class _Scan:
             self.deletions.append((last[0], last[0] + last[1]))
             self.deletions.append((n - 1, n))
         return suffix
+
+
+def _closer(entry: _Emph) -> str:
+    """The run that closes what is left of `entry` (strikethrough: `~~`)."""
+    return entry.char * (entry.left if entry.char != "~" else 2)
 
 
 _TEXT_RULES: dict[str, Callable[[_Scan], None]] = {
