@@ -384,6 +384,11 @@ def shown(src: str) -> str:
     ("a.**] **b", "<p>a.] <strong>b</strong></p>\n"),
     ("a.**] **b*", "<p>a.] <strong>b</strong></p>\n"),
     ("a.**] *b", "<p>a.<strong>] <em>b</em></strong></p>\n"),  # 2 + 3: it closes
+    # A list marker four columns past its holder's content column, under a
+    # line of text, starts no item: the line continues the paragraph (a link's
+    # text here, whose `_` closes nothing: one showed after the link).
+    ("[\n    - _]()", '<p><a href="" rel="noopener noreferrer nofollow">\n- _</a></p>\n'),
+    ("- a\n      - *b", "<ul>\n<li>a\n- <em>b</em></li>\n</ul>\n"),
     # A code span's closer arriving: its run so far is held back (next to the
     # completion's closer it made a longer run, and the span showed ticks).
     ("a ``c`", "<p>a <code>c</code></p>\n"),

@@ -325,6 +325,18 @@ def _lazy_line(para: list[str], k: int, lines: list[str], start: int) -> bool:
     return column is not None and spaces_before(line) < column
 
 
+def _too_deep_for_item(lines: list[str], k: int) -> bool:
+    """Whether line `k`, which has a list marker, stands four columns or more
+    past the content column of what holds it, under a line of text: it
+    starts no item then, and continues that paragraph (`[` then `    - _]()`:
+    the link's text). Not where the reading cannot tell (`holder_column`)."""
+    indent = spaces_before(lines[k])
+    if indent < _CODE_INDENT:
+        return False
+    column = holder_column(_above(lines, k), indent)
+    return column is not None and indent >= column + _CODE_INDENT
+
+
 def _item_column(line: str) -> int | None:
     """The content column of the innermost list item `line` starts (`- - c`:
     4), or None when it starts none."""
@@ -400,7 +412,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             if start < end:
                 start += 1
             break
-        if _is_list_item(lines[start]) or start == 0 or not lines[start - 1].strip():
+        if start == 0 or not lines[start - 1].strip() or (
+                _is_list_item(lines[start]) and not _too_deep_for_item(lines, start)):
             break
         start -= 1
     start = _after_code(lines, _quote_start(lines, start, end), end)
