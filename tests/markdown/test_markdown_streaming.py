@@ -389,6 +389,9 @@ def shown(src: str) -> str:
     # text here, whose `_` closes nothing: one showed after the link).
     ("[\n    - _]()", '<p><a href="" rel="noopener noreferrer nofollow">\n- _</a></p>\n'),
     ("- a\n      - *b", "<ul>\n<li>a\n- <em>b</em></li>\n</ul>\n"),
+    # A line that holds only what is held back (`[`) goes whole: left blank it
+    # ended the item above the closer, which showed in a paragraph of its own.
+    ("* *a\n[\nb", "<ul>\n<li><em>a\nb</em></li>\n</ul>\n"),
     # A code span's closer arriving: its run so far is held back (next to the
     # completion's closer it made a longer run, and the span showed ticks).
     ("a ``c`", "<p>a <code>c</code></p>\n"),

@@ -469,6 +469,9 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             # Deletions never touch the blanked prefixes (they hold only spaces).
             joined = "\n".join(para)
             para = _apply(joined, dels, suffix).split("\n")
+            # A line left blank by what is held back (`[` alone) would end the
+            # paragraph, and its list item, above the closer: it goes whole.
+            para = [line for line in para[:-1] if line.strip()] + para[-1:]
     lines[start:end + 1] = para + suffix_lines
     if lines[-1] and _marker_only(lines[-1]) and not _is_table_line(lines[-1]):
         # What held back left only a marker (`- [` -> `- `): hold the line too,
