@@ -744,6 +744,15 @@ def test_a_block_that_a_partial_delimiter_row_may_undo_is_not_final(text: str) -
     _renders_as_one_parse_at_every_cut(text)
 
 
+@pytest.mark.parametrize("text", ["# ||\n-|-", "## Plan | Cost\n---|---\n| a | 1 |\n"])
+def test_a_heading_with_a_pipe_waits_for_the_line_under_it(text: str) -> None:
+    # Found by fuzzing: markdown-it tries a table before a heading, so "# ||"
+    # over "-|-" is a table's header; the heading was final as soon as its
+    # line was complete, and a table one parse makes showed as a heading and
+    # a paragraph. Every cut renders as one parse.
+    _renders_as_one_parse_at_every_cut(text)
+
+
 def test_indented_fence_opening_closes_where_one_shot_closes_it() -> None:
     text = "  ```\ncode\n    ```\nmore\n```\nafter\n"
     assert stream_html(text, list(range(len(text)))) == render_html(text)

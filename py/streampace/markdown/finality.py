@@ -56,7 +56,11 @@ def cannot_grow(tail: str, block: tuple[int, int, str], complete: int) -> bool:
     if kind == "hr":
         return True
     if kind == "heading_open":
-        return True
+        # An ATX heading's line with a "|" is a table's header if the next
+        # line is its delimiter row (markdown-it tries tables first): while
+        # that line is partial and may still be one, the heading may not stay.
+        return not (end == start + 1 == complete and "|" in tail.split("\n", end)[start]
+                    and _may_be_delimiter_row(tail[tail.rfind("\n") + 1:]))
     if kind == "math_block":  # closed by its own closing line, or by a blank line
         lines = tail.split("\n", end + 1)
         last = lines[end - 1].strip() if end - 1 < len(lines) else ""
