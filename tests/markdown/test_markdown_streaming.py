@@ -392,6 +392,10 @@ def shown(src: str) -> str:
     # A line that holds only what is held back (`[`) goes whole: left blank it
     # ended the item above the closer, which showed in a paragraph of its own.
     ("* *a\n[\nb", "<ul>\n<li><em>a\nb</em></li>\n</ul>\n"),
+    # A line's first text held back takes the blanks after it: as the line's
+    # indentation they made it code (a closing backtick or `*` showed there).
+    ("[    `x", "<p><code>x</code></p>\n"),
+    ("- [    *x", "<ul>\n<li><em>x</em></li>\n</ul>\n"),
     # A code span's closer arriving: its run so far is held back (next to the
     # completion's closer it made a longer run, and the span showed ticks).
     ("a ``c`", "<p>a <code>c</code></p>\n"),

@@ -374,6 +374,23 @@ def _apply(text: str, deletions: list[tuple[int, int]], suffix: str) -> str:
     return text.rstrip() + suffix if suffix else text
 
 
+def _with_blanks_after_line_starts(view: str, deletions: list[tuple[int, int]]
+                                   ) -> list[tuple[int, int]]:
+    """`deletions`, each that holds back a line's first text (`[` in `[    x`,
+    the view's prefixes blanked) taking the blanks after it too: left as the
+    line's indentation they would make it code."""
+    out = []
+    for start, end in deletions:
+        before = start  # (only blanks are read back: linear over many deletions)
+        while before > 0 and view[before - 1] in " \t":
+            before -= 1
+        if end > start and (before == 0 or view[before - 1] == "\n"):
+            while end < len(view) and view[end] in " \t":
+                end += 1
+        out.append((start, end))
+    return out
+
+
 def display_source(tail: str, literal: bool | None = None) -> str:
     """The open tail's source rewritten into its most likely final form.
     `literal`: whether its last lines are code or a formula's source, when
@@ -465,6 +482,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         masked = [(_prefix_end(line), line) for line in para]
         view = "\n".join(" " * cut + line[cut:] for cut, line in masked)
         dels, suffix = complete_inline(view)
+        if dels:
+            dels = _with_blanks_after_line_starts(view, dels)
         if dels or suffix:
             # Deletions never touch the blanked prefixes (they hold only spaces).
             joined = "\n".join(para)
