@@ -396,6 +396,11 @@ def shown(src: str) -> str:
     # indentation they made it code (a closing backtick or `*` showed there).
     ("[    `x", "<p><code>x</code></p>\n"),
     ("- [    *x", "<ul>\n<li><em>x</em></li>\n</ul>\n"),
+    # An item whose text starts five columns past its marker starts with
+    # code: nothing in it is completed (`*]` showed as `*]*`).
+    ("-     *]", "<ul>\n<li>\n<pre><code>*]\n</code></pre>\n</li>\n</ul>\n"),
+    ("- -     *x", "<ul>\n<li>\n<ul>\n<li>\n<pre><code>*x\n</code></pre>\n</li>\n</ul>\n"
+                 "</li>\n</ul>\n"),
     # A code span's closer arriving: its run so far is held back (next to the
     # completion's closer it made a longer run, and the span showed ticks).
     ("a ``c`", "<p>a <code>c</code></p>\n"),

@@ -272,6 +272,23 @@ def _after_code(lines: list[str], start: int, end: int) -> int:
     return start
 
 
+def _after_item_code(lines: list[str], start: int, end: int) -> int:
+    """Where the last paragraph starts when the list item starting on line
+    `start` begins with indented code (its text five columns or more past the
+    marker: `-     *]`): after that line and the lines indented as code under
+    the item's content column. Else `start`."""
+    line = lines[start]
+    if "\t" in line or _after_quotes(line):
+        return start
+    column = _item_column(line)
+    if column is None or spaces_before(line[column:]) < _CODE_INDENT or not line[column:].strip():
+        return start
+    start += 1
+    while start <= end and spaces_before(lines[start]) >= column + _CODE_INDENT:
+        start += 1
+    return start
+
+
 def _code_after_table(lines: list[str], start: int, end: int) -> int:
     """`end + 1` (no paragraph at the end) when the last lines of the run of
     lines up to `end` are indented four columns or more under a table's rows,
@@ -434,6 +451,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             break
         start -= 1
     start = _after_code(lines, _quote_start(lines, start, end), end)
+    if start <= end and _is_list_item(lines[start]):
+        start = _after_item_code(lines, start, end)
     start = _code_after_table(lines, start, end)
     # Fence lines (a fence closed inside this run of lines) are not inline
     # text, nor a fence's lines that its list item's end closed.
