@@ -401,6 +401,10 @@ def shown(src: str) -> str:
     ("-     *]", "<ul>\n<li>\n<pre><code>*]\n</code></pre>\n</li>\n</ul>\n"),
     ("- -     *x", "<ul>\n<li>\n<ul>\n<li>\n<pre><code>*x\n</code></pre>\n</li>\n</ul>\n"
                  "</li>\n</ul>\n"),
+    # A heading four spaces in under an item (one past its content column)
+    # ends the paragraph above it: an opener there closes nothing in it.
+    ("0. _-\n    # c", '<ol start="0">\n<li>_-<h1>c</h1>\n</li>\n</ol>\n'),
+    ("- *a\n    # t", "<ul>\n<li>*a<h1>t</h1>\n</li>\n</ul>\n"),
     # A code span's closer arriving: its run so far is held back (next to the
     # completion's closer it made a longer run, and the span showed ticks).
     ("a ``c`", "<p>a <code>c</code></p>\n"),

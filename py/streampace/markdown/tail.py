@@ -97,6 +97,19 @@ def _is_atx(line: str) -> bool:
     return 1 <= k - j <= 6 and (k == n or line[k] in " \t")
 
 
+def _is_heading(lines: list[str], k: int) -> bool:
+    """Whether line `k` is an ATX heading: at most three columns past the
+    content column of the list item holding it (`0. a` then `    # c`)."""
+    line = lines[k]
+    if _is_atx(line):
+        return True
+    indent = spaces_before(line)
+    if indent < _CODE_INDENT or line[indent:indent + 1] != "#":
+        return False  # (most lines: no reading back)
+    column = holder_column(_above(lines, k), indent)
+    return column is not None and indent - column < _CODE_INDENT and _is_atx(line[column:])
+
+
 def _is_table_line(line: str) -> bool:
     i = 0
     while i < len(line) and i < 3 and line[i] == " ":
@@ -442,7 +455,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     # an ATX heading is one line and a list item starts at its marker.
     start = end
     while True:
-        if _is_atx(lines[start]):
+        if _is_heading(lines, start):
             if start < end:
                 start += 1
             break
