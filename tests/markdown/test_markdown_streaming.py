@@ -405,6 +405,11 @@ def shown(src: str) -> str:
     # ends the paragraph above it: an opener there closes nothing in it.
     ("0. _-\n    # c", '<ol start="0">\n<li>_-<h1>c</h1>\n</li>\n</ol>\n'),
     ("- *a\n    # t", "<ul>\n<li>*a<h1>t</h1>\n</li>\n</ul>\n"),
+    # So does a quote four spaces in under an item (its marks read from the
+    # item's content column).
+    ("* ~~a\n    > b *c", "<ul>\n<li>~~a<blockquote>\n<p>b <em>c</em></p>\n</blockquote>\n"
+                         "</li>\n</ul>\n"),
+    ("- a `b\n    > c", "<ul>\n<li>a `b<blockquote>\n<p>c</p>\n</blockquote>\n</li>\n</ul>\n"),
     # A code span's closer arriving: its run so far is held back (next to the
     # completion's closer it made a longer run, and the span showed ticks).
     ("a ``c`", "<p>a <code>c</code></p>\n"),

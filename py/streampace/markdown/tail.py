@@ -259,12 +259,26 @@ def _quote_start(lines: list[str], start: int, end: int) -> int:
     are read: a line quoted deeper than every line above it starts a quote,
     which ends the paragraph above (`a` then `> b`); a line back in a quote
     after its lazy line (`> a`, `lazy`, `> b`) is the same paragraph's."""
-    deepest = _quote_depth(lines[start])
+    deepest = _held_quote_depth(lines, start)
     for k in range(start + 1, end + 1):
-        depth = _quote_depth(lines[k])
+        depth = _held_quote_depth(lines, k)
         if depth > deepest:
             start, deepest = k, depth
     return start
+
+
+def _held_quote_depth(lines: list[str], k: int) -> int:
+    """The quote marks line `k` starts with, read from the content column of
+    the list item holding it (`* a` then `    > b`: one)."""
+    line = lines[k]
+    depth = _quote_depth(line)
+    indent = spaces_before(line)
+    if depth or indent < _CODE_INDENT or line[indent:indent + 1] != ">":
+        return depth  # (most lines: no reading back)
+    column = holder_column(_above(lines, k), indent)
+    if column is None or indent - column >= _CODE_INDENT:
+        return 0
+    return _quote_depth(line[column:])
 
 
 def _after_code(lines: list[str], start: int, end: int) -> int:
