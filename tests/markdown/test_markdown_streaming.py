@@ -467,6 +467,7 @@ def shown(src: str) -> str:
     # ... nor one indented four columns past the opening's run (in an item: code).
     ("- ```\n      ```\n  |-\n", "<ul>\n<li>\n<pre><code>    ```\n|-\n</code></pre>\n"
                               "</li>\n</ul>\n"),
+    (" ```\n    ```\n|x", "<pre><code>   ```\n|x</code></pre>\n"),  # at the top level
     ("> - :-:\n  ```\n1. ```\n|-|-|\n", "<blockquote>\n<ul>\n<li>:-:</li>\n</ul>\n"
                                      "</blockquote>\n<pre><code>1. ```\n|-|-|\n</code></pre>\n"),
 ])

@@ -159,6 +159,24 @@ def _may_close(opening: str, line: str) -> bool:
     return line.count(">", 0, quotes) == opening.count(">", 0, _after_quotes(opening))
 
 
+def _code_under_holder(text: str, opening: int, line: str) -> bool:
+    """Whether fence line `line` stands four columns or more past the content
+    column of what holds the fence opened on the line at offset `opening`
+    (` ``` ` then `    ``` ` at the top level): code, no closer. Read only
+    for a line so indented."""
+    indent = spaces_before(line)
+    if indent < _CODE_INDENT or "\t" in line:
+        return False
+    end = text.find("\n", opening)
+    first = text[opening:] if end < 0 else text[opening:end]
+    if _after_quotes(first) or "\t" in first:
+        return False
+    column = content_column(first)
+    if column is None:
+        column = holder_column(_lines_back(text, opening), spaces_before(first))
+    return column is not None and indent >= column + _CODE_INDENT
+
+
 def _fence_reading(text: str) -> tuple[bool, int]:
     """Whether `text` ends inside a fence, as the display reads fence lines,
     and the offset of the line after the last fence a list item's end ended
@@ -189,7 +207,8 @@ def _fence_reading(text: str) -> tuple[bool, int]:
         if fence is None:
             opened = (start, end)
             fence = fence_after(fence, text[start:end])
-        elif end < len(text) and _may_close(text[opened[0]:opened[1]], text[start:end]):
+        elif (end < len(text) and _may_close(text[opened[0]:opened[1]], text[start:end])
+              and not _code_under_holder(text, opened[0], text[start:end])):
             # A partial last line closes nothing yet: `> - ```` may still be
             # code, and the lines above it would be read as text.
             fence = fence_after(fence, text[start:end])
