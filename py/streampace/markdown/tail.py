@@ -20,6 +20,7 @@ likely take, so every construct changes its appearance at most once:
 | a partial line of only block markers (`-`, `1.`, `##`, `>`, `` ``` ``, `|--`) | held back |
 | `| a | b` header without a delimiter row | a table header (the delimiter row is implied) |
 | the same on a list item's or a quote's lazy line | as is: no table starts there |
+| a row under a delimiter row (`| a |`, `--`, `| b`) | a body row: no row implied |
 | `[label]: /url "title"` (a reference definition) | held back (it never shows)     |
 
 Trailing spaces of a partial line are not shown (they are invisible anyway and
