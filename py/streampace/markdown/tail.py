@@ -48,6 +48,7 @@ __all__ = ["display_source", "fence_after", "shown_in_fence", "spaces_before"]
 # (each space can belong to either quantifier), and this text is untrusted.
 _MARKER_LEAD = frozenset(" \t>")
 _CODE_INDENT = 4  # columns past a container's content column that make a line code
+_CODE_PREFIX = " " * _CODE_INDENT  # a line starting so may be code: read further
 _MARKER_CHARS = frozenset("-+*=_#~`|:.)0123456789 \t")
 
 
@@ -104,9 +105,11 @@ def _is_heading(lines: list[str], k: int) -> bool:
     line = lines[k]
     if _is_atx(line):
         return True
-    indent = spaces_before(line)
-    if indent < _CODE_INDENT or line[indent:indent + 1] != "#":
+    if not line.startswith(_CODE_PREFIX):
         return False  # (most lines: no reading back)
+    indent = spaces_before(line)
+    if line[indent:indent + 1] != "#":
+        return False
     column = holder_column(_above(lines, k), indent)
     return column is not None and indent - column < _CODE_INDENT and _is_atx(line[column:])
 
@@ -292,9 +295,11 @@ def _held_quote_depth(lines: list[str], k: int) -> int:
     the list item holding it (`* a` then `    > b`: one)."""
     line = lines[k]
     depth = _quote_depth(line)
-    indent = spaces_before(line)
-    if depth or indent < _CODE_INDENT or line[indent:indent + 1] != ">":
+    if depth or not line.startswith(_CODE_PREFIX):
         return depth  # (most lines: no reading back)
+    indent = spaces_before(line)
+    if line[indent:indent + 1] != ">":
+        return 0
     column = holder_column(_above(lines, k), indent)
     if column is None or indent - column >= _CODE_INDENT:
         return 0
