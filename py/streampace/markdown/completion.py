@@ -325,6 +325,8 @@ class _Scan:
         gets `****`: 2 + 4 is a multiple of 3, so `.**`, which may open and
         close, stays literal and the last `**` showed unarrived). Each run
         of one character is read once, shrinking as openers leave it."""
+        if not closers:
+            return closers
         kept: list[_Emph] = []
         k = 0
         while k < len(closers):

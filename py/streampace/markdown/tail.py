@@ -99,12 +99,11 @@ def _is_atx(line: str) -> bool:
     return 1 <= k - j <= 6 and (k == n or line[k] in " \t")
 
 
-def _is_heading(lines: list[str], k: int) -> bool:
-    """Whether line `k` is an ATX heading: at most three columns past the
-    content column of the list item holding it (`0. a` then `    # c`)."""
+def _is_heading_in_item(lines: list[str], k: int) -> bool:
+    """Whether line `k`, four spaces in or more, is an ATX heading at most
+    three columns past the content column of the list item holding it (`0. a`
+    then `    # c`)."""
     line = lines[k]
-    if _is_atx(line):
-        return True
     if not line.startswith(_CODE_PREFIX):
         return False  # (most lines: no reading back)
     indent = spaces_before(line)
@@ -330,8 +329,8 @@ def _after_item_code(lines: list[str], start: int, end: int) -> int:
     marker: `-     *]`): after that line and the lines indented as code under
     the item's content column. Else `start`."""
     line = lines[start]
-    if "\t" in line or _after_quotes(line):
-        return start
+    if _CODE_PREFIX not in line or "\t" in line or _after_quotes(line):
+        return start  # (most items: no run of four blanks, no code)
     column = _item_column(line)
     if column is None or spaces_before(line[column:]) < _CODE_INDENT or not line[column:].strip():
         return start
@@ -494,7 +493,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     # an ATX heading is one line and a list item starts at its marker.
     start = end
     while True:
-        if _is_heading(lines, start):
+        if _is_atx(lines[start]) or _is_heading_in_item(lines, start):
             if start < end:
                 start += 1
             break
