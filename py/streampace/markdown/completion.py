@@ -350,12 +350,14 @@ class _Scan:
     def shown_run_at_end(self, c: str) -> int:
         """How many `c` end the text and are shown (not held back): the
         suffix's first run continues them."""
-        pos = self.n
-        held = [(begin, end) for begin, end in self.deletions if end >= pos - 64]
-        while pos > 0 and self.text[pos - 1] == c and not any(
-                begin < pos <= end for begin, end in held):
-            pos -= 1
-        return self.n - pos
+        run = self.n
+        while run > 0 and self.text[run - 1] == c:
+            run -= 1
+        held = [(begin, end) for begin, end in self.deletions if end > run]
+        shown = self.n
+        while shown > run and not any(begin < shown <= end for begin, end in held):
+            shown -= 1
+        return self.n - shown
 
     def opens_nothing(self, start: int) -> bool:
         """Whether an opener's run ending at `start` is followed, once the

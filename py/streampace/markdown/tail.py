@@ -99,6 +99,12 @@ def _is_atx(line: str) -> bool:
     return 1 <= k - j <= 6 and (k == n or line[k] in " \t")
 
 
+def _holder_of(lines: list[str], k: int, indent: int) -> int | None:
+    """The content column of the list item holding line `k`, indented
+    `indent` (0: none; None: cannot tell, `holder_column`)."""
+    return holder_column(_above(lines, k), indent)
+
+
 def _is_heading_in_item(lines: list[str], k: int) -> bool:
     """Whether line `k`, four spaces in or more, is an ATX heading at most
     three columns past the content column of the list item holding it (`0. a`
@@ -109,7 +115,7 @@ def _is_heading_in_item(lines: list[str], k: int) -> bool:
     indent = spaces_before(line)
     if line[indent:indent + 1] != "#":
         return False
-    column = holder_column(_above(lines, k), indent)
+    column = _holder_of(lines, k, indent)
     return column is not None and indent - column < _CODE_INDENT and _is_atx(line[column:])
 
 
@@ -299,7 +305,7 @@ def _held_quote_depth(lines: list[str], k: int) -> int:
     indent = spaces_before(line)
     if line[indent:indent + 1] != ">":
         return 0
-    column = holder_column(_above(lines, k), indent)
+    column = _holder_of(lines, k, indent)
     if column is None or indent - column >= _CODE_INDENT:
         return 0
     return _quote_depth(line[column:])
@@ -315,7 +321,7 @@ def _after_code(lines: list[str], start: int, end: int) -> int:
     indent = spaces_before(lines[start])
     if indent < _CODE_INDENT or (start > 0 and lines[start - 1].strip()):
         return start  # (under a line of text it may continue a paragraph)
-    column = holder_column(_above(lines, start), indent)
+    column = _holder_of(lines, start, indent)
     if column is None or indent < column + _CODE_INDENT:
         return start
     while start <= end and spaces_before(lines[start]) >= column + _CODE_INDENT:
@@ -358,7 +364,7 @@ def _code_after_table(lines: list[str], start: int, end: int) -> int:
     run = lines[top:k + 1]
     if (not any(map(_is_delimiter_line, run))
             or any(_is_list_item(line) or _after_quotes(line) for line in run)
-            or holder_column(_above(lines, top), spaces_before(lines[top])) != 0):
+            or _holder_of(lines, top, spaces_before(lines[top])) != 0):
         return start  # (no table, or in a list item or a quote, or cannot tell)
     return end + 1
 
@@ -389,7 +395,7 @@ def _lazy_line(para: list[str], k: int, lines: list[str], start: int) -> bool:
     column = _item_column(first)
     if column is None and spaces_before(first) > 0:
         # (an item's later paragraph: `- x`, a blank line, `  e`)
-        column = holder_column(_above(lines, start), spaces_before(first))
+        column = _holder_of(lines, start, spaces_before(first))
     return column is not None and spaces_before(line) < column
 
 
@@ -401,8 +407,8 @@ def _too_deep_for_item(lines: list[str], k: int) -> bool:
     indent = spaces_before(lines[k])
     if indent < _CODE_INDENT:
         return False
-    column = holder_column(_above(lines, k), indent)
-    return column is not None and indent >= column + _CODE_INDENT
+    column = _holder_of(lines, k, indent)
+    return column is not None and indent - column >= _CODE_INDENT
 
 
 def _item_column(line: str) -> int | None:
@@ -417,12 +423,12 @@ def _item_column(line: str) -> int | None:
     return column
 
 
-def _under_header(para: list[str]) -> bool:
-    """Whether a paragraph's last line is a delimiter row under a line with a
-    `|` (a header the table run did not count: on an item's or a quote's
-    marker line, or with no pipe first). The table is whole, or text: no
-    second delimiter row is implied."""
-    return len(para) > 1 and "|" in para[-2] and _is_delimiter_line(para[-1])
+def _under_header(para: list[str], end: int) -> bool:
+    """Whether a paragraph's line `end - 1` is a delimiter row under a line
+    with a `|` (a header the table run did not count: on an item's or a
+    quote's marker line, or with no pipe first). The table is whole, or
+    text: no second delimiter row is implied, there or under a row after."""
+    return end > 1 and "|" in para[end - 2] and _is_delimiter_line(para[end - 1])
 
 
 def _apply(text: str, deletions: list[tuple[int, int]], suffix: str) -> str:
@@ -529,7 +535,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     table_row = run > 0
     if (run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
             and para[-1].strip(" |") and not _lazy_line(para, len(para) - 1, lines, start)
-            and not _under_header(para) and not _under_header(para[:-1])):
+            and not _under_header(para, len(para)) and not _under_header(para, len(para) - 1)):
         header = para[-1]
         if not header.rstrip().endswith("|"):
             header = header.rstrip() + " |"
@@ -537,7 +543,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         suffix_lines.append(_delimiter_row(header))
     elif (run == 2 and partial_delim and end == len(lines) - 1 and para[-2].strip(" |")
           and not _lazy_line(para, len(para) - 2, lines, start)
-          and not _under_header(para[:-1])):
+          and not _under_header(para, len(para) - 1)):
         # A delimiter row still arriving (`|---|--`): show the header as a table.
         para[-1] = _delimiter_row(para[-2])
     # Inline completion over the paragraph (a table row: its last cell).
