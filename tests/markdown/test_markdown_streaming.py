@@ -392,6 +392,10 @@ def shown(src: str) -> str:
     # A line that holds only what is held back (`[`) goes whole: left blank it
     # ended the item above the closer, which showed in a paragraph of its own.
     ("* *a\n[\nb", "<ul>\n<li><em>a\nb</em></li>\n</ul>\n"),
+    # The paragraph's first line gone so, the next one starts it at the first
+    # one's indent (its own made it code, with the closer in the code).
+    ("[\n    `x", "<p><code>x</code></p>\n"),
+    ("- a\n\n  [\n      *x", "<ul>\n<li>\n<p>a</p>\n<p><em>x</em></p>\n</li>\n</ul>\n"),
     # A line's first text held back takes the blanks after it: as the line's
     # indentation they made it code (a closing backtick or `*` showed there).
     ("[    `x", "<p><code>x</code></p>\n"),

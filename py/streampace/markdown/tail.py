@@ -563,10 +563,16 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         if dels or suffix:
             # Deletions never touch the blanked prefixes (they hold only spaces).
             joined = "\n".join(para)
-            para = _apply(joined, dels, suffix).split("\n")
+            shown = _apply(joined, dels, suffix).split("\n")
             # A line left blank by what is held back (`[` alone) would end the
             # paragraph, and its list item, above the closer: it goes whole.
-            para = [line for line in para[:-1] if line.strip()] + para[-1:]
+            kept = [line for line in shown[:-1] if line.strip()] + shown[-1:]
+            if not shown[0].strip() and kept[0].strip():
+                # The paragraph's first line went: the next one starts it, at
+                # the first one's indent (its own would make it code: `[`
+                # then `    *x`).
+                kept[0] = " " * spaces_before(para[0]) + kept[0].lstrip(" ")
+            para = kept
     lines[start:end + 1] = para + suffix_lines
     if lines[-1] and _marker_only(lines[-1]) and not _is_table_line(lines[-1]):
         # What held back left only a marker (`- [` -> `- `): hold the line too,
