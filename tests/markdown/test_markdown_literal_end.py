@@ -43,6 +43,16 @@ def test_code_and_a_formulas_source_show_as_they_are(tail: str, shown: str) -> N
     assert display_source(tail) == shown
 
 
+def test_a_formula_whose_lines_a_fence_may_hold_is_not_read_as_one() -> None:
+    # Found by the property test below: the formula's opening came after a
+    # blank line inside a fence opened above it, which a later line closed;
+    # read as a formula still open, the line after the fence was its source.
+    tail = "- first\n  ```\n\n  \\[\n  $$\n  x^* + [a\n      $$\n  ```\n  $"
+    lines = tail.split("\n")
+    assert not ends_literal(tail, lines)
+    assert _last_leaf(PARSER.render(tail, {})[0]) == "$"  # the item's text, as parsed
+
+
 @pytest.mark.parametrize(("text", "inside"), [
     ("- a\n\n  ```\n  x\n- b *c", False),   # the next item ended the first one's fence
     ("- ```\nx", False),                   # text at column 0: no lazy line in a fence

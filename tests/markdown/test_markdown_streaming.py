@@ -448,6 +448,9 @@ def shown(src: str) -> str:
     ("- item\n| a | b |\n|--", "<ul>\n<li>item\n| a | b |\n|--</li>\n</ul>\n"),
     ("> q\n| a | b", "<blockquote>\n<p>q\n| a | b</p>\n</blockquote>\n"),
     ("- x\n\n  e\n| a", "<ul>\n<li>\n<p>x</p>\n<p>e\n| a</p>\n</li>\n</ul>\n"),  # a later one
+    # ... and where the item cannot be read back (a lazy line in its first
+    # paragraph), a line left of the paragraph's first may be lazy: no row.
+    ("- =\nb\n\n  a\n|x", "<ul>\n<li>\n<p>=\nb</p>\n<p>a\n|x</p>\n</li>\n</ul>\n"),
     ("- --\n- - c\n  |-- x", "<hr />\n<ul>\n<li>\n<ul>\n<li>c\n|-- x</li>\n</ul>\n</li>\n"
                            "</ul>\n"),  # lazy for the inner item, whose text is at column 4
     # A delimiter row under a header the pipes-first run does not count (on an

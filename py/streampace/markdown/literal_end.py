@@ -200,14 +200,16 @@ def _ends_in_formula(lines: list[str], start: int, end: int) -> bool:
         line = lines[k]
         if "\t" in line or after_quotes(line):
             return False
+        if line.lstrip(" ")[:3] in _FENCES:
+            # A fence's lines may hold "$$", and the formula's may be a fence's
+            # opened above the blank line before them: not read.
+            return False
         if closing is not None:
             if spaces_before(line) >= column:
                 if line.strip(" ") == closing:
                     closing = None
                 continue
             closing = None  # left of its container: the formula ended there
-        if line.lstrip(" ")[:3] in _FENCES:
-            return False  # (a fence's lines may hold "$$": not read)
         try:
             opened = _opening(lines, k)
         except _CannotTell:

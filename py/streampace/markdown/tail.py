@@ -386,7 +386,9 @@ def _lazy_line(para: list[str], k: int, lines: list[str], start: int) -> bool:
     over `lines` above line `start`, the paragraph's first) or a quote's,
     the line short of the item's content column or without the quote's
     marker. No table starts on such a line (its delimiter row would be
-    outside the container): a row of pipes there stays text."""
+    outside the container): a row of pipes there stays text. A line left of
+    an indented first line whose holder cannot be told may be lazy too: no
+    row is implied that may show as text."""
     if k == 0:
         return False
     first, line = para[0], para[k]
@@ -396,6 +398,8 @@ def _lazy_line(para: list[str], k: int, lines: list[str], start: int) -> bool:
     if column is None and spaces_before(first) > 0:
         # (an item's later paragraph: `- x`, a blank line, `  e`)
         column = _holder_of(lines, start, spaces_before(first))
+        if column is None:
+            return spaces_before(line) < spaces_before(first)
     return column is not None and spaces_before(line) < column
 
 
