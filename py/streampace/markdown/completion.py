@@ -315,8 +315,9 @@ class _Scan:
                 self.deletions.append((entry.pos, entry.pos + entry.run))
             else:
                 closers.append(entry)
-        return self.deletions, suffix + "".join(
-            _closer(entry) for entry in self.unclosable_held_back(closers))
+        for entry in self.unclosable_held_back(closers) if closers else closers:
+            suffix += _closer(entry)
+        return self.deletions, suffix
 
     def unclosable_held_back(self, closers: list[_Emph]) -> list[_Emph]:
         """`closers` (innermost first) without the openers the appended run
@@ -325,8 +326,6 @@ class _Scan:
         gets `****`: 2 + 4 is a multiple of 3, so `.**`, which may open and
         close, stays literal and the last `**` showed unarrived). Each run
         of one character is read once, shrinking as openers leave it."""
-        if not closers:
-            return closers
         kept: list[_Emph] = []
         k = 0
         while k < len(closers):

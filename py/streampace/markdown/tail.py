@@ -287,9 +287,12 @@ def _quote_start(lines: list[str], start: int, end: int) -> int:
     are read: a line quoted deeper than every line above it starts a quote,
     which ends the paragraph above (`a` then `> b`); a line back in a quote
     after its lazy line (`> a`, `lazy`, `> b`) is the same paragraph's."""
-    deepest = _held_quote_depth(lines, start)
-    for k in range(start + 1, end + 1):
-        depth = _held_quote_depth(lines, k)
+    deepest = -1
+    for k in range(start, end + 1):
+        line = lines[k]
+        # (most lines: no quote marks, no four blanks; no call further)
+        depth = _quote_depth(line) if not line.startswith(_CODE_PREFIX) else (
+            _held_quote_depth(lines, k))
         if depth > deepest:
             start, deepest = k, depth
     return start
@@ -333,10 +336,11 @@ def _after_item_code(lines: list[str], start: int, end: int) -> int:
     """Where the last paragraph starts when the list item starting on line
     `start` begins with indented code (its text five columns or more past the
     marker: `-     *]`): after that line and the lines indented as code under
-    the item's content column. Else `start`."""
+    the item's content column. Else `start`. (Read for an item's line with
+    four blanks in a row: no other can start so.)"""
     line = lines[start]
-    if _CODE_PREFIX not in line or "\t" in line or _after_quotes(line):
-        return start  # (most items: no run of four blanks, no code)
+    if "\t" in line or _after_quotes(line):
+        return start
     column = _item_column(line)
     if column is None or spaces_before(line[column:]) < _CODE_INDENT or not line[column:].strip():
         return start
@@ -503,16 +507,17 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     # an ATX heading is one line and a list item starts at its marker.
     start = end
     while True:
-        if _is_atx(lines[start]) or _is_heading_in_item(lines, start):
+        if _is_atx(lines[start]) or (lines[start].startswith(_CODE_PREFIX)
+                                     and _is_heading_in_item(lines, start)):
             if start < end:
                 start += 1
             break
-        if start == 0 or not lines[start - 1].strip() or (
-                _is_list_item(lines[start]) and not _too_deep_for_item(lines, start)):
+        if start == 0 or not lines[start - 1].strip() or (_is_list_item(lines[start]) and not (
+                lines[start].startswith(_CODE_PREFIX) and _too_deep_for_item(lines, start))):
             break
         start -= 1
     start = _after_code(lines, _quote_start(lines, start, end), end)
-    if start <= end and _is_list_item(lines[start]):
+    if start <= end and _CODE_PREFIX in lines[start] and _is_list_item(lines[start]):
         start = _after_item_code(lines, start, end)
     start = _code_after_table(lines, start, end)
     # Fence lines (a fence closed inside this run of lines) are not inline
