@@ -779,6 +779,15 @@ def test_a_heading_with_a_pipe_waits_for_the_line_under_it(text: str) -> None:
     _renders_as_one_parse_at_every_cut(text)
 
 
+def test_code_under_a_heading_kept_open_shows_as_code() -> None:
+    # The heading waits for the line under it (above); code indented under it
+    # came in the same open tail and was completed as text ("~~" closed in it).
+    stream = MarkdownStream(parser=PARSER)
+    stream.feed("# a | b\n ")
+    stream.feed("   x = ~~y")
+    assert stream.to_html() == "<h1>a | b</h1>\n<pre><code>x = ~~y\n</code></pre>\n"
+
+
 def test_indented_fence_opening_closes_where_one_shot_closes_it() -> None:
     text = "  ```\ncode\n    ```\nmore\n```\nafter\n"
     assert stream_html(text, list(range(len(text)))) == render_html(text)

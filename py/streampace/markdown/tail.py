@@ -317,13 +317,15 @@ def _held_quote_depth(lines: list[str], k: int) -> int:
 def _after_code(lines: list[str], start: int, end: int) -> int:
     """Where the last paragraph of `lines[start:end + 1]` starts once an
     indented code block at `start` is read: where no paragraph is open (the
-    run starts the text or follows a blank line) a line four columns past its
+    run starts the text or follows a blank line or a heading, which an open
+    one with a `|` may be: `finality.cannot_grow`) a line four columns past its
     container's content column is code, and so is every line after it so
     indented; the first line less indented ends the block. Where the
     container cannot be told (`holder_column`), `start`."""
     indent = spaces_before(lines[start])
-    if indent < _CODE_INDENT or (start > 0 and lines[start - 1].strip()):
-        return start  # (under a line of text it may continue a paragraph)
+    if indent < _CODE_INDENT or (start > 0 and lines[start - 1].strip()
+                                 and not _is_atx(lines[start - 1])):
+        return start  # (under a line of text it may continue a paragraph; not a heading)
     column = _holder_of(lines, start, indent)
     if column is None or indent < column + _CODE_INDENT:
         return start
