@@ -414,6 +414,10 @@ def shown(src: str) -> str:
     ("* ~~a\n    > b *c", "<ul>\n<li>~~a<blockquote>\n<p>b <em>c</em></p>\n</blockquote>\n"
                          "</li>\n</ul>\n"),
     ("- a `b\n    > c", "<ul>\n<li>a `b<blockquote>\n<p>c</p>\n</blockquote>\n</li>\n</ul>\n"),
+    # Under an empty item (a marker alone) no paragraph is open: a line four
+    # columns past its container's column is code, not completed.
+    ("   *\n    *d", "<ul>\n<li></li>\n</ul>\n<pre><code>*d\n</code></pre>\n"),
+    ("*\n      `c", "<ul>\n<li>\n<pre><code>`c\n</code></pre>\n</li>\n</ul>\n"),
     # A code span's closer arriving: its run so far is held back (next to the
     # completion's closer it made a longer run, and the span showed ticks).
     ("a ``c`", "<p>a <code>c</code></p>\n"),

@@ -322,16 +322,36 @@ def _after_code(lines: list[str], start: int, end: int) -> int:
     container's content column is code, and so is every line after it so
     indented; the first line less indented ends the block. Where the
     container cannot be told (`holder_column`), `start`."""
-    indent = spaces_before(lines[start])
-    if indent < _CODE_INDENT or (start > 0 and lines[start - 1].strip()
-                                 and not _is_atx(lines[start - 1])):
+    if start > 0 and lines[start - 1].strip() and not _is_atx(lines[start - 1]):
         return start  # (under a line of text it may continue a paragraph; not a heading)
+    return _after_code_run(lines, start, end)
+
+
+def _after_code_run(lines: list[str], start: int, end: int) -> int:
+    """`_after_code` for a line `start` under which no paragraph is open."""
+    indent = spaces_before(lines[start])
+    if indent < _CODE_INDENT:
+        return start
     column = _holder_of(lines, start, indent)
     if column is None or indent < column + _CODE_INDENT:
         return start
     while start <= end and spaces_before(lines[start]) >= column + _CODE_INDENT:
         start += 1
     return start
+
+
+def _after_empty_item(lines: list[str], start: int, end: int) -> int:
+    """Where the last paragraph starts when line `start` is an empty list
+    item's (a marker alone, at the text's start or after a blank line: it
+    cannot interrupt a paragraph) with lines under it: no paragraph is open
+    there, so a line four columns past its container's column is code
+    (`   *` then `    *d`). Else `start`."""
+    line = lines[start]
+    if (start == end or (start > 0 and lines[start - 1].strip()) or "\t" in line
+            or _after_quotes(line) or content_column(line) != len(line.rstrip(" ")) + 1):
+        return start
+    code_end = _after_code_run(lines, start + 1, end)
+    return start if code_end == start + 1 else code_end
 
 
 def _after_item_code(lines: list[str], start: int, end: int) -> int:
@@ -519,6 +539,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             break
         start -= 1
     start = _after_code(lines, _quote_start(lines, start, end), end)
+    if start < end and _marker_only(lines[start]):
+        start = _after_empty_item(lines, start, end)
     if start <= end and _CODE_PREFIX in lines[start] and _is_list_item(lines[start]):
         start = _after_item_code(lines, start, end)
     start = _code_after_table(lines, start, end)
