@@ -105,18 +105,24 @@ def _holder_of(lines: list[str], k: int, indent: int) -> int | None:
     return holder_column(_above(lines, k), indent)
 
 
-def _is_heading_in_item(lines: list[str], k: int) -> bool:
-    """Whether line `k`, four spaces in or more, is an ATX heading at most
-    three columns past the content column of the list item holding it (`0. a`
-    then `    # c`)."""
+def _in_holder(lines: list[str], k: int, mark: str) -> str | None:
+    """Line `k`, four spaces in or more with `mark` first, read from the
+    content column of the list item holding it, where it stands less than
+    four columns past that (a block's line there, not code); else None (or
+    where the holder cannot be told)."""
     line = lines[k]
-    if not line.startswith(_CODE_PREFIX):
-        return False  # (most lines: no reading back)
     indent = spaces_before(line)
-    if line[indent:indent + 1] != "#":
-        return False
+    if line[indent:indent + 1] != mark:
+        return None  # (most lines: no reading back)
     column = _holder_of(lines, k, indent)
-    return column is not None and indent - column < _CODE_INDENT and _is_atx(line[column:])
+    return None if column is None or indent - column >= _CODE_INDENT else line[column:]
+
+
+def _is_heading_in_item(lines: list[str], k: int) -> bool:
+    """Whether line `k`, four spaces in or more, is an ATX heading in the list
+    item holding it (`0. a` then `    # c`)."""
+    text = _in_holder(lines, k, "#")
+    return text is not None and _is_atx(text)
 
 
 def _is_table_line(line: str) -> bool:
@@ -155,15 +161,10 @@ def _may_close(opening: str, line: str) -> bool:
     """Whether fence line `line` may close the fence `opening` opened: not
     with a list marker before its run (in the fence's item a new item ends
     the fence, `_item_end`; anywhere else the line is code), nor under
-    another number of quote marks than the opening's, nor indented four
-    columns past the opening's run (whatever holds the fence, its content
-    column is at most there: the line is code)."""
+    another number of quote marks than the opening's (nor, `_code_under_holder`,
+    one indented as code)."""
     quotes = _after_quotes(line)
     if _after_list_marker(line, _skip_blanks(line, quotes)) > _skip_blanks(line, quotes):
-        return False
-    opened = _fence_run(opening)
-    if (opened is not None and not quotes and "\t" not in opening + line
-            and spaces_before(line) >= opened[0] - len(opened[1]) + _CODE_INDENT):
         return False
     return line.count(">", 0, quotes) == opening.count(">", 0, _after_quotes(opening))
 
@@ -171,8 +172,9 @@ def _may_close(opening: str, line: str) -> bool:
 def _code_under_holder(text: str, opening: int, line: str) -> bool:
     """Whether fence line `line` stands four columns or more past the content
     column of what holds the fence opened on the line at offset `opening`
-    (` ``` ` then `    ``` ` at the top level): code, no closer. Read only
-    for a line so indented."""
+    (` ``` ` then `    ``` ` at the top level): code, no closer. Where that
+    column cannot be told, the opening's run stands for it (the column is at
+    most there). Read only for a line so indented."""
     indent = spaces_before(line)
     if indent < _CODE_INDENT or "\t" in line:
         return False
@@ -180,10 +182,21 @@ def _code_under_holder(text: str, opening: int, line: str) -> bool:
     first = text[opening:] if end < 0 else text[opening:end]
     if _after_quotes(first) or "\t" in first:
         return False
-    column = content_column(first)
+    column = _fence_holder(text, opening, first)
     if column is None:
-        column = holder_column(_lines_back(text, opening), spaces_before(first))
-    return column is not None and indent >= column + _CODE_INDENT
+        run = _fence_run(first)
+        column = run[0] - len(run[1]) if run is not None else indent
+    return indent >= column + _CODE_INDENT
+
+
+def _fence_holder(text: str, start: int, line: str) -> int | None:
+    """The content column of the list item holding the fence opened on
+    `line` (at offset `start` of `text`): the item `line` starts, or the one
+    read back above it (0: none; None: cannot tell)."""
+    column = content_column(line)
+    if column is None:
+        column = holder_column(_lines_back(text, start), spaces_before(line))
+    return column
 
 
 def _fence_reading(text: str) -> tuple[bool, int]:
@@ -239,9 +252,7 @@ def _item_end(text: str, start: int, end: int, stop: int) -> int:
     column = found[0] - len(found[1]) if found is not None else 0
     if not column or not re.compile(rf"\n {{0,{column - 1}}}[^ \t\n]").search(text, end, stop):
         return -1
-    item = content_column(line)
-    if item is None:
-        item = holder_column(_lines_back(text, start), spaces_before(line))
+    item = _fence_holder(text, start, line)
     if not item:
         return -1  # (not in an item, or cannot tell: read as before)
     left = re.compile(rf"\n {{0,{item - 1}}}[^ \t\n]").search(text, end, stop)
@@ -299,19 +310,11 @@ def _quote_start(lines: list[str], start: int, end: int) -> int:
 
 
 def _held_quote_depth(lines: list[str], k: int) -> int:
-    """The quote marks line `k` starts with, read from the content column of
-    the list item holding it (`* a` then `    > b`: one)."""
-    line = lines[k]
-    depth = _quote_depth(line)
-    if depth or not line.startswith(_CODE_PREFIX):
-        return depth  # (most lines: no reading back)
-    indent = spaces_before(line)
-    if line[indent:indent + 1] != ">":
-        return 0
-    column = _holder_of(lines, k, indent)
-    if column is None or indent - column >= _CODE_INDENT:
-        return 0
-    return _quote_depth(line[column:])
+    """The quote marks line `k`, four spaces in or more, starts with, read
+    from the content column of the list item holding it (`* a` then `    > b`:
+    one)."""
+    text = _in_holder(lines, k, ">")
+    return 0 if text is None else _quote_depth(text)
 
 
 def _after_code(lines: list[str], start: int, end: int) -> int:
@@ -335,6 +338,12 @@ def _after_code_run(lines: list[str], start: int, end: int) -> int:
     column = _holder_of(lines, start, indent)
     if column is None or indent < column + _CODE_INDENT:
         return start
+    return _past_code(lines, start, end, column)
+
+
+def _past_code(lines: list[str], start: int, end: int, column: int) -> int:
+    """The first line from `start` to `end` (else `end + 1`) not indented as
+    code under content column `column`."""
     while start <= end and spaces_before(lines[start]) >= column + _CODE_INDENT:
         start += 1
     return start
@@ -366,10 +375,7 @@ def _after_item_code(lines: list[str], start: int, end: int) -> int:
     column = _item_column(line)
     if column is None or spaces_before(line[column:]) < _CODE_INDENT or not line[column:].strip():
         return start
-    start += 1
-    while start <= end and spaces_before(lines[start]) >= column + _CODE_INDENT:
-        start += 1
-    return start
+    return _past_code(lines, start + 1, end, column)
 
 
 def _code_after_table(lines: list[str], start: int, end: int) -> int:
@@ -433,10 +439,9 @@ def _too_deep_for_item(lines: list[str], k: int) -> bool:
     """Whether line `k`, which has a list marker, stands four columns or more
     past the content column of what holds it, under a line of text: it
     starts no item then, and continues that paragraph (`[` then `    - _]()`:
-    the link's text). Not where the reading cannot tell (`holder_column`)."""
+    the link's text). Not where the reading cannot tell (`holder_column`).
+    Read for a line four spaces in or more (no other can be)."""
     indent = spaces_before(lines[k])
-    if indent < _CODE_INDENT:
-        return False
     column = _holder_of(lines, k, indent)
     return column is not None and indent - column >= _CODE_INDENT
 
