@@ -486,6 +486,39 @@ def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html
 
 
+_A = '<a href="{}"{} rel="noopener noreferrer nofollow">a</a>'
+
+
+@pytest.mark.parametrize("src, html", [
+    # Still a link's destination or title: closed as markdown-it reads it.
+    ('[a](/x"y', _A.format("/x%22y", "")),        # a quote inside a destination
+    ('[a]( "t', _A.format("%22t", "")),           # ... or starting it
+    ("[a](/x 't", _A.format("/x", ' title="t"')),
+    ("[a](/x (t", _A.format("/x", ' title="t"')),
+    ("[a](<b c", _A.format("b%20c", "")),          # a blank in <...>
+    ("[a]((x", _A.format("(x)", "")),              # nested parentheses
+    ("[a](/x\\", _A.format("/x", "")),            # a backslash last: held back
+    # No longer a link: literal text, the rest read as plain text, no `)` added.
+    ("[a](/x y *b", "[a](/x y <em>b</em>"),
+    ('[a](/x "t" z', '[a](/x "t" z'),
+    ("[a](/x (t) *b", "[a](/x (t) <em>b</em>"),
+    ("[a](/x(y) *b", "[a](/x(y) <em>b</em>"),
+    ("[a](/x\n*b", "[a](/x\n<em>b</em>"),
+    ("[a](<x> *b", "[a](&lt;x&gt; <em>b</em>"),
+    ("[a](</x\ny", "[a](&lt;/x\ny"),
+    ("[a](/x\\ y", "[a](/x\\ y"),
+    ("**[a](/x y", "<strong>[a](/x y</strong>"),
+])
+def test_open_link_is_closed_only_while_it_can_be_one(src: str, html: str) -> None:
+    """After `](` the display appends the `)` (and title quote, `>`) a link
+    waits for, but only while the text can still be an inline link:
+    `[a](/x y` showed as `[a](/x y)`, a `)` that had not arrived."""
+    stream = MarkdownStream(parser=PARSER)
+    stream.feed(src)
+    assert stream.to_html() == f"<p>{html}</p>\n"
+    assert shows_only_arrived(stream.nodes(), src)
+
+
 def _chars(nodes: Sequence[Node], path: tuple = ()) -> list[tuple[str, tuple]]:
     out: list[tuple[str, tuple]] = []
     for node in nodes:

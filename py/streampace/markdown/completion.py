@@ -17,6 +17,8 @@ import unicodedata
 from collections.abc import Callable
 from enum import Enum
 
+from streampace.markdown.link_dest import Dest, closing_suffix, step
+
 __all__ = ["complete_inline"]
 
 _SEARCH = 64  # openers looked at per closer
@@ -76,7 +78,7 @@ def _flanking(c: str, prev: str, nxt: str) -> tuple[bool, bool]:
 class _Mode(Enum):
     TEXT = "text"    # plain inline text: _TEXT_RULES apply
     CODE = "code"    # inside a code span, waiting for a backtick run as long
-    DEST = "dest"    # inside a link destination / title, waiting for its `)`
+    DEST = "dest"    # after a link's `](`, waiting for its `)` (link_dest.py)
     DONE = "done"    # nothing after this point is completed (an open formula)
 
 
@@ -102,7 +104,7 @@ class _Bracket:
 class _Scan:
     """The state of one pass (see the module docstring)."""
 
-    __slots__ = ("code", "deletions", "depth", "i", "last_closed", "mode", "n", "quote", "stack",
+    __slots__ = ("code", "deletions", "depth", "dest", "i", "last_closed", "mode", "n", "stack",
                  "text")
 
     def __init__(self, text: str) -> None:
@@ -113,8 +115,8 @@ class _Scan:
         self.deletions: list[tuple[int, int]] = []
         self.stack: list[_Emph | _Bracket] = []
         self.code = (0, 0)          # CODE: the opening run's (position, length)
-        self.depth = 0              # DEST: parentheses open
-        self.quote = ""             # DEST: the title's closing quote, or ""
+        self.dest = Dest.BEFORE     # DEST: where the destination and title stand
+        self.depth = 0              # DEST: the bare destination's parentheses open
         self.last_closed: tuple[int, int, int] | None = None  # bracket pos, width, ']' pos
 
     def run(self) -> None:
@@ -147,25 +149,16 @@ class _Scan:
         self.i = j
 
     def in_dest(self) -> None:
-        text, i = self.text, self.i
-        c = text[i]
-        if c == "\\":
-            self.i = i + 2
-            return
-        if self.quote:
-            if c == self.quote:
-                self.quote = ""
-        elif c in "\"'":
-            self.quote = c
-        elif c == "(" and i > 0 and text[i - 1] == " ":
-            self.quote = ")"
-        elif c == "(":
-            self.depth += 1
-        elif c == ")":
-            self.depth -= 1
-            if self.depth == 0:
-                self.mode = _Mode.TEXT
-        self.i = i + 1
+        i = self.i
+        self.dest, self.depth, self.i = step(self.dest, self.depth, self.text, i)
+        if self.i > self.n:
+            # An escaping backslash last: before our `)` it would escape it.
+            self.deletions.append((i, self.n))
+            self.i = self.n
+        if self.dest is Dest.CLOSED or self.dest is Dest.INVALID:
+            # Closed, or no inline link after all (`[a](/x y`): the rest is
+            # plain text, and nothing closes the link at the end.
+            self.mode = _Mode.TEXT
 
     def run_end(self, i: int) -> int:
         text, n, c = self.text, self.n, self.text[i]
@@ -230,7 +223,7 @@ class _Scan:
             if isinstance(entry, _Bracket):
                 del stack[k:]  # emphasis opened inside the brackets stays literal
                 if i + 1 < self.n and self.text[i + 1] == "(":
-                    self.depth, self.quote = 1, ""
+                    self.dest, self.depth = Dest.BEFORE, 1
                     self.mode = _Mode.DEST
                     self.i = i + 2
                     self.last_closed = None
@@ -301,7 +294,7 @@ class _Scan:
                 shown = self.text[pos + length:end].rstrip(" \t")
                 suffix = (" " if shown.endswith("`") else "") + "`" * length
         elif self.mode is _Mode.DEST:
-            suffix = self.quote + ")" * self.depth
+            suffix = closing_suffix(self.dest, self.depth)
         else:
             suffix = self.finish_text()
         closers: list[_Emph] = []
