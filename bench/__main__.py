@@ -122,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu", type=float, default=1.0,
                     help="--browser: slow the renderer N times while a trace plays "
                          "(DevTools CPU throttling; 4 ≈ a mid-range phone)")
+    ap.add_argument("--phone", action="store_true",
+                    help="--browser: play on a phone's screen (390 x 844 CSS px at 3x device "
+                         "pixels, touch; DevTools device emulation; with --cpu 4 about a "
+                         "mid-range phone)")
     ap.add_argument("--settle", type=float, default=None,
                     help="--browser: seconds the demo and the embed stay idle between ready "
                          "and the question (default 0.3)")

@@ -60,6 +60,7 @@ from bench.whole_frame import (
     protocol_header,
     send_arrivals,
     set_cpu,
+    set_phone,
     start_probe,
 )
 
@@ -598,16 +599,18 @@ def _wait_phase(driver: Any, want: set[str], timeout_s: float) -> str:
     raise TimeoutError(f"bench page stuck in phase {phase!r} after {timeout_s:.0f} s")
 
 
-def own_tab(driver: Any, cdp: bool) -> None:
+def own_tab(driver: Any, cdp: bool, phone: bool = False) -> None:
     """Each page played in a tab of its own, so in Chromium in a renderer process of
     its own: played in the tab of the page before, a page's garbage collections
     also worked on what was left of that page's heap — a V8 memory-reducing
     collection of both (20.8 -> 14.9 MB; ~8 MB is the embed's own) was one
     116 ms pause of the embed at 4x CPU, counted as a long frame of ours. The
-    probe goes into the new tab."""
+    probe goes into the new tab, and with `phone` the phone's screen (set_phone)."""
     fresh_tab(driver)
     if cdp:
         install_probe(driver)
+    if phone:
+        set_phone(driver)
 
 
 def load_page(driver: Any, server: BenchServer, strategy: str, breakdown: bool = False) -> float:
@@ -825,7 +828,8 @@ def browser_markdown(data: dict[str, Any]) -> str:
                              fmt(r["flat_early_ms_p50"], "x"), fmt(r["flat_late_ms_p50"], "x"),
                              fmt(r["flat_ratio"], "x")] for r in flat]), ""]
     frame_rows = [r for r in data["runs"] if r.get("page")] + list(data.get("pages") or [])
-    lines += [frame_markdown(frame_rows, float(data["meta"].get("cpu") or 1.0))]
+    lines += [frame_markdown(frame_rows, float(data["meta"].get("cpu") or 1.0),
+                             bool(data["meta"].get("phone")))]
     for trace in data["meta"]["traces"]:
         rows = [[f"`{r['strategy']}`", *(fmt(r.get(k), kind) for k, _t, kind in BROWSER_COLUMNS)]
                 for r in data["runs"] if r["trace"] == trace]
@@ -860,11 +864,13 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                 cold_runs: int = 2, out: Path | None = None,
                 repeat: int = 1, breakdown: bool = False, cpu: float = 1.0,
                 pages: tuple[str, ...] = ("bench",),
-                engine: str = "chromium", settle_s: float = SETTLE_S) -> dict[str, Any]:
+                engine: str = "chromium", settle_s: float = SETTLE_S,
+                phone: bool = False) -> dict[str, Any]:
     """Play each trace through each strategy in one warm browser (`repeat` rounds,
     strategies interleaved so machine noise spreads over all of them); boot-time
     samples from `cold_runs` fresh profiles; the renderer `cpu` times slower while
-    a trace plays.  `pages`: the bench page (every strategy) and the demo and the
+    a trace plays, on a phone's screen with `phone` (every page played after the
+    boot samples).  `pages`: the bench page (every strategy) and the demo and the
     embed (the product as shipped; bench/whole_frame.py), each asked its question
     `settle_s` after it was ready.  `engine`: chromium,
     firefox or webkit (--cpu and the demo and embed pages need Chromium's CDP).
@@ -880,8 +886,8 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
         raise SystemExit(f"browser bench: {why}")
     cdp = engine == "chromium"
     if not cdp:
-        if cpu != 1.0:
-            raise SystemExit("browser bench: --cpu throttles through CDP: Chromium only")
+        if cpu != 1.0 or phone:
+            raise SystemExit("browser bench: --cpu and --phone work through CDP: Chromium only")
         if set(pages) - {"bench"}:
             print(f"  {engine}: the demo and embed pages (their probe is installed before "
                   "the page's scripts, through CDP) run in Chromium only", flush=True)
@@ -909,7 +915,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
             for round_no in range(repeat):
                 for name, trace in by_name.items():
                     for strategy in strategies if "bench" in pages else ():
-                        own_tab(driver, cdp)
+                        own_tab(driver, cdp, phone)
                         boot["warm_ms"].append(load_page(driver, server, strategy))
                         if not cdp:  # after the load: the page's frames are probed from now
                             driver.execute_script(PROBE_JS)
@@ -934,7 +940,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                               f"{fmt(m['loaf_max_ms'], 'ms')} ms), lag p95 "
                               f"{fmt(m.get('lag_p95_ms'), 'ms')} ms", flush=True)
                     for page in (p for p in EXTRA_PAGES if p in pages):
-                        own_tab(driver, cdp)
+                        own_tab(driver, cdp, phone)
                         probe = play_page(driver, server.base, server.player, page, trace, cpu,
                                           settle_s=settle_s)
                         f = {"page": page, "trace": name, "strategy": "streampace",
@@ -953,7 +959,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                             print(line, flush=True)
             if breakdown:
                 for name, trace in by_name.items():
-                    own_tab(driver, cdp)
+                    own_tab(driver, cdp, phone)
                     load_page(driver, server, "streampace", breakdown=True)
                     if cdp:
                         set_cpu(driver, cpu)
@@ -994,7 +1000,7 @@ def run_browser(traces: list[Trace], strategies: list[str], seed: int = 1,
                  "chromium": version if engine == "chromium" else None,
                  "traces": list(by_name), "strategies": strategies,
                  "wall_s": time.perf_counter() - started, "seed": seed, "repeat": repeat,
-                 "cpu": cpu, "pages": list(pages), "settle_s": settle_s},
+                 "cpu": cpu, "phone": phone, "pages": list(pages), "settle_s": settle_s},
         "boot": boot,
         "runs": [combine(v) for v in per_cell.values()],
         "runs_each": [m for v in per_cell.values() for m in v],
@@ -1078,7 +1084,8 @@ def main(args: Any) -> int:
                            out=args.out, repeat=repeat,
                            breakdown=bool(getattr(args, "breakdown", False)),
                            cpu=float(getattr(args, "cpu", None) or 1.0), pages=pages,
-                           engine=engine, settle_s=_settle(args))
+                           engine=engine, settle_s=_settle(args),
+                           phone=bool(getattr(args, "phone", False)))
         print(data["markdown"])
         by_engine[engine] = data
     if len(by_engine) > 1 or engines != ["chromium"]:

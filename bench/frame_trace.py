@@ -35,7 +35,7 @@ import numpy as np
 from bench.engines import browser
 from bench.report import md_table
 from bench.traces import Trace, build_trace
-from bench.whole_frame import _text_timeline, install_probe, play_page
+from bench.whole_frame import _text_timeline, install_probe, play_page, set_phone
 
 CATEGORIES = (
     "devtools.timeline", "disabled-by-default-devtools.timeline",
@@ -258,10 +258,12 @@ def _styled(driver: Any, css: str, tracer: DevToolsTracer) -> Iterator[None]:
 
 
 def record(page: str, trace: Trace, cpu: float, invalidations: bool,
-           css: str = "") -> list[dict[str, Any]]:
+           css: str = "", phone: bool = False) -> list[dict[str, Any]]:
     categories = (*CATEGORIES, INVALIDATIONS) if invalidations else CATEGORIES
     with _server(trace) as server, browser("chromium", prefix="streampace-trace-") as driver:
         install_probe(driver)
+        if phone:
+            set_phone(driver)
         tracer = DevToolsTracer(driver, categories)
         play_page(driver, server.base, server.player, page, trace, cpu,
                   around=_styled(driver, css, tracer))
@@ -275,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", default="md_32k")
     ap.add_argument("--cpu", type=float, default=4.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--phone", action="store_true",
+                    help="on a phone's screen (bench/whole_frame.py PHONE)")
     ap.add_argument("--invalidations", action="store_true",
                     help="also record what invalidated style and layout (slows the page)")
     ap.add_argument("--css", default="",
@@ -285,15 +289,16 @@ def main(argv: list[str] | None = None) -> int:
     from bench.browser_bench import LEAD_MS
 
     trace = build_trace(args.trace, seed=args.seed)
-    events = record(args.page, trace, args.cpu, args.invalidations, args.css)
+    events = record(args.page, trace, args.cpu, args.invalidations, args.css, args.phone)
     args.out.mkdir(parents=True, exist_ok=True)
-    tag = "-css" if args.css else ""
+    tag = ("-css" if args.css else "") + ("-phone" if args.phone else "")
     path = args.out / f"frame-trace-{args.page}-{args.trace}-cpu{args.cpu:g}{tag}.json.gz"
     with gzip.open(path, "wt") as f:
         json.dump({"traceEvents": events}, f)
     print(f"{len(events)} trace events -> {path}", file=sys.stderr)
     s = summarise(events, trace, LEAD_MS)
-    print(summary_markdown(s, f"{args.page}, {args.trace}, {args.cpu:g}× CPU"))
+    screen = ", phone" if args.phone else ""
+    print(summary_markdown(s, f"{args.page}, {args.trace}, {args.cpu:g}× CPU{screen}"))
     for name, w in sorted(s["worst_late"].items()):
         print(f"longest late {name}: {w['ms']:.1f} ms {json.dumps(w['args'])[:400]}")
     return 0

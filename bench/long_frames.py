@@ -33,6 +33,7 @@ from bench.whole_frame import (
     long_frame_lines,
     long_frames,
     play_page,
+    set_phone,
     trace_duration_ms,
 )
 
@@ -309,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", default="bursty")
     ap.add_argument("--cpu", type=float, default=4.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--phone", action="store_true",
+                    help="on a phone's screen (bench/whole_frame.py PHONE)")
     ap.add_argument("--python", type=float, default=None, metavar="MS",
                     help="instead of V8's profiler: cProfile our Python's callbacks in the "
                          "page (embed only) and print those slower than MS")
@@ -323,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     trace = build_trace(args.trace, seed=args.seed)
     with _server(trace) as server, browser("chromium", prefix="streampace-loaf-") as driver:
         install_probe(driver)
+        if args.phone:
+            set_phone(driver)
         if args.python is not None:
             probe = play_page(driver, server.base, server.player, args.page, trace, args.cpu,
                               around=_injected(driver, args.inject,

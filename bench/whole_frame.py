@@ -150,6 +150,19 @@ def set_cpu(driver: Any, rate: float) -> None:
     driver.execute_cdp_cmd("Emulation.setCPUThrottlingRate", {"rate": float(rate)})
 
 
+# A phone's screen as Chromium's device emulation draws it: a 390 × 844 CSS px
+# viewport at 3 device pixels per CSS pixel (a mid-range phone's), the page's
+# meta viewport honoured, touch input (so `hover: none` holds, as on a phone).
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+
+
+def set_phone(driver: Any) -> None:
+    """This tab laid out and drawn as on a phone (`PHONE`), from its next load on."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled",
+                           {"enabled": True, "maxTouchPoints": 5})
+
+
 def start_probe(driver: Any) -> float:
     return float(driver.execute_script("return window.__probe.start()"))
 
@@ -418,15 +431,17 @@ FRAME_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def frame_markdown(rows: list[dict[str, Any]], cpu: float) -> str:
+def frame_markdown(rows: list[dict[str, Any]], cpu: float, phone: bool = False) -> str:
     """One table: page × trace (× strategy on the bench page)."""
     if not rows:
         return ""
+    screen = (f" on a phone's screen (`--phone`: {PHONE['width']} × {PHONE['height']} CSS px "
+              f"at {PHONE['deviceScaleFactor']}× device pixels, touch)" if phone else "")
     body = [[f"`{r['page']}`", f"`{r['trace']}`", f"`{r.get('strategy', 'streampace')}`",
              *(fmt(r.get(k), kind) for k, _t, kind in FRAME_COLUMNS)] for r in rows]
     return "\n".join([
         f"Whole frame at {cpu:g}× CPU (`--cpu {cpu:g}`; DevTools CPU throttling while the "
-        "trace plays): long animation frames and long tasks while the answer streams (the "
+        f"trace plays){screen}: long animation frames and long tasks while the answer streams (the "
         "longest frame's wait = the time before its rendering began that none of its scripts "
         "took: the main thread idle or in tasks that run no script, such as a garbage "
         "collection); frame "
