@@ -417,6 +417,12 @@ def shown(src: str) -> str:
     # Under an empty item (a marker alone) no paragraph is open: a line four
     # columns past its container's column is code, not completed.
     ("   *\n    *d", "<ul>\n<li></li>\n</ul>\n<pre><code>*d\n</code></pre>\n"),
+    # An empty item with a blank line under it has ended (an item starts with
+    # at most one blank line): what follows four columns in is code.
+    ("-\n\n    *b", "<ul>\n<li></li>\n</ul>\n<pre><code>*b\n</code></pre>\n"),
+    ("1.\n\n    ~~b", "<ol>\n<li></li>\n</ol>\n<pre><code>~~b\n</code></pre>\n"),
+    ("- a\n\n  *\n\n      _b", "<ul>\n<li>\n<p>a</p>\n<ul>\n<li></li>\n</ul>\n"
+                                 "<pre><code>_b\n</code></pre>\n</li>\n</ul>\n"),
     ("*\n      `c", "<ul>\n<li>\n<pre><code>`c\n</code></pre>\n</li>\n</ul>\n"),
     # A code span's closer arriving: its run so far is held back (next to the
     # completion's closer it made a longer run, and the span showed ticks).

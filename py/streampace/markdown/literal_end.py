@@ -144,7 +144,8 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
             floor, lower = lower, None  # an item holding them, lazy or not
         if not text:
             continue
-        if column is not None and column <= indent and column <= floor:
+        if (column is not None and column <= indent and column <= floor
+                and not _ended_empty(line, column, lines, k)):
             if k + 1 < len(lines) and _continues_text(line, lines[k + 1]):
                 return None  # (perhaps no item: the paragraph above's next line)
             return column, spaces, k + 1
@@ -157,6 +158,13 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
         else:
             lower, lazy = spaces, None
     return 0, None, len(lines)
+
+
+def _ended_empty(line: str, column: int, lines: list[str], k: int) -> bool:
+    """Whether item line `lines[k]` is a marker alone with a blank line under
+    it: an item starts with at most one blank line, so that one is empty and
+    holds nothing below (`-`, blank, `    *b`: code)."""
+    return k > 0 and column == len(line.rstrip(" ")) + 1 and not lines[k - 1].strip(" ")
 
 
 def _continues_text(item: str, above: str) -> bool:
