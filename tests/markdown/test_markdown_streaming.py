@@ -417,6 +417,14 @@ def shown(src: str) -> str:
     # Under an empty item (a marker alone) no paragraph is open: a line four
     # columns past its container's column is code, not completed.
     ("   *\n    *d", "<ul>\n<li></li>\n</ul>\n<pre><code>*d\n</code></pre>\n"),
+    # A quote's blank line (its marks alone) ends its paragraph: an opener
+    # above it closes nothing below.
+    ("> *a\n>\n> b", "<blockquote>\n<p>*a</p>\n<p>b</p>\n</blockquote>\n"),
+    ("> - *a\n>\n>   b", "<blockquote>\n<ul>\n<li>\n<p>*a</p>\n<p>b</p>\n</li>\n</ul>\n"
+                       "</blockquote>\n"),
+    ("> > _a\n>\n> > b", "<blockquote>\n<blockquote>\n<p>_a</p>\n</blockquote>\n"
+                       "<blockquote>\n<p>b</p>\n</blockquote>\n</blockquote>\n"),
+    ("> **a\n>\nb", "<blockquote>\n<p>**a</p>\n</blockquote>\n<p>b</p>\n"),
     # An empty item with a blank line under it has ended (an item starts with
     # at most one blank line): what follows four columns in is code.
     ("-\n\n    *b", "<ul>\n<li></li>\n</ul>\n<pre><code>*b\n</code></pre>\n"),

@@ -63,6 +63,14 @@ def _marker_only(line: str) -> bool:
     return i == n
 
 
+def _blank_in_quote(line: str) -> bool:
+    """Quote marks and nothing after them (`>`, `> >`): a blank line inside a
+    quote, which ends its paragraph and is never a lazy line (`> *a`, `>`,
+    `> b`: two paragraphs, the `*` closes nothing)."""
+    i = _after_quotes(line)
+    return i > 0 and not line[i:].strip()
+
+
 def _prefix_end(line: str) -> int:
     """End of the block prefix (quote markers, a list marker, an ATX mark)."""
     i = _after_list_marker(line, _skip_blanks(line, _after_quotes(line)))
@@ -539,8 +547,10 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             if start < end:
                 start += 1
             break
-        if start == 0 or not lines[start - 1].strip() or (_is_list_item(lines[start]) and not (
-                lines[start].startswith(_CODE_PREFIX) and _too_deep_for_item(lines, start))):
+        above = lines[start - 1] if start else ""
+        if not above.strip() or (">" in above and _blank_in_quote(above)) or (
+                _is_list_item(lines[start]) and not (
+                    lines[start].startswith(_CODE_PREFIX) and _too_deep_for_item(lines, start))):
             break
         start -= 1
     start = _after_code(lines, _quote_start(lines, start, end), end)
