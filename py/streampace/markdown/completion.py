@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Callable
 from enum import Enum
 
-from streampace.markdown.link_dest import Dest, closing_suffix, step
+from streampace.markdown.link_dest import Dest, closing_suffix, scan
 
 __all__ = ["complete_inline"]
 
@@ -149,11 +149,10 @@ class _Scan:
         self.i = j
 
     def in_dest(self) -> None:
-        i = self.i
-        self.dest, self.depth, self.i = step(self.dest, self.depth, self.text, i)
+        self.dest, self.depth, self.i = scan(self.dest, self.depth, self.text, self.i)
         if self.i > self.n:
             # An escaping backslash last: before our `)` it would escape it.
-            self.deletions.append((i, self.n))
+            self.deletions.append((self.n - 1, self.n))
             self.i = self.n
         if self.dest is Dest.CLOSED or self.dest is Dest.INVALID:
             # Closed, or no inline link after all (`[a](/x y`): the rest is

@@ -18,9 +18,10 @@ them ends the link), as markdown-it counts its level.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
-__all__ = ["Dest", "closing_suffix", "step"]
+__all__ = ["Dest", "closing_suffix", "scan"]
 
 MAX_NESTING = 32  # markdown-it's limit on a bare destination's parentheses
 
@@ -73,6 +74,15 @@ _ESCAPING = frozenset((_D.BEFORE, _D.BARE, _D.POINTY, _D.TITLE_DOUBLE, _D.TITLE_
                        _D.TITLE_PAREN))
 
 
+# Per state, the characters that may move it (one character class each: a
+# search cannot backtrack); a run of others leaves it where it is.
+_STOPS = {state: re.compile(pattern) for state, pattern in (
+    (_D.BEFORE, r"[^ \t\n]"), (_D.BARE, r"[ \t\n\\()\x00-\x1f\x7f]"),
+    (_D.POINTY, r"[\\<>\n]"), (_D.AFTER, r"[\s\S]"), (_D.SPACED, r"[^ \t\n]"),
+    (_D.TITLE_DOUBLE, r'[\\"]'), (_D.TITLE_SINGLE, r"[\\']"), (_D.TITLE_PAREN, r"[\\()]"),
+    (_D.AFTER_TITLE, r"[^ \t\n]"))}
+
+
 def _class(c: str) -> str:
     cls = _CLASS.get(c)
     if cls is not None:
@@ -80,9 +90,23 @@ def _class(c: str) -> str:
     return "control" if c < " " or c == "\x7f" else "other"
 
 
-def step(state: Dest, depth: int, text: str, i: int) -> tuple[Dest, int, int]:
-    """The state, the bare destination's depth (1: only the link's own
-    parenthesis open) and the next position after reading `text[i]`."""
+def scan(state: Dest, depth: int, text: str, i: int) -> tuple[Dest, int, int]:
+    """Read `text` from `i` on: the state, the bare destination's depth (1:
+    only the link's own parenthesis open) and where the reading stopped --
+    at the link's end (CLOSED: after its `)`; INVALID: at the character that
+    ends it, to be read again as plain text) or at the text's end (past it
+    when a backslash comes last)."""
+    n = len(text)
+    while i < n and state is not _D.CLOSED and state is not _D.INVALID:
+        m = _STOPS[state].search(text, i)
+        if m is None:
+            return state, depth, n
+        state, depth, i = _step(state, depth, text, m.start())
+    return state, depth, i
+
+
+def _step(state: Dest, depth: int, text: str, i: int) -> tuple[Dest, int, int]:
+    """`scan`'s move on the character at `i`."""
     c = text[i]
     cls = _class(c)
     if cls == "escape" and state in _ESCAPING:
