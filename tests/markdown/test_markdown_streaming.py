@@ -522,6 +522,10 @@ _A = '<a href="{}"{} rel="noopener noreferrer nofollow">a</a>'
     ("[a](</x\ny", "[a](&lt;/x\ny"),
     ("[a](/x\\ y", "[a](/x\\ y"),
     ("**[a](/x y", "<strong>[a](/x y</strong>"),
+    # Links do not nest: once one closes, a `[` before it opens none around it.
+    ("[[a](/u) b](", '[<a href="/u" rel="noopener noreferrer nofollow">a</a> b]('),
+    ('[[]()]("', '[<a href="" rel="noopener noreferrer nofollow"></a>]("'),
+    ("[a [b](/u) *c", '[a <a href="/u" rel="noopener noreferrer nofollow">b</a> <em>c</em>'),
 ])
 def test_open_link_is_closed_only_while_it_can_be_one(src: str, html: str) -> None:
     """After `](` the display appends the `)` (and title quote, `>`) a link

@@ -93,19 +93,21 @@ class _Emph:
 
 
 class _Bracket:
-    """An unmatched `[` or `![`."""
+    """An unmatched `[` or `![`; a `[` goes inactive once a link closes after
+    it (links do not nest): a `]` then finds it and both are plain text."""
 
-    __slots__ = ("pos", "width")
+    __slots__ = ("active", "pos", "width")
 
     def __init__(self, pos: int, width: int) -> None:
         self.pos, self.width = pos, width
+        self.active = True
 
 
 class _Scan:
     """The state of one pass (see the module docstring)."""
 
-    __slots__ = ("code", "deletions", "depth", "dest", "i", "last_closed", "mode", "n", "stack",
-                 "text")
+    __slots__ = ("code", "deletions", "depth", "dest", "i", "image", "last_closed", "mode", "n",
+                 "stack", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -116,6 +118,7 @@ class _Scan:
         self.stack: list[_Emph | _Bracket] = []
         self.code = (0, 0)          # CODE: the opening run's (position, length)
         self.dest = Dest.BEFORE     # DEST: where the destination and title stand
+        self.image = False          # DEST: an image's (`![`), not a link's
         self.depth = 0              # DEST: the bare destination's parentheses open
         self.last_closed: tuple[int, int, int] | None = None  # bracket pos, width, ']' pos
 
@@ -158,6 +161,19 @@ class _Scan:
             # Closed, or no inline link after all (`[a](/x y`): the rest is
             # plain text, and nothing closes the link at the end.
             self.mode = _Mode.TEXT
+            if self.dest is Dest.CLOSED and not self.image:
+                self.deactivate_brackets()
+
+    def deactivate_brackets(self) -> None:
+        """A link closed: no `[` before it can open another around it (only
+        the nearest `_SEARCH` are looked at, as a closer looks)."""
+        stack = self.stack
+        for k in range(len(stack) - 1, max(-1, len(stack) - 1 - _SEARCH), -1):
+            entry = stack[k]
+            if isinstance(entry, _Bracket) and entry.width == 1:
+                if not entry.active:
+                    return  # (and the ones before it, by an earlier link)
+                entry.active = False
 
     def run_end(self, i: int) -> int:
         text, n, c = self.text, self.n, self.text[i]
@@ -220,9 +236,13 @@ class _Scan:
         for k in range(len(stack) - 1, max(-1, len(stack) - 1 - _SEARCH), -1):
             entry = stack[k]
             if isinstance(entry, _Bracket):
+                if not entry.active:  # (a link closed after it: `[[a](/u) b](`)
+                    del stack[k]
+                    self.i = i + 1
+                    return
                 del stack[k:]  # emphasis opened inside the brackets stays literal
                 if i + 1 < self.n and self.text[i + 1] == "(":
-                    self.dest, self.depth = Dest.BEFORE, 1
+                    self.dest, self.depth, self.image = Dest.BEFORE, 1, entry.width == 2
                     self.mode = _Mode.DEST
                     self.i = i + 2
                     self.last_closed = None
@@ -299,7 +319,8 @@ class _Scan:
         closers: list[_Emph] = []
         for entry in reversed(self.stack):
             if isinstance(entry, _Bracket):
-                self.deletions.append((entry.pos, entry.pos + entry.width))
+                if entry.active:  # (an inactive one is plain text for good)
+                    self.deletions.append((entry.pos, entry.pos + entry.width))
             elif entry.left == entry.run and self.opens_nothing(entry.pos + entry.run):
                 # Its text so far is all held back (`**[`, `**`` ` ``, `**~~`),
                 # or what is shown after it starts with a blank (`*[` then a
