@@ -1,4 +1,4 @@
-"""Where an inline link's `(destination "title")` stands, one character at a time.
+"""Where an inline link's `(destination "title")` stands, read as markdown-it reads it.
 
 The open tail's completion (completion.py) closes an unfinished link with the
 `)` it is waiting for. That is right only while what follows `](` can still be
@@ -11,7 +11,9 @@ helpers) and says when the link is closed, when it can no longer be one
 at the text's end, what closes it.
 
 States are `Dest`; the table `_MOVES` holds every transition, by state and
-character class. A bare destination may nest parentheses: its depth is
+character class; `scan` jumps over the characters that leave a state where it
+is (`_STOPS`), so a destination costs a search, not a call per character.
+A bare destination may nest parentheses: its depth is
 counted beside the state (a `)` inside them only unnests, a blank inside
 them ends the link), as markdown-it counts its level.
 """
@@ -48,7 +50,7 @@ _D = Dest
 _MOVES: dict[Dest, dict[str, Dest]] = {
     _D.BEFORE: {"blank": _D.BEFORE, "newline": _D.BEFORE, "<": _D.POINTY, ")": _D.CLOSED,
                 "control": _D.INVALID, "*": _D.BARE},
-    # (Nested: `)` unnests and stays BARE, a blank is INVALID; see step.)
+    # (Nested: `)` unnests and stays BARE, a blank is INVALID; see _step.)
     _D.BARE: {"blank": _D.SPACED, "newline": _D.SPACED, ")": _D.CLOSED,
               "control": _D.INVALID, "*": _D.BARE},
     _D.POINTY: {">": _D.AFTER, "<": _D.INVALID, "newline": _D.INVALID, "*": _D.POINTY},
