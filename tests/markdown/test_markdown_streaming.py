@@ -396,6 +396,12 @@ def shown(src: str) -> str:
     # one's indent (its own made it code, with the closer in the code).
     ("[\n    `x", "<p><code>x</code></p>\n"),
     ("- a\n\n  [\n      *x", "<ul>\n<li>\n<p>a</p>\n<p><em>x</em></p>\n</li>\n</ul>\n"),
+    # Left only its markers so (`- [`, `> [`), the line under it, plain text
+    # (a lazy line), goes up onto it: the item or quote showed empty, that text
+    # outside it (as code, with a closing backtick in it, under `  2)`).
+    ("  2) [\n    `l", '<ol start="2">\n<li><code>l</code></li>\n</ol>\n'),
+    ("- [\nfoo *bar", "<ul>\n<li>foo <em>bar</em></li>\n</ul>\n"),
+    ("> [\nb *c", "<blockquote>\n<p>b <em>c</em></p>\n</blockquote>\n"),
     # A line's first text held back takes the blanks after it: as the line's
     # indentation they made it code (a closing backtick or `*` showed there).
     ("[    `x", "<p><code>x</code></p>\n"),

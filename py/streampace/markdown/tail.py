@@ -71,6 +71,13 @@ def _blank_in_quote(line: str) -> bool:
     return i > 0 and not line[i:].strip()
 
 
+def _markers_left(line: str, shown: str, below: str) -> bool:
+    """Whether what is held back of `line` left `shown` only block markers
+    while the line `below` it is plain text (no markers of its own)."""
+    return (_marker_only(shown) and not _marker_only(line) and not _marker_only(below)
+            and _prefix_end(below) == spaces_before(below))
+
+
 def _prefix_end(line: str) -> int:
     """End of the block prefix (quote markers, a list marker, an ATX mark)."""
     i = _after_list_marker(line, _skip_blanks(line, _after_quotes(line)))
@@ -620,6 +627,11 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                 # the first one's indent (its own would make it code: `[`
                 # then `    *x`).
                 kept[0] = " " * spaces_before(para[0]) + kept[0].lstrip(" ")
+            elif len(kept) > 1 and _markers_left(para[0], kept[0], kept[1]):
+                # It left the first line only its markers (`- [`, `> [`): the
+                # next line's text goes up onto it, or the item (the quote)
+                # would show empty and that text, a lazy line, outside it.
+                kept[:2] = [kept[0].rstrip(" ") + " " + kept[1].lstrip(" ")]
             para = kept
     lines[start:end + 1] = para + suffix_lines
     if lines[-1] and _marker_only(lines[-1]) and not _is_table_line(lines[-1]):
