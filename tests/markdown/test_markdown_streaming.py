@@ -431,6 +431,8 @@ def shown(src: str) -> str:
     ("> > _a\n>\n> > b", "<blockquote>\n<blockquote>\n<p>_a</p>\n</blockquote>\n"
                        "<blockquote>\n<p>b</p>\n</blockquote>\n</blockquote>\n"),
     ("> **a\n>\nb", "<blockquote>\n<p>**a</p>\n</blockquote>\n<p>b</p>\n"),
+    ("> *a\n>\n", "<blockquote>\n<p>*a</p>\n</blockquote>\n"),  # (a whole one last)
+    (">~~)\n>\n", "<blockquote>\n<p>~~)</p>\n</blockquote>\n"),
     # An empty item with a blank line under it has ended (an item starts with
     # at most one blank line): what follows four columns in is code.
     ("-\n\n    *b", "<ul>\n<li></li>\n</ul>\n<pre><code>*b\n</code></pre>\n"),

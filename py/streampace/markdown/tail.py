@@ -539,8 +539,9 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     partial_delim = bool(lines[-1]) and after_row and _marker_only(lines[-1])
     # The last content line and its paragraph.
     end = len(lines) - 1
-    while end >= 0 and not lines[end].strip():
-        end -= 1
+    while end >= 0 and (not lines[end].strip() or (">" in lines[end]
+                                                   and _blank_in_quote(lines[end]))):
+        end -= 1  # (a quote's blank line is one: `>*`, `>`, a line break)
     if end < 0 or end < len(lines) - 2:
         # (A complete blank line after the last text: its block has ended,
         # and shows as it will stay.)
