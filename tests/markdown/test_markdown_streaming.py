@@ -402,6 +402,16 @@ def shown(src: str) -> str:
     ("  2) [\n    `l", '<ol start="2">\n<li><code>l</code></li>\n</ol>\n'),
     ("- [\nfoo *bar", "<ul>\n<li>foo <em>bar</em></li>\n</ul>\n"),
     ("> [\nb *c", "<blockquote>\n<p>b <em>c</em></p>\n</blockquote>\n"),
+    # What is left of a line whose first text is held back may start with a
+    # block marker: escaped, it shows as text (a table of contents's links
+    # showed as nested lists until their `]` came).
+    ("- [1. Intro", "<ul>\n<li>1. Intro</li>\n</ul>\n"),
+    ("- [2) Setup", "<ul>\n<li>2) Setup</li>\n</ul>\n"),
+    ("[# Title", "<p># Title</p>\n"),
+    ("a\n[- c", "<p>a\n- c</p>\n"),
+    ("> [> x", "<blockquote>\n<p>&gt; x</p>\n</blockquote>\n"),
+    ("[---", "<p>---</p>\n"),
+    ("[* a", "<p>* a</p>\n"),
     # A line's first text held back takes the blanks after it: as the line's
     # indentation they made it code (a closing backtick or `*` showed there).
     ("[    `x", "<p><code>x</code></p>\n"),

@@ -71,6 +71,45 @@ def _blank_in_quote(line: str) -> bool:
     return i > 0 and not line[i:].strip()
 
 
+def _escape_exposed(line: str, shown: str, p: int) -> str:
+    """`shown` (`line`, its text starting at `p`, less what is held back there)
+    with a backslash before a block marker that the held text uncovered:
+    `- [1. Intro` shows `- 1\\. Intro` (the link's text, not a nested list),
+    `[# a` a paragraph, not a heading. Escaped, the marker shows as itself."""
+    if shown[:p] != line[:p] or _exposed_marker(line[p:]) >= 0:
+        return shown  # (the line's own marker, or its prefix changed: none uncovered)
+    k = _exposed_marker(shown[p:])
+    return shown if k < 0 else shown[:p + k] + "\\" + shown[p + k:]
+
+
+def _exposed_marker(text: str) -> int:
+    """Where in `text`, a line's text after its prefix, a block marker stands
+    that a backslash there makes plain text; -1 if none starts it: a bullet,
+    a rule or setext underline, an ATX mark, a quote mark, a fence, an HTML
+    tag's `<`, an ordered item's `.` or `)`."""
+    c = text[:1]
+    if not c:
+        return -1
+    if c in "-+*_=":
+        if c in "-+*" and text[1:2] in ("", " ", "\t"):
+            return 0
+        return 0 if not text.replace(" ", "").replace("\t", "").strip(c) else -1
+    if c == "#":
+        run = len(text) - len(text.lstrip("#"))
+        return 0 if run <= 6 and text[run:run + 1] in ("", " ", "\t") else -1
+    if c == ">":
+        return 0
+    if c in "`~":
+        return 0 if text.startswith(c * 3) else -1
+    if c == "<":
+        return 0 if text[1:2].isascii() and (text[1:2].isalpha() or text[1:2] in "/!?") else -1
+    i = 0
+    while i < len(text) and i < 10 and "0" <= text[i] <= "9":
+        i += 1
+    return i if 0 < i <= 9 and text[i:i + 1] in (".", ")") and text[i + 1:i + 2] in (
+        "", " ", "\t") else -1
+
+
 def _markers_left(line: str, shown: str, below: str) -> bool:
     """Whether what is held back of `line` left `shown` only block markers
     while the line `below` it is plain text (no markers of its own)."""
@@ -499,11 +538,13 @@ def _apply(text: str, deletions: list[tuple[int, int]], suffix: str) -> str:
 
 
 def _with_blanks_after_line_starts(view: str, deletions: list[tuple[int, int]]
-                                   ) -> list[tuple[int, int]]:
+                                   ) -> tuple[list[tuple[int, int]], list[int]]:
     """`deletions`, each that holds back a line's first text (`[` in `[    x`,
     the view's prefixes blanked) taking the blanks after it too: left as the
-    line's indentation they would make it code."""
+    line's indentation they would make it code; and the indices of those
+    lines (what is left of them may start with a marker: `_escape_exposed`)."""
     out = []
+    lines = []
     for start, end in deletions:
         before = start  # (only blanks are read back: linear over many deletions)
         while before > 0 and view[before - 1] in " \t":
@@ -511,8 +552,9 @@ def _with_blanks_after_line_starts(view: str, deletions: list[tuple[int, int]]
         if end > start and (before == 0 or view[before - 1] == "\n"):
             while end < len(view) and view[end] in " \t":
                 end += 1
+            lines.append(view.count("\n", 0, start))
         out.append((start, end))
-    return out
+    return out, lines
 
 
 def display_source(tail: str, literal: bool | None = None) -> str:
@@ -614,12 +656,16 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         masked = [(_prefix_end(line), line) for line in para]
         view = "\n".join(" " * cut + line[cut:] for cut, line in masked)
         dels, suffix = complete_inline(view)
+        first_held: list[int] = []
         if dels:
-            dels = _with_blanks_after_line_starts(view, dels)
+            dels, first_held = _with_blanks_after_line_starts(view, dels)
         if dels or suffix:
             # Deletions never touch the blanked prefixes (they hold only spaces).
             joined = "\n".join(para)
             shown = _apply(joined, dels, suffix).split("\n")
+            if first_held and len(shown) == len(para):
+                for k in first_held:
+                    shown[k] = _escape_exposed(para[k], shown[k], masked[k][0])
             # A line left blank by what is held back (`[` alone) would end the
             # paragraph, and its list item, above the closer: it goes whole.
             kept = [line for line in shown[:-1] if line.strip()] + shown[-1:]
