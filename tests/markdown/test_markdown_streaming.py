@@ -357,6 +357,9 @@ def shown(src: str) -> str:
     ("a [text](", '<p>a <a href="" rel="noopener noreferrer nofollow">text</a></p>\n'),
     ("x <https://a.b", '<p>x <a href="https://a.b" rel="noopener noreferrer nofollow">'
                        "https://a.b</a></p>\n"),
+    # An opener inside the URL is text: no closer after the autolink.
+    ("<https://*x", '<p><a href="https://*x" rel="noopener noreferrer nofollow">'
+                    "https://*x</a></p>\n"),
     ("x &am", "<p>x</p>\n"),
     ("x <di", "<p>x</p>\n"),
     ("x \\", "<p>x</p>\n"),
@@ -516,6 +519,22 @@ def shown(src: str) -> str:
 ])
 def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html
+
+
+@pytest.mark.parametrize("prefix", ["", "- ", "> ", "10. ", "  ", "a\n"])
+def test_a_marker_uncovered_by_held_text_shows_nothing_unarrived(prefix: str) -> None:
+    """Held-back text at a line's start (`[`) may uncover a block marker,
+    which the display escapes: whatever follows it, nothing shows that has
+    not arrived (escaping a fence of backticks let the code span's closer
+    show; one before `<https://` the autolink's `>`)."""
+    for held in ("[", "![", "*[", "[ "):
+        for marker in ("1. ", "2) ", "- ", "* ", "+ ", "# ", "> ", "```", "~~~", "---",
+                       "===", "<", "<https://"):
+            for rest in ("x", "*x", "`x", "[x", "x*", ""):
+                src = prefix + held + marker + rest
+                stream = MarkdownStream(parser=PARSER)
+                stream.feed(src)
+                assert shows_only_arrived(stream.nodes(), src), (src, stream.to_html())
 
 
 _A = '<a href="{}"{} rel="noopener noreferrer nofollow">a</a>'

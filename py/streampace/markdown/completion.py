@@ -106,8 +106,8 @@ class _Bracket:
 class _Scan:
     """The state of one pass (see the module docstring)."""
 
-    __slots__ = ("code", "deletions", "depth", "dest", "i", "image", "last_closed", "mode", "n",
-                 "stack", "text")
+    __slots__ = ("autolink_at", "code", "deletions", "depth", "dest", "i", "image", "last_closed",
+                 "mode", "n", "stack", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -121,6 +121,7 @@ class _Scan:
         self.image = False          # DEST: an image's (`![`), not a link's
         self.depth = 0              # DEST: the bare destination's parentheses open
         self.last_closed: tuple[int, int, int] | None = None  # bracket pos, width, ']' pos
+        self.autolink_at = self.n   # where an autolink being written at the end starts
 
     def run(self) -> None:
         text, n = self.text, self.n
@@ -321,6 +322,8 @@ class _Scan:
             if isinstance(entry, _Bracket):
                 if entry.active:  # (an inactive one is plain text for good)
                     self.deletions.append((entry.pos, entry.pos + entry.width))
+            elif entry.pos >= self.autolink_at:
+                continue  # (in the autolink's URL: text, not an opener)
             elif entry.left == entry.run and self.opens_nothing(entry.pos + entry.run):
                 # Its text so far is all held back (`**[`, `**`` ` ``, `**~~`),
                 # or what is shown after it starts with a blank (`*[` then a
@@ -387,8 +390,10 @@ class _Scan:
         n = self.n
         tail = self.text[-40:]
         suffix = ""
-        if _AUTOLINK_SO_FAR.search(tail):
+        m = _AUTOLINK_SO_FAR.search(tail)
+        if m:
             suffix = ">"
+            self.autolink_at = n - len(tail) + m.start()
         else:
             m = _ENTITY_SO_FAR.search(tail) or _TAG_SO_FAR.search(tail)
             if m:

@@ -85,8 +85,8 @@ def _escape_exposed(line: str, shown: str, p: int) -> str:
 def _exposed_marker(text: str) -> int:
     """Where in `text`, a line's text after its prefix, a block marker stands
     that a backslash there makes plain text; -1 if none starts it: a bullet,
-    a rule or setext underline, an ATX mark, a quote mark, a fence, an HTML
-    tag's `<`, an ordered item's `.` or `)`."""
+    a rule or setext underline, an ATX mark, a quote mark, a `~~~` fence, an
+    ordered item's `.` or `)`. (No HTML block starts: raw HTML is off.)"""
     c = text[:1]
     if not c:
         return -1
@@ -99,10 +99,8 @@ def _exposed_marker(text: str) -> int:
         return 0 if run <= 6 and text[run:run + 1] in ("", " ", "\t") else -1
     if c == ">":
         return 0
-    if c in "`~":
-        return 0 if text.startswith(c * 3) else -1
-    if c == "<":
-        return 0 if text[1:2].isascii() and (text[1:2].isalpha() or text[1:2] in "/!?") else -1
+    if c == "~":  # (a backtick run there gets its code span's closer on its line: no fence)
+        return 0 if text.startswith("~~~") else -1
     i = 0
     while i < len(text) and i < 10 and "0" <= text[i] <= "9":
         i += 1
