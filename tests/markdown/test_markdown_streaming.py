@@ -446,6 +446,14 @@ def shown(src: str) -> str:
     ("> **a\n>\nb", "<blockquote>\n<p>**a</p>\n</blockquote>\n<p>b</p>\n"),
     ("> *a\n>\n", "<blockquote>\n<p>*a</p>\n</blockquote>\n"),  # (a whole one last)
     (">~~)\n>\n", "<blockquote>\n<p>~~)</p>\n</blockquote>\n"),
+    # An item numbered other than 1 (or with no text) cannot interrupt a
+    # paragraph in its own container: the line continues it (the code span
+    # closed on the next line and a backtick showed after its end).
+    ("* `\n  2) `)\n", "<ul>\n<li><code>2)</code>)</li>\n</ul>\n"),
+    ("+ `\n  0. `c", "<ul>\n<li><code>0.</code>c</li>\n</ul>\n"),
+    ("- a\n  2) *b", "<ul>\n<li>a\n2) <em>b</em></li>\n</ul>\n"),
+    ("- a\n2. *b", "<ul>\n<li>a</li>\n</ul>\n<ol start=\"2\">\n<li><em>b</em></li>\n</ol>\n"),
+    ("1. a\n2. *b", "<ol>\n<li>a</li>\n<li><em>b</em></li>\n</ol>\n"),
     # An empty item with a blank line under it has ended (an item starts with
     # at most one blank line): what follows four columns in is code.
     ("-\n\n    *b", "<ul>\n<li></li>\n</ul>\n<pre><code>*b\n</code></pre>\n"),

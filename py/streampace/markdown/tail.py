@@ -108,6 +108,32 @@ def _exposed_marker(text: str) -> int:
         "", " ", "\t") else -1
 
 
+def _continues_paragraph(lines: list[str], k: int) -> bool:
+    """Whether item line `k` continues the paragraph on line `k - 1` instead
+    of starting an item: an ordered item not numbered 1, or one with no text,
+    cannot interrupt a paragraph where it stands in that paragraph's
+    container (`*` and a backtick, then `  2)` and one: a paragraph, one code
+    span). Left of that container it ends it, and starts a list. Where the
+    container cannot be told (quotes, tabs, a lazy line above), False."""
+    line, above = lines[k], lines[k - 1]
+    i = len(line) - len(line.lstrip(" "))
+    empty = content_column(line) == len(line.rstrip(" ")) + 1
+    j = i
+    while j < len(line) and "0" <= line[j] <= "9":
+        j += 1
+    if not empty and (j == i or int(line[i:j]) == 1):
+        return False  # (a bullet, or an item numbered 1, with text interrupts)
+    if len(above) - len(above.lstrip(" ")) >= i and _is_list_item(above):
+        return False  # (a sibling or an outer item's next: left of the container)
+    if ("\t" in line or "\t" in above or ">" in line or ">" in above
+            or _is_atx(above) or _fence_run(above) is not None or _is_table_line(above)
+            or _prefix_end(above) >= len(above.rstrip(" "))):
+        return False  # (no paragraph text above, or a container not read)
+    column = (content_column(above) if _is_list_item(above)
+              else _holder_of(lines, k - 1, spaces_before(above)))
+    return column is not None and i >= column
+
+
 def _markers_left(line: str, shown: str, below: str) -> bool:
     """Whether what is held back of `line` left `shown` only block markers
     while the line `below` it is plain text (no markers of its own)."""
@@ -598,7 +624,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         above = lines[start - 1] if start else ""
         if not above.strip() or (">" in above and _blank_in_quote(above)) or (
                 _is_list_item(lines[start]) and not (
-                    lines[start].startswith(_CODE_PREFIX) and _too_deep_for_item(lines, start))):
+                    lines[start].startswith(_CODE_PREFIX) and _too_deep_for_item(lines, start))
+                and not _continues_paragraph(lines, start)):
             break
         start -= 1
     start = _after_code(lines, _quote_start(lines, start, end), end)
@@ -651,7 +678,10 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             dels, suffix = complete_inline(region)
             para[-1] = head + _apply(region, dels, suffix)
     else:
-        masked = [(_prefix_end(line), line) for line in para]
+        # (A line after the first continues the paragraph: an item marker on
+        # it, too deep or unable to interrupt, is text.)
+        masked = [(_prefix_end(line) if k == 0 else _skip_blanks(line, _after_quotes(line)), line)
+                  for k, line in enumerate(para)]
         view = "\n".join(" " * cut + line[cut:] for cut, line in masked)
         dels, suffix = complete_inline(view)
         first_held: list[int] = []
