@@ -50,6 +50,7 @@ _MARKER_LEAD = frozenset(" \t>")
 _CODE_INDENT = 4  # columns past a container's content column that make a line code
 _CODE_PREFIX = " " * _CODE_INDENT  # a line starting so may be code: read further
 _MARKER_CHARS = frozenset("-+*=_#~`|:.)0123456789 \t")
+_ORDINAL = re.compile(r"([0-9]{1,9})[.)]")  # an ordered item's marker (one way to match)
 
 
 def _marker_only(line: str) -> bool:
@@ -116,12 +117,11 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     span). Left of that container it ends it, and starts a list. Where the
     container cannot be told (quotes, tabs, a lazy line above), False."""
     line, above = lines[k], lines[k - 1]
-    i = len(line) - len(line.lstrip(" "))
-    empty = content_column(line) == len(line.rstrip(" ")) + 1
-    j = i
-    while j < len(line) and "0" <= line[j] <= "9":
-        j += 1
-    if not empty and (j == i or int(line[i:j]) == 1):
+    text = line.lstrip(" ")
+    i = len(line) - len(text)
+    number = _ORDINAL.match(text)
+    if text[number.end() if number else 1:].strip(" \t") and (
+            number is None or int(number.group(1)) == 1):
         return False  # (a bullet, or an item numbered 1, with text interrupts)
     if len(above) - len(above.lstrip(" ")) >= i and _is_list_item(above):
         return False  # (a sibling or an outer item's next: left of the container)
