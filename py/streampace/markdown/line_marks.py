@@ -68,6 +68,12 @@ def is_list_item(line: str) -> bool:
     return j < len(line)
 
 
+def is_marker_alone(line: str, column: int | None) -> bool:
+    """Whether `line`, whose `content_column` is `column`, is a list item's
+    marker with nothing after it (an empty item)."""
+    return column is not None and column == len(line.rstrip(" ")) + 1
+
+
 def content_column(line: str) -> int | None:
     """The content column of a list item's first line (no quote marks, no
     tabs before its text), or None when `line` starts no item. Five spaces or

@@ -65,9 +65,9 @@ _MOVES: dict[Dest, dict[str, Dest]] = {
                      "*": _D.INVALID},
 }
 
-# What closes the link at the text's end, by state (BARE adds one `)` per open
-# parenthesis).
-_SUFFIX = {_D.BEFORE: ")", _D.BARE: ")", _D.POINTY: ">)", _D.AFTER: ")", _D.SPACED: ")",
+# What closes the link at the text's end, by state (BARE: one `)` per open
+# parenthesis, closing_suffix).
+_SUFFIX = {_D.BEFORE: ")", _D.POINTY: ">)", _D.AFTER: ")", _D.SPACED: ")",
            _D.TITLE_DOUBLE: '")', _D.TITLE_SINGLE: "')", _D.TITLE_PAREN: "))",
            _D.AFTER_TITLE: ")"}
 

@@ -46,6 +46,7 @@ from streampace.markdown.line_marks import (
     after_quotes,
     content_column,
     is_list_item,
+    is_marker_alone,
     spaces_before,
 )
 
@@ -164,7 +165,7 @@ def _ended_empty(line: str, column: int, lines: list[str], k: int) -> bool:
     """Whether item line `lines[k]` is a marker alone with a blank line under
     it: an item starts with at most one blank line, so that one is empty and
     holds nothing below (`-`, blank, `    *b`: code)."""
-    return k > 0 and column == len(line.rstrip(" ")) + 1 and not lines[k - 1].strip(" ")
+    return k > 0 and is_marker_alone(line, column) and not lines[k - 1].strip(" ")
 
 
 def _continues_text(item: str, above: str) -> bool:

@@ -36,7 +36,12 @@ from collections.abc import Iterator
 from streampace.markdown.completion import complete_inline
 from streampace.markdown.line_marks import after_list_marker as _after_list_marker
 from streampace.markdown.line_marks import after_quotes as _after_quotes
-from streampace.markdown.line_marks import content_column, spaces_before
+from streampace.markdown.line_marks import (
+    content_column,
+    is_marker_alone,
+    list_marker_end,
+    spaces_before,
+)
 from streampace.markdown.line_marks import is_list_item as _is_list_item
 from streampace.markdown.line_marks import skip_blanks as _skip_blanks
 from streampace.markdown.literal_end import ends_literal, holder_column
@@ -50,7 +55,6 @@ _MARKER_LEAD = frozenset(" \t>")
 _CODE_INDENT = 4  # columns past a container's content column that make a line code
 _CODE_PREFIX = " " * _CODE_INDENT  # a line starting so may be code: read further
 _MARKER_CHARS = frozenset("-+*=_#~`|:.)0123456789 \t")
-_ORDINAL = re.compile(r"([0-9]{1,9})[.)]")  # an ordered item's marker (one way to match)
 
 
 def _marker_only(line: str) -> bool:
@@ -77,8 +81,8 @@ def _escape_exposed(line: str, shown: str, p: int) -> str:
     with a backslash before a block marker that the held text uncovered:
     `- [1. Intro` shows `- 1\\. Intro` (the link's text, not a nested list),
     `[# a` a paragraph, not a heading. Escaped, the marker shows as itself."""
-    if shown[:p] != line[:p] or _exposed_marker(line[p:]) >= 0:
-        return shown  # (the line's own marker, or its prefix changed: none uncovered)
+    if _exposed_marker(line[p:]) >= 0:
+        return shown  # (the line's own marker: none uncovered)
     k = _exposed_marker(shown[p:])
     return shown if k < 0 else shown[:p + k] + "\\" + shown[p + k:]
 
@@ -91,9 +95,10 @@ def _exposed_marker(text: str) -> int:
     c = text[:1]
     if not c:
         return -1
-    if c in "-+*_=":
-        if c in "-+*" and text[1:2] in ("", " ", "\t"):
-            return 0
+    marker = list_marker_end(text, 0)
+    if marker > 0 and text[marker:marker + 1] in ("", " ", "\t"):
+        return marker - 1  # (a bullet; an ordered item's `.` or `)`)
+    if c in "-*_=":
         return 0 if not text.replace(" ", "").replace("\t", "").strip(c) else -1
     if c == "#":
         run = len(text) - len(text.lstrip("#"))
@@ -102,35 +107,32 @@ def _exposed_marker(text: str) -> int:
         return 0
     if c == "~":  # (a backtick run there gets its code span's closer on its line: no fence)
         return 0 if text.startswith("~~~") else -1
-    i = 0
-    while i < len(text) and i < 10 and "0" <= text[i] <= "9":
-        i += 1
-    return i if 0 < i <= 9 and text[i:i + 1] in (".", ")") and text[i + 1:i + 2] in (
-        "", " ", "\t") else -1
+    return -1
 
 
 def _continues_paragraph(lines: list[str], k: int) -> bool:
-    """Whether item line `k` continues the paragraph on line `k - 1` instead
-    of starting an item: an ordered item not numbered 1, or one with no text,
-    cannot interrupt a paragraph where it stands in that paragraph's
-    container (`*` and a backtick, then `  2)` and one: a paragraph, one code
-    span). Left of that container it ends it, and starts a list. Where the
-    container cannot be told (quotes, tabs, a lazy line above), False."""
+    """Whether item line `k` (`is_list_item`: it has text) continues the
+    paragraph on line `k - 1` instead of starting an item: an ordered item
+    not numbered 1 cannot interrupt a paragraph where it stands in that
+    paragraph's container (`*` and a backtick, then `  2)` and one: a
+    paragraph, one code span). Left of that container it ends it, and starts
+    a list. Where the container cannot be told (quotes, tabs, a lazy line
+    above), False."""
     line, above = lines[k], lines[k - 1]
-    text = line.lstrip(" ")
-    i = len(line) - len(text)
-    number = _ORDINAL.match(text)
-    if text[number.end() if number else 1:].strip(" \t") and (
-            number is None or int(number.group(1)) == 1):
-        return False  # (a bullet, or an item numbered 1, with text interrupts)
-    if len(above) - len(above.lstrip(" ")) >= i and _is_list_item(above):
-        return False  # (a sibling or an outer item's next: left of the container)
-    if ("\t" in line or "\t" in above or ">" in line or ">" in above
-            or _is_atx(above) or _fence_run(above) is not None or _is_table_line(above)
+    if "\t" in line or "\t" in above or ">" in line or ">" in above:
+        return False  # (a container not read; the marker then stands past the spaces)
+    i = len(line) - len(line.lstrip(" "))
+    marker = list_marker_end(line, i)
+    if marker - i == 1 or int(line[i:marker - 1]) == 1:
+        return False  # (a bullet, or an item numbered 1, interrupts)
+    column = content_column(above)
+    if column is not None and i < column:
+        return False  # (left of the item above: a sibling's or an outer item's next)
+    if (_is_atx(above) or _fence_run(above) is not None or _is_table_line(above)
             or _prefix_end(above) >= len(above.rstrip(" "))):
-        return False  # (no paragraph text above, or a container not read)
-    column = (content_column(above) if _is_list_item(above)
-              else _holder_of(lines, k - 1, spaces_before(above)))
+        return False  # (no paragraph text above)
+    if column is None:
+        column = _holder_of(lines, k - 1, spaces_before(above))
     return column is not None and i >= column
 
 
@@ -435,7 +437,7 @@ def _after_empty_item(lines: list[str], start: int, end: int) -> int:
     (`   *` then `    *d`). Else `start`."""
     line = lines[start]
     if (start == end or (start > 0 and lines[start - 1].strip()) or "\t" in line
-            or _after_quotes(line) or content_column(line) != len(line.rstrip(" ")) + 1):
+            or _after_quotes(line) or not is_marker_alone(line, content_column(line))):
         return start
     code_end = _after_code_run(lines, start + 1, end)
     return start if code_end == start + 1 else code_end
