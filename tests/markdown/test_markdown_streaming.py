@@ -582,6 +582,27 @@ def test_open_link_is_closed_only_while_it_can_be_one(src: str, html: str) -> No
     assert shows_only_arrived(stream.nodes(), src)
 
 
+@pytest.mark.parametrize("src, html", [
+    # No delimiter row under any of them: a paragraph, whose code span may run
+    # across its lines (was read as a table's last cell: a backtick added).
+    ("|`\n|`]", "<p>|<code> |</code>]</p>\n"),
+    ("|`a\n| b", "<p>|<code>a | b</code></p>\n"),
+    ("| *a\n| b", "<p>| <em>a\n| b</em></p>\n"),
+    # A table (its delimiter row, its header with or without a pipe first):
+    # the last cell alone.
+    ("| a |\n|---|\n| `x", "<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n"
+     "<tbody>\n<tr>\n<td><code>x</code></td>\n</tr>\n</tbody>\n</table>\n"),
+    ("a | b\n|-|-|\n| *x", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n"
+     "</thead>\n<tbody>\n<tr>\n<td><em>x</em></td>\n<td></td>\n</tr>\n</tbody>\n"
+     "</table>\n"),
+])
+def test_lines_with_pipes_are_a_table_only_under_a_delimiter_row(src: str, html: str) -> None:
+    stream = MarkdownStream(parser=PARSER)
+    stream.feed(src)
+    assert stream.to_html() == html
+    assert shows_only_arrived(stream.nodes(), src)
+
+
 def _chars(nodes: Sequence[Node], path: tuple = ()) -> list[tuple[str, tuple]]:
     out: list[tuple[str, tuple]] = []
     for node in nodes:

@@ -671,8 +671,11 @@ def display_source(tail: str, literal: bool | None = None) -> str:
           and not _under_header(para, len(para) - 1)):
         # A delimiter row still arriving (`|---|--`): show the header as a table.
         para[-1] = _delimiter_row(para[-2])
-    # Inline completion over the paragraph (a table row: its last cell).
-    if table_row:
+    # Inline completion over the paragraph (a table row: its last cell). Lines
+    # with pipes and no delimiter row under one of them are a paragraph's: a
+    # code span may run across them (`|` + backtick, then `|` + backtick).
+    if table_row and (run == 1 or any(_is_delimiter_line(para[k])
+                                      for k in range(max(1, len(para) - run), len(para)))):
         row = para[-1]
         cut = max(row.rfind("|", 0, len(row) - 1) if row.endswith("|") else row.rfind("|"), 0)
         head, region = row[:cut + 1], row[cut + 1:]
