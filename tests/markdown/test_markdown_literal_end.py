@@ -34,6 +34,15 @@ from .test_markdown_streaming import PARSER
     ("- a\n      x **b", "- a\n      x **b**"),
     ("- a\n\n  $$\n  x\n\n  y *z", "- a\n\n  $$\n  x\n\n  y *z*"),
     ("- a\n\npara\n\n  x *z", "- a\n\npara\n\n  x *z*"),
+    # Code under an empty quote's line (no paragraph in the quote: the line is
+    # no lazy one), at the top level or in the item holding the quote; four
+    # columns into that item only: its paragraph.
+    (">\n    _y", ">\n    _y"),
+    ("> a\n>\n    x *y", "> a\n>\n    x *y"),
+    ("- a\n>\n    x *y", "- a\n>\n    x *y"),
+    ("- a\n  >\n      x *y", "- a\n  >\n      x *y"),
+    ("- a\n  >\n    x *y", "- a\n  >\n    x *y*"),
+    ("> a\n    x *y", "> a\n    x *y*"),
     # A fence its item's end closed: its lines are not text to complete (no
     # table delimiter implied under a code line), the next item's text is.
     ("- a\n  ```\n  | a | b |\n-", "- a\n  ```\n  | a | b |\n"),
@@ -78,7 +87,8 @@ def _last_leaf(nodes: list[Node]) -> Node | None:
 PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nested para\n",
           "W$$\n", "W\\[\n", "W\\]\n", "Wx^* + [a\n", "  - sub\n", "      deeper `y\n",
           "text at column 0\n", "W- sub item\n", "        eight\n", "W    $$\n", "   three\n",
-          "W2. two\n", "-\n", "W```\n", "# heading\n", "  a\tb\n"]
+          "W2. two\n", "-\n", "W```\n", "# heading\n", "  a\tb\n", "W>\n", ">\n", "W> q\n",
+          "> >\n"]
 
 
 @settings(max_examples=400, deadline=None)

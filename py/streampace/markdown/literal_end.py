@@ -15,7 +15,9 @@ Read from the text, by the parser's block rules for these lines:
 - Indented code: the lines since the last blank line are all indented four
   columns or more past the content column of the list item that holds them
   (0 outside lists). A blank line before them means no paragraph is open, so
-  they cannot be a paragraph's continuation.
+  they cannot be a paragraph's continuation; so does a quote's line with
+  nothing after its marks (`>`), which such a line ends (the code is then in
+  what holds the quote), unless a formula or fence may be open above it.
 - A display formula: a line of only `$$` or `\\[`, less than four columns past
   its container's content column, opens one (it may interrupt a paragraph),
   and no line since closes it; a blank line, or a line left of the container's
@@ -55,6 +57,7 @@ __all__ = ["MOST_READ_BACK", "ends_literal", "holder_column", "may_end_literal"]
 _CODE_COLUMNS = 4
 _CLOSING = {"$$": "$$", "\\[": "\\]"}
 _FENCES = ("```", "~~~")
+_OPEN_MARKS = (*_CLOSING, *_FENCES)  # lines that may open a formula or a fence
 
 
 def ends_literal(tail: str, lines: list[str]) -> bool:
@@ -71,7 +74,27 @@ def ends_literal(tail: str, lines: list[str]) -> bool:
     start = end
     while start > 0 and lines[start - 1].strip(" "):
         start -= 1
+    if code:
+        start = _after_empty_quote(lines, start, end)
     return (code and _is_code(lines, start, end)) or _ends_in_formula(lines, start, end)
+
+
+def _after_empty_quote(lines: list[str], start: int, end: int) -> int:
+    """Where lines `start..end` (no blank line among them) go on after their
+    last empty quote line (`>`, `> >`: no paragraph open in it, so a line under
+    it without quote marks is no lazy line: the quote ends there, as at a blank
+    line; `>`, `    x` is code), else `start`. Not where a formula or fence
+    may be open above it: the quote line would be their content."""
+    for k in range(end - 1, start - 1, -1):
+        line = lines[k]
+        if ">" not in line:
+            continue
+        i = after_quotes(line)
+        if i > 0 and not line[i:].strip(" "):
+            if any(mark in above for above in lines[start:k] for mark in _OPEN_MARKS):
+                return start
+            return k + 1
+    return start
 
 
 MOST_READ_BACK = 200  # lines read back for the holding item; past them: cannot tell
@@ -190,13 +213,22 @@ def _holder_column(lines: list[str], k: int) -> int | None:
 
 
 def _is_code(lines: list[str], start: int, end: int) -> bool:
-    """Lines `start..end`, a blank line before them, are an indented code block's."""
+    """Lines `start..end`, a blank line or an empty quote's line before them,
+    are an indented code block's."""
     if start == 0:
         return False  # no blank line before them in this text
     run = lines[start:end + 1]
     if any("\t" in line or after_quotes(line) for line in run):
         return False
-    column = _holder_column(lines, start)
+    above = lines[start - 1]
+    if not above.strip(" "):
+        column = _holder_column(lines, start)
+    elif "\t" in above or run[0].lstrip(" ")[:1] == ">":
+        return False  # (markdown-it's quote takes a `>` at any indent as its next line)
+    else:
+        # The quote ended: the code is in what holds the quote (at the line's
+        # start, the top level: no item's content starts there).
+        column = _holder_column(lines, start - 1) if above[0] == " " else 0
     return column is not None and min(map(spaces_before, run)) >= column + _CODE_COLUMNS
 
 
