@@ -118,6 +118,13 @@ def test_what_reads_as_literal_is_code_or_a_formula_for_the_parser(
     ("[r]: /u\n'the ti", ""),                            # a title may be arriving: held back
     ("[r]:\n/u", ""),                                    # its destination on the next line
     ("[r]: /u", ""),                                     # being written
+    # Code-indented lines under a whole definition: code (no paragraph to
+    # continue), in the item holding it too; four columns into that item only:
+    # its paragraph.
+    ("[r]:u\n    x *y", "[r]:u\n    x *y"),
+    ('[r]: /u "t"\n[s]: /v\n    x *y', '[r]: /u "t"\n[s]: /v\n    x *y'),
+    ("- a\n\n  [r]: /u\n      x *y", "- a\n\n  [r]: /u\n      x *y"),
+    ("- a\n\n  [r]: /u\n    x *y", "- a\n\n  [r]: /u\n    x *y*"),
 ])
 def test_the_text_after_a_whole_link_definition_shows(tail: str, shown: str) -> None:
     assert display_source(tail) == shown

@@ -360,6 +360,17 @@ def _whole_definition(line: str, after: str) -> bool:
             and after.lstrip(" ")[:1] not in ("\"", "'", "("))
 
 
+def _code_after_definition(lines: list[str], start: int, end: int) -> bool:
+    """Whether lines `start..end`, right under a whole link reference
+    definition, are an indented code block's: a definition is no paragraph, so
+    they are no lazy lines of one (`[x]: /u`, then `    *x`: code)."""
+    run = lines[start:end + 1]
+    if any("\t" in line or _after_quotes(line) for line in run):
+        return False
+    column = holder_column(reversed(lines[:start - 1]), spaces_before(lines[start - 1]))
+    return column is not None and min(map(spaces_before, run)) >= column + 4
+
+
 def _cells(row: str) -> int:
     body = row.strip()
     if body.startswith("|"):
@@ -646,8 +657,11 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         start = max(start, tail.count("\n", 0, after))
     if start > end:
         return "\n".join(lines)
+    first = start
     while start < end and _whole_definition(lines[start], lines[start + 1]):
         start += 1  # (the parse hides it; the text after it is the open block)
+    if start > first and _code_after_definition(lines, start, end):
+        return "\n".join(lines)
     if _REF_DEF.match(lines[start]):
         # A link reference definition being written: it will not show at all.
         return "\n".join(lines[:start])
