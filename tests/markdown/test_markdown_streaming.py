@@ -454,6 +454,11 @@ def shown(src: str) -> str:
     ("- a\n  2) *b", "<ul>\n<li>a\n2) <em>b</em></li>\n</ul>\n"),
     ("- a\n2. *b", "<ul>\n<li>a</li>\n</ul>\n<ol start=\"2\">\n<li><em>b</em></li>\n</ol>\n"),
     ("1. a\n2. *b", "<ol>\n<li>a</li>\n<li><em>b</em></li>\n</ol>\n"),
+    # ... its container is that of the paragraph's first line, whatever lazy
+    # lines follow it: left of it, a sibling (the `[` above was held back).
+    ("1. a\n   b [c\n d\n2. e\n", "<ol>\n<li>a\nb [c\nd</li>\n<li>e</li>\n</ol>\n"),
+    ("1. a\n\n       x\n   b [c\n d\n2. e\n", "<ol>\n<li>\n<p>a</p>\n<pre><code>x\n"
+     "</code></pre>\n<p>b [c\nd</p>\n</li>\n<li>\n<p>e</p>\n</li>\n</ol>\n"),
     # An empty item with a blank line under it has ended (an item starts with
     # at most one blank line): what follows four columns in is code.
     ("-\n\n    *b", "<ul>\n<li></li>\n</ul>\n<pre><code>*b\n</code></pre>\n"),
@@ -588,8 +593,14 @@ def test_open_link_is_closed_only_while_it_can_be_one(src: str, html: str) -> No
     ("|`\n|`]", "<p>|<code> |</code>]</p>\n"),
     ("|`a\n| b", "<p>|<code>a | b</code></p>\n"),
     ("| *a\n| b", "<p>| <em>a\n| b</em></p>\n"),
+    # An item's lazy line, the same (a backtick, a `*` after the link closed).
+    ("- `\n|`]", "<ul>\n<li><code> |</code>]</li>\n</ul>\n"),
+    ("+ [\n|*]()", '<ul>\n<li><a href="" rel="noopener noreferrer nofollow">\n|*</a></li>\n'
+     "</ul>\n"),
     # A table (its delimiter row, its header with or without a pipe first):
     # the last cell alone.
+    ("a | b\n-|-\n|`x", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"
+     "<tbody>\n<tr>\n<td><code>x</code></td>\n<td></td>\n</tr>\n</tbody>\n</table>\n"),
     ("| a |\n|---|\n| `x", "<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n"
      "<tbody>\n<tr>\n<td><code>x</code></td>\n</tr>\n</tbody>\n</table>\n"),
     ("a | b\n|-|-|\n| *x", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n"

@@ -44,7 +44,7 @@ from streampace.markdown.line_marks import (
 )
 from streampace.markdown.line_marks import is_list_item as _is_list_item
 from streampace.markdown.line_marks import skip_blanks as _skip_blanks
-from streampace.markdown.literal_end import ends_literal, holder_column
+from streampace.markdown.literal_end import MOST_READ_BACK, ends_literal, holder_column
 
 __all__ = ["display_source", "fence_after", "shown_in_fence", "spaces_before"]
 
@@ -132,8 +132,25 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
             or _prefix_end(above) >= len(above.rstrip(" "))):
         return False  # (no paragraph text above)
     if column is None:
-        column = _holder_of(lines, k - 1, spaces_before(above))
+        column = _paragraph_container(lines, k - 1)
     return column is not None and i >= column
+
+
+def _paragraph_container(lines: list[str], k: int) -> int | None:
+    """The content column of what holds the paragraph that line `k` (text, no
+    item's line) is in: what holds its first line, as the lines after that
+    may be lazy ones left of it (`1. a`, `   b [`, ` c`, `2. d`: the `2.` is
+    left of the item holding the paragraph, a sibling). None: cannot tell."""
+    for j in range(k, max(0, k - MOST_READ_BACK), -1):
+        above = lines[j - 1]
+        if not above.strip(" ") or _is_atx(above) or _fence_run(above) is not None:
+            return _holder_of(lines, j, spaces_before(lines[j]))
+        if "\t" in above or ">" in above:
+            return None  # (a container not read)
+        column = content_column(above)
+        if column is not None:
+            return column  # (the paragraph starts on that item's line)
+    return _holder_of(lines, 0, spaces_before(lines[0])) if k < MOST_READ_BACK else None
 
 
 def _markers_left(line: str, shown: str, below: str) -> bool:
@@ -686,10 +703,12 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         # A delimiter row still arriving (`|---|--`): show the header as a table.
         para[-1] = _delimiter_row(para[-2])
     # Inline completion over the paragraph (a table row: its last cell). Lines
-    # with pipes and no delimiter row under one of them are a paragraph's: a
-    # code span may run across them (`|` + backtick, then `|` + backtick).
-    if table_row and (run == 1 or any(_is_delimiter_line(para[k])
-                                      for k in range(max(1, len(para) - run), len(para)))):
+    # with pipes are a table's rows only with a delimiter row among them or
+    # right above them (its header may have no pipe first) or implied under
+    # them; else they are a paragraph's, an item's lazy lines too, and a code
+    # span or a link may run across them (`- ` + backtick, then `|` + backtick).
+    if table_row and (bool(suffix_lines) or any(
+            _is_delimiter_line(para[k]) for k in range(max(1, len(para) - run - 1), len(para)))):
         row = para[-1]
         cut = max(row.rfind("|", 0, len(row) - 1) if row.endswith("|") else row.rfind("|"), 0)
         head, region = row[:cut + 1], row[cut + 1:]
