@@ -473,6 +473,10 @@ def shown(src: str) -> str:
     ("a ``c` `", "<p>a <code>c` </code></p>\n"),  # a space before the closer
     # Closers right after the last character shown, and none for an opener
     # that what is held back leaves before a blank or a line break.
+    # A literal run shown last, blanks after it, that the closer would join
+    # (`**` after a blank closes nothing): held back.
+    ("* *i * \n", "<ul>\n<li><em>i</em></li>\n</ul>\n"),
+    ("*a ** \n", "<p><em>a</em></p>\n"),
     ("*)\n[", "<p><em>)</em></p>\n"),
     ("a *[\nb", "<p>a\nb</p>\n"),
     ("|\n|", "<p>|\n|</p>\n"),  # a header of no cell: no delimiter row implied

@@ -106,12 +106,16 @@ class _Bracket:
 class _Scan:
     """The state of one pass (see the module docstring)."""
 
-    __slots__ = ("autolink_at", "code", "deletions", "depth", "dest", "i", "image", "last_closed",
-                 "mode", "n", "stack", "text")
+    __slots__ = ("autolink_at", "blank_end", "code", "deletions", "depth", "dest", "i", "image",
+                 "last_closed", "last_run", "mode", "n", "stack", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.n = len(text)
+        # Where the blanks that end the text start: they do not show (the
+        # closers go before them), so a run right before them is shown last.
+        self.blank_end = len(text.rstrip(" \t"))
+        self.last_run: tuple[int, int] | None = None  # a literal run just before them
         self.i = 0
         self.mode = _Mode.TEXT
         self.deletions: list[tuple[int, int]] = []
@@ -274,6 +278,8 @@ class _Scan:
             self.stack.append(_Emph(i, c, run, both))
         elif j == n:
             self.deletions.append((i, j))  # an opener still waiting for its text
+        elif j >= self.blank_end:
+            self.last_run = (i, j)  # (only blanks after it: finish reads it)
 
     def close_emphasis(self, c: str, run: int, both: bool) -> bool:
         """Match a closing run against the innermost openers only: a closer
@@ -331,6 +337,10 @@ class _Scan:
                 self.deletions.append((entry.pos, entry.pos + entry.run))
             else:
                 closers.append(entry)
+        if closers and self.last_run is not None and self.text[self.last_run[0]] == closers[0].char:
+            # The closers would join a literal run shown last, blanks after it
+            # (`*i * `: `**`, which closes nothing after a blank): held back.
+            self.deletions.append(self.last_run)
         for entry in self.unclosable_held_back(closers) if closers else closers:
             suffix += _closer(entry)
         return self.deletions, suffix
