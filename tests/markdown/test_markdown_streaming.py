@@ -538,15 +538,16 @@ def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html
 
 
-@pytest.mark.parametrize("prefix", ["", "- ", "> ", "10. ", "  ", "a\n"])
+@pytest.mark.parametrize("prefix", ["", "- ", "> ", "10. ", "  ", "a\n", "*a\n", ">*b\n>"])
 def test_a_marker_uncovered_by_held_text_shows_nothing_unarrived(prefix: str) -> None:
     """Held-back text at a line's start (`[`) may uncover a block marker,
     which the display escapes: whatever follows it, nothing shows that has
     not arrived (escaping a fence of backticks let the code span's closer
-    show; one before `<https://` the autolink's `>`)."""
+    show; one before `<https://` the autolink's `>`; escaping the closer of
+    an opener above, `>*b` then `>[`, showed a backslash)."""
     for held in ("[", "![", "*[", "[ "):
         for marker in ("1. ", "2) ", "- ", "* ", "+ ", "# ", "> ", "```", "~~~", "---",
-                       "===", "<", "<https://"):
+                       "===", "<", "<https://", ""):
             for rest in ("x", "*x", "`x", "[x", "x*", ""):
                 src = prefix + held + marker + rest
                 stream = MarkdownStream(parser=PARSER)
@@ -609,6 +610,14 @@ def test_open_link_is_closed_only_while_it_can_be_one(src: str, html: str) -> No
      "<tbody>\n<tr>\n<td><code>x</code></td>\n</tr>\n</tbody>\n</table>\n"),
     ("a | b\n|-|-|\n| *x", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n"
      "</thead>\n<tbody>\n<tr>\n<td><em>x</em></td>\n<td></td>\n</tr>\n</tbody>\n"
+     "</table>\n"),
+    # A row with no pipe first under a table's rows is a row: an opener in the
+    # row above closes nothing in it (`c*` showed).
+    ("a | b\n-|-\n*t\nc", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"
+     "<tbody>\n<tr>\n<td>*t</td>\n<td></td>\n</tr>\n<tr>\n<td>c</td>\n<td></td>\n</tr>\n"
+     "</tbody>\n</table>\n"),
+    ("| a |\n|-|\n| x\nc *d", "<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n"
+     "<tbody>\n<tr>\n<td>x</td>\n</tr>\n<tr>\n<td>c <em>d</em></td>\n</tr>\n</tbody>\n"
      "</table>\n"),
 ])
 def test_lines_with_pipes_are_a_table_only_under_a_delimiter_row(src: str, html: str) -> None:

@@ -377,6 +377,17 @@ def _whole_definition(line: str, after: str) -> bool:
             and after.lstrip(" ")[:1] not in ("\"", "'", "("))
 
 
+def _has_table(para: list[str]) -> bool:
+    """Whether a table starts in the lines `para`: a delimiter row under a
+    line with a pipe, of as many cells."""
+    for k in range(1, len(para)):
+        line = para[k]
+        if ("-" in line and not line.strip(" \t|:-") and "|" in para[k - 1]
+                and _cells(para[k - 1]) == _cells(line)):
+            return True
+    return False
+
+
 def _code_after_definition(lines: list[str], start: int, end: int) -> bool:
     """Whether lines `start..end`, right under a whole link reference
     definition, are an indented code block's: a definition is no paragraph, so
@@ -707,10 +718,12 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     # right above them (its header may have no pipe first) or implied under
     # them; else they are a paragraph's, an item's lazy lines too, and a code
     # span or a link may run across them (`- ` + backtick, then `|` + backtick).
-    if table_row and (bool(suffix_lines) or any(
-            _is_delimiter_line(para[k]) for k in range(max(1, len(para) - run - 1), len(para)))):
+    # A row with no pipe first under a table's rows is one of them too.
+    if (table_row and (bool(suffix_lines) or any(
+            _is_delimiter_line(para[k]) for k in range(max(1, len(para) - run - 1), len(para))))
+            ) or (not table_row and _has_table(para)):
         row = para[-1]
-        cut = max(row.rfind("|", 0, len(row) - 1) if row.endswith("|") else row.rfind("|"), 0)
+        cut = row.rfind("|", 0, len(row) - 1) if row.endswith("|") else row.rfind("|")
         head, region = row[:cut + 1], row[cut + 1:]
         if not (suffix_lines and row.endswith("|")):
             dels, suffix = complete_inline(region)
@@ -731,7 +744,11 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             shown = _apply(joined, dels, suffix).split("\n")
             if first_held and len(shown) == len(para):
                 for k in first_held:
-                    shown[k] = _escape_exposed(para[k], shown[k], masked[k][0])
+                    # (Not the closers appended to the last line: `>*b`, `>[`
+                    # closes with a `*` there, no marker uncovered.)
+                    line = shown[k]
+                    cut = len(line) - (len(suffix) if k == len(para) - 1 else 0)
+                    shown[k] = _escape_exposed(para[k], line[:cut], masked[k][0]) + line[cut:]
             # A line left blank by what is held back (`[` alone) would end the
             # paragraph, and its list item, above the closer: it goes whole.
             kept = [line for line in shown[:-1] if line.strip()] + shown[-1:]
