@@ -112,9 +112,9 @@ class _Scan:
     def __init__(self, text: str) -> None:
         self.text = text
         self.n = len(text)
-        # Where the blanks that end the text start: they do not show (the
-        # closers go before them), so a run right before them is shown last.
-        self.blank_end = len(text.rstrip(" \t"))
+        # Where the blanks that end the text start (-1: not read yet): they do
+        # not show (the closers go before them), so a run before them is last.
+        self.blank_end = -1
         self.last_run: tuple[int, int] | None = None  # a literal run just before them
         self.i = 0
         self.mode = _Mode.TEXT
@@ -278,8 +278,11 @@ class _Scan:
             self.stack.append(_Emph(i, c, run, both))
         elif j == n:
             self.deletions.append((i, j))  # an opener still waiting for its text
-        elif j >= self.blank_end:
-            self.last_run = (i, j)  # (only blanks after it: finish reads it)
+        elif text[j] in " \t":
+            if self.blank_end < 0:
+                self.blank_end = len(text.rstrip(" \t"))
+            if j >= self.blank_end:
+                self.last_run = (i, j)  # (only blanks after it: finish reads it)
 
     def close_emphasis(self, c: str, run: int, both: bool) -> bool:
         """Match a closing run against the innermost openers only: a closer
