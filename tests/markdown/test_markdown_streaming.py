@@ -524,6 +524,12 @@ def shown(src: str) -> str:
                           "</li>\n</ul>\n"),
     ("-||\n|-|-\n|", "<table>\n<thead>\n<tr>\n<th>-</th>\n<th></th>\n</tr>\n</thead>\n"
                    "<tbody>\n<tr>\n<td></td>\n<td></td>\n</tr>\n</tbody>\n</table>\n"),
+    # A fence opened after two markers on one line (nested items) ends with
+    # its items: the line after it is text, no code span (a closer showed).
+    ("- - ```\nx", "<ul>\n<li>\n<ul>\n<li>\n<pre><code></code></pre>\n</li>\n</ul>\n</li>\n"
+                  "</ul>\n<p>x</p>\n"),
+    ("> - > ```\nx", "<blockquote>\n<ul>\n<li>\n<blockquote>\n<pre><code></code></pre>\n"
+                    "</blockquote>\n</li>\n</ul>\n</blockquote>\n<p>x</p>\n"),
     # In an open fence, a fence line that cannot close it (partial, a list
     # marker before its run, other quote marks) leaves the lines above code.
     ("  ```\n  |-- x\n> - ```", "<pre><code>|-- x\n</code></pre>\n"),

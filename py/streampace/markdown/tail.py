@@ -172,9 +172,15 @@ def _prefix_end(line: str) -> int:
 
 
 def _fence_run(line: str) -> tuple[int, str] | None:
-    """(index after the run, run) of a fence opening or closing on `line`."""
-    i = _after_list_marker(line, _skip_blanks(line, _after_quotes(line)))
+    """(index after the run, run) of a fence opening or closing on `line`,
+    also after several markers (`- - ````, `> - > ````: nested containers)."""
     n = len(line)
+    k = _skip_blanks(line, _after_quotes(line))
+    i = _after_list_marker(line, k)
+    while k < i < n and (line[i] == ">" or "0" <= line[i] <= "9"
+                         or (line[i] in "-*+" and line[i + 1:i + 2] in ("", " ", "\t"))):
+        k = _skip_blanks(line, _after_quotes(line, i))
+        i = _after_list_marker(line, k)
     if i < n and line[i] in "`~":
         j = i
         while j < n and line[j] == line[i]:
