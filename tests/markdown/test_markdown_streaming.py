@@ -471,12 +471,15 @@ def shown(src: str) -> str:
     ("a ``c`", "<p>a <code>c</code></p>\n"),
     ("a `c``", "<p>a <code>c</code></p>\n"),
     ("a ``c` `", "<p>a <code>c` </code></p>\n"),  # a space before the closer
+    ("``\n`\n", ""),  # nothing shown in it yet: held back whole (`````` showed)
+    ("a `` \n`", "<p>a</p>\n"),
     # Closers right after the last character shown, and none for an opener
     # that what is held back leaves before a blank or a line break.
     # A literal run shown last, blanks after it, that the closer would join
     # (`**` after a blank closes nothing): held back.
     ("* *i * \n", "<ul>\n<li><em>i</em></li>\n</ul>\n"),
     ("*a ** \n", "<p><em>a</em></p>\n"),
+    ("*t * _", "<p><em>t</em></p>\n"),  # (or only held-back text after it)
     ("*)\n[", "<p><em>)</em></p>\n"),
     ("a *[\nb", "<p>a\nb</p>\n"),
     ("|\n|", "<p>|\n|</p>\n"),  # a header of no cell: no delimiter row implied
@@ -544,7 +547,8 @@ def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html
 
 
-@pytest.mark.parametrize("prefix", ["", "- ", "> ", "10. ", "  ", "a\n", "*a\n", ">*b\n>"])
+@pytest.mark.parametrize("prefix", ["", "- ", "> ", "10. ", "  ", "a\n", "*a\n", ">*b\n>",
+                                    "- *a\n*"])
 def test_a_marker_uncovered_by_held_text_shows_nothing_unarrived(prefix: str) -> None:
     """Held-back text at a line's start (`[`) may uncover a block marker,
     which the display escapes: whatever follows it, nothing shows that has

@@ -106,16 +106,13 @@ class _Bracket:
 class _Scan:
     """The state of one pass (see the module docstring)."""
 
-    __slots__ = ("autolink_at", "blank_end", "code", "deletions", "depth", "dest", "i", "image",
+    __slots__ = ("autolink_at", "code", "deletions", "depth", "dest", "i", "image",
                  "last_closed", "last_run", "mode", "n", "stack", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.n = len(text)
-        # Where the blanks that end the text start (-1: not read yet): they do
-        # not show (the closers go before them), so a run before them is last.
-        self.blank_end = -1
-        self.last_run: tuple[int, int] | None = None  # a literal run just before them
+        self.last_run: tuple[int, int] | None = None  # the last literal run, a blank after it
         self.i = 0
         self.mode = _Mode.TEXT
         self.deletions: list[tuple[int, int]] = []
@@ -279,10 +276,7 @@ class _Scan:
         elif j == n:
             self.deletions.append((i, j))  # an opener still waiting for its text
         elif text[j] in " \t":
-            if self.blank_end < 0:
-                self.blank_end = len(text.rstrip(" \t"))
-            if j >= self.blank_end:
-                self.last_run = (i, j)  # (only blanks after it: finish reads it)
+            self.last_run = (i, j)  # (finish: shown last, the closers may join it)
 
     def close_emphasis(self, c: str, run: int, both: bool) -> bool:
         """Match a closing run against the innermost openers only: a closer
@@ -321,7 +315,13 @@ class _Scan:
                 # The shown text loses its trailing blanks before the closer
                 # (tail._apply): a backtick left last gets a space between.
                 shown = self.text[pos + length:end].rstrip(" \t")
-                suffix = (" " if shown.endswith("`") else "") + "`" * length
+                if shown.strip():
+                    suffix = (" " if shown.endswith("`") else "") + "`" * length
+                else:
+                    # Nothing shown in it (a line break, then the closer's run
+                    # arriving): held back whole, as a run with nothing after it.
+                    self.deletions.append((pos, self.n))
+                    suffix = ""
         elif self.mode is _Mode.DEST:
             suffix = closing_suffix(self.dest, self.depth)
         else:
@@ -340,10 +340,12 @@ class _Scan:
                 self.deletions.append((entry.pos, entry.pos + entry.run))
             else:
                 closers.append(entry)
-        if closers and self.last_run is not None and self.text[self.last_run[0]] == closers[0].char:
+        last = self.last_run
+        if (closers and last is not None and self.text[last[0]] == closers[0].char
+                and self.shown_after(last[1]) == self.n):
             # The closers would join a literal run shown last, blanks after it
             # (`*i * `: `**`, which closes nothing after a blank): held back.
-            self.deletions.append(self.last_run)
+            self.deletions.append(last)
         for entry in self.unclosable_held_back(closers) if closers else closers:
             suffix += _closer(entry)
         return self.deletions, suffix
@@ -386,6 +388,22 @@ class _Scan:
         while shown > run and not any(begin < shown <= end for begin, end in held):
             shown -= 1
         return self.n - shown
+
+    def shown_after(self, pos: int) -> int:
+        """The first character at or after `pos` that shows: not a blank (the
+        closers go before trailing ones) nor held back; `n` if none."""
+        text, n = self.text, self.n
+        for begin, end in sorted(self.deletions):
+            if end <= pos:
+                continue
+            while pos < min(begin, n) and text[pos] in " \t":
+                pos += 1
+            if pos < begin:
+                return pos
+            pos = max(pos, end)
+        while pos < n and text[pos] in " \t":
+            pos += 1
+        return pos
 
     def opens_nothing(self, start: int) -> bool:
         """Whether an opener's run ending at `start` is followed, once the

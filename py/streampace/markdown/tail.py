@@ -613,17 +613,23 @@ def _with_blanks_after_line_starts(view: str, deletions: list[tuple[int, int]]
     """`deletions`, each that holds back a line's first text (`[` in `[    x`,
     the view's prefixes blanked) taking the blanks after it too: left as the
     line's indentation they would make it code; and the indices of those
-    lines (what is left of them may start with a marker: `_escape_exposed`)."""
+    lines (what is left of them may start with a marker: `_escape_exposed`).
+    A deletion right after one at a line's start is at its start too (`*[ >`:
+    the `*` and the `[`, then the blank, go; the `>` is escaped)."""
     out = []
-    lines = []
-    for start, end in deletions:
+    lines: list[int] = []
+    reach = -1  # where the last deletion at a line's start ends, its blanks taken
+    for start, end in sorted(deletions):
         before = start  # (only blanks are read back: linear over many deletions)
         while before > 0 and view[before - 1] in " \t":
             before -= 1
-        if end > start and (before == 0 or view[before - 1] == "\n"):
+        if end > start and (before == 0 or view[before - 1] == "\n" or before <= reach):
             while end < len(view) and view[end] in " \t":
                 end += 1
-            lines.append(view.count("\n", 0, start))
+            reach = end
+            line = view.count("\n", 0, start)
+            if not lines or lines[-1] != line:
+                lines.append(line)
         out.append((start, end))
     return out, lines
 
