@@ -88,7 +88,7 @@ PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nes
           "W$$\n", "W\\[\n", "W\\]\n", "Wx^* + [a\n", "  - sub\n", "      deeper `y\n",
           "text at column 0\n", "W- sub item\n", "        eight\n", "W    $$\n", "   three\n",
           "W2. two\n", "-\n", "W```\n", "# heading\n", "  a\tb\n", "W>\n", ">\n", "W> q\n",
-          "> >\n"]
+          "> >\n", "lazy *x\n", "_y\n", "W# h\n"]
 
 
 @settings(max_examples=400, deadline=None)

@@ -527,6 +527,11 @@ def shown(src: str) -> str:
                           "</li>\n</ul>\n"),
     ("-||\n|-|-\n|", "<table>\n<thead>\n<tr>\n<th>-</th>\n<th></th>\n</tr>\n</thead>\n"
                    "<tbody>\n<tr>\n<td></td>\n<td></td>\n</tr>\n</tbody>\n</table>\n"),
+    # Lazy lines right under an item's line continue its paragraph, so the
+    # item holds a heading or quote four columns in under them: the
+    # paragraph's openers close nothing there (`]*`, `>_` showed).
+    ("- )\n*c\n    # ]", "<ul>\n<li>)\n*c<h1>]</h1>\n</li>\n</ul>\n"),
+    ("0. l\n_y\n    >\n", '<ol start="0">\n<li>l\n_y<blockquote>\n</blockquote>\n</li>\n</ol>\n'),
     # A fence opened after two markers on one line (nested items) ends with
     # its items: the line after it is text, no code span (a closer showed).
     ("- - ```\nx", "<ul>\n<li>\n<ul>\n<li>\n<pre><code></code></pre>\n</li>\n</ul>\n</li>\n"

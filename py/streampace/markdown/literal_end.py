@@ -146,6 +146,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
     # stands above them before one that holds them (blank lines close none).
     lower: int | None = None
     lazy: bool | None = None  # (None: the line above the lowest not read yet)
+    plain = False  # every line since the lowest's run began continues a paragraph
     for k in range(pos, len(lines)):
         line = lines[k]
         spaces = spaces_before(line)
@@ -161,11 +162,20 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
                 floor, lower = lower, None
         if lower is not None:
             if column is not None and column > lower:
-                return None  # (they may be lazy lines of a paragraph in this item)
-            if column is None:
+                if not (plain and _opens_paragraph(line[column:])) or any(
+                        mark in above for above in lines[k + 1:] for mark in _OPEN_MARKS):
+                    # (They may be lazy lines of a paragraph in this item; or,
+                    # a formula or fence above, the item's line may be its.)
+                    return None
+                # They are: the item's paragraph, lazy lines and all, right
+                # under its marker's line (`1. a`, `b [`, then `    # h`).
+                lower = None
+            elif column is None:
                 lower = min(lower, spaces) if text else lower
+                plain = plain and _continues(line)
                 continue
-            floor, lower = lower, None  # an item holding them, lazy or not
+            else:
+                floor, lower = lower, None  # an item holding them, lazy or not
         if not text:
             continue
         if (column is not None and column <= indent and column <= floor
@@ -180,8 +190,23 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
                 return 0, None, k  # (a block of its own, never lazy: it ends every item)
             floor = spaces
         else:
-            lower, lazy = spaces, None
+            lower, lazy, plain = spaces, None, _continues(line)
     return 0, None, len(lines)
+
+
+def _continues(line: str) -> bool:
+    """Whether text line `line`, under a paragraph's line, surely continues
+    it: no block starts there (read from its first character; no list item)."""
+    return content_column(line) is None and _opens_paragraph(line.lstrip(" "))
+
+
+def _opens_paragraph(text: str) -> bool:
+    """Whether `text`, a line's content, is a paragraph's text for sure: no
+    heading, quote, fence, formula, table, HTML, rule or underline starts it."""
+    c = text[:1]
+    if not c or c in " \t#>`~$|<\\":
+        return False
+    return c not in "-*_=+" or bool(text.replace(" ", "").strip(c))
 
 
 def _ended_empty(line: str, column: int, lines: list[str], k: int) -> bool:
