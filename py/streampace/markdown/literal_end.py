@@ -29,7 +29,10 @@ line between them left of that column, and itself an item (its marker less
 than four columns past what holds it, read on back; not a numbered or empty
 item right under text, which cannot interrupt a paragraph). A text line left
 of that column right under another line may be a lazy continuation: it
-decides nothing only if no item right of it stands above it. Where the reading
+decides nothing only if no item right of it stands above it, or if such lines
+surely continue the paragraph that starts on an item's line right above them
+(text after its marker and on each line that no block can start, no formula
+or fence mark above): that item still holds what follows. Where the reading
 cannot tell (such a line, a quote, a tab in a line's indentation, a fence
 line among a formula's candidates, more than 200 lines back) the answer is
 "not literal", and the display completes inline markup as before: never
