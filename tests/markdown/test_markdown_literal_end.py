@@ -118,6 +118,12 @@ def test_what_reads_as_literal_is_code_or_a_formula_for_the_parser(
     ("[r]: /u\n'the ti", ""),                            # a title may be arriving: held back
     ("[r]:\n/u", ""),                                    # its destination on the next line
     ("[r]: /u", ""),                                     # being written
+    # No definition: text after its destination that is no title, or after
+    # its title (a paragraph, completed as one; `-a*` showed).
+    ("[x]:u *y\n.*-a", "[x]:u *y\n.*-a"),
+    ("[x]:u *y", "[x]:u *y*"),
+    ('[r]: /u "t" z\n*a', '[r]: /u "t" z\n*a*'),
+    ("[r]: <a b> *c", "[r]: <a b> *c*"),
     # Code-indented lines under a whole definition: code (no paragraph to
     # continue), in the item holding it too; four columns into that item only:
     # its paragraph.

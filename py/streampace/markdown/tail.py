@@ -380,7 +380,36 @@ def _whole_definition(line: str, after: str) -> bool:
     title on the line `after` it (which may open one: held back with it)."""
     found = _REF_DEF.match(line)
     return (found is not None and bool(line[found.end():].strip(" "))
+            and not _no_definition(line, found.end())
             and after.lstrip(" ")[:1] not in ("\"", "'", "("))
+
+
+def _no_definition(line: str, i: int) -> bool:
+    """Whether the line whose label ends at `i` (after its `:`) is surely no
+    definition: after its destination, text that can be no title, or text
+    after its title (`[x]:u *y` is a paragraph). Not where a title may go on
+    to the next line, nor with a backslash in it (not read)."""
+    n = len(line)
+    i = _skip_blanks(line, i)
+    if i >= n:
+        return False  # (its destination may come on the next line)
+    if line[i] == "<":
+        end = line.find(">", i)
+        if end < 0:
+            return False
+        i = end + 1
+    else:
+        while i < n and line[i] not in " \t":
+            i += 1
+    k = _skip_blanks(line, i)
+    if k >= n:
+        return False
+    if k == i or line[k] not in "\"'(":
+        return True
+    close = line.find(")" if line[k] == "(" else line[k], k + 1)
+    if close < 0 or "\\" in line[k:]:
+        return False
+    return bool(line[close + 1:].strip(" \t"))
 
 
 def _has_table(para: list[str]) -> bool:
@@ -702,7 +731,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         start += 1  # (the parse hides it; the text after it is the open block)
     if start > first and _code_after_definition(lines, start, end):
         return "\n".join(lines)
-    if _REF_DEF.match(lines[start]):
+    found = _REF_DEF.match(lines[start])
+    if found is not None and not _no_definition(lines[start], found.end()):
         # A link reference definition being written: it will not show at all.
         return "\n".join(lines[:start])
     para = lines[start:end + 1]
