@@ -532,6 +532,10 @@ def shown(src: str) -> str:
     # paragraph's openers close nothing there (`]*`, `>_` showed).
     ("- )\n*c\n    # ]", "<ul>\n<li>)\n*c<h1>]</h1>\n</li>\n</ul>\n"),
     ("0. l\n_y\n    >\n", '<ol start="0">\n<li>l\n_y<blockquote>\n</blockquote>\n</li>\n</ol>\n'),
+    # The line that ends a fence's item may open a fence of its own (read as
+    # the first fence's line, its code showed as a table).
+    ("- ```\n- ```\n  |-\n", "<ul>\n<li>\n<pre><code></code></pre>\n</li>\n<li>\n<pre><code>|-\n"
+                             "</code></pre>\n</li>\n</ul>\n"),
     # A fence opened after two markers on one line (nested items) ends with
     # its items: the line after it is text, no code span (a closer showed).
     ("- - ```\nx", "<ul>\n<li>\n<ul>\n<li>\n<pre><code></code></pre>\n</li>\n</ul>\n</li>\n"

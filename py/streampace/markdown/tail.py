@@ -326,7 +326,8 @@ def _fence_reading(text: str) -> tuple[bool, int]:
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
         if fence is not None:
-            ended = _item_end(text, *opened, start)
+            # (This line too: where it ends the fence's item, it may open one.)
+            ended = _item_end(text, *opened, end)
             if ended >= 0:
                 fence, after = None, ended
         if fence is None:
