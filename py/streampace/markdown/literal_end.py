@@ -55,7 +55,8 @@ from streampace.markdown.line_marks import (
     spaces_before,
 )
 
-__all__ = ["MOST_READ_BACK", "ends_literal", "holder_column", "may_end_literal"]
+__all__ = ["MOST_READ_BACK", "ends_literal", "holder_column", "is_paragraph_text",
+           "may_end_literal"]
 
 _CODE_COLUMNS = 4
 _CLOSING = {"$$": "$$", "\\[": "\\]"}
@@ -165,7 +166,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
                 floor, lower = lower, None
         if lower is not None:
             if column is not None and column > lower:
-                if not (plain and _opens_paragraph(line[column:])) or any(
+                if not (plain and is_paragraph_text(line[column:])) or any(
                         mark in above for above in lines[k + 1:] for mark in _OPEN_MARKS):
                     # (They may be lazy lines of a paragraph in this item; or,
                     # a formula or fence above, the item's line may be its.)
@@ -200,10 +201,10 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
 def _continues(line: str) -> bool:
     """Whether text line `line`, under a paragraph's line, surely continues
     it: no block starts there (read from its first character; no list item)."""
-    return content_column(line) is None and _opens_paragraph(line.lstrip(" "))
+    return content_column(line) is None and is_paragraph_text(line.lstrip(" "))
 
 
-def _opens_paragraph(text: str) -> bool:
+def is_paragraph_text(text: str) -> bool:
     """Whether `text`, a line's content, is a paragraph's text for sure: no
     heading, quote, fence, formula, table, HTML, rule or underline starts it."""
     c = text[:1]

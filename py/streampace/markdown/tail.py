@@ -44,7 +44,12 @@ from streampace.markdown.line_marks import (
 )
 from streampace.markdown.line_marks import is_list_item as _is_list_item
 from streampace.markdown.line_marks import skip_blanks as _skip_blanks
-from streampace.markdown.literal_end import MOST_READ_BACK, ends_literal, holder_column
+from streampace.markdown.literal_end import (
+    MOST_READ_BACK,
+    ends_literal,
+    holder_column,
+    is_paragraph_text,
+)
 
 __all__ = ["display_source", "fence_after", "shown_in_fence", "spaces_before"]
 
@@ -143,13 +148,15 @@ def _paragraph_container(lines: list[str], k: int) -> int | None:
     left of the item holding the paragraph, a sibling). None: cannot tell."""
     for j in range(k, max(0, k - MOST_READ_BACK), -1):
         above = lines[j - 1]
-        if not above.strip(" ") or _is_atx(above) or _fence_run(above) is not None:
-            return _holder_of(lines, j, spaces_before(lines[j]))
         if "\t" in above or ">" in above:
             return None  # (a container not read)
         column = content_column(above)
         if column is not None:
             return column  # (the paragraph starts on that item's line)
+        if not is_paragraph_text(above.lstrip(" ")):
+            # A blank line, a rule, a heading, a fence...: the paragraph starts
+            # below it (or, a table row, say, read as before from line `j`).
+            return _holder_of(lines, j, spaces_before(lines[j]))
     return _holder_of(lines, 0, spaces_before(lines[0])) if k < MOST_READ_BACK else None
 
 
