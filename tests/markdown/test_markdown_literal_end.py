@@ -62,6 +62,19 @@ def test_a_formula_whose_lines_a_fence_may_hold_is_not_read_as_one() -> None:
     assert _last_leaf(PARSER.render(tail, {})[0]) == "$"  # the item's text, as parsed
 
 
+@pytest.mark.parametrize(("tail", "shown"), [
+    # The container of a paragraph is its first line's: an item's line above
+    # its lazy lines (a `2.` left of it is a sibling, the `[` shows), but not
+    # one above a rule or heading that the paragraph starts under (there the
+    # `2.` continues the paragraph, and the `*` closes after it).
+    ("1. a\n   b [c\n d\n2. e\n", "1. a\n   b [c\n d\n2. e\n"),
+    ("1. a\n   b\n---\nc *x\n2. d", "1. a\n   b\n---\nc *x\n2. d*"),
+    ("1. a\n   b\n# h\nc *x\n2. d", "1. a\n   b\n# h\nc *x\n2. d*"),
+])
+def test_a_paragraphs_container_is_its_first_lines(tail: str, shown: str) -> None:
+    assert display_source(tail) == shown
+
+
 @pytest.mark.parametrize(("text", "inside"), [
     ("- a\n\n  ```\n  x\n- b *c", False),   # the next item ended the first one's fence
     ("- ```\nx", False),                   # text at column 0: no lazy line in a fence

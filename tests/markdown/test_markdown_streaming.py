@@ -459,10 +459,6 @@ def shown(src: str) -> str:
     ("1. a\n   b [c\n d\n2. e\n", "<ol>\n<li>a\nb [c\nd</li>\n<li>e</li>\n</ol>\n"),
     ("1. a\n\n       x\n   b [c\n d\n2. e\n", "<ol>\n<li>\n<p>a</p>\n<pre><code>x\n"
      "</code></pre>\n<p>b [c\nd</p>\n</li>\n<li>\n<p>e</p>\n</li>\n</ol>\n"),
-    # (A paragraph's first line is the one under a rule or heading, not an
-    # item's line above those.)
-    ("1. a\n   b\n---\nc *x\n2. d",
-     "<ol>\n<li>a\nb</li>\n</ol>\n<hr />\n<p>c <em>x\n2. d</em></p>\n"),
     # An empty item with a blank line under it has ended (an item starts with
     # at most one blank line): what follows four columns in is code.
     ("-\n\n    *b", "<ul>\n<li></li>\n</ul>\n<pre><code>*b\n</code></pre>\n"),
