@@ -59,6 +59,14 @@ def after_list_marker(line: str, i: int) -> int:
     return skip_blanks(line, m)
 
 
+def is_blank_in_quote(line: str) -> bool:
+    """Quote marks and nothing after them (`>`, `> >`): a blank line inside a
+    quote, which ends its paragraph and is never a lazy line (`> *a`, `>`,
+    `> b`: two paragraphs, the `*` closes nothing)."""
+    i = after_quotes(line)
+    return i > 0 and not line[i:].strip()
+
+
 def is_list_item(line: str) -> bool:
     i = skip_blanks(line, after_quotes(line))
     m = list_marker_end(line, i)

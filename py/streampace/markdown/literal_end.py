@@ -50,12 +50,13 @@ from streampace.markdown.line_marks import (
     after_list_marker,
     after_quotes,
     content_column,
+    is_blank_in_quote,
     is_list_item,
     is_marker_alone,
     spaces_before,
 )
 
-__all__ = ["MOST_READ_BACK", "ends_literal", "holder_column", "is_paragraph_text",
+__all__ = ["MOST_READ_BACK", "ends_literal", "holder_column", "is_code_run", "is_paragraph_text",
            "may_end_literal"]
 
 _CODE_COLUMNS = 4
@@ -91,10 +92,7 @@ def _after_empty_quote(lines: list[str], start: int, end: int) -> int:
     may be open above it: the quote line would be their content."""
     for k in range(end - 1, start - 1, -1):
         line = lines[k]
-        if ">" not in line:
-            continue
-        i = after_quotes(line)
-        if i > 0 and not line[i:].strip(" "):
+        if ">" in line and is_blank_in_quote(line):
             if any(mark in above for above in lines[start:k] for mark in _OPEN_MARKS):
                 return start
             return k + 1
@@ -246,19 +244,24 @@ def _is_code(lines: list[str], start: int, end: int) -> bool:
     are an indented code block's."""
     if start == 0:
         return False  # no blank line before them in this text
-    run = lines[start:end + 1]
-    if any("\t" in line or after_quotes(line) for line in run):
-        return False
     above = lines[start - 1]
     if not above.strip(" "):
         column = _holder_column(lines, start)
-    elif "\t" in above or run[0].lstrip(" ")[:1] == ">":
+    elif "\t" in above or lines[start].lstrip(" ")[:1] == ">":
         return False  # (markdown-it's quote takes a `>` at any indent as its next line)
     else:
         # The quote ended: the code is in what holds the quote (at the line's
         # start, the top level: no item's content starts there).
         column = _holder_column(lines, start - 1) if above[0] == " " else 0
-    return column is not None and min(map(spaces_before, run)) >= column + _CODE_COLUMNS
+    return is_code_run(lines[start:end + 1], column)
+
+
+def is_code_run(run: list[str], column: int | None) -> bool:
+    """Whether lines `run`, under a line after which no paragraph is open,
+    are an indented code block's in what holds them at content column
+    `column` (None: cannot tell): four columns past it, no tab, no quote."""
+    return (column is not None and not any("\t" in line or after_quotes(line) for line in run)
+            and min(map(spaces_before, run)) >= column + _CODE_COLUMNS)
 
 
 def _ends_in_formula(lines: list[str], start: int, end: int) -> bool:

@@ -42,12 +42,14 @@ from streampace.markdown.line_marks import (
     list_marker_end,
     spaces_before,
 )
+from streampace.markdown.line_marks import is_blank_in_quote as _blank_in_quote
 from streampace.markdown.line_marks import is_list_item as _is_list_item
 from streampace.markdown.line_marks import skip_blanks as _skip_blanks
 from streampace.markdown.literal_end import (
     MOST_READ_BACK,
     ends_literal,
     holder_column,
+    is_code_run,
     is_paragraph_text,
 )
 
@@ -71,14 +73,6 @@ def _marker_only(line: str) -> bool:
     while i < n and line[i] in _MARKER_CHARS:
         i += 1
     return i == n
-
-
-def _blank_in_quote(line: str) -> bool:
-    """Quote marks and nothing after them (`>`, `> >`): a blank line inside a
-    quote, which ends its paragraph and is never a lazy line (`> *a`, `>`,
-    `> b`: two paragraphs, the `*` closes nothing)."""
-    i = _after_quotes(line)
-    return i > 0 and not line[i:].strip()
 
 
 def _escape_exposed(line: str, shown: str, p: int) -> str:
@@ -121,8 +115,7 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     not numbered 1 cannot interrupt a paragraph where it stands in that
     paragraph's container (`*` and a backtick, then `  2)` and one: a
     paragraph, one code span). Left of that container it ends it, and starts
-    a list. Where the container cannot be told (quotes, tabs, a lazy line
-    above), False."""
+    a list. Where the container cannot be told (quotes, tabs), False."""
     line, above = lines[k], lines[k - 1]
     if "\t" in line or "\t" in above or ">" in line or ">" in above:
         return False  # (a container not read; the marker then stands past the spaces)
@@ -420,6 +413,20 @@ def _no_definition(line: str, i: int) -> bool:
     return bool(line[close + 1:].strip(" \t"))
 
 
+def _ends_in_row(para: list[str], run: int, implied: bool) -> bool:
+    """Whether the paragraph's last line is a table's row, whose last cell is
+    completed alone: the last `run` lines start with a pipe and a delimiter row
+    stands among them or right above them (the header may have no pipe
+    first), or one is `implied` under them; with no such run, a table's rows
+    stand above it (a row needs no pipe first). Else lines with pipes are a
+    paragraph's, an item's lazy lines too, and a code span or a link may run
+    across them (`- ` + backtick, then `|` + backtick)."""
+    if run:
+        return implied or any(_is_delimiter_line(para[k])
+                              for k in range(max(1, len(para) - run - 1), len(para)))
+    return _has_table(para)
+
+
 def _has_table(para: list[str]) -> bool:
     """Whether a table starts in the lines `para`: a delimiter row under a
     line with a pipe, of as many cells."""
@@ -435,11 +442,8 @@ def _code_after_definition(lines: list[str], start: int, end: int) -> bool:
     """Whether lines `start..end`, right under a whole link reference
     definition, are an indented code block's: a definition is no paragraph, so
     they are no lazy lines of one (`[x]: /u`, then `    *x`: code)."""
-    run = lines[start:end + 1]
-    if any("\t" in line or _after_quotes(line) for line in run):
-        return False
-    column = holder_column(reversed(lines[:start - 1]), spaces_before(lines[start - 1]))
-    return column is not None and min(map(spaces_before, run)) >= column + 4
+    return is_code_run(lines[start:end + 1],
+                       _holder_of(lines, start - 1, spaces_before(lines[start - 1])))
 
 
 def _cells(row: str) -> int:
@@ -749,7 +753,6 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     run = 0
     while run < len(para) and _is_table_line(para[-1 - run]):
         run += 1
-    table_row = run > 0
     if (run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
             and para[-1].strip(" |") and not _lazy_line(para, len(para) - 1, lines, start)
             and not _under_header(para, len(para)) and not _under_header(para, len(para) - 1)):
@@ -763,15 +766,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
           and not _under_header(para, len(para) - 1)):
         # A delimiter row still arriving (`|---|--`): show the header as a table.
         para[-1] = _delimiter_row(para[-2])
-    # Inline completion over the paragraph (a table row: its last cell). Lines
-    # with pipes are a table's rows only with a delimiter row among them or
-    # right above them (its header may have no pipe first) or implied under
-    # them; else they are a paragraph's, an item's lazy lines too, and a code
-    # span or a link may run across them (`- ` + backtick, then `|` + backtick).
-    # A row with no pipe first under a table's rows is one of them too.
-    if (table_row and (bool(suffix_lines) or any(
-            _is_delimiter_line(para[k]) for k in range(max(1, len(para) - run - 1), len(para))))
-            ) or (not table_row and _has_table(para)):
+    # Inline completion over the paragraph (a table row: its last cell).
+    if "|" in tail and _ends_in_row(para, run, bool(suffix_lines)):
         row = para[-1]
         cut = row.rfind("|", 0, len(row) - 1) if row.endswith("|") else row.rfind("|")
         head, region = row[:cut + 1], row[cut + 1:]
