@@ -1817,6 +1817,21 @@ def test_an_items_paragraph_state_shows_what_the_lists_own_path_shows(
     _streams_like_one_shot(text, data, 8, (_ItemParagraphs,))
 
 
+@pytest.mark.parametrize("last", [
+    "- # next item\n\n  - sub\n", "- # next item\n\n  ```\n  c\n  ```\n",
+    "- ## h\n\n      code\n", "- next item\n  ===\n\n  1. sub\n"])
+def test_a_last_item_turns_its_list_loose_with_no_paragraph_of_its_own(last: str) -> None:
+    """A last item whose blocks a blank line splits makes the list loose though
+    none of them is a paragraph to show it (a heading, code, a nested list): the
+    earlier items' paragraphs show as `p` while it streams (they showed bare,
+    the list state's tight display, once the line after the blank one completed)."""
+    text = "- x\n" * 40 + last
+    _same_at_every_cut(MarkdownStream(parser=PARSER), _FullEveryTime(parser=PARSER), text,
+                       list(range(1, len(text))))
+    _same_at_every_cut(_LateOpen(parser=PARSER), _FullEveryTime(parser=PARSER),
+                       "- first *item* words\n" + last, [])
+
+
 @pytest.mark.parametrize("text", [
     "# h\n `",                                             # a lone backtick: no empty <p>
     "Some `code span\n- n",                                 # the paragraph ends: nothing closed

@@ -577,6 +577,9 @@ class OpenList:
         self.head: Node | None = None       # their list node
         self.loose = False
         self.item: list[str] = []           # the last item's complete lines
+        # Whether a blank line stands among them after the first (only then
+        # can the item make the list loose with no paragraph to show it).
+        self._item_blank = False
         # The last parsed display, when plain words may grow its last text node
         # (joins._plain_append_state): (the partial line then, the nodes shown,
         # the trailing blanks not shown yet).
@@ -629,6 +632,7 @@ class OpenList:
                 attrs, items, self.loose = self._probe(src)
                 self.head = (self.tag, attrs, tuple(items))
         self.item = lines[last:]
+        self._item_blank = any(not line.strip(" \t") for line in self.item[1:])
 
     def _shown_head(self, src: str,
                     shown: tuple[tuple[str, Node | None], ...]) -> Node | None:
@@ -915,10 +919,13 @@ class OpenList:
                     self._para, self._para_ended = None, False
                     self._nested, self._nested_tried = None, 0
                     self._open_end, self._end_tried, self._fence_scan = None, 0, None
+                    self._item_blank = False
             except ValueError:
                 return False
             if self._para is not None and not self._para.feed_line(line):
                 self._para, self._para_ended = None, True
+            if self.item and not line.strip(" \t"):
+                self._item_blank = True
             self.item.append(line)
             if self._nested is not None and not self._nested.feed_line(line):
                 self._nested = None  # (looked for again from the next line on)
@@ -1008,6 +1015,11 @@ class OpenList:
             # the next item (at column 0 it can be nothing else in this list):
             # so those lines are one `li`, in a tight list, as `_probe` renders it.
             self._shown_item = (nodes[0][1], nodes[0][2][0])
+        if (self.head is not None and not self.loose and self._item_blank
+                and _looseness(nodes[0]) is None and self._items(shown, False) is None):
+            # Blocks split by a blank line that none shows as loose (headings,
+            # code, nested lists): the dummy before them tells the list turns.
+            return None  # turning loose: the general path shows it, once
         # With no earlier items the parse is the whole list's, loose or not.
         if self.head is not None and _loose(nodes[0]) != self.loose:
             if self.loose:
