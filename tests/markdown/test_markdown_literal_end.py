@@ -43,6 +43,20 @@ from .test_markdown_streaming import PARSER
     ("- a\n  >\n      x *y", "- a\n  >\n      x *y"),
     ("- a\n  >\n    x *y", "- a\n  >\n    x *y*"),
     ("> a\n    x *y", "> a\n    x *y*"),
+    # Code inside a quote: on its first line, under its empty line, nested, in an
+    # item; not where the quote's paragraph or an item in it takes the line, nor
+    # under a line without quote marks (a lazy one may keep a paragraph open).
+    (">     *x", ">     *x"),
+    ("> a\n>\n>     *x [y", "> a\n>\n>     *x [y"),
+    ("p\n\n> >     `c", "p\n\n> >     `c"),
+    ("> > a\n> >\n> >     _y", "> > a\n> >\n> >     _y"),
+    ("- a\n\n  >     *x", "- a\n\n  >     *x"),
+    ("> a\nb\n>\n>     *x", "> a\nb\n>\n>     *x"),
+    ("> > a\n>\n>     *x", "> > a\n>\n>     *x"),
+    ("> a\n>     *x", "> a\n>     *x*"),
+    ("> - a\n>\n>     *x", "> - a\n>\n>     *x*"),
+    ("> - a\nb\n>\n>     *x", "> - a\nb\n>\n>     *x*"),
+    ("> > - a\n> b\n> >\n> >     *x", "> > - a\n> b\n> >\n> >     *x*"),
     # A fence its item's end closed: its lines are not text to complete (no
     # table delimiter implied under a code line), the next item's text is.
     ("- a\n  ```\n  | a | b |\n-", "- a\n  ```\n  | a | b |\n"),
@@ -88,9 +102,10 @@ def test_a_fence_in_a_list_item_ends_with_its_item(text: str, inside: bool) -> N
 
 
 def _last_leaf(nodes: list[Node]) -> Node | None:
-    """The block the rendered text ends in, inside its lists and items."""
+    """The block the rendered text ends in, inside its lists, items and quotes."""
     node = nodes[-1] if nodes else None
-    while node is not None and not isinstance(node, str) and node[0] in ("ul", "ol", "li"):
+    while node is not None and not isinstance(node, str) and node[0] in (
+            "ul", "ol", "li", "blockquote"):
         node = node[2][-1] if node[2] else None
     return node
 
@@ -101,7 +116,10 @@ PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nes
           "W$$\n", "W\\[\n", "W\\]\n", "Wx^* + [a\n", "  - sub\n", "      deeper `y\n",
           "text at column 0\n", "W- sub item\n", "        eight\n", "W    $$\n", "   three\n",
           "W2. two\n", "-\n", "W```\n", "# heading\n", "  a\tb\n", "W>\n", ">\n", "W> q\n",
-          "> >\n", "lazy *x\n", "_y\n", "W# h\n"]
+          "> >\n", "lazy *x\n", "_y\n", "W# h\n",
+          # Quote lines: code in them, a list and text in them, nested.
+          ">     q *c\n", "W>     q `d\n", "> - it\n", "> >     deep\n", "W> text\n", "> > t\n",
+          "> > - i\n", "lazy\n"]
 
 
 @settings(max_examples=400, deadline=None)

@@ -18,6 +18,7 @@ Read from the text, by the parser's block rules for these lines:
   they cannot be a paragraph's continuation; so does a quote's line with
   nothing after its marks (`>`), which such a line ends (the code is then in
   what holds the quote), unless a formula or fence may be open above it.
+  Code inside a quote (`>     x`) is read apart, in `quoted_code`.
 - A display formula: a line of only `$$` or `\\[`, less than four columns past
   its container's content column, opens one (it may interrupt a paragraph),
   and no line since closes it; a blank line, or a line left of the container's
@@ -55,6 +56,7 @@ from streampace.markdown.line_marks import (
     is_marker_alone,
     spaces_before,
 )
+from streampace.markdown.quoted_code import ends_in_quoted_code, may_end_in_quoted_code
 
 __all__ = ["MOST_READ_BACK", "ends_literal", "holder_column", "is_code_run", "is_paragraph_text",
            "may_end_literal"]
@@ -81,7 +83,8 @@ def ends_literal(tail: str, lines: list[str]) -> bool:
         start -= 1
     if code:
         start = _after_empty_quote(lines, start, end)
-    return (code and _is_code(lines, start, end)) or _ends_in_formula(lines, start, end)
+    return ((code and _is_code(lines, start, end)) or _ends_in_formula(lines, start, end)
+            or ends_in_quoted_code(lines, start, end))
 
 
 def _after_empty_quote(lines: list[str], start: int, end: int) -> int:
@@ -106,7 +109,8 @@ def may_end_literal(tail: str, last_line: str) -> bool:
     """The cheap half of `ends_literal`, from the last non-blank line alone: False
     when it is not indented as code and `tail` holds no formula mark -- then no
     line before it can make the end literal, and a caller need not gather them."""
-    return spaces_before(last_line) >= _CODE_COLUMNS or _may_hold_formula(tail)
+    return (spaces_before(last_line) >= _CODE_COLUMNS or _may_hold_formula(tail)
+            or (">" in last_line and may_end_in_quoted_code(last_line)))
 
 
 def _may_hold_formula(tail: str) -> bool:
