@@ -638,6 +638,15 @@ def test_open_link_is_closed_only_while_it_can_be_one(src: str, html: str) -> No
     ("| a |\n|-|\n| x\nc *d", "<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n"
      "<tbody>\n<tr>\n<td>x</td>\n</tr>\n<tr>\n<td>c <em>d</em></td>\n</tr>\n</tbody>\n"
      "</table>\n"),
+    # A line with a pipe first under a table's rows whose delimiter row has no
+    # pipe (the header on an item's line): a row, no delimiter row implied under
+    # it (a `---` row showed).
+    ("- |)\n  -:\n  --\n  |x", '<ul>\n<li>\n<table>\n<thead>\n<tr>\n<th align="right">)</th>\n'
+     '</tr>\n</thead>\n<tbody>\n<tr>\n<td align="right">--</td>\n</tr>\n<tr>\n'
+     '<td align="right">x</td>\n</tr>\n</tbody>\n</table>\n</li>\n</ul>\n'),
+    ("- |a|b\n  -|-\n  --|--\n  |x|y", "<ul>\n<li>\n<table>\n<thead>\n<tr>\n<th>a</th>\n"
+     "<th>b</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td>--</td>\n<td>--</td>\n</tr>\n<tr>\n"
+     "<td>x</td>\n<td>y</td>\n</tr>\n</tbody>\n</table>\n</li>\n</ul>\n"),
 ])
 def test_lines_with_pipes_are_a_table_only_under_a_delimiter_row(src: str, html: str) -> None:
     stream = MarkdownStream(parser=PARSER)

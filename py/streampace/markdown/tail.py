@@ -429,12 +429,14 @@ def _ends_in_row(para: list[str], run: int, implied: bool) -> bool:
 
 def _has_table(para: list[str]) -> bool:
     """Whether a table starts in the lines `para`: a delimiter row under a
-    line with a pipe, of as many cells."""
+    line with a pipe, of as many cells (the first line's counted after its
+    block prefix: a header on an item's marker line)."""
     for k in range(1, len(para)):
         line = para[k]
-        if ("-" in line and not line.strip(" \t|:-") and "|" in para[k - 1]
-                and _cells(para[k - 1]) == _cells(line)):
-            return True
+        if "-" in line and not line.strip(" \t|:-") and "|" in para[k - 1]:
+            above = para[k - 1]
+            if _cells(above[_prefix_end(above):] if k == 1 else above) == _cells(line):
+                return True
     return False
 
 
@@ -755,7 +757,9 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         run += 1
     if (run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
             and para[-1].strip(" |") and not _lazy_line(para, len(para) - 1, lines, start)
-            and not _under_header(para, len(para)) and not _under_header(para, len(para) - 1)):
+            and not _under_header(para, len(para)) and not _under_header(para, len(para) - 1)
+            and not (len(para) > 2 and _has_table(para[:-1]))):
+        # (Under a table's rows the line is one more: `| a`, `-:`, `--`, `| b`.)
         header = para[-1]
         if not header.rstrip().endswith("|"):
             header = header.rstrip() + " |"
