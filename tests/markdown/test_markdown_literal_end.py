@@ -57,6 +57,12 @@ from .test_markdown_streaming import PARSER
     ("> - a\n>\n>     *x", "> - a\n>\n>     *x*"),
     ("> - a\nb\n>\n>     *x", "> - a\nb\n>\n>     *x*"),
     ("> > - a\n> b\n> >\n> >     *x", "> > - a\n> b\n> >\n> >     *x*"),
+    # Two markers on one line: a line reaching the inner item's content column
+    # is the inner item's (its paragraph six columns in, its code eight in);
+    # a lazy line under it continues that paragraph (no table header implied).
+    ("- - c\n\n      *x", "- - c\n\n      *x*"),
+    ("- - c\n\n        *x", "- - c\n\n        *x"),
+    ("- - c\n\n    :\n  |x", "- - c\n\n    :\n  |x"),
     # A fence its item's end closed: its lines are not text to complete (no
     # table delimiter implied under a code line), the next item's text is.
     ("- a\n  ```\n  | a | b |\n-", "- a\n  ```\n  | a | b |\n"),
@@ -119,7 +125,9 @@ PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nes
           "> >\n", "lazy *x\n", "_y\n", "W# h\n",
           # Quote lines: code in them, a list and text in them, nested.
           ">     q *c\n", "W>     q `d\n", "> - it\n", "> >     deep\n", "W> text\n", "> > t\n",
-          "> > - i\n", "lazy\n"]
+          "> > - i\n", "lazy\n",
+          # Two markers on one line: the inner item holds what reaches its column.
+          "- - two\n", "W- - in\n", "W      six\n"]
 
 
 @settings(max_examples=400, deadline=None)

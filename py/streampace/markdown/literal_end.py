@@ -25,7 +25,8 @@ Read from the text, by the parser's block rules for these lines:
   column, ends it.
 
 The holding item is found by reading back from the block (`holder_column`):
-the nearest list item whose content column the block's line reaches, with no
+the nearest list item whose content column the block's line reaches (of
+several markers on one line, `- - c`, the innermost it reaches), with no
 line between them left of that column, and itself an item (its marker less
 than four columns past what holds it, read on back; not a numbered or empty
 item right under text, which cannot interrupt a paragraph). A text line left
@@ -158,7 +159,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
         spaces = spaces_before(line)
         if k >= MOST_READ_BACK or line[spaces:spaces + 1] == "\t" or after_quotes(line):
             return None  # (a tab in its indentation, a quote: not read)
-        column = content_column(line)
+        column = _holding_item(line, indent)
         text = bool(line.strip(" "))
         if lower is not None and lazy is None:
             lazy = text
@@ -198,6 +199,21 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
         else:
             lower, lazy, plain = spaces, None, _continues(line)
     return 0, None, len(lines)
+
+
+def _holding_item(line: str, indent: int) -> int | None:
+    """The content column of the item `line` starts that would hold a line
+    indented `indent` columns: of several markers on the line (`- - c`), the
+    innermost whose content column that line reaches (the line's first
+    marker is the one whose place in what holds it is read on back); None
+    where `line` starts no item."""
+    column = content_column(line)
+    while column is not None and column < indent:
+        inner = content_column(line[column:])
+        if inner is None or column + inner > indent:
+            break
+        column += inner
+    return column
 
 
 def _continues(line: str) -> bool:
