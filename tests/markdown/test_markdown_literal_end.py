@@ -63,6 +63,11 @@ from .test_markdown_streaming import PARSER
     ("- - c\n\n      *x", "- - c\n\n      *x*"),
     ("- - c\n\n        *x", "- - c\n\n        *x"),
     ("- - c\n\n    :\n  |x", "- - c\n\n    :\n  |x"),
+    # An item's line starting with one or two backticks or tildes (no fence)
+    # and a lazy line: the item holds the heading four columns in, which ends
+    # the paragraph whose code span it would have closed.
+    ("- `\n)\n    # c", "- `\n)\n    # c"),
+    ("- ~~\nb\n    # c *d", "- ~~\nb\n    # c *d*"),
     # A fence its item's end closed: its lines are not text to complete (no
     # table delimiter implied under a code line), the next item's text is.
     ("- a\n  ```\n  | a | b |\n-", "- a\n  ```\n  | a | b |\n"),

@@ -223,10 +223,13 @@ def _continues(line: str) -> bool:
 
 
 def is_paragraph_text(text: str) -> bool:
-    """Whether `text`, a line's content, is a paragraph's text for sure: no
-    heading, quote, fence, formula, table, HTML, rule or underline starts it."""
+    """Whether `text`, a complete line's content, is a paragraph's text for
+    sure: no heading, quote, fence, formula, table, HTML, rule or underline
+    starts it."""
     c = text[:1]
-    if not c or c in " \t#>`~$|<\\":
+    if c in "`~":
+        return not text.startswith(c * 3)  # (fewer than three open no fence)
+    if not c or c in " \t#>$|<\\":
         return False
     return c not in "-*_=+" or bool(text.replace(" ", "").strip(c))
 
