@@ -52,6 +52,7 @@ from streampace.markdown.joins import (
     ends_with_blank_line,
     may_take_plain,
 )
+from streampace.markdown.line_marks import after_list_marker
 from streampace.markdown.literal_end import MOST_READ_BACK as _MOST_READ_BACK
 from streampace.markdown.literal_end import ends_literal, may_end_literal
 from streampace.markdown.parser import Parser
@@ -531,6 +532,17 @@ _MAY_START_ITEM = frozenset(" \t-+*[0123456789") | {""}
 _TIGHT_DUMMY = ("x",)
 
 
+def _opens_quote(line: str, start: int) -> bool:
+    """Whether `line`'s text, after its blanks from `start` and any list
+    markers, starts with a quote marker."""
+    at = start
+    while True:
+        after = after_list_marker(line, at)
+        if after == at:
+            return line[at:at + 1] == ">"
+        at = after
+
+
 class OpenList:
     """A top-level list (its first marker at column 0 to 3) while it streams.
 
@@ -658,12 +670,15 @@ class OpenList:
         whose content column would move by less than the lines after it); a
         line indented 4 or more but not to the last item's content column
         `width` (seen dedented; None: unknown), for which CommonMark's 4-space
-        rule holds at its own column, not at the list's."""
+        rule holds at its own column, not at the list's; a quote's line (its
+        lazy lines keep their leading spaces, which a code span running into
+        them shows: dropped, it would show fewer)."""
         if not self.indent:
             return line
         spaces = len(line) - len(line.lstrip(" "))
         if "\t" in line or (spaces < self.indent and _ITEM.match(line)) or (
-                spaces >= 4 and (width is None or spaces < width + self.indent)):
+                spaces >= 4 and (width is None or spaces < width + self.indent)) or (
+                ">" in line and _opens_quote(line, spaces)):
             return None
         return line[min(self.indent, spaces):]
 
