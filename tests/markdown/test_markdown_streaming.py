@@ -2043,10 +2043,9 @@ def test_a_fence_reached_by_the_block_parse_is_final_only_at_its_closing_line(te
 # Lines of a list whose items hold nested lists: nested items at the item's
 # content column and past it, other markers and delimiters, an ordered list
 # not starting at 1 (no interruption of the item's paragraph), what ends a
-# nested list inside its item, lazy lines, blank lines, tabs, definitions.
-# (No table rows: where a row follows a table's last row, the general path's
-# display implies a delimiter row after it again, shown as a row of `---`;
-# found by these pieces, in a table after a list, and left for later. No
+# nested list inside its item, lazy lines, blank lines, tabs, definitions,
+# table rows (once left out: a row after a table's last row had a delimiter
+# row implied under it again, shown as a row of `---`). (No
 # fences: after a fence an earlier item left open, the general path's
 # display reads later items as code, `display_source` not seeing that the item
 # closed the fence, and leaves open constructs in them as they are (a trailing
@@ -2063,6 +2062,7 @@ NESTED_PIECES = [
     "  - - -\n", "lazy at col 0\n", "\n",
     "      code\n", "\t- tab\n", "   - three\n", "  - words, more words; and", " more? yes\n",
     "  > q\n", "  [r]: /u\n", "  w [r] x\n", "  <div>\n", "  1. \n", "  - *open em\n",
+    "  | a | b |\n", "  |---|---|\n", "  | c | *d |\n",
 ]
 
 
