@@ -551,6 +551,14 @@ def shown(src: str) -> str:
     (" ```\n    ```\n|x", "<pre><code>   ```\n|x</code></pre>\n"),  # at the top level
     ("> - :-:\n  ```\n1. ```\n|-|-|\n", "<blockquote>\n<ul>\n<li>:-:</li>\n</ul>\n"
                                      "</blockquote>\n<pre><code>1. ```\n|-|-|\n</code></pre>\n"),
+    # A marker alone left of the paragraph's container is an item (a sibling's):
+    # the paragraph ends above it (an opener in it showed closed after the `-`).
+    ("- a\n  - *b\n  -\n", "<ul>\n<li>a<ul>\n<li>*b</li>\n<li></li>\n</ul>\n</li>\n</ul>\n"),
+    # In the container, `-` or `=` under the paragraph is its setext underline:
+    # the closers go on the heading's text (it showed as one paragraph with the
+    # `-` in the emphasis); left of the container `=` is a lazy line's text.
+    ("- *a\n  -\n", "<ul>\n<li>\n<h2><em>a</em></h2>\n</li>\n</ul>\n"),
+    ("- *a\n=\n", "<ul>\n<li><em>a\n=</em></li>\n</ul>\n"),
 ])
 def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html
@@ -2051,10 +2059,11 @@ def test_a_fence_reached_by_the_block_parse_is_final_only_at_its_closing_line(te
 # closed the fence, and leaves open constructs in them as they are (a trailing
 # backtick shown, a table row's implied delimiter row not added) where the
 # list's state, parsing the last item alone, holds them back; a fault found by
-# these pieces and left for later. Nor a bare marker line, `  -`: after an
-# item's paragraph with an open `*` the general path shows it as the text `-`
-# inside the emphasis it closes, the list's state as an empty item; also found
-# by these pieces, in a list not nested, and left for later.)
+# these pieces and left for later. Nor a bare marker line, `  -`: left of the
+# paragraph's container it is an empty sibling item, which ends the paragraph;
+# under lazy lines that a table row's pipes start, the general path's display
+# cannot tell that container and closes the paragraph's `*` after them, where
+# the list's state leaves it open; found by these pieces, left for later.)
 NESTED_PIECES = [
     "- item with **bold**, [a link](/x) and `code`\n", "1. first *step*\n", "2. second\n",
     "  - sub with *em*\n", "  1. one\n", "  2. two\n", "  2) other delim\n", "  * star sub\n",

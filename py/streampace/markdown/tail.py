@@ -134,6 +134,40 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     return column is not None and i >= column
 
 
+def _is_underline(lines: list[str], k: int) -> bool:
+    """Whether complete line `k`, under a paragraph's line, is its setext
+    underline (`*a`, `-`: a heading): `=` or `-` alone, in the paragraph's
+    container and less than four columns past its content column (left of
+    it, `=` is a lazy line's text and `-` an item). False where the container
+    cannot be told."""
+    line = lines[k]
+    mark = line.strip(" ")
+    if not mark or mark[0] not in "=-" or mark.strip(mark[0]) or "\t" in line or ">" in line:
+        return False
+    column = _paragraph_container(lines, k)
+    return column is not None and column <= spaces_before(line) < column + _CODE_INDENT
+
+
+_BARE_MARKS = ("-", "*", "+", ".", ")")  # what a list marker alone ends with
+
+
+def _starts_empty_item(lines: list[str], k: int) -> bool:
+    """Whether complete line `k`, a list marker alone, starts an item under
+    the paragraph on line `k - 1`: only left of that paragraph's container
+    (in it an empty item cannot interrupt the paragraph; left of it, a
+    sibling's or an outer list's item ends it: `- a`, `  - *b`, `  -`).
+    Where the container cannot be told, False (as text, as before)."""
+    line, above = lines[k], lines[k - 1]
+    if not is_marker_alone(line, content_column(line)) or not above.strip(" "):
+        return False
+    if "\t" in line or "\t" in above or ">" in line or ">" in above:
+        return False  # (a container not read)
+    column = content_column(above)
+    if column is None:
+        column = _paragraph_container(lines, k - 1)
+    return column is not None and spaces_before(line) < column
+
+
 def _paragraph_container(lines: list[str], k: int) -> int | None:
     """The content column of what holds the paragraph that line `k` (text, no
     item's line) is in: what holds its first line, as the lines after that
@@ -721,7 +755,9 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         if not above.strip() or (">" in above and _blank_in_quote(above)) or (
                 _is_list_item(lines[start]) and not (
                     lines[start].startswith(_CODE_PREFIX) and _too_deep_for_item(lines, start))
-                and not _continues_paragraph(lines, start)):
+                and not _continues_paragraph(lines, start)) or (
+                start < len(lines) - 1 and lines[start].rstrip(" ")[-1:] in _BARE_MARKS
+                and _starts_empty_item(lines, start)):
             break
         start -= 1
     start = _after_code(lines, _quote_start(lines, start, end), end)
@@ -749,6 +785,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     if found is not None and not _no_definition(lines[start], found.end()):
         # A link reference definition being written: it will not show at all.
         return "\n".join(lines[:start])
+    if end > start and end < len(lines) - 1 and _is_underline(lines, end):
+        end -= 1  # (the closers go on the heading's text, above its underline)
     para = lines[start:end + 1]
     suffix_lines: list[str] = []
     # A table header whose delimiter row has not arrived: imply one.
