@@ -7,8 +7,11 @@ quantifier), and this text is untrusted.
 
 from __future__ import annotations
 
-__all__ = ["after_list_marker", "after_quotes", "content_column", "is_list_item",
-           "list_marker_end", "skip_blanks", "spaces_before"]
+__all__ = ["MOST_READ_BACK", "after_list_marker", "after_quotes", "content_column",
+           "is_list_item", "item_column", "list_marker_end", "quote_marks", "skip_blanks",
+           "spaces_before"]
+
+MOST_READ_BACK = 200  # lines a reading goes back over for what holds a line; past them: cannot tell
 
 
 def after_quotes(line: str, i: int = 0) -> int:
@@ -24,6 +27,12 @@ def after_quotes(line: str, i: int = 0) -> int:
         if j < n and line[j] == " ":
             j += 1
         i = j
+
+
+def quote_marks(line: str) -> tuple[int, int]:
+    """How many quote markers `line` starts with, and where its text starts."""
+    at = after_quotes(line)
+    return line.count(">", 0, at), at
 
 
 def spaces_before(line: str) -> int:
@@ -93,3 +102,16 @@ def content_column(line: str) -> int | None:
         return None
     text = marker + spaces_before(line[marker:])
     return marker + 1 if text - marker > 4 or text == len(line) else text
+
+
+def item_column(line: str, reach: int | None = None) -> int | None:
+    """The content column of the innermost list item `line` starts (`- - c`:
+    4) whose column is at most `reach` (None: any), or of its first item when
+    none is; None when it starts none."""
+    column = content_column(line)
+    while column is not None and (reach is None or column < reach):
+        inner = content_column(line[column:])
+        if inner is None or (reach is not None and column + inner > reach):
+            break
+        column += inner
+    return column

@@ -49,12 +49,14 @@ from collections.abc import Iterable
 from itertools import islice
 
 from streampace.markdown.line_marks import (
+    MOST_READ_BACK,
     after_list_marker,
     after_quotes,
     content_column,
     is_blank_in_quote,
     is_list_item,
     is_marker_alone,
+    item_column,
     spaces_before,
 )
 from streampace.markdown.quoted_code import ends_in_quoted_code, may_end_in_quoted_code
@@ -101,9 +103,6 @@ def _after_empty_quote(lines: list[str], start: int, end: int) -> int:
                 return start
             return k + 1
     return start
-
-
-MOST_READ_BACK = 200  # lines read back for the holding item; past them: cannot tell
 
 
 def may_end_literal(tail: str, last_line: str) -> bool:
@@ -159,7 +158,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
         spaces = spaces_before(line)
         if k >= MOST_READ_BACK or line[spaces:spaces + 1] == "\t" or after_quotes(line):
             return None  # (a tab in its indentation, a quote: not read)
-        column = _holding_item(line, indent)
+        column = item_column(line, indent)
         text = bool(line.strip(" "))
         if lower is not None and lazy is None:
             lazy = text
@@ -199,21 +198,6 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
         else:
             lower, lazy, plain = spaces, None, _continues(line)
     return 0, None, len(lines)
-
-
-def _holding_item(line: str, indent: int) -> int | None:
-    """The content column of the item `line` starts that would hold a line
-    indented `indent` columns: of several markers on the line (`- - c`), the
-    innermost whose content column that line reaches (the line's first
-    marker is the one whose place in what holds it is read on back); None
-    where `line` starts no item."""
-    column = content_column(line)
-    while column is not None and column < indent:
-        inner = content_column(line[column:])
-        if inner is None or column + inner > indent:
-            break
-        column += inner
-    return column
 
 
 def _continues(line: str) -> bool:

@@ -16,18 +16,17 @@ as its text).
 
 from __future__ import annotations
 
-from streampace.markdown.line_marks import after_quotes, list_marker_end, spaces_before
+from streampace.markdown.line_marks import (
+    MOST_READ_BACK,
+    after_quotes,
+    content_column,
+    quote_marks,
+    spaces_before,
+)
 
 __all__ = ["ends_in_quoted_code", "may_end_in_quoted_code"]
 
 _CODE_COLUMNS = 4
-_MOST_READ_BACK = 200  # quote lines read back for a list item; past them: cannot tell
-
-
-def _quote_marks(line: str) -> tuple[int, int]:
-    """How many quote markers `line` starts with, and where its text starts."""
-    at = after_quotes(line)
-    return line.count(">", 0, at), at
 
 
 def _is_code_line(line: str, depth: int, at: int) -> bool:
@@ -42,7 +41,7 @@ def may_end_in_quoted_code(line: str) -> bool:
     """The cheap half: whether the last non-blank line is a quote's code line."""
     if ">" not in line:
         return False
-    depth, at = _quote_marks(line)
+    depth, at = quote_marks(line)
     return _is_code_line(line, depth, at)
 
 
@@ -50,12 +49,12 @@ def ends_in_quoted_code(lines: list[str], start: int, end: int) -> bool:
     """Whether `lines[end]` is indented code in a quote, lines `start..end`
     having no blank line among them (`start`: after a blank line, or the text's
     first line, which a caller's text starts a block with)."""
-    depth, at = _quote_marks(lines[end])
+    depth, at = quote_marks(lines[end])
     if not _is_code_line(lines[end], depth, at):
         return False
     for k in range(end - 1, start - 1, -1):
         line = lines[k]
-        marks, at = _quote_marks(line)
+        marks, at = quote_marks(line)
         if marks != depth or "\t" in line:
             return False
         if not line[at:].strip(" "):
@@ -76,10 +75,8 @@ def _no_item_above(lines: list[str], k: int) -> bool:
         line = lines[j]
         if not line.strip(" "):
             return True
-        if k - j > _MOST_READ_BACK or "\t" in line:
+        if k - j > MOST_READ_BACK or "\t" in line:
             return False
-        text = line[after_quotes(line):].lstrip(" ")
-        marker = list_marker_end(text, 0)
-        if marker >= 0 and text[marker:marker + 1] in ("", " "):
+        if content_column(line[after_quotes(line):].lstrip(" ")) is not None:
             return False  # (an item, or its marker alone)
     return spaces_before(lines[0]) == 0

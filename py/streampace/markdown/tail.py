@@ -39,7 +39,9 @@ from streampace.markdown.line_marks import after_quotes as _after_quotes
 from streampace.markdown.line_marks import (
     content_column,
     is_marker_alone,
+    item_column,
     list_marker_end,
+    quote_marks,
     spaces_before,
 )
 from streampace.markdown.line_marks import is_blank_in_quote as _blank_in_quote
@@ -115,8 +117,12 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     not numbered 1 cannot interrupt a paragraph where it stands in that
     paragraph's container (`*` and a backtick, then `  2)` and one: a
     paragraph, one code span). Left of that container it ends it, and starts
-    a list. Where the container cannot be told (quotes, tabs), False."""
+    a list. Where the container cannot be told (quotes, tabs), False. A
+    marker four columns or more past what holds it starts no item at all
+    (`_too_deep_for_item`): True."""
     line, above = lines[k], lines[k - 1]
+    if line.startswith(_CODE_PREFIX) and _too_deep_for_item(lines, k):
+        return True
     if "\t" in line or "\t" in above or ">" in line or ">" in above:
         return False  # (a container not read; the marker then stands past the spaces)
     i = len(line) - len(line.lstrip(" "))
@@ -491,10 +497,6 @@ def _cells(row: str) -> int:
     return len(re.split(r"(?<!\\)\|", body))
 
 
-def _quote_depth(line: str) -> int:
-    return line.count(">", 0, _after_quotes(line))
-
-
 def _quote_start(lines: list[str], start: int, end: int) -> int:
     """Where the last paragraph of `lines[start:end + 1]` starts once quotes
     are read: a line quoted deeper than every line above it starts a quote,
@@ -504,7 +506,7 @@ def _quote_start(lines: list[str], start: int, end: int) -> int:
     for k in range(start, end + 1):
         line = lines[k]
         # (most lines: no quote marks, no four blanks; no call further)
-        depth = _quote_depth(line) if not line.startswith(_CODE_PREFIX) else (
+        depth = quote_marks(line)[0] if not line.startswith(_CODE_PREFIX) else (
             _held_quote_depth(lines, k))
         if depth > deepest:
             start, deepest = k, depth
@@ -516,7 +518,7 @@ def _held_quote_depth(lines: list[str], k: int) -> int:
     from the content column of the list item holding it (`* a` then `    > b`:
     one)."""
     text = _in_holder(lines, k, ">")
-    return 0 if text is None else _quote_depth(text)
+    return 0 if text is None else quote_marks(text)[0]
 
 
 def _after_code(lines: list[str], start: int, end: int) -> int:
@@ -574,7 +576,7 @@ def _after_item_code(lines: list[str], start: int, end: int) -> int:
     line = lines[start]
     if "\t" in line or _after_quotes(line):
         return start
-    column = _item_column(line)
+    column = item_column(line)
     if column is None or spaces_before(line[column:]) < _CODE_INDENT or not line[column:].strip():
         return start
     return _past_code(lines, start + 1, end, column)
@@ -628,7 +630,7 @@ def _lazy_line(para: list[str], k: int, lines: list[str], start: int) -> bool:
     first, line = para[0], para[k]
     if _after_quotes(first) > 0:
         return _after_quotes(line) == 0
-    column = _item_column(first)
+    column = item_column(first)
     if column is None and spaces_before(first) > 0:
         # (an item's later paragraph: `- x`, a blank line, `  e`)
         column = _holder_of(lines, start, spaces_before(first))
@@ -646,18 +648,6 @@ def _too_deep_for_item(lines: list[str], k: int) -> bool:
     indent = spaces_before(lines[k])
     column = _holder_of(lines, k, indent)
     return column is not None and indent - column >= _CODE_INDENT
-
-
-def _item_column(line: str) -> int | None:
-    """The content column of the innermost list item `line` starts (`- - c`:
-    4), or None when it starts none."""
-    column = content_column(line)
-    while column is not None:
-        inner = content_column(line[column:])
-        if inner is None:
-            break
-        column += inner
-    return column
 
 
 def _under_header(para: list[str], end: int) -> bool:
@@ -752,12 +742,10 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                 start += 1
             break
         above = lines[start - 1] if start else ""
-        if not above.strip() or (">" in above and _blank_in_quote(above)) or (
-                _is_list_item(lines[start]) and not (
-                    lines[start].startswith(_CODE_PREFIX) and _too_deep_for_item(lines, start))
-                and not _continues_paragraph(lines, start)) or (
-                start < len(lines) - 1 and lines[start].rstrip(" ")[-1:] in _BARE_MARKS
-                and _starts_empty_item(lines, start)):
+        if (not above.strip() or (">" in above and _blank_in_quote(above))
+                or (_is_list_item(lines[start]) and not _continues_paragraph(lines, start))
+                or (start < len(lines) - 1 and lines[start].rstrip(" ")[-1:] in _BARE_MARKS
+                    and _starts_empty_item(lines, start))):
             break
         start -= 1
     start = _after_code(lines, _quote_start(lines, start, end), end)
