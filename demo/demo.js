@@ -80,10 +80,20 @@ window.streampaceDemo = state;
 // data crosses one, so the whole chart is redrawn only then (and on a resize or
 // a colour-scheme change). Everything is in device pixels with a whole number of
 // pixels per sample, so a shift copies pixels exactly.
+// (The constants and loops here allocate nothing per frame: over a long answer a
+// literal array per call was the page's fourth-largest JS allocation.)
+const NICE = [1, 2, 2.5, 5, 10];
+
 function niceCeil(x) {
   const p = 10 ** Math.floor(Math.log10(x));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= x) return m * p;
+  for (let i = 0; i < NICE.length; i++) if (NICE[i] * p >= x) return NICE[i] * p;
   return 10 * p;
+}
+
+// `fn` once the page is idle (Safari has no requestIdleCallback: a task then).
+function whenIdle(fn) {
+  if (globalThis.requestIdleCallback) requestIdleCallback(fn, { timeout: 2000 });
+  else setTimeout(fn, 0);
 }
 
 // The largest of the last `count` values, at least `floor`.
@@ -115,6 +125,15 @@ export class Chart {
       this.colors = null;
       if (this.shown.length && !this.pending) this.schedule();
     });
+    // Read while the page is idle, before any answer: read in the first draw, in a
+    // frame whose DOM the views had just changed, they forced a style
+    // recalculation of the whole page (13 ms at 4x CPU, in one of the answer's
+    // first long frames).
+    if (canvas) {
+      whenIdle(() => {
+        if (this.colors === null) this.colors = this.readColors();
+      });
+    }
     this.scale = "";
     this.width = 0;
     this.height = 0;
@@ -140,9 +159,13 @@ export class Chart {
   }
 
   push(shown, backlog, lag) {
-    for (const [arr, v] of [[this.shown, shown], [this.backlog, backlog], [this.lag, lag]]) {
-      arr.push(v);
-      if (arr.length > this.keep) arr.shift();
+    this.shown.push(shown);
+    this.backlog.push(backlog);
+    this.lag.push(lag);
+    if (this.shown.length > this.keep) {
+      this.shown.shift();
+      this.backlog.shift();
+      this.lag.shift();
     }
     this.pushed += 1;
     if (!this.pending && this.ctx) this.schedule();
@@ -171,11 +194,15 @@ export class Chart {
     const visible = Math.ceil(W / step);
     // One sample more than fits: the lines enter from the left edge, as when shifted in.
     this.keep = Math.max(this.size, visible + 1);
-    const scales = [niceCeil(windowMax(this.shown, visible, 8)),
-                    niceCeil(windowMax(this.backlog, visible, 50)),
-                    niceCeil(windowMax(this.lag, visible, 300))];
-    if (!this.scales || scales.some((v, i) => v !== this.scales[i])) whole = true;
-    this.scales = scales;
+    const shownMax = niceCeil(windowMax(this.shown, visible, 8));
+    const backlogMax = niceCeil(windowMax(this.backlog, visible, 50));
+    const lagMax = niceCeil(windowMax(this.lag, visible, 300));
+    const old = this.scales;
+    const rescaled = !old || shownMax !== old[0] || backlogMax !== old[1] || lagMax !== old[2];
+    if (rescaled) {
+      this.scales = [shownMax, backlogMax, lagMax];
+      whole = true;
+    }
     const added = this.pushed - this.drawnAt;
     this.drawnAt = this.pushed;
     const n = this.shown.length;
@@ -196,11 +223,12 @@ export class Chart {
       this.drawSamples(Math.max(0, n - added - 1), W, H, step, dpr);
       ctx.restore();
     }
-    const scale =
-      `scales: ${scales[0]} graphemes/frame · ${scales[1]} backlog · ${scales[2]} ms lag`;
-    if (scale !== this.scale) {  // a DOM write only when the text changes
-      this.scale = scale;
-      $("chart-scale").textContent = scale;
+    if (rescaled) {  // a DOM write only when the text changes
+      const scale = `scales: ${shownMax} graphemes/frame · ${backlogMax} backlog · ${lagMax} ms lag`;
+      if (scale !== this.scale) {
+        this.scale = scale;
+        $("chart-scale").textContent = scale;
+      }
     }
   }
 
@@ -225,7 +253,7 @@ export class Chart {
   // sample earlier so that they join what is already drawn.
   drawSamples(from, W, H, step, dpr) {
     const { ctx, colors } = this;
-    const [maxShown, maxBacklog, maxLag] = this.scales;
+    const maxShown = this.scales[0], maxBacklog = this.scales[1], maxLag = this.scales[2];
     const n = this.shown.length;
     const left = (i) => W - (n - i) * step;  // sample i's column
     const first = Math.max(from, n - Math.ceil(W / step));

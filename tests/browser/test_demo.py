@@ -117,6 +117,23 @@ def test_boot_progress_is_shown_while_python_loads(driver: Any, demo: Any) -> No
     assert demo["boot_text"], "no boot progress was shown"
 
 
+_CHART_STATE_JS = """
+const done = arguments[arguments.length - 1];
+import(new URL('demo/demo.js', location.href).href).then(
+  ({ chart }) => done({ colors: chart.colors, pushed: chart.pushed }));
+"""
+
+
+def test_chart_reads_its_colours_before_the_first_answer(driver: Any, demo: Any) -> None:
+    """Read in the first draw, in a frame the views had just changed, the colours
+    forced a style recalculation of the page; they are read while it is idle."""
+    wait_for(driver, "return import(new URL('demo/demo.js', location.href).href)"
+             ".then(({ chart }) => chart.colors !== null)", 30)
+    state = driver.execute_async_script(_CHART_STATE_JS)
+    assert state["pushed"] == 0  # no answer has drawn it yet
+    assert all(state["colors"][k] for k in ("shown", "backlog", "lag")), state
+
+
 @pytest.mark.engines
 def test_static_files_boot_to_simulated_source(driver: Any, demo: Any, static_origin: str) -> None:
     booted_through_pyscript(driver, demo["urls"], static_origin)
