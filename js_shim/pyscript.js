@@ -99,8 +99,53 @@ export async function loadPyodide({ stdout, stderr, packages } = {}) {
   return pyodide;
 }
 
+// PyScript's core watches the whole document (one MutationObserver: child
+// lists, subtree, attributes) for <script type="py"> and py-* event attributes
+// being added, and runs an XPath query and two selector queries over every
+// element added. A streaming view adds elements in most frames: over the demo's
+// long answer that was ~1 400 callbacks, 0.16 ms each at 1x and 0.7 ms at 4x
+// CPU (a tenth of the frame callbacks' own Python), and ~5 MB of garbage. What
+// a view holds is ours (our element builders, sanitised attributes: never an
+// event attribute or a script), so the observers PyScript's core makes as it
+// loads are handed no record from inside a view; every other observer, made
+// then or later, is the browser's own. The global is ours only while the core
+// loads.
+const VIEW = ".sp-view";
+
+function outsideViews(records) {
+  let kept = null;
+  for (let i = 0; i < records.length; i++) {
+    const target = records[i].target;
+    const inside = target.nodeType === Node.ELEMENT_NODE && target.closest(VIEW) !== null;
+    if (inside && kept === null) kept = records.slice(0, i);
+    else if (!inside && kept !== null) kept.push(records[i]);
+  }
+  return kept === null ? records : kept;
+}
+
+function hideViewsFrom(moduleDir) {
+  const Native = globalThis.MutationObserver;
+  class ViewsHidden extends Native {
+    constructor(callback) {
+      // Only an observer made by PyScript's own code (its module on the stack)
+      // is handed the records outside views; any other gets them all.
+      const pyscripts = String(new Error().stack).includes(moduleDir);
+      super(pyscripts ? (records, observer) => {
+        const kept = outsideViews(records);
+        if (kept.length) callback(kept, observer);
+      } : callback);
+    }
+  }
+  globalThis.MutationObserver = ViewsHidden;
+  return () => {
+    if (globalThis.MutationObserver === ViewsHidden) globalThis.MutationObserver = Native;
+  };
+}
+
 // PyScript's core, pinned in package.json and vendored by scripts/setup_runtime.
+const restoreObserver = hideViewsFrom(new URL("../vendor/pyscript/", import.meta.url).href);
 const core = import("../vendor/pyscript/core.js");
+core.then(restoreObserver, restoreObserver);
 core.catch((err) => {
   console.error("streampace: PyScript's core failed to load", err);
   bootFailed(err);

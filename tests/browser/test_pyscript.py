@@ -2,6 +2,8 @@
 
 - The Python page API (streampace.browser.page) on a scripted stream: paced
   text, paced events, the view's events, a failing subscriber.
+- PyScript's document observer is handed nothing from inside a view (a
+  py-click there stays unbound), while the page's own observers hear it all.
 - The same page when the memory snapshot is missing: the ordinary boot.
 - The user's example page (examples/pyscript.html, its own one-line
   pyscript.toml) on plain static files (in-page simulation) and on
@@ -132,6 +134,51 @@ def test_page_api_hears_paced_text_then_the_events(driver: Any, pyscript_server:
     error = next(d for n, d in driver.execute_script(HEARD)["events"] if n == "error")
     assert error["where"] == "stream" and error["message"]
     assert only_own_origin(requested_urls(driver), server.origin) == []
+
+
+# A button naming a Python handler (PyScript binds py-* attributes of elements
+# added to the document), put inside the view and outside it; the outside one
+# is clicked once the observers' microtasks have run.
+_PY_CLICK_BUTTONS = """
+const done = arguments[arguments.length - 1];
+for (const [id, parent] of [["inside", document.querySelector("#answer .sp-view")],
+                            ["outside", document.body]]) {
+  const b = document.createElement("button");
+  b.id = id;
+  b.setAttribute("py-click", "clicked");
+  parent.append(b);
+}
+setTimeout(() => { document.getElementById("outside").click(); done(true); }, 0);
+"""
+_CLICKS = "return JSON.parse(window.pyHeard()).clicked.length"
+
+
+@pytest.mark.engines
+def test_pyscript_leaves_the_views_subtree_alone(driver: Any, pyscript_server: Any) -> None:
+    """PyScript's core watches the whole document for py-* attributes and
+    scripts; what a view adds is never PyScript's, so its observer is handed
+    nothing from inside a view, while any other observer still hears it all."""
+    server, switch = pyscript_server
+    switch.mode = "real"
+    sid = "observer"
+    open_api_page(driver, server, sid)
+    server.sessions.push_spaced(sid, run(sid, "m1", ["Some **text**, ", "a `code` span."]),
+                                gap_ms=40)
+    wait_for(driver, "const h = JSON.parse(window.pyHeard());"
+             " return h.events.some(e => e[0] === 'run-end')", 60)
+    # The page's observer was made while our module held the global, and heard
+    # the view's additions; the global is the browser's again.
+    assert driver.execute_script("return window.__observerAtLoad") != "MutationObserver"
+    assert driver.execute_script("return window.__addedInView") > 0
+    assert driver.execute_script("return MutationObserver.name") == "MutationObserver"
+    # PyScript binds the handler outside the view, not inside it (the two
+    # handlers would run in click order).
+    assert driver.execute_async_script(_PY_CLICK_BUTTONS) is True
+    wait_for(driver, f"{_CLICKS} >= 1", 30)
+    driver.execute_script("document.getElementById('inside').click();"
+                          " document.getElementById('outside').click();")
+    wait_for(driver, f"{_CLICKS} >= 2", 30)
+    assert driver.execute_script(HEARD)["clicked"] == ["outside", "outside"]
 
 
 def test_pyscript_page_without_a_snapshot_boots_the_ordinary_way(

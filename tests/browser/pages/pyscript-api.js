@@ -8,3 +8,16 @@ for (const name of ["streampace:message-end", "streampace:run-end", "streampace:
 // module graph (a WebDriver script's import() may get a module instance of its own).
 import { runtimeInfo } from "../../../js_shim/pyscript.js";
 window.__runtimeInfo = runtimeInfo;
+
+// An observer of the page's own, made while PyScript's core loads (this module
+// runs right after js_shim/pyscript.js, which holds the global meanwhile): it
+// must still hear what is added inside the view. The tests read both.
+window.__observerAtLoad = MutationObserver.name;
+window.__addedInView = 0;
+new MutationObserver((records) => {
+  for (const r of records) {
+    if (r.target.nodeType === Node.ELEMENT_NODE && r.target.closest(".sp-view")) {
+      window.__addedInView += r.addedNodes.length;
+    }
+  }
+}).observe(document, { childList: true, subtree: true });
