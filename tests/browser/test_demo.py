@@ -219,6 +219,50 @@ def test_chart_draws_only_new_samples_and_matches_a_whole_redraw(
     assert got["differ"] <= got["painted"] * 3 // 100, got
 
 
+# The chart class on a canvas far below the screen: samples pushed while it is
+# off the screen, then the canvas moved into view. (Each step waits for frames:
+# an IntersectionObserver reports at the next rendering.)
+_CHART_OFF_SCREEN_JS = """
+const done = arguments[arguments.length - 1];
+const frames = (n) => new Promise((go) => {
+  const step = () => (n-- > 0 ? requestAnimationFrame(step) : go());
+  step();
+});
+import(new URL('demo/demo.js', location.href).href).then(async (m) => {
+  const canvas = document.createElement('canvas');
+  canvas.style.cssText = 'position: absolute; left: 0; top: 20000px; width: 480px; height: 120px';
+  document.body.append(canvas);
+  const chart = new m.Chart(canvas, 160);
+  chart.colors = { shown: '#3366cc', backlog: '#cc6600', lag: '#aa2288' };
+  let draws = 0;
+  const draw = chart.draw.bind(chart);
+  chart.draw = (whole) => { draws++; return draw(whole); };
+  await frames(3);
+  for (let i = 0; i < 50; i++) {
+    chart.push(i % 8, i % 50, i * 5);
+    await frames(1);
+  }
+  const hidden = draws;
+  canvas.style.top = '0px';
+  await frames(4);
+  const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let painted = 0;
+  for (let i = 3; i < d.length; i += 4) if (d[i]) painted++;
+  canvas.remove();
+  done({ hidden, shown: draws, painted });
+});
+"""
+
+
+def test_chart_off_the_screen_is_drawn_once_it_shows(driver: Any, demo: Any) -> None:
+    """Off the screen (below the panes on a phone) the chart draws nothing while
+    samples come; once it shows, it is drawn with them."""
+    got = driver.execute_async_script(_CHART_OFF_SCREEN_JS)
+    assert got["hidden"] == 0, got
+    assert got["shown"] == 1, got
+    assert got["painted"] > 500, got
+
+
 def test_each_pane_is_a_layout_boundary_of_fixed_size(driver: Any, demo: Any) -> None:
     """The panes do not grow with the answer: each is contained (its text lays out
     and paints within it, not the page and the other pane) and scrolls inside,
