@@ -64,3 +64,19 @@ def test_a_flat_step_reads_as_one_and_other_threads_do_not_count() -> None:
     assert abs((late_early(s) or 0.0) - 1.0) < 1e-9
     for v, n in zip(s["ms"]["Paint"], s["frames"], strict=True):
         assert abs(v / n - 2.0) < 1e-9  # neither the boot's Paint nor the raster thread's
+
+
+def test_a_step_nested_in_one_of_its_own_counts_once() -> None:
+    """Blink nests a scroller's Paint in the document's: the outer one's time
+    holds the inner one's."""
+    events = _events(lambda _t: 2000)
+    for e in list(events):
+        if e["name"] == "Paint" and e.get("tid") == 7 and e["dur"] == 2000:
+            events.append({**MAIN, "name": "Paint", "ph": "X", "ts": e["ts"] + 500,
+                           "dur": 1200, "tdur": 1200})
+            # A later Paint of the same frame, after the first: counted.
+            events.append({**MAIN, "name": "Paint", "ph": "X", "ts": e["ts"] + 2500,
+                           "dur": 300, "tdur": 300})
+    s = summarise(events, _trace(), LEAD)
+    for v, n in zip(s["ms"]["Paint"], s["frames"], strict=True):
+        assert abs(v / n - 2.3) < 1e-9
