@@ -136,7 +136,6 @@ export class Chart {
         if (this.colors === null) this.colors = this.readColors();
       });
     }
-    this.scale = "";
     this.width = 0;
     this.height = 0;
     if (canvas) {
@@ -235,12 +234,9 @@ export class Chart {
       this.drawSamples(Math.max(0, n - added - 1), W, H, step, dpr);
       ctx.restore();
     }
-    if (rescaled) {  // a DOM write only when the text changes
-      const scale = `scales: ${shownMax} graphemes/frame · ${backlogMax} backlog · ${lagMax} ms lag`;
-      if (scale !== this.scale) {
-        this.scale = scale;
-        $("chart-scale").textContent = scale;
-      }
+    if (rescaled) {  // the legend's text changes with the scales, and only then
+      $("chart-scale").textContent =
+        `scales: ${shownMax} graphemes/frame · ${backlogMax} backlog · ${lagMax} ms lag`;
     }
   }
 
