@@ -10,9 +10,12 @@ from streampace.markdown import MarkdownStream
 
 from .test_markdown_streaming import (
     _NO_MARKUP,
+    PARSER,
     _EagerOpen,
+    _FullEveryTime,
     _LateOpen,
     _same_as_full_at_drawn_cuts,
+    _same_at_every_cut,
     _streams_like_one_shot,
     _unparsed_from_a_third_on,
 )
@@ -61,6 +64,19 @@ def test_items_ending_in_code_or_a_formula_show_what_a_full_render_shows(
     _same_as_full_at_drawn_cuts(_EagerOpen, text, data, 10)
     _same_as_full_at_drawn_cuts(MarkdownStream, "Intro.\n\n" + text, data, 10)
     _streams_like_one_shot(text, data, 8, (_LateOpen, _EagerOpen, MarkdownStream))
+
+
+def test_code_after_a_formula_with_an_item_like_line_shows_as_code_at_every_cut() -> None:
+    # Drawn by the property above: after the item's formula (a line in it
+    # that reads as a nested item, one at the item's column under it) and a
+    # blank line, the general path could not tell what held the code line
+    # and completed its backtick (`x = `+"`a`"), which the item's own state
+    # shows as it is.
+    text = ("- run this with `code` and *care*:\n  $$\n      x = `a` + **b** + [c](/d)\n"
+            "      - not an item\n  f(x) = [a, b\n  \n      x = `a` + **b** + [c](/d)\n")
+    for kind in (_LateOpen, _EagerOpen, MarkdownStream):
+        for cut in range(len(text) + 1):
+            _same_at_every_cut(kind(parser=PARSER), _FullEveryTime(parser=PARSER), text, [cut])
 
 
 @pytest.mark.parametrize("size", [5, 13, 29])

@@ -72,6 +72,14 @@ from .test_markdown_streaming import PARSER
     # table delimiter implied under a code line), the next item's text is.
     ("- a\n  ```\n  | a | b |\n-", "- a\n  ```\n  | a | b |\n"),
     ("- a\n  ```\n  x *y\n- b *c", "- a\n  ```\n  x *y\n- b *c*"),
+    # An item's line inside a formula (a mark above it: it may be the formula's
+    # or an item with lazy lines) is read both ways: where the two agree on
+    # what holds the line after the blank (`- a`, whose code it is), the line
+    # is code; where they do not (`  - b` would hold it as its paragraph),
+    # the display cannot tell and completes it, as before.
+    ("- a\n  $$\n      - b\n  f(x) = [c\n  \n      x = `y", "- a\n  $$\n      - b\n"
+     "  f(x) = [c\n  \n      x = `y"),
+    ("- a\n  $$\n  - b\n  c\n\n      x = `y", "- a\n  $$\n  - b\n  c\n\n      x = `y`"),
 ])
 def test_code_and_a_formulas_source_show_as_they_are(tail: str, shown: str) -> None:
     assert display_source(tail) == shown

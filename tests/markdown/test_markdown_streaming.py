@@ -2089,6 +2089,20 @@ def test_items_ending_in_nested_lists_show_what_a_full_render_shows(
     _streams_like_one_shot(text, data, 8, (_LateOpen, _EagerOpen, MarkdownStream))
 
 
+def test_code_under_an_empty_sibling_item_ends_the_paragraph_above_it() -> None:
+    # Drawn by the test above (hypothesis): `  1.` left of the paragraph's
+    # item (`2. second`, a lazy line) is an empty sibling, which ends that
+    # paragraph; the line four columns in under it is code, and `  | a`
+    # after the code may start a table. The list's display read the code
+    # line as an item whose lazy line `| a` was (no table header implied)
+    # where the general path, holding the list final, implied the header.
+    text = ("- first *item* with `code` and [a link](/u)\n2. second\n  w [r] x\n  1. \n"
+            "    - deeper\n  | a\n")
+    for kind in (_LateOpen, _EagerOpen, MarkdownStream):
+        for cuts in ([68, 88], *([cut] for cut in range(len(text) + 1))):
+            _same_at_every_cut(kind(parser=PARSER), _FullEveryTime(parser=PARSER), text, cuts)
+
+
 def test_an_item_after_one_with_a_definition_knows_it_while_the_list_is_open() -> None:
     # Drawn by the test above (hypothesis): the general path parses an open
     # list's last item alone, and a reference defined in an earlier item

@@ -33,8 +33,10 @@ item right under text, which cannot interrupt a paragraph). A text line left
 of that column right under another line may be a lazy continuation: it
 decides nothing only if no item right of it stands above it, or if such lines
 surely continue the paragraph that starts on an item's line right above them
-(text after its marker and on each line that no block can start, no formula
-or fence mark above): that item still holds what follows. Where the reading
+(text after its marker and on each line that no block can start): that item
+still holds what follows. With a formula or fence mark above, that item's
+line may be their content, no item: the reading is done both ways, once, and
+decides where both name one holder. Where the reading
 cannot tell (such a line, a quote, a tab in a line's indentation, a fence
 line among a formula's candidates, more than 200 lines back) the answer is
 "not literal", and the display completes inline markup as before: never
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import islice
+from typing import NamedTuple
 
 from streampace.markdown.line_marks import (
     MOST_READ_BACK,
@@ -127,24 +130,49 @@ def holder_column(before: Iterable[str], indent: int) -> int | None:
     marker less than four columns past the content column of what holds it
     (else it continues a paragraph or is code), read on back the same way."""
     lines = list(islice(before, MOST_READ_BACK + 1))
-    found = _nearest_holder(lines, 0, indent)
-    if found is None:
-        return None
+    column = _holder_reading(lines, indent, {})
+    if not isinstance(column, _Fork):
+        return column
+    # An item's line that may be a formula's or a fence's content (a mark
+    # above it): read it both ways, once; where both give one holder, that is
+    # it (`- a`, `  $$`, `      - b`, `  c`, blank: the item holds what follows
+    # whether `- b` is an item whose lazy line `c` is, or the formula's).
+    as_item = _holder_reading(lines, indent, {column.line: True})
+    as_text = _holder_reading(lines, indent, {column.line: False})
+    return as_item if as_item == as_text and not isinstance(as_item, _Fork) else None
+
+
+class _Fork(NamedTuple):
+    """A reading that turns on whether line `line` is an item's line."""
+
+    line: int
+
+
+def _holder_reading(lines: list[str], indent: int, forced: dict[int, bool]
+                    ) -> int | _Fork | None:
+    """`holder_column` over `lines`, the lines of `forced` read as an item's
+    (True) or as text (False); a `_Fork` where another line decides it."""
+    found = _nearest_holder(lines, 0, indent, forced)
+    if found is None or isinstance(found, _Fork):
+        return found
     column, marker, pos = found
     while marker is not None:
-        outer = _nearest_holder(lines, pos, marker)
-        if outer is None or marker - outer[0] >= _CODE_COLUMNS:
+        outer = _nearest_holder(lines, pos, marker, forced)
+        if outer is None or isinstance(outer, _Fork):
+            return outer
+        if marker - outer[0] >= _CODE_COLUMNS:
             return None
         marker, pos = outer[1], outer[2]
     return column
 
 
-def _nearest_holder(lines: list[str], pos: int, indent: int,
-                    ) -> tuple[int, int | None, int] | None:
+def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, bool],
+                    ) -> tuple[int, int | None, int] | _Fork | None:
     """(content column, its marker's column, index of the line above it) of
     the nearest item line in `lines[pos:]` that would hold a line indented
     `indent` columns below them; (0, None, …) where none does; None where the
-    reading cannot tell."""
+    reading cannot tell; a `_Fork` where it turns on whether an item's line,
+    not in `forced`, is one or a formula's or fence's content."""
     floor = indent
     # Text lines left of `floor` end the items right of them, unless they are
     # lazy (a paragraph's continuation), as they may be right under a line
@@ -158,7 +186,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
         spaces = spaces_before(line)
         if k >= MOST_READ_BACK or line[spaces:spaces + 1] == "\t" or after_quotes(line):
             return None  # (a tab in its indentation, a quote: not read)
-        column = item_column(line, indent)
+        column = item_column(line, indent) if forced.get(k, True) else None
         text = bool(line.strip(" "))
         if lower is not None and lazy is None:
             lazy = text
@@ -168,11 +196,11 @@ def _nearest_holder(lines: list[str], pos: int, indent: int,
                 floor, lower = lower, None
         if lower is not None:
             if column is not None and column > lower:
-                if not (plain and is_paragraph_text(line[column:])) or any(
+                if not (plain and is_paragraph_text(line[column:])):
+                    return None  # (they may be lazy lines of a paragraph in this item)
+                if k not in forced and any(
                         mark in above for above in lines[k + 1:] for mark in _OPEN_MARKS):
-                    # (They may be lazy lines of a paragraph in this item; or,
-                    # a formula or fence above, the item's line may be its.)
-                    return None
+                    return _Fork(k)  # (a formula or fence above: the line may be its)
                 # They are: the item's paragraph, lazy lines and all, right
                 # under its marker's line (`1. a`, `b [`, then `    # h`).
                 lower = None
