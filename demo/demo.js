@@ -71,15 +71,18 @@ window.streampaceDemo = state;
 
 // ---- live chart: graphemes revealed per frame, backlog, display lag
 //
-// Drawn incrementally: each frame shifts what is already drawn left by the new
-// samples' width (one copy of the bitmap) and draws only the new samples. A
-// redraw of the whole history every frame (360 bars and two 360-point lines) is
-// rasterised when the frame commits: at 4x CPU it grew to 15-30 ms of the
-// frame's commit as the chart filled (python -m bench.frame_trace --page demo).
+// A strip twice as wide as its window (the canvas's parent, which clips it),
+// moved left by a CSS transform as samples come: a frame draws only its new
+// samples, at the strip's right end, and moves it (composited, no bitmap copy).
+// Once the strip's end is reached, what shows is copied to its left half, once
+// every window's width of samples. Redrawing the whole history every frame was
+// rasterised in the frame's commit (at 4x CPU 15-30 ms as the chart filled,
+// python -m bench.frame_trace --page demo); shifting the drawn bitmap left by a
+// sample instead (two copies of it a frame) still cost ~1 ms a frame at 4x.
 // The scales are "nice" numbers (1, 2, 2.5, 5 x 10^k) that only change when the
 // data crosses one, so the whole chart is redrawn only then (and on a resize or
 // a colour-scheme change). Everything is in device pixels with a whole number of
-// pixels per sample, so a shift copies pixels exactly.
+// pixels per sample, so a copy moves pixels exactly.
 // (The constants and loops here allocate nothing per frame: over a long answer a
 // literal array per call was the page's fourth-largest JS allocation.)
 const NICE = [1, 2, 2.5, 5, 10];
@@ -104,22 +107,27 @@ function windowMax(arr, count, floor) {
 }
 
 export class Chart {
+  // `canvas`: the strip, twice its parent's width in CSS (the parent is the
+  // window that shows it and clips the rest).
   constructor(canvas, size = 360) {
     this.canvas = canvas;
     this.size = size;
     this.shown = [];
     this.backlog = [];
     this.lag = [];
-    this.keep = size;  // samples kept: at least what fits the canvas's width
+    this.keep = size;  // samples kept: at least what fits the window's width
     this.pushed = 0;  // samples pushed so far
     this.drawnAt = 0;  // `pushed` when the canvas was last drawn
     this.scales = null;  // [shown, backlog, lag] the canvas is drawn with
     this.fullDraws = 0;  // whole redraws (tests, the curious)
+    this.copies = 0;  // strip ends reached: what showed copied to the left half
     this.pending = false;
-    this.inView = true;  // whether the canvas is on the screen (IntersectionObserver)
+    this.inView = true;  // whether the window is on the screen (IntersectionObserver)
     this.stale = false;  // a draw was left for when it is
     this.ctx = canvas ? canvas.getContext("2d") : null;
-    this.buffer = null;  // a canvas of the same size (shiftLeft)
+    this.buffer = null;  // a canvas for the copy at the strip's end (wrap)
+    this.end = 0;  // device pixels: the drawn samples' right edge on the strip
+    this.offset = -1;  // device pixels the strip is moved left by
     // The series' colours, read once (and again when the colour scheme changes):
     // getComputedStyle in every draw forced a style recalculation each frame.
     this.colors = null;
@@ -136,23 +144,24 @@ export class Chart {
         if (this.colors === null) this.colors = this.readColors();
       });
     }
-    this.width = 0;
+    this.width = 0;  // the window's CSS size, from its last resize
     this.height = 0;
-    if (canvas) {
+    const frame = canvas && canvas.parentElement;
+    if (frame) {
       // Off the screen (on a phone the chart is below the panes) the chart is not
-      // drawn: a draw copies the whole canvas (its shift), in every frame with a
-      // sample, ~10 % of the demo's frame callbacks' time at 4x CPU over md_32k.
-      // The samples are kept; it is drawn once it shows.
+      // drawn (it was ~10 % of the demo's frame callbacks' time at 4x CPU over
+      // md_32k, on a phone, for nothing seen). The samples are kept; it is drawn
+      // once it shows.
       new IntersectionObserver((entries) => {
         this.inView = entries[entries.length - 1].isIntersecting;
         if (this.inView && this.stale && !this.pending) this.schedule();
-      }).observe(canvas);
+      }).observe(frame);
       new ResizeObserver((entries) => {
         const box = entries[entries.length - 1].contentRect;
         this.width = box.width;
         this.height = box.height;
         if (this.shown.length && !this.pending) this.schedule();
-      }).observe(canvas);
+      }).observe(frame);
     }
   }
 
@@ -186,13 +195,13 @@ export class Chart {
     this.pending = false;
     const { canvas, ctx } = this;
     const dpr = window.devicePixelRatio || 1;
-    // The canvas's CSS size from the last resize, not clientWidth (a layout read:
+    // The window's CSS size from the last resize, not clientWidth (a layout read:
     // it would force the frame's layout of the whole page from this callback).
     if (!this.width || !this.height) return;
-    const W = Math.round(this.width * dpr);
+    const W = Math.round(this.width * dpr);  // the window, in device pixels
     const H = Math.round(this.height * dpr);
-    if (canvas.width !== W || canvas.height !== H) {
-      canvas.width = W;  // clears the canvas
+    if (canvas.width !== 2 * W || canvas.height !== H) {
+      canvas.width = 2 * W;  // clears the canvas
       canvas.height = H;
       whole = true;
     }
@@ -220,30 +229,35 @@ export class Chart {
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     if (whole || (added + 1) * step >= W) {
       this.fullDraws += 1;
-      ctx.clearRect(0, 0, W, H);
+      ctx.clearRect(0, 0, 2 * W, H);
+      this.end = W;
       this.drawSamples(0, W, H, step, dpr);
     } else if (added > 0) {
-      this.shiftLeft(added * step, W, H);
-      // Redrawn from the last sample drawn before, so its line segments join the new ones.
-      const x0 = W - (added + 1) * step;
+      if (this.end + added * step > 2 * W) this.wrap(W, H);
+      // Drawn from the last sample drawn before, so its line segments join the new ones.
+      const x0 = this.end - step;
+      const x1 = this.end + added * step;
       ctx.save();
       ctx.beginPath();
-      ctx.rect(x0, 0, W - x0, H);
+      ctx.rect(x0, 0, x1 - x0, H);
       ctx.clip();
-      ctx.clearRect(x0, 0, W - x0, H);
+      ctx.clearRect(x0, 0, x1 - x0, H);
+      this.end = x1;
       this.drawSamples(Math.max(0, n - added - 1), W, H, step, dpr);
       ctx.restore();
     }
+    this.moveStrip(this.end - W, dpr);
     if (rescaled) {  // the legend's text changes with the scales, and only then
       $("chart-scale").textContent =
         `scales: ${shownMax} graphemes/frame · ${backlogMax} backlog · ${lagMax} ms lag`;
     }
   }
 
-  // What is drawn, `shift` device pixels to the left. Through a second canvas:
-  // Chromium's recorded 2D canvas resolved a canvas drawn onto itself only when
-  // it flushed, after the new samples were drawn (they showed up shifted too).
-  shiftLeft(shift, W, H) {
+  // The strip's end is reached: what shows (its last W pixels) is copied to its
+  // left half, the rest cleared. Through a second canvas: Chromium's recorded 2D
+  // canvas resolved a canvas drawn onto itself only when it flushed, after the
+  // new samples were drawn (they showed up moved too).
+  wrap(W, H) {
     if (!this.buffer) this.buffer = document.createElement("canvas");
     const buffer = this.buffer;
     if (buffer.width !== W || buffer.height !== H) {
@@ -252,18 +266,34 @@ export class Chart {
     }
     const bctx = buffer.getContext("2d");
     bctx.clearRect(0, 0, W, H);
-    bctx.drawImage(this.canvas, -shift, 0);
-    this.ctx.clearRect(0, 0, W, H);
+    bctx.drawImage(this.canvas, this.end - W, 0, W, H, 0, 0, W, H);
+    this.ctx.clearRect(0, 0, 2 * W, H);
     this.ctx.drawImage(buffer, 0, 0);
+    this.end = W;
+    this.copies += 1;
   }
 
-  // Samples from index `from` on (the newest at the right edge); the lines start one
-  // sample earlier so that they join what is already drawn.
+  // The strip moved left by `offset` device pixels (a whole number of them).
+  moveStrip(offset, dpr) {
+    if (offset === this.offset) return;
+    this.offset = offset;
+    this.canvas.style.transform = `translateX(${-offset / dpr}px)`;
+  }
+
+  // What the window shows: the strip's pixels under it (tests, the curious).
+  shownImage() {
+    const W = this.canvas.width / 2;
+    return this.ctx.getImageData(this.end - W, 0, W, this.canvas.height);
+  }
+
+  // Samples from index `from` on (the newest ending at the strip's `end`); the
+  // lines start one sample earlier so that they join what is already drawn.
   drawSamples(from, W, H, step, dpr) {
     const { ctx, colors } = this;
     const maxShown = this.scales[0], maxBacklog = this.scales[1], maxLag = this.scales[2];
     const n = this.shown.length;
-    const left = (i) => W - (n - i) * step;  // sample i's column
+    const end = this.end;
+    const left = (i) => end - (n - i) * step;  // sample i's column
     const first = Math.max(from, n - Math.ceil(W / step));
     ctx.fillStyle = colors.shown;
     const barWidth = step > 2 ? step - 1 : step;
