@@ -103,6 +103,17 @@ def test_a_formula_whose_lines_a_fence_may_hold_is_not_read_as_one() -> None:
     ("1. a\n   b [c\n d\n2. e\n", "1. a\n   b [c\n d\n2. e\n"),
     ("1. a\n   b\n---\nc *x\n2. d", "1. a\n   b\n---\nc *x\n2. d*"),
     ("1. a\n   b\n# h\nc *x\n2. d", "1. a\n   b\n# h\nc *x\n2. d*"),
+    # Lazy lines of pipes with no delimiter row under them are the paragraph's
+    # (no table's header): the paragraph starts on the item's line above them,
+    # and the `-` left of it is an empty sibling that ends it (nothing closed);
+    # a `>` inside a line (`<div>`, `x > y`) is text, no quote to give up on.
+    ("- a\n  - *open em\n  | a | b |\n  | c | *d |\n  -\n ",
+     "- a\n  - *open em\n  | a | b |\n  | c | *d |\n  -\n"),
+    ("- a\n  - *open em\n  <div>\n  -\n ", "- a\n  - *open em\n  <div>\n  -\n"),
+    ("- a\n  - *open em\n  x > y\n  -\n ", "- a\n  - *open em\n  x > y\n  -\n"),
+    # A line of pipes above a setext underline is the heading's: no delimiter
+    # row is implied under it (it showed as a table and a rule).
+    ("- b\n  | a | b |\n  ---\n", "- b\n  | a | b |\n  ---\n"),
 ])
 def test_a_paragraphs_container_is_its_first_lines(tail: str, shown: str) -> None:
     assert display_source(tail) == shown

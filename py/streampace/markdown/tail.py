@@ -166,8 +166,8 @@ def _starts_empty_item(lines: list[str], k: int) -> bool:
     line, above = lines[k], lines[k - 1]
     if not is_marker_alone(line, content_column(line)) or not above.strip(" "):
         return False
-    if "\t" in line or "\t" in above or ">" in line or ">" in above:
-        return False  # (a container not read)
+    if "\t" in line or "\t" in above or _after_quotes(line) or _after_quotes(above):
+        return False  # (a container not read; a `>` elsewhere, `<div>`, is text)
     column = content_column(above)
     if column is None:
         column = _paragraph_container(lines, k - 1)
@@ -178,7 +178,10 @@ def _paragraph_container(lines: list[str], k: int) -> int | None:
     """The content column of what holds the paragraph that line `k` (text, no
     item's line) is in: what holds its first line, as the lines after that
     may be lazy ones left of it (`1. a`, `   b [`, ` c`, `2. d`: the `2.` is
-    left of the item holding the paragraph, a sibling). None: cannot tell."""
+    left of the item holding the paragraph, a sibling). A line of pipes with
+    no delimiter row under it is no table's header: the paragraph's too (`- a`,
+    `  | b |`, `  | c |`, then `-`). None: cannot tell."""
+    piped = False  # such lines passed
     for j in range(k, max(0, k - MOST_READ_BACK), -1):
         above = lines[j - 1]
         if "\t" in above or ">" in above:
@@ -186,6 +189,12 @@ def _paragraph_container(lines: list[str], k: int) -> int | None:
         column = content_column(above)
         if column is not None:
             return column  # (the paragraph starts on that item's line)
+        if (_is_table_line(above) and not _is_delimiter_line(above)
+                and not _is_delimiter_line(lines[j])):
+            piped = True
+            continue
+        if piped and _is_delimiter_line(above):
+            return None  # (the lines of pipes under it may be a table's rows)
         if not is_paragraph_text(above.lstrip(" ")):
             # A blank line, a rule, a heading, a fence...: the paragraph starts
             # below it (or, a table row, say, read as before from line `j`).
@@ -776,7 +785,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     if found is not None and not _no_definition(lines[start], found.end()):
         # A link reference definition being written: it will not show at all.
         return "\n".join(lines[:start])
-    if end > start and end < len(lines) - 1 and _is_underline(lines, end):
+    underlined = end > start and end < len(lines) - 1 and _is_underline(lines, end)
+    if underlined:
         end -= 1  # (the closers go on the heading's text, above its underline)
     para = lines[start:end + 1]
     suffix_lines: list[str] = []
@@ -784,7 +794,10 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     run = 0
     while run < len(para) and _is_table_line(para[-1 - run]):
         run += 1
-    if (run == 1 and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
+    # (Not above a setext underline: the line under it is there, and no
+    # delimiter row; it is the heading's.)
+    if (run == 1 and not underlined
+            and para[-1].count("|") >= 2 - (0 if para[-1].rstrip().endswith("|") else 1)
             and para[-1].strip(" |") and not _lazy_line(para, len(para) - 1, lines, start)
             and not _under_header(para, len(para)) and not _under_header(para, len(para) - 1)
             and not (len(para) > 2 and _has_table(para[:-1]))):
