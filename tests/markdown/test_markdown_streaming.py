@@ -582,6 +582,19 @@ def test_a_marker_uncovered_by_held_text_shows_nothing_unarrived(prefix: str) ->
                 assert shows_only_arrived(stream.nodes(), src), (src, stream.to_html())
 
 
+@pytest.mark.parametrize("text", ["- |x\n  --\n  |x\n|\n", "- |x\n  --\n  |x\n|-\n"])
+def test_a_pipe_under_a_tables_rows_shows_no_delimiter_row(text: str) -> None:
+    # Found by `tests.markdown.fuzz --containers --unseen`: a `|` under the
+    # rows of a table whose header is on an item's marker line read as a
+    # delimiter row still arriving under a header, and the row above showed
+    # with a row of `---` under it.
+    for cut in range(len(text) + 1):
+        stream = MarkdownStream(parser=PARSER)
+        stream.feed(text[:cut])
+        assert shows_only_arrived(stream.nodes(), text[:cut]), (cut, stream.to_html())
+    assert stream_html(text, list(range(len(text)))) == render_html(text)
+
+
 _A = '<a href="{}"{} rel="noopener noreferrer nofollow">a</a>'
 
 

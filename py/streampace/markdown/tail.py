@@ -809,8 +809,10 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         suffix_lines.append(_delimiter_row(header))
     elif (run == 2 and partial_delim and end == len(lines) - 1 and para[-2].strip(" |")
           and not _lazy_line(para, len(para) - 2, lines, start)
-          and not _under_header(para, len(para) - 1)):
-        # A delimiter row still arriving (`|---|--`): show the header as a table.
+          and not _under_header(para, len(para) - 1) and not _has_table(para[:-1])):
+        # A delimiter row still arriving (`|---|--`): show the header as a table
+        # (not under a table's rows: a row there is no header, `- |x`, `  --`,
+        # `  |x`, then `|`).
         para[-1] = _delimiter_row(para[-2])
     # Inline completion over the paragraph (a table row: its last cell).
     if "|" in tail and _ends_in_row(para, run, bool(suffix_lines)):
