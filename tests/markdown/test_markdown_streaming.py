@@ -559,6 +559,12 @@ def shown(src: str) -> str:
     # `-` in the emphasis); left of the container `=` is a lazy line's text.
     ("- *a\n  -\n", "<ul>\n<li>\n<h2><em>a</em></h2>\n</li>\n</ul>\n"),
     ("- *a\n=\n", "<ul>\n<li><em>a\n=</em></li>\n</ul>\n"),
+    # What is held back leaves a quote's last line only its marks: the closers
+    # go on the line above (after the `>` they showed as text; found by
+    # `tests.markdown.fuzz --unseen`).
+    (">~~a\n>_\n", "<blockquote>\n<p><del>a</del></p>\n</blockquote>\n"),
+    ("> This is **important\n> [", "<blockquote>\n<p>This is <strong>important</strong></p>\n"
+     "</blockquote>\n"),
 ])
 def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html

@@ -202,6 +202,11 @@ def _paragraph_container(lines: list[str], k: int) -> int | None:
     return _holder_of(lines, 0, spaces_before(lines[0])) if k < MOST_READ_BACK else None
 
 
+def _only_quote_marks(line: str) -> bool:
+    """Whether `line` holds quote marks and nothing after them (`>`, `> >`)."""
+    return bool(line) and _after_quotes(line) >= len(line.rstrip(" "))
+
+
 def _markers_left(line: str, shown: str, below: str) -> bool:
     """Whether what is held back of `line` left `shown` only block markers
     while the line `below` it is plain text (no markers of its own)."""
@@ -843,6 +848,12 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                     line = shown[k]
                     cut = len(line) - (len(suffix) if k == len(para) - 1 else 0)
                     shown[k] = _escape_exposed(para[k], line[:cut], masked[k][0]) + line[cut:]
+            if suffix and len(shown) > 1 and _only_quote_marks(shown[-1][:-len(suffix)]):
+                # What is held back left the last line only its quote marks
+                # (`>~~a`, then `>_`): the closers go where the text they
+                # close ends, on the line above (after `>` they were text).
+                shown[-2] = shown[-2].rstrip(" ") + suffix
+                shown[-1] = shown[-1][:-len(suffix)]
             # A line left blank by what is held back (`[` alone) would end the
             # paragraph, and its list item, above the closer: it goes whole.
             kept = [line for line in shown[:-1] if line.strip()] + shown[-1:]
