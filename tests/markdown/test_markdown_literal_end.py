@@ -80,9 +80,26 @@ from .test_markdown_streaming import PARSER
     ("- a\n  $$\n      - b\n  f(x) = [c\n  \n      x = `y", "- a\n  $$\n      - b\n"
      "  f(x) = [c\n  \n      x = `y"),
     ("- a\n  $$\n  - b\n  c\n\n      x = `y", "- a\n  $$\n  - b\n  c\n\n      x = `y`"),
+    # An item whose text is `_` or `__` (no rule: that takes three) holds a
+    # paragraph, whose lazy line `c` is: the line after the blank is code
+    # where it is four columns past what holds it (found by
+    # `tests.markdown.fuzz --unseen`).
+    ("  2) _\nc\n\n    *b", "  2) _\nc\n\n    *b"),
+    ("- __\nc\n\n      *b", "- __\nc\n\n      *b"),
 ])
 def test_code_and_a_formulas_source_show_as_they_are(tail: str, shown: str) -> None:
     assert display_source(tail) == shown
+
+
+def test_an_outer_item_on_a_line_of_two_markers_holds_what_its_inner_one_cannot() -> None:
+    # Found by the property test below with more pieces: the lines under
+    # `- - two` left of its inner item's column (a lazy line, a formula's
+    # opening) end that item, not the outer one, which holds `    - t` (a
+    # nested item, no code); the reading asked only the inner one.
+    tail = "- first\n- - two\n      - not an item\n  f(x) = [a, b\n  \\[\n\n    - t"
+    lines = tail.split("\n")
+    assert not ends_literal(tail, lines)
+    assert _last_leaf(PARSER.render(tail, {})[0]) == "t"  # an item's text, as parsed
 
 
 def test_a_formula_whose_lines_a_fence_may_hold_is_not_read_as_one() -> None:
@@ -151,7 +168,9 @@ PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nes
           ">     q *c\n", "W>     q `d\n", "> - it\n", "> >     deep\n", "W> text\n", "> > t\n",
           "> > - i\n", "lazy\n",
           # Two markers on one line: the inner item holds what reaches its column.
-          "- - two\n", "W- - in\n", "W      six\n"]
+          "- - two\n", "W- - in\n", "W      six\n",
+          # An item's line inside a formula, a lazy-looking line under it.
+          "W    - not an item\n", "Wf(x) = [a, b\n"]
 
 
 @settings(max_examples=400, deadline=None)

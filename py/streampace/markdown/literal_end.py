@@ -212,6 +212,10 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
                 floor, lower = lower, None  # an item holding them, lazy or not
         if not text:
             continue
+        if column is not None and column > floor:
+            # Of several markers (`- - c`) the innermost the line reaches may
+            # have ended under lines left of it, and an outer one still hold.
+            column = item_column(line, floor) or column
         if (column is not None and column <= indent and column <= floor
                 and not _ended_empty(line, column, lines, k)):
             if k + 1 < len(lines) and _continues_text(line, lines[k + 1]):
@@ -243,6 +247,8 @@ def is_paragraph_text(text: str) -> bool:
         return not text.startswith(c * 3)  # (fewer than three open no fence)
     if not c or c in " \t#>$|<\\":
         return False
+    if c == "_" and text.count("_") < 3:
+        return True  # (a rule takes three; `_` marks no item nor underline)
     return c not in "-*_=+" or bool(text.replace(" ", "").strip(c))
 
 
