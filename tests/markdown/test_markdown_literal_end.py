@@ -86,6 +86,12 @@ from .test_markdown_streaming import PARSER
     # `tests.markdown.fuzz --unseen`).
     ("  2) _\nc\n\n    *b", "  2) _\nc\n\n    *b"),
     ("- __\nc\n\n      *b", "- __\nc\n\n      *b"),
+    # A `>` line left of an item's content column and four columns in: the
+    # quote ends the item's paragraph, and the line is code where it falls
+    # (markdown-it); under `- b` it is the item's quote.
+    ("  2. b\n    >`c", "  2. b\n    >`c"),
+    (" 10. x\n\n  2. b\n    >`c\n    d *e", " 10. x\n\n  2. b\n    >`c\n    d *e"),
+    ("- b\n    >`c", "- b\n    >`c`"),
 ])
 def test_code_and_a_formulas_source_show_as_they_are(tail: str, shown: str) -> None:
     assert display_source(tail) == shown
@@ -170,7 +176,9 @@ PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nes
           # Two markers on one line: the inner item holds what reaches its column.
           "- - two\n", "W- - in\n", "W      six\n",
           # An item's line inside a formula, a lazy-looking line under it.
-          "W    - not an item\n", "Wf(x) = [a, b\n"]
+          "W    - not an item\n", "Wf(x) = [a, b\n",
+          # A quote's line left of an item's content column, four columns in.
+          "  2. b\n", "    >c `d\n"]
 
 
 @settings(max_examples=400, deadline=None)

@@ -89,8 +89,37 @@ def ends_literal(tail: str, lines: list[str]) -> bool:
         start -= 1
     if code:
         start = _after_empty_quote(lines, start, end)
-    return ((code and _is_code(lines, start, end)) or _ends_in_formula(lines, start, end)
-            or ends_in_quoted_code(lines, start, end))
+    return ((code and (_is_code(lines, start, end) or _quote_left_of_item(lines, start, end)))
+            or _ends_in_formula(lines, start, end) or ends_in_quoted_code(lines, start, end))
+
+
+def _quote_left_of_item(lines: list[str], start: int, end: int) -> bool:
+    """Whether lines `start..end` (no blank line among them) end in code
+    that begins with a `>` line four columns or more past what holds it, right
+    under a list item's line whose content column is past it: markdown-it's
+    quote ends the item's paragraph there (read at the item's column), the
+    line is not the item's, and where it falls it is indented code (`  2. b`,
+    then `    >c`). Read where the item's line starts the run (a blank line,
+    an empty quote's line or nothing above it: no paragraph it may continue)
+    and starts an item (its marker less than four columns past what holds
+    it)."""
+    if start == end:
+        return False
+    above, line = lines[start], lines[start + 1]
+    indent = spaces_before(line)
+    if (indent < _CODE_COLUMNS or line[indent:indent + 1] != ">" or "\t" in above
+            or "\t" in line or after_quotes(above)):
+        return False  # (most runs)
+    column = content_column(above)
+    if column is None or column <= indent:
+        return False
+    marker = spaces_before(above)
+    outer = holder_column(reversed(lines[:start]), marker)
+    if outer is None or marker - outer >= _CODE_COLUMNS:
+        return False  # (perhaps no item: code, or it cannot be told)
+    holder = holder_column(reversed(lines[:start + 1]), indent)
+    return (holder is not None and indent - holder >= _CODE_COLUMNS
+            and is_code_run(lines[start + 1:end + 1], holder))
 
 
 def _after_empty_quote(lines: list[str], start: int, end: int) -> int:
