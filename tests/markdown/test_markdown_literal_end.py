@@ -88,8 +88,15 @@ from .test_markdown_streaming import PARSER
     ("- __\nc\n\n      *b", "- __\nc\n\n      *b"),
     # A `>` line left of an item's content column and four columns in: the
     # quote ends the item's paragraph, and the line is code where it falls
-    # (markdown-it); under `- b` it is the item's quote.
+    # (markdown-it); under `- b` it is the item's quote. So do a heading, a
+    # fence, a formula's opening, a rule; a list item there continues the
+    # paragraph.
     ("  2. b\n    >`c", "  2. b\n    >`c"),
+    ("   * )\n    # [](", "   * )\n    # []("),
+    ("  2. b\n    ```\n    x *y", "  2. b\n    ```\n    x *y"),
+    ("  2. b\n    $$\n    x *y", "  2. b\n    $$\n    x *y"),
+    ("  2. b\n    ***\n    x *y", "  2. b\n    ***\n    x *y"),
+    ("  2. b\n    - c *d", "  2. b\n    - c *d*"),
     (" 10. x\n\n  2. b\n    >`c\n    d *e", " 10. x\n\n  2. b\n    >`c\n    d *e"),
     ("- b\n    >`c", "- b\n    >`c`"),
 ])
@@ -178,7 +185,7 @@ PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nes
           # An item's line inside a formula, a lazy-looking line under it.
           "W    - not an item\n", "Wf(x) = [a, b\n",
           # A quote's line left of an item's content column, four columns in.
-          "  2. b\n", "    >c `d\n"]
+          "  2. b\n", "    >c `d\n", "    # h *x\n", "    ```\n", "    ***\n"]
 
 
 @settings(max_examples=400, deadline=None)

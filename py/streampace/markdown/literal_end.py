@@ -89,17 +89,18 @@ def ends_literal(tail: str, lines: list[str]) -> bool:
         start -= 1
     if code:
         start = _after_empty_quote(lines, start, end)
-    return ((code and (_is_code(lines, start, end) or _quote_left_of_item(lines, start, end)))
+    return ((code and (_is_code(lines, start, end) or _block_left_of_item(lines, start, end)))
             or _ends_in_formula(lines, start, end) or ends_in_quoted_code(lines, start, end))
 
 
-def _quote_left_of_item(lines: list[str], start: int, end: int) -> bool:
+def _block_left_of_item(lines: list[str], start: int, end: int) -> bool:
     """Whether lines `start..end` (no blank line among them) end in code
-    that begins with a `>` line four columns or more past what holds it, right
-    under a list item's line whose content column is past it: markdown-it's
-    quote ends the item's paragraph there (read at the item's column), the
-    line is not the item's, and where it falls it is indented code (`  2. b`,
-    then `    >c`). Read where the item's line starts the run (a blank line,
+    that begins with a line four columns or more past what holds it, right
+    under a list item's line whose content column is past it, that starts a
+    block ending a paragraph (`_ends_paragraph`): markdown-it's block ends the
+    item's paragraph there (read at the item's column), the line is not the
+    item's, and where it falls it is indented code (`  2. b`, then `    >c`
+    or `    # h`). Read where the item's line starts the run (a blank line,
     an empty quote's line or nothing above it: no paragraph it may continue)
     and starts an item (its marker less than four columns past what holds
     it)."""
@@ -107,8 +108,8 @@ def _quote_left_of_item(lines: list[str], start: int, end: int) -> bool:
         return False
     above, line = lines[start], lines[start + 1]
     indent = spaces_before(line)
-    if (indent < _CODE_COLUMNS or line[indent:indent + 1] != ">" or "\t" in above
-            or "\t" in line or after_quotes(above)):
+    if (indent < _CODE_COLUMNS or "\t" in above or "\t" in line or after_quotes(above)
+            or not _ends_paragraph(line[indent:])):
         return False  # (most runs)
     column = content_column(above)
     if column is None or column <= indent:
@@ -120,6 +121,24 @@ def _quote_left_of_item(lines: list[str], start: int, end: int) -> bool:
     holder = holder_column(reversed(lines[:start + 1]), indent)
     return (holder is not None and indent - holder >= _CODE_COLUMNS
             and is_code_run(lines[start + 1:end + 1], holder))
+
+
+def _ends_paragraph(text: str) -> bool:
+    """Whether `text`, a line from its first character, starts a quote, an ATX
+    heading, a fence, a display formula or a rule of `*` or `_`: blocks that
+    end an open paragraph (not a list item, a table or a setext underline,
+    which markdown-it reads otherwise there)."""
+    c = text[:1]
+    if c == ">":
+        return True
+    if c == "#":
+        hashes = len(text) - len(text.lstrip("#"))
+        return hashes <= 6 and text[hashes:hashes + 1] in ("", " ")
+    if text[:3] in _FENCES:
+        return c == "~" or "`" not in text.lstrip("`")  # (a backtick after: no fence)
+    if text.rstrip(" ") in _CLOSING:
+        return True
+    return c in "*_" and text.count(c) >= 3 and not text.replace(" ", "").strip(c)
 
 
 def _after_empty_quote(lines: list[str], start: int, end: int) -> int:
