@@ -198,7 +198,7 @@ import(new URL('demo/demo.js', location.href).href).then((m) => {
   // The strip's pixel at the left edge of what shownImage reads, in CSS pixels
   // from the strip's left; and how far left of the window the strip stands.
   const dpr = window.devicePixelRatio || 1;
-  const read_from = (chart.end - canvas.width / 2) / dpr;
+  const readFrom = (chart.end - canvas.width / 2) / dpr;
   const moved = frame.getBoundingClientRect().left - canvas.getBoundingClientRect().left;
   const stripWidth = canvas.getBoundingClientRect().width;
   chart.draw(true);
@@ -212,7 +212,7 @@ import(new URL('demo/demo.js', location.href).href).then((m) => {
     for (let k = 0; k < 4; k++) d = Math.max(d, Math.abs(whole[i + k] - incremental[i + k]));
     if (d > 48) differ++;
   }
-  done({ painted, differ, fullDraws, draws, copies, read_from, moved, stripWidth });
+  done({ painted, differ, fullDraws, draws, copies, readFrom, moved, stripWidth });
 });
 """
 
@@ -232,7 +232,7 @@ def test_chart_draws_only_new_samples_and_matches_a_whole_redraw(
     assert got["copies"] == 2, got
     # What is compared below is what the window shows: the strip stands moved
     # left by the pixels before that region.
-    assert got["stripWidth"] == 960 and abs(got["moved"] - got["read_from"]) < 0.5, got
+    assert got["stripWidth"] == 960 and abs(got["moved"] - got["readFrom"]) < 0.5, got
     # Same picture: pixels whose colour differs visibly are a small share of what is
     # painted (anti-aliased line edges at a redrawn region's border may differ by a
     # shade: ~1 % in Chromium; a wrong shift or a lost sample differs on most of it).

@@ -18,7 +18,11 @@ Read from the text, by the parser's block rules for these lines:
   they cannot be a paragraph's continuation; so does a quote's line with
   nothing after its marks (`>`), which such a line ends (the code is then in
   what holds the quote), unless a formula or fence may be open above it.
-  Code inside a quote (`>     x`) is read apart, in `quoted_code`.
+  Code inside a quote (`>     x`) is read apart, in `quoted_code`. Under an
+  item's first line, a line left of its content column that starts a block
+  ending a paragraph (a quote, an ATX heading, a fence, a formula's opening,
+  a rule) ends the item there, and four columns past what holds it is code
+  (`  2. b`, then `    >c`: markdown-it reads it so).
 - A display formula: a line of only `$$` or `\\[`, less than four columns past
   its container's content column, opens one (it may interrupt a paragraph),
   and no line since closes it; a blank line, or a line left of the container's
@@ -26,7 +30,8 @@ Read from the text, by the parser's block rules for these lines:
 
 The holding item is found by reading back from the block (`holder_column`):
 the nearest list item whose content column the block's line reaches (of
-several markers on one line, `- - c`, the innermost it reaches), with no
+several markers on one line, `- - c`, the innermost it reaches, or an outer
+one where lines left of the inner one ended that), with no
 line between them left of that column, and itself an item (its marker less
 than four columns past what holds it, read on back; not a numbered or empty
 item right under text, which cannot interrupt a paragraph). A text line left
