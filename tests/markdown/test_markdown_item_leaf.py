@@ -10,12 +10,10 @@ from streampace.markdown import MarkdownStream
 
 from .test_markdown_streaming import (
     _NO_MARKUP,
-    PARSER,
     _EagerOpen,
-    _FullEveryTime,
     _LateOpen,
     _same_as_full_at_drawn_cuts,
-    _same_at_every_cut,
+    _same_as_full_at_each_cut,
     _streams_like_one_shot,
     _unparsed_from_a_third_on,
 )
@@ -74,9 +72,7 @@ def test_code_after_a_formula_with_an_item_like_line_shows_as_code_at_every_cut(
     # shows as it is.
     text = ("- run this with `code` and *care*:\n  $$\n      x = `a` + **b** + [c](/d)\n"
             "      - not an item\n  f(x) = [a, b\n  \n      x = `a` + **b** + [c](/d)\n")
-    for kind in (_LateOpen, _EagerOpen, MarkdownStream):
-        for cut in range(len(text) + 1):
-            _same_at_every_cut(kind(parser=PARSER), _FullEveryTime(parser=PARSER), text, [cut])
+    _same_as_full_at_each_cut(text)
 
 
 @pytest.mark.parametrize("size", [5, 13, 29])

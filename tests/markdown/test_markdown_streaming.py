@@ -813,6 +813,14 @@ def test_a_second_footnote_reference_in_an_open_list_takes_no_first_ones_id(
             assert str(fast.nodes()).count("'fnref-1-0'") == 1
 
 
+def _same_as_full_at_each_cut(text: str, *more: list[int]) -> None:
+    """Each stream class shows what a full render shows with `text` fed in
+    two pieces, cut at each offset in turn, and in the pieces of `more`."""
+    for kind in (_LateOpen, _EagerOpen, MarkdownStream):
+        for cuts in (*more, *([cut] for cut in range(len(text) + 1))):
+            _same_at_every_cut(kind(parser=PARSER), _FullEveryTime(parser=PARSER), text, cuts)
+
+
 def _same_as_full_at_drawn_cuts(kind: type[MarkdownStream], text: str,
                                 data: st.DataObject, most_cuts: int) -> None:
     """A `kind` stream shows what a full render shows at each of up to
@@ -2121,9 +2129,7 @@ def test_code_under_an_empty_sibling_item_ends_the_paragraph_above_it() -> None:
     # where the general path, holding the list final, implied the header.
     text = ("- first *item* with `code` and [a link](/u)\n2. second\n  w [r] x\n  1. \n"
             "    - deeper\n  | a\n")
-    for kind in (_LateOpen, _EagerOpen, MarkdownStream):
-        for cuts in ([68, 88], *([cut] for cut in range(len(text) + 1))):
-            _same_at_every_cut(kind(parser=PARSER), _FullEveryTime(parser=PARSER), text, cuts)
+    _same_as_full_at_each_cut(text, [68, 88])
 
 
 @pytest.mark.parametrize("text", [
@@ -2139,9 +2145,7 @@ def test_lazy_lines_of_pipes_are_a_paragraphs_at_every_cut(text: str) -> None:
     # so it could not tell the paragraph's container (the `-` after it did
     # not end the paragraph: its `*` was closed) and implied a delimiter row
     # above a setext underline (a table and a rule for a heading).
-    for kind in (_LateOpen, _EagerOpen, MarkdownStream):
-        for cut in range(len(text) + 1):
-            _same_at_every_cut(kind(parser=PARSER), _FullEveryTime(parser=PARSER), text, [cut])
+    _same_as_full_at_each_cut(text)
 
 
 def test_an_item_after_one_with_a_definition_knows_it_while_the_list_is_open() -> None:
@@ -2152,9 +2156,7 @@ def test_an_item_after_one_with_a_definition_knows_it_while_the_list_is_open() -
     # was final. A definition in the earlier items: the list is parsed whole.
     text = ("- first *item* with `code` and [a link](/u)\n  # heading\n  [r]: /u\n"
             "- item with **bold**, [a link](/x) and `code`\n  [r]: /u\n")
-    for kind in (_LateOpen, _EagerOpen, MarkdownStream):
-        for cut in range(len(text) + 1):
-            _same_at_every_cut(kind(parser=PARSER), _FullEveryTime(parser=PARSER), text, [cut])
+    _same_as_full_at_each_cut(text)
 
 
 # Lines after an item's fence opening (`FenceTail`): code at the item's
