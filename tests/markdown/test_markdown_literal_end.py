@@ -97,6 +97,12 @@ from .test_markdown_streaming import PARSER
     ("  2. b\n    $$\n    x *y", "  2. b\n    $$\n    x *y"),
     ("  2. b\n    ***\n    x *y", "  2. b\n    ***\n    x *y"),
     ("  2. b\n    - c *d", "  2. b\n    - c *d*"),
+    # An item holding an empty item on its line (` 1.  *`): no paragraph is
+    # open, so four columns past what holds the next line is code there too
+    # (found by `tests.markdown.fuzz --unseen`); under `1. *` the line is the
+    # outer item's paragraph.
+    (" 1.  *\n    `a", " 1.  *\n    `a"),
+    ("1. *\n    `a", "1. *\n    `a`"),
     (" 10. x\n\n  2. b\n    >`c\n    d *e", " 10. x\n\n  2. b\n    >`c\n    d *e"),
     ("- b\n    >`c", "- b\n    >`c`"),
 ])

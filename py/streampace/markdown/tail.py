@@ -569,7 +569,8 @@ def _past_code(lines: list[str], start: int, end: int, column: int) -> int:
 
 def _after_empty_item(lines: list[str], start: int, end: int) -> int:
     """Where the last paragraph starts when line `start` is an empty list
-    item's (a marker alone at the text's start or after a blank line, or
+    item's (a marker alone, the innermost of its line's: ` 1.  *`, at the
+    text's start or after a blank line, or
     under a paragraph left of that paragraph's container: a sibling's or an
     outer list's item, which ends it, `_starts_empty_item`) with lines under
     it: no paragraph is open there, so a line four columns past its
@@ -577,7 +578,7 @@ def _after_empty_item(lines: list[str], start: int, end: int) -> int:
     `    - b`). Else `start`."""
     line = lines[start]
     if (start == end or "\t" in line or _after_quotes(line)
-            or not is_marker_alone(line, content_column(line))
+            or not is_marker_alone(line, item_column(line))
             or (start > 0 and lines[start - 1].strip() and not _starts_empty_item(lines, start))):
         return start
     code_end = _after_code_run(lines, start + 1, end)
