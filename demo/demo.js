@@ -127,7 +127,6 @@ export class Chart {
     this.ctx = canvas ? canvas.getContext("2d") : null;
     this.buffer = null;  // a canvas for the copy at the strip's end (wrap)
     this.end = 0;  // device pixels: the drawn samples' right edge on the strip
-    this.offset = -1;  // device pixels the strip is moved left by
     // The series' colours, read once (and again when the colour scheme changes):
     // getComputedStyle in every draw forced a style recalculation each frame.
     this.colors = null;
@@ -246,7 +245,8 @@ export class Chart {
       this.drawSamples(Math.max(0, n - added - 1), W, H, step, dpr);
       ctx.restore();
     }
-    this.moveStrip(this.end - W, dpr);
+    // The strip moved left by what lies before the window's width at its end.
+    canvas.style.transform = `translateX(${(W - this.end) / dpr}px)`;
     if (rescaled) {  // the legend's text changes with the scales, and only then
       $("chart-scale").textContent =
         `scales: ${shownMax} graphemes/frame · ${backlogMax} backlog · ${lagMax} ms lag`;
@@ -271,13 +271,6 @@ export class Chart {
     this.ctx.drawImage(buffer, 0, 0);
     this.end = W;
     this.copies += 1;
-  }
-
-  // The strip moved left by `offset` device pixels (a whole number of them).
-  moveStrip(offset, dpr) {
-    if (offset === this.offset) return;
-    this.offset = offset;
-    this.canvas.style.transform = `translateX(${-offset / dpr}px)`;
   }
 
   // What the window shows: the strip's pixels under it (tests, the curious).

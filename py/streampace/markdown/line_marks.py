@@ -76,6 +76,20 @@ def is_blank_in_quote(line: str) -> bool:
     return i > 0 and not line[i:].strip()
 
 
+def is_atx(line: str) -> bool:
+    """Whether `line` (after any quote marks) is an ATX heading's: one to six
+    `#` after at most three spaces, then a blank or the line's end."""
+    i = after_quotes(line)
+    n = len(line)
+    j = i
+    while j < n and j - i < 3 and line[j] == " ":
+        j += 1
+    k = j
+    while k < n and k - j < 7 and line[k] == "#":
+        k += 1
+    return 1 <= k - j <= 6 and (k == n or line[k] in " \t")
+
+
 def is_list_item(line: str) -> bool:
     i = skip_blanks(line, after_quotes(line))
     m = list_marker_end(line, i)

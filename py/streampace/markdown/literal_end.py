@@ -56,11 +56,13 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import NamedTuple
 
+from streampace.markdown.fence import opening_run
 from streampace.markdown.line_marks import (
     MOST_READ_BACK,
     after_list_marker,
     after_quotes,
     content_column,
+    is_atx,
     is_blank_in_quote,
     is_list_item,
     is_marker_alone,
@@ -134,14 +136,7 @@ def _ends_paragraph(text: str) -> bool:
     end an open paragraph (not a list item, a table or a setext underline,
     which markdown-it reads otherwise there)."""
     c = text[:1]
-    if c == ">":
-        return True
-    if c == "#":
-        hashes = len(text) - len(text.lstrip("#"))
-        return hashes <= 6 and text[hashes:hashes + 1] in ("", " ")
-    if text[:3] in _FENCES:
-        return c == "~" or "`" not in text.lstrip("`")  # (a backtick after: no fence)
-    if text.rstrip(" ") in _CLOSING:
+    if c == ">" or is_atx(text) or opening_run(text) is not None or text.rstrip(" ") in _CLOSING:
         return True
     return c in "*_" and text.count(c) >= 3 and not text.replace(" ", "").strip(c)
 

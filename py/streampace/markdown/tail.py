@@ -44,6 +44,7 @@ from streampace.markdown.line_marks import (
     quote_marks,
     spaces_before,
 )
+from streampace.markdown.line_marks import is_atx as _is_atx
 from streampace.markdown.line_marks import is_blank_in_quote as _blank_in_quote
 from streampace.markdown.line_marks import is_list_item as _is_list_item
 from streampace.markdown.line_marks import skip_blanks as _skip_blanks
@@ -202,11 +203,6 @@ def _paragraph_container(lines: list[str], k: int) -> int | None:
     return _holder_of(lines, 0, spaces_before(lines[0])) if k < MOST_READ_BACK else None
 
 
-def _only_quote_marks(line: str) -> bool:
-    """Whether `line` holds quote marks and nothing after them (`>`, `> >`)."""
-    return bool(line) and _after_quotes(line) >= len(line.rstrip(" "))
-
-
 def _markers_left(line: str, shown: str, below: str) -> bool:
     """Whether what is held back of `line` left `shown` only block markers
     while the line `below` it is plain text (no markers of its own)."""
@@ -242,18 +238,6 @@ def _fence_run(line: str) -> tuple[int, str] | None:
         if j - i >= 3:
             return j, line[i:j]
     return None
-
-
-def _is_atx(line: str) -> bool:
-    i = _after_quotes(line)
-    n = len(line)
-    j = i
-    while j < n and j - i < 3 and line[j] == " ":
-        j += 1
-    k = j
-    while k < n and k - j < 7 and line[k] == "#":
-        k += 1
-    return 1 <= k - j <= 6 and (k == n or line[k] in " \t")
 
 
 def _holder_of(lines: list[str], k: int, indent: int) -> int | None:
@@ -849,7 +833,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                     line = shown[k]
                     cut = len(line) - (len(suffix) if k == len(para) - 1 else 0)
                     shown[k] = _escape_exposed(para[k], line[:cut], masked[k][0]) + line[cut:]
-            if suffix and len(shown) > 1 and _only_quote_marks(shown[-1][:-len(suffix)]):
+            if suffix and len(shown) > 1 and _blank_in_quote(shown[-1][:-len(suffix)]):
                 # What is held back left the last line only its quote marks
                 # (`>~~a`, then `>_`): the closers go where the text they
                 # close ends, on the line above (after `>` they were text).
