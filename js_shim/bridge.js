@@ -174,8 +174,55 @@ function resizedFlags(entries, watched) {
 // entries and the observer, it took two JS objects into Python each time the
 // observer fired, about once a frame while text streams, each a new proxy that
 // Pyodide type-probes, and called back out for the flags.
+//
+// A pinned follower hands its scrolling over (`pin`: its view, the view's scroll
+// candidates, the index of the one that scrolls it, smooth or not), and while
+// every follower of each element that changed size has (Python says which
+// elements: `cover`), the resize is followed here as Python's follower would:
+// each pinned view whose view or scroller changed size is scrolled to its
+// bottom. That call into Python, once a frame while text streams, cost ~0.8 ms
+// at 4x CPU, most of it Pyodide's entry (python -m bench.frame_trace). Python
+// still decides: any other resize (of an element a follower not pinned
+// watches, of a view another ancestor scrolls now) calls `handler` as before,
+// and Python takes a pin back (`unpin`) when the reader moves away.
+// `followedTop(view)`: where the last scroll here left the view's scroller
+// (undefined: none since `pin`), which Python reads to tell the reader's
+// scroll up from these.
 export function resizeWatcher(handler, watched) {
-  return new ResizeObserver((entries) => handler(resizedFlags(entries, watched)));
+  const pins = new Map();
+  const covered = new Set();
+  const observer = new ResizeObserver((entries) => {
+    if (entries.every((e) => covered.has(e.target)) && followPinned(entries, pins)) return;
+    handler(resizedFlags(entries, watched));
+  });
+  return {
+    observe: (el) => observer.observe(el),
+    unobserve: (el) => { covered.delete(el); observer.unobserve(el); },
+    disconnect: () => { covered.clear(); pins.clear(); observer.disconnect(); },
+    cover: (el, yes) => { if (yes) covered.add(el); else covered.delete(el); },
+    pin: (view, candidates, index, smooth) => {
+      pins.set(view, { candidates, index, scroller: index >= 0 ? candidates[index] : null,
+                       smooth, top: undefined });
+    },
+    unpin: (view) => { pins.delete(view); },
+    followedTop: (view) => pins.get(view)?.top,
+  };
+}
+
+// Scroll each pinned view that `entries` touch to its bottom; false (nothing
+// scrolled) when one of them is scrolled by another of its candidates now.
+function followPinned(entries, pins) {
+  const due = [];
+  for (const [view, pin] of pins) {
+    if (!entries.some((e) => e.target === view || e.target === pin.scroller)) continue;
+    if (scrollingIndex(pin.candidates) !== pin.index) return false;
+    due.push([view, pin]);
+  }
+  for (const [view, pin] of due) {
+    const at = scrollToBottom(view, pin.scroller, pin.smooth);
+    if (at !== undefined) pin.top = at;
+  }
+  return true;
 }
 
 export function prefersReducedMotion() {

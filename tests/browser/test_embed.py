@@ -717,6 +717,61 @@ def test_the_follower_is_not_told_of_its_own_scrolls(driver: Any, page: Any) -> 
     assert after == [1, False], after
 
 
+HANDED_OVER_SETUP = """
+import js
+from streampace.browser.scroll import ScrollFollower
+doc = js.document
+box = doc.createElement("div")
+box.style.cssText = "height: 200px; overflow-y: auto"
+view = doc.createElement("div")
+view.style.height = "400px"
+box.append(view)
+doc.body.append(box)
+follower = ScrollFollower(view)
+resizes = []
+_resized = follower.resized
+def counted():
+    resizes.append(float(box.scrollTop))
+    _resized()
+follower.resized = counted
+"""
+
+
+@pytest.mark.engines
+def test_a_pinned_follower_is_followed_without_calls_into_python(driver: Any,
+                                                                 page: Any) -> None:
+    """Once a pinned follower has followed a resize, the next ones are followed in
+    bridge.js without a call into Python (a frame's call while text streams);
+    the reader's scroll up (a scrollTop write, as a finger's drag or the
+    scrollbar makes; no wheel) unpins it, and resizes reach Python again."""
+    def frames(n: int) -> None:
+        for _ in range(n):
+            wait_for(driver, "return new Promise(r => requestAnimationFrame(() => r(true)))", 5)
+
+    def state() -> list:
+        return json.loads(run_python(driver, "import json\n"
+                                             "json.dumps([float(box.scrollTop), len(resizes),"
+                                             " follower.pinned, not follower.bar.hidden])"))
+
+    run_python(driver, HANDED_OVER_SETUP)
+    frames(3)
+    followed = []
+    for height in (600, 800, 1000):
+        run_python(driver, f"view.style.height = '{height}px'")
+        frames(3)
+        followed.append(state())
+    run_python(driver, "box.scrollTop = box.scrollTop - 150")  # the reader, upwards
+    frames(3)
+    run_python(driver, "view.style.height = '1200px'")
+    frames(3)
+    after = state()
+    run_python(driver, "follower.close(); box.remove()")
+    assert [top for top, *_ in followed] == [400.0, 600.0, 800.0], followed  # it followed
+    calls = [n for _, n, *_ in followed]
+    assert calls[1:] == [calls[0], calls[0]], followed  # the first at most, then none
+    assert after == [650.0, calls[0] + 1, False, True], after  # stays, Python told, button
+
+
 def test_host_surfaces_exceptions_and_keeps_the_loop_alive(driver: Any, page: Any) -> None:
     code = """
 import json

@@ -33,7 +33,17 @@ Scrolling is instant, whatever the page's `scroll-behavior` (a scrollTop write,
 or scrollTo with `behavior: "instant"` where the page asks for smooth scrolling).
 
 Its reads and its scroll are js_shim/bridge.js calls (the gap and the scroll one
-call); only what to do with them is decided here. A resize's callback at 4x CPU on
+call); only what to do with them is decided here. Once a pinned follower has
+followed a resize, it hands its scrolling over to the shared observer in
+bridge.js (`resizeWatcher`'s `pin`), which follows the next resizes of elements
+watched only by such followers itself, as `resized` would, without a call into
+Python: that call, once a frame while text streams, cost ~0.8 ms at 4x CPU in
+the embed over the long Markdown answer (p50 2.2 ms a callback with its scroll,
+1.2 ms after; `python -m bench.frame_trace --page embed --trace md_32k --cpu 4
+--phone`). The follower takes it back (`_hand_back`) when it unpins, when what
+scrolls its view changes, and when it resets or closes; the reader's scroll up
+is told from bridge.js's by where bridge.js last left the scroller
+(`followedTop`). A resize's callback at 4x CPU on
 the embed, over the long Markdown answer, cost p50 1.1 ms with each read an FFI
 attribute access (and `scrollTo`, whose Promise Chromium makes and settles). The
 shared observer's callback gets one string from bridge.js (`resizeWatcher`: which
@@ -117,6 +127,7 @@ class _SharedObserver:
         for watch in self._watched:
             if watch.el == el:
                 watch.followers.append(follower)
+                self._cover_watch(watch)
                 return
         watch = _Watch(el)
         watch.followers.append(follower)
@@ -129,11 +140,40 @@ class _SharedObserver:
             if watch.el == el:
                 if follower in watch.followers:
                     watch.followers.remove(follower)
-                if not watch.followers:
+                if watch.followers:
+                    self._cover_watch(watch)
+                else:
                     del self._watched[i]
                     self._elements.splice(i, 1)
                     self._observer.unobserve(el)
                 return
+
+    def pin(self, follower: ScrollFollower) -> None:
+        """`follower`'s view follows its resizes in bridge.js now, while every
+        follower on the page is pinned (`resizeWatcher`)."""
+        self._observer.pin(follower.view, follower._candidates, follower._scroller_index,
+                           follower._smooth)
+        self._cover(follower)
+
+    def unpin(self, follower: ScrollFollower) -> None:
+        if self._observer is not None:
+            self._observer.unpin(follower.view)
+            self._cover(follower)
+
+    def _cover(self, follower: ScrollFollower) -> None:
+        """Tell bridge.js, for each element `follower` watches, whether every
+        follower watching it has handed its scrolling over."""
+        for watch in self._watched:
+            if follower in watch.followers:
+                self._cover_watch(watch)
+
+    def _cover_watch(self, watch: _Watch) -> None:
+        self._observer.cover(watch.el, all(f.handed_over for f in watch.followers))
+
+    def followed_top(self, follower: ScrollFollower) -> float | None:
+        """Where bridge.js last scrolled `follower`'s scroller, if it has since `pin`."""
+        top = self._observer.followedTop(follower.view) if self._observer is not None else None
+        return None if top is None else float(top)
 
     def _on_resize(self, flags: str) -> None:
         """The observer fired: `flags` says, per watched element in order, whether
@@ -189,6 +229,8 @@ class ScrollFollower:
         self._scroller_index: int | None = None  # its index in _candidates; None: unknown
         self._smooth = False  # the page asks it to scroll smoothly (it does not, here)
         self._last_top = 0.0
+        # Its resizes are followed in bridge.js while it stays pinned (`_hand_over`).
+        self.handed_over = False
         view.style.overflowAnchor = "none"
         # A sticky bar at the end of the view: in sight at the bottom of whatever
         # scrolls it, also without the stylesheet.
@@ -225,6 +267,7 @@ class ScrollFollower:
 
     def reset(self) -> None:
         """A new session in the view: follow it from the start."""
+        self._hand_back()
         self.pinned = True
         self._candidates = None
         self._scroller_index = None
@@ -242,11 +285,22 @@ class ScrollFollower:
         landed = self._geometry.scrollToBottom(self.view, self._scroller, self._smooth)
         if landed is not None:
             self._last_top = float(landed)
+        if not self.handed_over:
+            self.handed_over = True
+            _shared.pin(self)
+
+    def _hand_back(self) -> None:
+        """Its resizes come to `resized` again (it is not pinned, or what it
+        knows of its scroller changes)."""
+        if self.handed_over:
+            self.handed_over = False
+            _shared.unpin(self)
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
+        self._hand_back()
         self.button.removeEventListener("click", self._on_click_proxy)
         _shared.unobserve(self.view, self)
         if self.observed is not None:
@@ -268,6 +322,7 @@ class ScrollFollower:
         observed too: its own resizes (a window resize, say) move the view's bottom."""
         if index == self._scroller_index:
             return  # the same one of the same candidates: nothing to compare
+        self._hand_back()
         self._scroller_index = index
         scroller = self._candidates[index] if index >= 0 else None
         if scroller is not None and scroller != self.observed:
@@ -305,6 +360,10 @@ class ScrollFollower:
         elif target != el:
             return
         top = self._top()
+        if self.handed_over:
+            followed = _shared.followed_top(self)  # bridge.js has scrolled it since
+            if followed is not None:
+                self._last_top = max(self._last_top, followed)
         if self.pinned and top >= self._last_top - 0.5:
             # Following, and not moved up: it stays pinned, the button hidden (our
             # own scroll's event, every frame while text streams in). No layout reads.
@@ -318,6 +377,8 @@ class ScrollFollower:
         elif distance <= self.threshold_px:
             self.pinned = True  # came back down to the bottom
         self._last_top = top
+        if not self.pinned:
+            self._hand_back()
         self._show_button(not self.pinned and distance > self.threshold_px)
 
     def on_wheel(self, event: Any) -> None:
@@ -328,6 +389,7 @@ class ScrollFollower:
         el = self._scroller
         if el is None or el.contains(event.target):
             self.pinned = False
+            self._hand_back()
 
     def _on_click(self, _event: Any) -> None:
         self.jump()
