@@ -387,6 +387,12 @@ def shown(src: str) -> str:
     ("a.**] **b", "<p>a.] <strong>b</strong></p>\n"),
     ("a.**] **b*", "<p>a.] <strong>b</strong></p>\n"),
     ("a.**] *b", "<p>a.<strong>] <em>b</em></strong></p>\n"),  # 2 + 3: it closes
+    # The same when the closers' run may open (after punctuation, before another
+    # closer): `_**e*(` closed `*_` showed `*`, `(*` as text (2 + 1).
+    ("_**e*(", "<p><em>e*(</em></p>\n"),
+    ("_**e*.", "<p><em>e*.</em></p>\n"),
+    ("_**e*", "<p><em><strong>e</strong></em></p>\n"),  # after a letter it only closes
+    ("_**e*( ", "<p><em>e*(</em></p>\n"),
     # A list marker four columns past its holder's content column, under a
     # line of text, starts no item: the line continues the paragraph (a link's
     # text here, whose `_` closes nothing: one showed after the link).

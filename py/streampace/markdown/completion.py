@@ -361,14 +361,22 @@ class _Scan:
         k = 0
         while k < len(closers):
             end = k
-            while end < len(closers) and closers[end].char == closers[k].char:
+            char = closers[k].char
+            while end < len(closers) and closers[end].char == char:
                 end += 1
             group = closers[k:end]
             length = sum(len(_closer(entry)) for entry in group)
             if k == 0:
-                length += self.shown_run_at_end(group[0].char)
+                at_end = self.shown_run_at_end(char)
+                length += at_end
+                before = self.shown_before(self.n - at_end)
+            else:
+                before = closers[k - 1].char
+            # The run may open too (punctuation before it, a closer after):
+            # then the rule reads it whatever the opener (`_**e*(` closed `*_`).
+            opens = _flanking(char, before, closers[end].char if end < len(closers) else "")[0]
             for entry in group:
-                if (entry.both and entry.left == entry.run and entry.char != "~"
+                if (((entry.both and entry.left == entry.run) or opens) and entry.char != "~"
                         and (entry.run + length) % 3 == 0 and (entry.run % 3 or length % 3)):
                     self.deletions.append((entry.pos, entry.pos + entry.run))
                     length -= entry.left
@@ -376,6 +384,21 @@ class _Scan:
                     kept.append(entry)
             k = end
         return kept
+
+    def shown_before(self, pos: int) -> str:
+        """The last character before `pos` that shows (not held back, nor a
+        blank the closers go before); "" if none."""
+        text = self.text
+        i = pos - 1
+        while i >= 0:
+            if text[i] in " \t":
+                i -= 1
+                continue
+            held = next((begin for begin, end in self.deletions if begin <= i < end), None)
+            if held is None:
+                return text[i]
+            i = held - 1
+        return ""
 
     def shown_run_at_end(self, c: str) -> int:
         """How many `c` end the text and are shown (not held back): the
