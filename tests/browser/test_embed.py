@@ -717,23 +717,13 @@ def test_the_follower_is_not_told_of_its_own_scrolls(driver: Any, page: Any) -> 
     assert after == [1, False], after
 
 
-HANDED_OVER_SETUP = """
-import js
-from streampace.browser.scroll import ScrollFollower
-doc = js.document
-box = doc.createElement("div")
-box.style.cssText = "height: 200px; overflow-y: auto"
-view = doc.createElement("div")
-view.style.height = "400px"
-box.append(view)
-doc.body.append(box)
-follower = ScrollFollower(view)
+HANDED_OVER_SETUP = OWN_SCROLLS_SETUP + """
 resizes = []
 _resized = follower.resized
-def counted():
+def counted_resize():
     resizes.append(float(box.scrollTop))
     _resized()
-follower.resized = counted
+follower.resized = counted_resize
 """
 
 

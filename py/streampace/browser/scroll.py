@@ -149,8 +149,8 @@ class _SharedObserver:
                 return
 
     def pin(self, follower: ScrollFollower) -> None:
-        """`follower`'s view follows its resizes in bridge.js now, while every
-        follower on the page is pinned (`resizeWatcher`)."""
+        """`follower`'s resizes are followed in bridge.js now, those of each
+        element only followers that handed over watch (`resizeWatcher`)."""
         self._observer.pin(follower.view, follower._candidates, follower._scroller_index,
                            follower._smooth)
         self._cover(follower)
@@ -229,7 +229,8 @@ class ScrollFollower:
         self._scroller_index: int | None = None  # its index in _candidates; None: unknown
         self._smooth = False  # the page asks it to scroll smoothly (it does not, here)
         self._last_top = 0.0
-        # Its resizes are followed in bridge.js while it stays pinned (`_hand_over`).
+        # Its resizes are followed in bridge.js while it stays pinned (`_follow`,
+        # `_hand_back`).
         self.handed_over = False
         view.style.overflowAnchor = "none"
         # A sticky bar at the end of the view: in sight at the bottom of whatever
