@@ -393,6 +393,12 @@ def shown(src: str) -> str:
     ("_**e*.", "<p><em>e*.</em></p>\n"),
     ("_**e*", "<p><em><strong>e</strong></em></p>\n"),  # after a letter it only closes
     ("_**e*( ", "<p><em>e*(</em></p>\n"),
+    # Inside a quote markdown-it reads a marker after any indentation: `    >`
+    # is the quote's blank line and ends its paragraph (a closer after it was
+    # text there, closing nothing).
+    (">_c\n    >\n", "<blockquote>\n<p>_c</p>\n</blockquote>\n"),
+    ("> *a\n        >\n", "<blockquote>\n<p>*a</p>\n</blockquote>\n"),
+    (">_c\n    >*\n", "<blockquote>\n<p><em>c</em></p>\n</blockquote>\n"),  # `*` held back
     # A list marker four columns past its holder's content column, under a
     # line of text, starts no item: the line continues the paragraph (a link's
     # text here, whose `_` closes nothing: one showed after the link).

@@ -76,6 +76,16 @@ def is_blank_in_quote(line: str) -> bool:
     return i > 0 and not line[i:].strip()
 
 
+def is_blank_in_open_quote(line: str, above: str) -> bool:
+    """A quote's blank line (`is_blank_in_quote`), also after four or more
+    spaces under a quote's line: while a quote goes on, markdown-it reads its
+    marker after any indentation (`>a`, `    >b` is one paragraph, `a b`)."""
+    if is_blank_in_quote(line):
+        return True
+    return (line[:4] == "    " and after_quotes(above) > 0
+            and is_blank_in_quote(line.lstrip(" ")))
+
+
 def is_atx(line: str) -> bool:
     """Whether `line` (after any quote marks) is an ATX heading's: one to six
     `#` after at most three spaces, then a blank or the line's end."""

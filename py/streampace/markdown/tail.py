@@ -45,7 +45,7 @@ from streampace.markdown.line_marks import (
     spaces_before,
 )
 from streampace.markdown.line_marks import is_atx as _is_atx
-from streampace.markdown.line_marks import is_blank_in_quote as _blank_in_quote
+from streampace.markdown.line_marks import is_blank_in_open_quote as _blank_in_open_quote
 from streampace.markdown.line_marks import is_list_item as _is_list_item
 from streampace.markdown.line_marks import skip_blanks as _skip_blanks
 from streampace.markdown.literal_end import (
@@ -727,8 +727,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     partial_delim = bool(lines[-1]) and after_row and _marker_only(lines[-1])
     # The last content line and its paragraph.
     end = len(lines) - 1
-    while end >= 0 and (not lines[end].strip() or (">" in lines[end]
-                                                   and _blank_in_quote(lines[end]))):
+    while end >= 0 and (not lines[end].strip() or (
+            ">" in lines[end] and _blank_in_open_quote(lines[end], lines[end - 1] if end else ""))):
         end -= 1  # (a quote's blank line is one: `>*`, `>`, a line break)
     if end < 0 or end < len(lines) - 2:
         # (A complete blank line after the last text: its block has ended,
@@ -744,7 +744,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                 start += 1
             break
         above = lines[start - 1] if start else ""
-        if (not above.strip() or (">" in above and _blank_in_quote(above))
+        if (not above.strip() or (">" in above and _blank_in_open_quote(
+                above, lines[start - 2] if start > 1 else ""))
                 or (_is_list_item(lines[start]) and not _continues_paragraph(lines, start))
                 or (start < len(lines) - 1 and lines[start].rstrip(" ")[-1:] in _BARE_MARKS
                     and _starts_empty_item(lines, start))):
@@ -833,7 +834,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                     line = shown[k]
                     cut = len(line) - (len(suffix) if k == len(para) - 1 else 0)
                     shown[k] = _escape_exposed(para[k], line[:cut], masked[k][0]) + line[cut:]
-            if suffix and len(shown) > 1 and _blank_in_quote(shown[-1][:-len(suffix)]):
+            if suffix and len(shown) > 1 and _blank_in_open_quote(shown[-1][:-len(suffix)],
+                                                                   shown[-2]):
                 # What is held back left the last line only its quote marks
                 # (`>~~a`, then `>_`): the closers go where the text they
                 # close ends, on the line above (after `>` they were text).
