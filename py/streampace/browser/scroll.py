@@ -33,22 +33,23 @@ Scrolling is instant, whatever the page's `scroll-behavior` (a scrollTop write,
 or scrollTo with `behavior: "instant"` where the page asks for smooth scrolling).
 
 Its reads and its scroll are js_shim/bridge.js calls (the gap and the scroll one
-call); only what to do with them is decided here. Once a pinned follower has
-followed a resize, it hands its scrolling over to the shared observer in
-bridge.js (`resizeWatcher`'s `pin`), which follows the next resizes of elements
-watched only by such followers itself, as `resized` would, without a call into
-Python: that call, once a frame while text streams, cost ~0.8 ms at 4x CPU in
-the embed over the long Markdown answer (p50 2.2 ms a callback with its scroll,
-1.2 ms after; `python -m bench.frame_trace --page embed --trace md_32k --cpu 4
---phone`). The follower takes it back (`_hand_back`) when it unpins, when what
-scrolls its view changes, and when it resets or closes; the reader's scroll up
-is told from bridge.js's by where bridge.js last left the scroller
-(`followedTop`). A resize's callback at 4x CPU on
+call); only what to do with them is decided here. A resize's callback at 4x CPU on
 the embed, over the long Markdown answer, cost p50 1.1 ms with each read an FFI
 attribute access (and `scrollTo`, whose Promise Chromium makes and settles). The
 shared observer's callback gets one string from bridge.js (`resizeWatcher`: which
 watched elements changed size), not the observer's entries and the observer, which
 Pyodide brought into Python as two new proxies, each type-probed, every time it fired.
+
+Once a pinned follower has followed a resize, it hands its scrolling over to the
+shared observer in bridge.js (`resizeWatcher`'s `pin`), which follows the next
+resizes of elements watched only by such followers itself, as `resized` would,
+without a call into Python: that call, once a frame while text streams, cost
+~0.8 ms at 4x CPU in the embed over the long Markdown answer (p50 2.2 ms a
+callback with its scroll, 1.2 ms after; `python -m bench.frame_trace --page embed
+--trace md_32k --cpu 4 --phone`). The follower takes it back (`_hand_back`) when
+it unpins, when what scrolls its view changes, and when it resets or closes; the
+reader's scroll up is told from bridge.js's by where bridge.js last left the
+scroller (`followedTop`).
 
 The view gets `overflow-anchor: none`: scroll anchoring would move the page up
 when the open Markdown block shrinks, which would read as the reader scrolling

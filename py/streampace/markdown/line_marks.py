@@ -80,6 +80,8 @@ def is_blank_in_open_quote(line: str, above: str) -> bool:
     """A quote's blank line (`is_blank_in_quote`), also after four or more
     spaces under a quote's line: while a quote goes on, markdown-it reads its
     marker after any indentation (`>a`, `    >b` is one paragraph, `a b`)."""
+    if ">" not in line:
+        return False  # (most lines: no quote marks to read)
     if is_blank_in_quote(line):
         return True
     return (line[:4] == "    " and after_quotes(above) > 0

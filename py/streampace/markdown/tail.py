@@ -703,6 +703,11 @@ def _with_blanks_after_line_starts(view: str, deletions: list[tuple[int, int]]
     return out, lines
 
 
+def _quote_blank(lines: list[str], k: int) -> bool:
+    """Whether `lines[k]` is a quote's blank line, read under the line above it."""
+    return _blank_in_open_quote(lines[k], lines[k - 1] if k else "")
+
+
 def display_source(tail: str, literal: bool | None = None) -> str:
     """The open tail's source rewritten into its most likely final form.
     `literal`: whether its last lines are code or a formula's source, when
@@ -727,8 +732,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     partial_delim = bool(lines[-1]) and after_row and _marker_only(lines[-1])
     # The last content line and its paragraph.
     end = len(lines) - 1
-    while end >= 0 and (not lines[end].strip() or (
-            ">" in lines[end] and _blank_in_open_quote(lines[end], lines[end - 1] if end else ""))):
+    while end >= 0 and (not lines[end].strip() or _quote_blank(lines, end)):
         end -= 1  # (a quote's blank line is one: `>*`, `>`, a line break)
     if end < 0 or end < len(lines) - 2:
         # (A complete blank line after the last text: its block has ended,
@@ -744,8 +748,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                 start += 1
             break
         above = lines[start - 1] if start else ""
-        if (not above.strip() or (">" in above and _blank_in_open_quote(
-                above, lines[start - 2] if start > 1 else ""))
+        if (not above.strip() or _quote_blank(lines, start - 1)
                 or (_is_list_item(lines[start]) and not _continues_paragraph(lines, start))
                 or (start < len(lines) - 1 and lines[start].rstrip(" ")[-1:] in _BARE_MARKS
                     and _starts_empty_item(lines, start))):
