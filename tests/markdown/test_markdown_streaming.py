@@ -399,6 +399,14 @@ def shown(src: str) -> str:
     (">_c\n    >\n", "<blockquote>\n<p>_c</p>\n</blockquote>\n"),
     ("> *a\n        >\n", "<blockquote>\n<p>*a</p>\n</blockquote>\n"),
     (">_c\n    >*\n", "<blockquote>\n<p><em>c</em></p>\n</blockquote>\n"),  # `*` held back
+    # The same under lazy lines of the quote's paragraph: the quote goes on
+    # over them (a `_` showed after `>`, where it closed nothing).
+    (">😀\n_c\n    >\n", "<blockquote>\n<p>😀\n_c</p>\n</blockquote>\n"),
+    (">a\n_c\n    >*\n", "<blockquote>\n<p>a\n<em>c</em></p>\n</blockquote>\n"),
+    (">a\nb\n_c\n    >*\n", "<blockquote>\n<p>a\nb\n<em>c</em></p>\n</blockquote>\n"),
+    # After the quote's empty line the next line is no lazy one: a paragraph
+    # of its own, which the indented `>` goes on (the `_` open in it).
+    (">\n_c\n    >\n", "<blockquote>\n</blockquote>\n<p><em>c\n&gt;</em></p>\n"),
     # A list marker four columns past its holder's content column, under a
     # line of text, starts no item: the line continues the paragraph (a link's
     # text here, whose `_` closes nothing: one showed after the link).

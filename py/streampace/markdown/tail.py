@@ -704,8 +704,35 @@ def _with_blanks_after_line_starts(view: str, deletions: list[tuple[int, int]]
 
 
 def _quote_blank(lines: list[str], k: int) -> bool:
-    """Whether `lines[k]` is a quote's blank line, read under the line above it."""
-    return _blank_in_open_quote(lines[k], lines[k - 1] if k else "")
+    """Whether `lines[k]` is a quote's blank line, read under the quote's
+    line above it (`_quote_line_above`)."""
+    return _blank_in_open_quote(lines[k], _quote_line_above(lines, k))
+
+
+def _quote_line_above(lines: list[str], k: int) -> str:
+    """The line above `lines[k]`, or, over lazy lines that go on a paragraph
+    opened in a quote's line, that line: markdown-it's quote goes on over lazy
+    lines and still reads its marker after any indentation (`>a`, `_c`,
+    `    >`: the last line is the quote's blank line, which ends the paragraph).
+    '' where such a reading stops short (a line that may start a block, a
+    tab, a quote's line whose text may not be a paragraph's)."""
+    if k == 0:
+        return ""
+    above = lines[k - 1]
+    if _after_quotes(above) or not above.strip(" "):
+        return above
+    for j in range(k - 1, max(-1, k - 1 - MOST_READ_BACK), -1):
+        line = lines[j]
+        if "\t" in line:
+            return ""
+        at = _after_quotes(line)
+        if at:
+            text = line[at:]
+            indent = spaces_before(text)
+            return line if indent < _CODE_INDENT and is_paragraph_text(text[indent:]) else ""
+        if not is_paragraph_text(line.lstrip(" ")) or _is_list_item(line):
+            return ""  # (no lazy line: it may start a block, or end the quote)
+    return ""
 
 
 def display_source(tail: str, literal: bool | None = None) -> str:
@@ -837,8 +864,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                     line = shown[k]
                     cut = len(line) - (len(suffix) if k == len(para) - 1 else 0)
                     shown[k] = _escape_exposed(para[k], line[:cut], masked[k][0]) + line[cut:]
-            if suffix and len(shown) > 1 and _blank_in_open_quote(shown[-1][:-len(suffix)],
-                                                                   shown[-2]):
+            if suffix and len(shown) > 1 and _blank_in_open_quote(
+                    shown[-1][:-len(suffix)], _quote_line_above(shown, len(shown) - 1)):
                 # What is held back left the last line only its quote marks
                 # (`>~~a`, then `>_`): the closers go where the text they
                 # close ends, on the line above (after `>` they were text).
