@@ -43,6 +43,13 @@ from .test_markdown_streaming import PARSER
     ("- a\n  >\n      x *y", "- a\n  >\n      x *y"),
     ("- a\n  >\n    x *y", "- a\n  >\n    x *y*"),
     ("> a\n    x *y", "> a\n    x *y*"),
+    # The same under a quote's empty list item (`>*`: no paragraph in it
+    # either), at the quote's start or under its empty line; an item marker
+    # under the quote's text goes on that paragraph, whose lazy line it is.
+    (">*\n    [](", ">*\n    []("),
+    ("> 2.\n    `a", "> 2.\n    `a"),
+    (">\n> -\n    x *y", ">\n> -\n    x *y"),
+    ("> a\n>*\n    [](", "> a\n>*\n    []()"),
     # Code inside a quote: on its first line, under its empty line, nested, in an
     # item; not where the quote's paragraph or an item in it takes the line, nor
     # under a line without quote marks (a lazy one may keep a paragraph open).

@@ -67,6 +67,7 @@ from streampace.markdown.line_marks import (
     is_list_item,
     is_marker_alone,
     item_column,
+    list_marker_end,
     spaces_before,
 )
 from streampace.markdown.quoted_code import ends_in_quoted_code, may_end_in_quoted_code
@@ -145,15 +146,31 @@ def _after_empty_quote(lines: list[str], start: int, end: int) -> int:
     """Where lines `start..end` (no blank line among them) go on after their
     last empty quote line (`>`, `> >`: no paragraph open in it, so a line under
     it without quote marks is no lazy line: the quote ends there, as at a blank
-    line; `>`, `    x` is code), else `start`. Not where a formula or fence
-    may be open above it: the quote line would be their content."""
+    line; `>`, `    x` is code), or after a quote's empty list item that starts
+    the run or comes under such a line (`>*`, `    x`: no paragraph in the
+    item either), else `start`. Not where a formula or fence may be open above
+    it: the quote line would be their content."""
     for k in range(end - 1, start - 1, -1):
         line = lines[k]
-        if ">" in line and is_blank_in_quote(line):
+        if ">" in line and (is_blank_in_quote(line) or (
+                _is_empty_item_in_quote(line)
+                and (k == start or is_blank_in_quote(lines[k - 1])))):
             if any(mark in above for above in lines[start:k] for mark in _OPEN_MARKS):
                 return start
             return k + 1
     return start
+
+
+def _is_empty_item_in_quote(line: str) -> bool:
+    """A quote's line holding a list item's marker and nothing else (`>*`,
+    `> 2.`): an empty item, which opens no paragraph."""
+    at = after_quotes(line)
+    if not at:
+        return False
+    text = line[at:]
+    indent = spaces_before(text)
+    end = list_marker_end(text, indent) if indent < _CODE_COLUMNS else -1
+    return end > 0 and not text[end:].strip(" ")
 
 
 def may_end_literal(tail: str, last_line: str) -> bool:
