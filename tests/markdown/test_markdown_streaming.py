@@ -369,6 +369,12 @@ def shown(src: str) -> str:
     ("para\n``", "<p>para</p>\n"),
     ("para\n- [", "<p>para</p>\n"),
     ("[r]: /target \"T", ""),
+    # A line that is no definition (text after the destination that can be no
+    # title) stays a paragraph's when its `[` is held back: as `[x]:u ` the
+    # parse hid it, and read the line under it as code (a closer showed there).
+    ("[x]:u [", "<p>[x]:u</p>\n"),
+    ("[x]:u [\n    `(", "<p>[x]:u\n<code>(</code></p>\n"),
+    ("[x]: /u [\nb *c", "<p>[x]: /u\nb <em>c</em></p>\n"),
     ("| a | b |", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n</table>\n"),
     ("| a | b", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n</table>\n"),
     ("| a | b |\n|--", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"

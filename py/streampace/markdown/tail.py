@@ -478,6 +478,19 @@ def _has_table(para: list[str]) -> bool:
     return False
 
 
+def _kept_paragraph_text(para: list[str]) -> list[str]:
+    """`para` with its first line kept a paragraph's: where what is held back
+    made it a whole link reference definition (`[x]:u [` without its `[`),
+    the parse would hide that line and read the lines under it anew (`    x`
+    under a definition is code); its label's `[` escaped shows the same text."""
+    first = para[0]
+    found = _REF_DEF.match(first)
+    if found is None or not first[found.end():].strip(" ") or _no_definition(first, found.end()):
+        return para
+    at = first.index("[")
+    return [first[:at] + "\\" + first[at:], *para[1:]]
+
+
 def _code_after_definition(lines: list[str], start: int, end: int) -> bool:
     """Whether lines `start..end`, right under a whole link reference
     definition, are an indented code block's: a definition is no paragraph, so
@@ -884,7 +897,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                 # next line's text goes up onto it, or the item (the quote)
                 # would show empty and that text, a lazy line, outside it.
                 kept[:2] = [kept[0].rstrip(" ") + " " + kept[1].lstrip(" ")]
-            para = kept
+            para = _kept_paragraph_text(kept)
     lines[start:end + 1] = para + suffix_lines
     if lines[-1] and _marker_only(lines[-1]) and not _is_table_line(lines[-1]):
         # What held back left only a marker (`- [` -> `- `): hold the line too,
