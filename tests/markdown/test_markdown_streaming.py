@@ -396,6 +396,11 @@ def shown(src: str) -> str:
     # The same when the closers' run may open (after punctuation, before another
     # closer): `_**e*(` closed `*_` showed `*`, `(*` as text (2 + 1).
     ("_**e*(", "<p><em>e*(</em></p>\n"),
+    # The same after a code span's closer the display adds: the run follows
+    # the backtick (punctuation), not the span's last character.
+    ("~~**e*`c", "<p><del>e*<code>c</code></del></p>\n"),
+    ("_**e*`c", "<p><em>e*<code>c</code></em></p>\n"),
+    ("**e*`c", "<p><em><em>e</em><code>c</code></em></p>\n"),  # at the end it only closes
     ("_**e*.", "<p><em>e*.</em></p>\n"),
     ("_**e*", "<p><em><strong>e</strong></em></p>\n"),  # after a letter it only closes
     ("_**e*( ", "<p><em>e*(</em></p>\n"),

@@ -346,17 +346,19 @@ class _Scan:
             # The closers would join a literal run shown last, blanks after it
             # (`*i * `: `**`, which closes nothing after a blank): held back.
             self.deletions.append(last)
-        for entry in self.unclosable_held_back(closers) if closers else closers:
+        for entry in self.unclosable_held_back(closers, suffix) if closers else closers:
             suffix += _closer(entry)
         return self.deletions, suffix
 
-    def unclosable_held_back(self, closers: list[_Emph]) -> list[_Emph]:
+    def unclosable_held_back(self, closers: list[_Emph], before_them: str = "") -> list[_Emph]:
         """`closers` (innermost first) without the openers the appended run
         cannot close, whose runs are held back instead: CommonMark's rule of
         3 reads the whole run of one character the suffix makes (`.**] **-`
         gets `****`: 2 + 4 is a multiple of 3, so `.**`, which may open and
         close, stays literal and the last `**` showed unarrived). Each run
-        of one character is read once, shrinking as openers leave it."""
+        of one character is read once, shrinking as openers leave it.
+        `before_them`: what the suffix holds before the closers (a code
+        span's closer): the first run follows it, not the text."""
         kept: list[_Emph] = []
         k = 0
         while k < len(closers):
@@ -366,7 +368,9 @@ class _Scan:
                 end += 1
             group = closers[k:end]
             length = sum(len(_closer(entry)) for entry in group)
-            if k == 0:
+            if k == 0 and before_them:
+                before = before_them[-1]  # (`**e*`c`, closed `` `*`` ``: after the backtick)
+            elif k == 0:
                 at_end = self.shown_run_at_end(char)
                 length += at_end
                 before = self.shown_before(self.n - at_end)
