@@ -104,6 +104,11 @@ from .test_markdown_streaming import PARSER
     ("  2. b\n    $$\n    x *y", "  2. b\n    $$\n    x *y"),
     ("  2. b\n    ***\n    x *y", "  2. b\n    ***\n    x *y"),
     ("  2. b\n    - c *d", "  2. b\n    - c *d*"),
+    # The same under lazy lines of the item's paragraph; a list item between
+    # starts a list of its own, which holds the line.
+    ("   * _|\né\n    # !", "   * _|\né\n    # !"),
+    ("  2. b\nc\nd\n    >c `d", "  2. b\nc\nd\n    >c `d"),
+    ("  2. b\n- c\n    # h *x", "  2. b\n- c\n    # h *x*"),
     # An item holding an empty item on its line (` 1.  *`): no paragraph is
     # open, so four columns past what holds the next line is code there too
     # (found by `tests.markdown.fuzz --unseen`); under `1. *` the line is the
@@ -198,7 +203,7 @@ PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nes
           # An item's line inside a formula, a lazy-looking line under it.
           "W    - not an item\n", "Wf(x) = [a, b\n",
           # A quote's line left of an item's content column, four columns in.
-          "  2. b\n", "    >c `d\n", "    # h *x\n", "    ```\n", "    ***\n"]
+          "  2. b\n", "    >c `d\n", "    # h *x\n", "    ```\n", "    ***\n", "é *z\n"]
 
 
 @settings(max_examples=400, deadline=None)

@@ -108,13 +108,18 @@ def _block_left_of_item(lines: list[str], start: int, end: int) -> bool:
     block ending a paragraph (`_ends_paragraph`): markdown-it's block ends the
     item's paragraph there (read at the item's column), the line is not the
     item's, and where it falls it is indented code (`  2. b`, then `    >c`
-    or `    # h`). Read where the item's line starts the run (a blank line,
-    an empty quote's line or nothing above it: no paragraph it may continue)
-    and starts an item (its marker less than four columns past what holds
-    it)."""
+    or `    # h`); lazy lines of the item's paragraph may come between
+    (`  2. b`, `é`, `    # h`). Read where the item's line starts the run (a
+    blank line, an empty quote's line or nothing above it: no paragraph it may
+    continue) and starts an item (its marker less than four columns past what
+    holds it)."""
     if start == end:
         return False
-    above, line = lines[start], lines[start + 1]
+    above = lines[start]
+    first = start + 1
+    while first < end and _goes_on_paragraph(lines[first]):
+        first += 1
+    line = lines[first]
     indent = spaces_before(line)
     if (indent < _CODE_COLUMNS or "\t" in above or "\t" in line or after_quotes(above)
             or not _ends_paragraph(line[indent:])):
@@ -128,7 +133,14 @@ def _block_left_of_item(lines: list[str], start: int, end: int) -> bool:
         return False  # (perhaps no item: code, or it cannot be told)
     holder = holder_column(reversed(lines[:start + 1]), indent)
     return (holder is not None and indent - holder >= _CODE_COLUMNS
-            and is_code_run(lines[start + 1:end + 1], holder))
+            and is_code_run(lines[first:end + 1], holder))
+
+
+def _goes_on_paragraph(line: str) -> bool:
+    """Whether `line` surely goes on an open paragraph as its text (a lazy
+    line where it is left of what holds the paragraph): no block starts it."""
+    text = line.lstrip(" ")
+    return "\t" not in line and is_paragraph_text(text) and not is_list_item(text)
 
 
 def _ends_paragraph(text: str) -> bool:
