@@ -418,6 +418,13 @@ def shown(src: str) -> str:
     # After the quote's empty line the next line is no lazy one: a paragraph
     # of its own, which the indented `>` goes on (the `_` open in it).
     (">\n_c\n    >\n", "<blockquote>\n</blockquote>\n<p><em>c\n&gt;</em></p>\n"),
+    # A quote's line left of the item holding the quote above is another
+    # quote: the item ends there, and a code span does not run across (a
+    # backtick showed after `]`); in the item it is the same quote's line.
+    ("2)\n   >`\n>]", "<ol start=\"2\">\n<li>\n<blockquote>\n<p>`</p>\n</blockquote>\n"
+                      "</li>\n</ol>\n<blockquote>\n<p>]</p>\n</blockquote>\n"),
+    ("- a\n  >`b\n  > c", "<ul>\n<li>a<blockquote>\n<p><code>b c</code></p>\n</blockquote>\n"
+                         "</li>\n</ul>\n"),
     # A list marker four columns past its holder's content column, under a
     # line of text, starts no item: the line continues the paragraph (a link's
     # text here, whose `_` closes nothing: one showed after the link).

@@ -512,16 +512,28 @@ def _quote_start(lines: list[str], start: int, end: int) -> int:
     """Where the last paragraph of `lines[start:end + 1]` starts once quotes
     are read: a line quoted deeper than every line above it starts a quote,
     which ends the paragraph above (`a` then `> b`); a line back in a quote
-    after its lazy line (`> a`, `lazy`, `> b`) is the same paragraph's."""
+    after its lazy line (`> a`, `lazy`, `> b`) is the same paragraph's; a
+    quote's line left of the list item holding the quote above starts a quote
+    of its own (`2)`, `   >a`, `>b`: the item and its quote end there)."""
     deepest = -1
     for k in range(start, end + 1):
         line = lines[k]
         # (most lines: no quote marks, no four blanks; no call further)
         depth = quote_marks(line)[0] if not line.startswith(_CODE_PREFIX) else (
             _held_quote_depth(lines, k))
-        if depth > deepest:
+        if depth > deepest or (depth and _left_of_quote_holder(lines, start, k)):
             start, deepest = k, depth
     return start
+
+
+def _left_of_quote_holder(lines: list[str], start: int, k: int) -> bool:
+    """Whether quote line `k` stands left of the content column of the list
+    item holding quote line `start` (False where that cannot be told)."""
+    indent = spaces_before(lines[k])
+    if indent >= spaces_before(lines[start]) or "\t" in lines[k]:
+        return False  # (most lines: the holder is at or left of the quote's marker)
+    holder = _holder_of(lines, start, spaces_before(lines[start]))
+    return holder is not None and indent < holder
 
 
 def _held_quote_depth(lines: list[str], k: int) -> int:
