@@ -418,6 +418,12 @@ def shown(src: str) -> str:
     # After the quote's empty line the next line is no lazy one: a paragraph
     # of its own, which the indented `>` goes on (the `_` open in it).
     (">\n_c\n    >\n", "<blockquote>\n</blockquote>\n<p><em>c\n&gt;</em></p>\n"),
+    # A line that what is held back at its end leaves a marker (`-[` shown
+    # `-`: an empty item, or a setext underline) has the marker escaped: the
+    # paragraph goes on, as it will (`-[` starts no item).
+    ("0. ~~l\n-[\n`~\n", "<ol start=\"0\">\n<li><del>l\n-\n<code>~</code></del></li>\n</ol>\n"),
+    (")\n-[\n    |*a\n", "<p>)\n-\n|<em>a</em></p>\n"),
+    ("a\n=[\nb", "<p>a\n=\nb</p>\n"),
     # A quote's line left of the item holding the quote above is another
     # quote: the item ends there, and a code span does not run across (a
     # backtick showed after `]`); in the item it is the same quote's line.

@@ -728,6 +728,19 @@ def _with_blanks_after_line_starts(view: str, deletions: list[tuple[int, int]]
     return out, lines
 
 
+def _held_lines(view: str, deletions: list[tuple[int, int]]) -> list[int]:
+    """The indices of the lines of `view` in which `deletions` start."""
+    out: list[int] = []
+    line = pos = 0
+    for start, _end in sorted(deletions):
+        if start > pos:  # (each stretch counted once: linear over many deletions)
+            line += view.count("\n", pos, start)
+            pos = start
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
+
+
 def _quote_blank(lines: list[str], k: int) -> bool:
     """Whether `lines[k]` is a quote's blank line, read under the quote's
     line above it (`_quote_line_above`)."""
@@ -882,8 +895,10 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             # Deletions never touch the blanked prefixes (they hold only spaces).
             joined = "\n".join(para)
             shown = _apply(joined, dels, suffix).split("\n")
-            if first_held and len(shown) == len(para):
-                for k in first_held:
+            if dels and len(shown) == len(para):
+                # (A line that loses its end may be left a marker too: `-[`
+                # under text showed `-`, an empty item or an underline.)
+                for k in sorted({*first_held, *_held_lines(view, dels)}):
                     # (Not the closers appended to the last line: `>*b`, `>[`
                     # closes with a `*` there, no marker uncovered.)
                     line = shown[k]
