@@ -7,6 +7,8 @@ quantifier), and this text is untrusted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = ["MOST_READ_BACK", "after_list_marker", "after_quotes", "content_column",
            "is_list_item", "item_column", "list_marker_end", "quote_marks", "skip_blanks",
            "spaces_before"]
@@ -76,16 +78,17 @@ def is_blank_in_quote(line: str) -> bool:
     return i > 0 and not line[i:].strip()
 
 
-def is_blank_in_open_quote(line: str, above: str) -> bool:
+def is_blank_in_open_quote(line: str, quote_above: Callable[[], str]) -> bool:
     """A quote's blank line (`is_blank_in_quote`), also after four or more
-    spaces under a quote's line: while a quote goes on, markdown-it reads its
-    marker after any indentation (`>a`, `    >b` is one paragraph, `a b`)."""
+    spaces under a quote's line (`quote_above()`, asked for only then): while
+    a quote goes on, markdown-it reads its marker after any indentation
+    (`>a`, `    >b` is one paragraph, `a b`)."""
     if ">" not in line:
         return False  # (most lines: no quote marks to read)
     if is_blank_in_quote(line):
         return True
-    return (line[:4] == "    " and after_quotes(above) > 0
-            and is_blank_in_quote(line.lstrip(" ")))
+    return (line[:4] == "    " and is_blank_in_quote(line.lstrip(" "))
+            and after_quotes(quote_above()) > 0)
 
 
 def is_atx(line: str) -> bool:

@@ -744,7 +744,7 @@ def _held_lines(view: str, deletions: list[tuple[int, int]]) -> list[int]:
 def _quote_blank(lines: list[str], k: int) -> bool:
     """Whether `lines[k]` is a quote's blank line, read under the quote's
     line above it (`_quote_line_above`)."""
-    return _blank_in_open_quote(lines[k], _quote_line_above(lines, k))
+    return _blank_in_open_quote(lines[k], lambda: _quote_line_above(lines, k))
 
 
 def _quote_line_above(lines: list[str], k: int) -> str:
@@ -905,7 +905,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                     cut = len(line) - (len(suffix) if k == len(para) - 1 else 0)
                     shown[k] = _escape_exposed(para[k], line[:cut], masked[k][0]) + line[cut:]
             if suffix and len(shown) > 1 and _blank_in_open_quote(
-                    shown[-1][:-len(suffix)], _quote_line_above(shown, len(shown) - 1)):
+                    shown[-1][:-len(suffix)], lambda: _quote_line_above(shown, len(shown) - 1)):
                 # What is held back left the last line only its quote marks
                 # (`>~~a`, then `>_`): the closers go where the text they
                 # close ends, on the line above (after `>` they were text).
