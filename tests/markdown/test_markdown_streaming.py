@@ -468,6 +468,10 @@ def shown(src: str) -> str:
     ("-     *]", "<ul>\n<li>\n<pre><code>*]\n</code></pre>\n</li>\n</ul>\n"),
     ("- -     *x", "<ul>\n<li>\n<ul>\n<li>\n<pre><code>*x\n</code></pre>\n</li>\n</ul>\n"
                  "</li>\n</ul>\n"),
+    # A marker in that code is its text, no nested item (a `*` showed).
+    ("-     - *c", "<ul>\n<li>\n<pre><code>- *c\n</code></pre>\n</li>\n</ul>\n"),
+    ("0.     0. *c", "<ol start=\"0\">\n<li>\n<pre><code>0. *c\n</code></pre>\n</li>\n</ol>\n"),
+    ("-    - *c", "<ul>\n<li>\n<ul>\n<li><em>c</em></li>\n</ul>\n</li>\n</ul>\n"),  # 4: an item
     # A heading four spaces in under an item (one past its content column)
     # ends the paragraph above it: an opener there closes nothing in it.
     ("0. _-\n    # c", '<ol start="0">\n<li>_-<h1>c</h1>\n</li>\n</ol>\n'),

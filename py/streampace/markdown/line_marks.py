@@ -136,11 +136,13 @@ def content_column(line: str) -> int | None:
 def item_column(line: str, reach: int | None = None) -> int | None:
     """The content column of the innermost list item `line` starts (`- - c`:
     4) whose column is at most `reach` (None: any), or of its first item when
-    none is; None when it starts none."""
+    none is; None when it starts none. A marker four columns or more past an
+    item's content column is that item's code, no item (`-     - *c`)."""
     column = content_column(line)
     while column is not None and (reach is None or column < reach):
         inner = content_column(line[column:])
-        if inner is None or (reach is not None and column + inner > reach):
+        if (inner is None or (reach is not None and column + inner > reach)
+                or line[column:column + 4] == "    "):
             break
         column += inner
     return column
