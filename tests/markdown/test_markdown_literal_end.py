@@ -50,6 +50,13 @@ from .test_markdown_streaming import PARSER
     ("> 2.\n    `a", "> 2.\n    `a"),
     (">\n> -\n    x *y", ">\n> -\n    x *y"),
     ("> a\n>*\n    [](", "> a\n>*\n    []()"),
+    # And under an ATX heading (one line: no paragraph open under it), in what
+    # holds the heading; in an item, four columns past its content column.
+    ("# |\n    *!", "# |\n    *!"),
+    ("> # h\n    *x", "> # h\n    *x"),
+    ("- a\n  # h\n      *x", "- a\n  # h\n      *x"),
+    ("- a\n  # h\n    *x", "- a\n  # h\n    *x*"),
+    ("#a\n    *x", "#a\n    *x*"),  # (no heading: a paragraph's line)
     # Code inside a quote: on its first line, under its empty line, nested, in an
     # item; not where the quote's paragraph or an item in it takes the line, nor
     # under a line without quote marks (a lazy one may keep a paragraph open).

@@ -618,6 +618,16 @@ def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html
 
 
+def test_code_under_a_heading_in_the_open_tail_shows_as_code() -> None:
+    # Found by `tests.markdown.fuzz --unseen` (seed 606): fed in two pieces,
+    # the open tail is the heading and a code line under it, read as one run
+    # of lines that may be a paragraph's: its `*` was closed in the code.
+    stream = MarkdownStream(parser=PARSER)
+    stream.feed("1.\n# |\n    ")
+    stream.feed("*!")
+    assert stream.to_html() == "<ol>\n<li></li>\n</ol>\n<h1>|</h1>\n<pre><code>*!\n</code></pre>\n"
+
+
 @pytest.mark.parametrize("prefix", ["", "- ", "> ", "10. ", "  ", "a\n", "*a\n", ">*b\n>",
                                     "- *a\n*"])
 def test_a_marker_uncovered_by_held_text_shows_nothing_unarrived(prefix: str) -> None:

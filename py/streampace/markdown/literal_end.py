@@ -96,7 +96,7 @@ def ends_literal(tail: str, lines: list[str]) -> bool:
     while start > 0 and lines[start - 1].strip(" "):
         start -= 1
     if code:
-        start = _after_empty_quote(lines, start, end)
+        start = _after_no_paragraph(lines, start, end)
     return ((code and (_is_code(lines, start, end) or _block_left_of_item(lines, start, end)))
             or _ends_in_formula(lines, start, end) or ends_in_quoted_code(lines, start, end))
 
@@ -154,19 +154,19 @@ def _ends_paragraph(text: str) -> bool:
     return c in "*_" and text.count(c) >= 3 and not text.replace(" ", "").strip(c)
 
 
-def _after_empty_quote(lines: list[str], start: int, end: int) -> int:
+def _after_no_paragraph(lines: list[str], start: int, end: int) -> int:
     """Where lines `start..end` (no blank line among them) go on after their
-    last empty quote line (`>`, `> >`: no paragraph open in it, so a line under
-    it without quote marks is no lazy line: the quote ends there, as at a blank
-    line; `>`, `    x` is code), or after a quote's empty list item that starts
-    the run or comes under such a line (`>*`, `    x`: no paragraph in the
-    item either), else `start`. Not where a formula or fence may be open above
-    it: the quote line would be their content."""
+    last line that leaves no paragraph open: an empty quote line (`>`, `> >`:
+    a line under it without quote marks is no lazy line, the quote ends there,
+    as at a blank line; `>`, `    x` is code), a quote's empty list item that
+    starts the run or comes under such a line (`>*`, `    x`), an ATX heading
+    (`# h`, `    x`: a heading is one line); else `start`. Not where a formula
+    or fence may be open above it: the line would be their content."""
     for k in range(end - 1, start - 1, -1):
         line = lines[k]
-        if ">" in line and (is_blank_in_quote(line) or (
+        if is_atx(line) or (">" in line and (is_blank_in_quote(line) or (
                 _is_empty_item_in_quote(line)
-                and (k == start or is_blank_in_quote(lines[k - 1])))):
+                and (k == start or is_blank_in_quote(lines[k - 1]))))):
             if any(mark in above for above in lines[start:k] for mark in _OPEN_MARKS):
                 return start
             return k + 1
