@@ -348,6 +348,11 @@ def shown(src: str) -> str:
     ("an _it", "<p>an <em>it</em></p>\n"),
     ("snake_case", "<p>snake_case</p>\n"),
     ("a ~~del", "<p>a <del>del</del></p>\n"),
+    # markdown-it reads a tilde run as pairs and an odd one as text: `~~~`
+    # opens one pair, which `~~` closes (a `~~` closed it again and showed).
+    ("b ~~~-~~-", "<p>b ~<del>-</del>-</p>\n"),
+    ("a ~~~x", "<p>a ~<del>x</del></p>\n"),
+    ("a ~~~~-~~-", "<p>a <del><del>-</del>-</del></p>\n"),
     ("run `code", "<p>run <code>code</code></p>\n"),
     ("run `", "<p>run</p>\n"),
     ("a [text", "<p>a text</p>\n"),

@@ -260,10 +260,14 @@ class _Scan:
         j = self.run_end(i)
         run = j - i
         self.i = j
-        if c == "~" and run < 2:
-            if j == n:
-                self.deletions.append((i, j))  # may become `~~`
-            return
+        if c == "~":
+            if run < 2:
+                if j == n:
+                    self.deletions.append((i, j))  # may become `~~`
+                return
+            # markdown-it reads a tilde run as pairs, each a delimiter, and an
+            # odd one as text (`~~~-~~`: `~`, then `~~-~~` struck through).
+            run -= run % 2
         can_open, can_close = _flanking(c, text[i - 1] if i > 0 else "", text[j] if j < n else "")
         if j == n:
             # Nothing after the run yet: it cannot open; it may close.
@@ -286,8 +290,10 @@ class _Scan:
             entry = stack[k]
             if isinstance(entry, _Emph) and entry.char == c:
                 # CommonMark's rule of 3 (runs that can both open and close).
+                # (Not for tildes: markdown-it's pairs have no length to sum.)
                 o = entry.run
-                if (both or entry.both) and (o + run) % 3 == 0 and (o % 3 or run % 3):
+                if ((both or entry.both) and c != "~" and (o + run) % 3 == 0
+                        and (o % 3 or run % 3)):
                     continue
                 del stack[k + 1:]
                 entry.left -= run
