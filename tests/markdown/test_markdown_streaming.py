@@ -423,6 +423,10 @@ def shown(src: str) -> str:
     # After the quote's empty line the next line is no lazy one: a paragraph
     # of its own, which the indented `>` goes on (the `_` open in it).
     (">\n_c\n    >\n", "<blockquote>\n</blockquote>\n<p><em>c\n&gt;</em></p>\n"),
+    # A line whose text is all held back but its quote marks takes the plain
+    # line under it up, also one of marker characters that start no block
+    # (`*-`): left as `>` the quote ended, and the line under it was code.
+    (">[\n    *-\n", "<blockquote>\n<p><em>-</em></p>\n</blockquote>\n"),
     # A line that what is held back at its end leaves a marker (`-[` shown
     # `-`: an empty item, or a setext underline) has the marker escaped: the
     # paragraph goes on, as it will (`-[` starts no item).

@@ -205,8 +205,10 @@ def _paragraph_container(lines: list[str], k: int) -> int | None:
 
 def _markers_left(line: str, shown: str, below: str) -> bool:
     """Whether what is held back of `line` left `shown` only block markers
-    while the line `below` it is plain text (no markers of its own)."""
-    return (_marker_only(shown) and not _marker_only(line) and not _marker_only(below)
+    while the line `below` it is plain text (no markers of its own; or marker
+    characters that start no block: `*-`)."""
+    return (_marker_only(shown) and not _marker_only(line)
+            and (not _marker_only(below) or is_paragraph_text(below.lstrip(" ")))
             and _prefix_end(below) == spaces_before(below))
 
 
