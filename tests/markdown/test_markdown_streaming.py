@@ -535,6 +535,10 @@ def shown(src: str) -> str:
     # A literal run shown last, blanks after it, that the closer would join
     # (`**` after a blank closes nothing): held back.
     ("* *i * \n", "<ul>\n<li><em>i</em></li>\n</ul>\n"),
+    # So after a line break the held-back text leaves empty (the backtick's
+    # line goes): the closer joined `_` after `> ` and closed nothing.
+    ("_> _\n`\n", "<p><em>&gt;</em></p>\n"),
+    ("_a _\nb", "<p><em>a _\nb</em></p>\n"),  # text after it: the run stays
     ("*a ** \n", "<p><em>a</em></p>\n"),
     ("*t * _", "<p><em>t</em></p>\n"),  # (or only held-back text after it)
     ("*)\n[", "<p><em>)</em></p>\n"),

@@ -279,7 +279,7 @@ class _Scan:
             self.stack.append(_Emph(i, c, run, both))
         elif j == n:
             self.deletions.append((i, j))  # an opener still waiting for its text
-        elif text[j] in " \t":
+        elif text[j] in " \t\n":
             self.last_run = (i, j)  # (finish: shown last, the closers may join it)
 
     def close_emphasis(self, c: str, run: int, both: bool) -> bool:
@@ -423,18 +423,19 @@ class _Scan:
         return self.n - shown
 
     def shown_after(self, pos: int) -> int:
-        """The first character at or after `pos` that shows: not a blank (the
-        closers go before trailing ones) nor held back; `n` if none."""
+        """The first character at or after `pos` that shows: not a blank nor a
+        line break (the closers go before trailing ones; a line left empty by
+        what is held back goes) nor held back; `n` if none."""
         text, n = self.text, self.n
         for begin, end in sorted(self.deletions):
             if end <= pos:
                 continue
-            while pos < min(begin, n) and text[pos] in " \t":
+            while pos < min(begin, n) and text[pos] in " \t\n":
                 pos += 1
             if pos < begin:
                 return pos
             pos = max(pos, end)
-        while pos < n and text[pos] in " \t":
+        while pos < n and text[pos] in " \t\n":
             pos += 1
         return pos
 
