@@ -433,6 +433,11 @@ def shown(src: str) -> str:
     ("0. ~~l\n-[\n`~\n", "<ol start=\"0\">\n<li><del>l\n-\n<code>~</code></del></li>\n</ol>\n"),
     (")\n-[\n    |*a\n", "<p>)\n-\n|<em>a</em></p>\n"),
     ("a\n=[\nb", "<p>a\n=\nb</p>\n"),
+    # A setext underline ends its heading: the next line starts a paragraph
+    # (the heading's opener closed there showed a `*`).
+    ("2) *-\n   -\nl", "<ol start=\"2\">\n<li>\n<h2>*-</h2>\n</li>\n</ol>\n<p>l</p>\n"),
+    ("*a\n-\nb", "<h2>*a</h2>\n<p>b</p>\n"),
+    ("*a\n===\nb *c", "<h1>*a</h1>\n<p>b <em>c</em></p>\n"),
     # A quote's line left of the item holding the quote above is another
     # quote: the item ends there, and a code span does not run across (a
     # backtick showed after `]`); in the item it is the same quote's line.

@@ -806,7 +806,10 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         # and shows as it will stay.)
         return "\n".join(lines)
     # The last leaf block's lines: a paragraph runs back to a blank line, but
-    # an ATX heading is one line and a list item starts at its marker.
+    # an ATX heading is one line, a setext heading ends at its underline (where
+    # no pipe may make it a table's delimiter row or body row) and a list item
+    # starts at its marker.
+    no_pipes = "|" not in tail
     start = end
     while True:
         if _is_atx(lines[start]) or (lines[start].startswith(_CODE_PREFIX)
@@ -816,6 +819,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             break
         above = lines[start - 1] if start else ""
         if (not above.strip() or _quote_blank(lines, start - 1)
+                or (start > 1 and no_pipes and _is_underline(lines, start - 1))
                 or (_is_list_item(lines[start]) and not _continues_paragraph(lines, start))
                 or (start < len(lines) - 1 and lines[start].rstrip(" ")[-1:] in _BARE_MARKS
                     and _starts_empty_item(lines, start))):
