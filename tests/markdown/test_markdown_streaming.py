@@ -534,6 +534,9 @@ def shown(src: str) -> str:
     ("a `c``", "<p>a <code>c</code></p>\n"),
     ("a ``c` `", "<p>a <code>c` </code></p>\n"),  # a space before the closer
     ("``\n`\n", ""),  # nothing shown in it yet: held back whole (`````` showed)
+    # A backtick left last before a line break whose line goes (a lone
+    # backtick's, the closer arriving) gets the space too (```` ``` ```` showed).
+    ("``c`\n`\n", "<p><code>c` </code></p>\n"),
     ("a `` \n`", "<p>a</p>\n"),
     # Closers right after the last character shown, and none for an opener
     # that what is held back leaves before a blank or a line break.

@@ -319,8 +319,9 @@ class _Scan:
                 if end < self.n:
                     self.deletions.append((end, self.n))
                 # The shown text loses its trailing blanks before the closer
-                # (tail._apply): a backtick left last gets a space between.
-                shown = self.text[pos + length:end].rstrip(" \t")
+                # (tail._apply), and a line break that held-back text leaves
+                # last (its line goes): a backtick left last gets a space between.
+                shown = self.text[pos + length:end].rstrip(" \t\n")
                 if shown.strip():
                     suffix = (" " if shown.endswith("`") else "") + "`" * length
                 else:
