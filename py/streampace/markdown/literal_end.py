@@ -72,8 +72,8 @@ from streampace.markdown.line_marks import (
 )
 from streampace.markdown.quoted_code import ends_in_quoted_code, may_end_in_quoted_code
 
-__all__ = ["MOST_READ_BACK", "ends_literal", "holder_column", "is_code_run", "is_paragraph_text",
-           "may_end_literal"]
+__all__ = ["MOST_READ_BACK", "ends_literal", "goes_on_paragraph", "holder_column", "is_code_run",
+           "is_paragraph_text", "may_end_literal"]
 
 _CODE_COLUMNS = 4
 _CLOSING = {"$$": "$$", "\\[": "\\]"}
@@ -117,7 +117,7 @@ def _block_left_of_item(lines: list[str], start: int, end: int) -> bool:
         return False
     above = lines[start]
     first = start + 1
-    while first < end and _goes_on_paragraph(lines[first]):
+    while first < end and goes_on_paragraph(lines[first]):
         first += 1
     line = lines[first]
     indent = spaces_before(line)
@@ -136,7 +136,7 @@ def _block_left_of_item(lines: list[str], start: int, end: int) -> bool:
             and is_code_run(lines[first:end + 1], holder))
 
 
-def _goes_on_paragraph(line: str) -> bool:
+def goes_on_paragraph(line: str) -> bool:
     """Whether `line` surely goes on an open paragraph as its text (a lazy
     line where it is left of what holds the paragraph): no block starts it."""
     text = line.lstrip(" ")

@@ -51,6 +51,7 @@ from streampace.markdown.line_marks import skip_blanks as _skip_blanks
 from streampace.markdown.literal_end import (
     MOST_READ_BACK,
     ends_literal,
+    goes_on_paragraph,
     holder_column,
     is_code_run,
     is_paragraph_text,
@@ -763,14 +764,13 @@ def _quote_line_above(lines: list[str], k: int) -> str:
         return above
     for j in range(k - 1, max(-1, k - 1 - MOST_READ_BACK), -1):
         line = lines[j]
-        if "\t" in line:
-            return ""
         at = _after_quotes(line)
         if at:
             text = line[at:]
             indent = spaces_before(text)
-            return line if indent < _CODE_INDENT and is_paragraph_text(text[indent:]) else ""
-        if not is_paragraph_text(line.lstrip(" ")) or _is_list_item(line):
+            return line if (indent < _CODE_INDENT and "\t" not in line
+                            and is_paragraph_text(text[indent:])) else ""
+        if not goes_on_paragraph(line):
             return ""  # (no lazy line: it may start a block, or end the quote)
     return ""
 
