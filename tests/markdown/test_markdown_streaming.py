@@ -433,6 +433,10 @@ def shown(src: str) -> str:
     ("0. ~~l\n-[\n`~\n", "<ol start=\"0\">\n<li><del>l\n-\n<code>~</code></del></li>\n</ol>\n"),
     (")\n-[\n    |*a\n", "<p>)\n-\n|<em>a</em></p>\n"),
     ("a\n=[\nb", "<p>a\n=\nb</p>\n"),
+    # The last line left a marker alone goes whole instead (escaped, in code
+    # under a rule or in an item's code its backslash showed).
+    (">---\n    -[", "<blockquote>\n<hr />\n</blockquote>\n"),
+    (">-     -[", ""),
     # A setext underline ends its heading: the next line starts a paragraph
     # (the heading's opener closed there showed a `*`).
     ("2) *-\n   -\nl", "<ol start=\"2\">\n<li>\n<h2>*-</h2>\n</li>\n</ol>\n<p>l</p>\n"),

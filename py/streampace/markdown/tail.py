@@ -903,8 +903,10 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             shown = _apply(joined, dels, suffix).split("\n")
             if dels and len(shown) == len(para):
                 # (A line that loses its end may be left a marker too: `-[`
-                # under text showed `-`, an empty item or an underline.)
-                for k in sorted({*first_held, *_held_lines(view, dels)}):
+                # under text showed `-`, an empty item or an underline. Not
+                # the last line: left a marker alone it goes whole, below.)
+                ends_held = [k for k in _held_lines(view, dels) if k < len(para) - 1]
+                for k in sorted({*first_held, *ends_held}):
                     # (Not the closers appended to the last line: `>*b`, `>[`
                     # closes with a `*` there, no marker uncovered.)
                     line = shown[k]
