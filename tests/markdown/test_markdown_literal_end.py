@@ -57,6 +57,11 @@ from .test_markdown_streaming import PARSER
     ("- a\n  # h\n      *x", "- a\n  # h\n      *x"),
     ("- a\n  # h\n    *x", "- a\n  # h\n    *x*"),
     ("#a\n    *x", "#a\n    *x*"),  # (no heading: a paragraph's line)
+    # And under a quote on an item's line (`- >`): the code is in that item.
+    ("- >\n      [](", "- >\n      []("),
+    ("- >*\n      [](", "- >*\n      []("),
+    ("  - >\n        *x", "  - >\n        *x"),
+    ("- >\n    *x", "- >\n    *x*"),  # (two columns into the item: its paragraph)
     # Code inside a quote: on its first line, under its empty line, nested, in an
     # item; not where the quote's paragraph or an item in it takes the line, nor
     # under a line without quote marks (a lazy one may keep a paragraph open).
@@ -210,7 +215,9 @@ PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nes
           # An item's line inside a formula, a lazy-looking line under it.
           "W    - not an item\n", "Wf(x) = [a, b\n",
           # A quote's line left of an item's content column, four columns in.
-          "  2. b\n", "    >c `d\n", "    # h *x\n", "    ```\n", "    ***\n", "é *z\n"]
+          "  2. b\n", "    >c `d\n", "    # h *x\n", "    ```\n", "    ***\n", "é *z\n",
+          # A quote on an item's line, empty or holding an empty item.
+          "- >\n", "W- >*\n"]
 
 
 @settings(max_examples=400, deadline=None)

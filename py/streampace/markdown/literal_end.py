@@ -164,6 +164,8 @@ def _after_no_paragraph(lines: list[str], start: int, end: int) -> int:
     or fence may be open above it: the line would be their content."""
     for k in range(end - 1, start - 1, -1):
         line = lines[k]
+        if ">" in line and content_column(line) is not None:
+            line = line[item_column(line) or 0:]  # (`- >`: the quote in the item)
         if is_atx(line) or (">" in line and (is_blank_in_quote(line) or (
                 _is_empty_item_in_quote(line)
                 and (k == start or is_blank_in_quote(lines[k - 1]))))):
@@ -358,8 +360,8 @@ def _holder_column(lines: list[str], k: int) -> int | None:
 
 
 def _is_code(lines: list[str], start: int, end: int) -> bool:
-    """Lines `start..end`, a blank line or an empty quote's line before them,
-    are an indented code block's."""
+    """Lines `start..end`, a blank line or a line that leaves no paragraph
+    open before them (`_after_no_paragraph`), are an indented code block's."""
     if start == 0:
         return False  # no blank line before them in this text
     above = lines[start - 1]
@@ -369,8 +371,11 @@ def _is_code(lines: list[str], start: int, end: int) -> bool:
         return False  # (markdown-it's quote takes a `>` at any indent as its next line)
     else:
         # The quote ended: the code is in what holds the quote (at the line's
-        # start, the top level: no item's content starts there).
-        column = _holder_column(lines, start - 1) if above[0] == " " else 0
+        # start, the top level: no item's content starts there; on an item's
+        # line, `- >`, that item).
+        column = item_column(above) if ">" in above else None
+        if column is None:
+            column = _holder_column(lines, start - 1) if above[0] == " " else 0
     return is_code_run(lines[start:end + 1], column)
 
 
