@@ -353,6 +353,10 @@ def shown(src: str) -> str:
     ("b ~~~-~~-", "<p>b ~<del>-</del>-</p>\n"),
     ("a ~~~x", "<p>a ~<del>x</del></p>\n"),
     ("a ~~~~-~~-", "<p>a <del><del>-</del>-</del></p>\n"),
+    # The pairs follow the odd tilde: an opener whose text is all held back
+    # is held back as a pair (the odd one shows, it has arrived).
+    ("😀~~~*", "<p>😀~</p>\n"),
+    ("`c`~~~[", "<p><code>c</code>~</p>\n"),
     ("run `code", "<p>run <code>code</code></p>\n"),
     ("run `", "<p>run</p>\n"),
     ("a [text", "<p>a text</p>\n"),

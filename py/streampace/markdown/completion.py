@@ -260,23 +260,23 @@ class _Scan:
         j = self.run_end(i)
         run = j - i
         self.i = j
-        if c == "~":
-            if run < 2:
-                if j == n:
-                    self.deletions.append((i, j))  # may become `~~`
-                return
-            # markdown-it reads a tilde run as pairs, each a delimiter, and an
-            # odd one as text (`~~~-~~`: `~`, then `~~-~~` struck through).
-            run -= run % 2
+        if c == "~" and run < 2:
+            if j == n:
+                self.deletions.append((i, j))  # may become `~~`
+            return
         can_open, can_close = _flanking(c, text[i - 1] if i > 0 else "", text[j] if j < n else "")
         if j == n:
             # Nothing after the run yet: it cannot open; it may close.
             can_open = False
         both = can_open and can_close
+        # markdown-it reads a tilde run as pairs, each a delimiter, after an odd
+        # one as text (`~~~-~~`: `~`, then `~~-~~` struck through).
+        delims = i + run % 2 if c == "~" else i
+        run = j - delims
         if can_close and self.close_emphasis(c, run, both):
             return
         if can_open:
-            self.stack.append(_Emph(i, c, run, both))
+            self.stack.append(_Emph(delims, c, run, both))
         elif j == n:
             self.deletions.append((i, j))  # an opener still waiting for its text
         elif text[j] in " \t\n":
