@@ -67,7 +67,6 @@ from streampace.markdown.line_marks import (
     is_list_item,
     is_marker_alone,
     item_column,
-    list_marker_end,
     spaces_before,
 )
 from streampace.markdown.quoted_code import ends_in_quoted_code, may_end_in_quoted_code
@@ -137,10 +136,9 @@ def _block_left_of_item(lines: list[str], start: int, end: int) -> bool:
 
 
 def goes_on_paragraph(line: str) -> bool:
-    """Whether `line` surely goes on an open paragraph as its text (a lazy
-    line where it is left of what holds the paragraph): no block starts it."""
-    text = line.lstrip(" ")
-    return "\t" not in line and is_paragraph_text(text) and not is_list_item(text)
+    """`_continues` for a line that may be lazy (left of what holds the
+    paragraph), where a tab is not read."""
+    return "\t" not in line and _continues(line)
 
 
 def _ends_paragraph(text: str) -> bool:
@@ -179,12 +177,9 @@ def _is_empty_item_in_quote(line: str) -> bool:
     """A quote's line holding a list item's marker and nothing else (`>*`,
     `> 2.`): an empty item, which opens no paragraph."""
     at = after_quotes(line)
-    if not at:
-        return False
     text = line[at:]
-    indent = spaces_before(text)
-    end = list_marker_end(text, indent) if indent < _CODE_COLUMNS else -1
-    return end > 0 and not text[end:].strip(" ")
+    return bool(at) and spaces_before(text) < _CODE_COLUMNS and is_marker_alone(
+        text, content_column(text))
 
 
 def may_end_literal(tail: str, last_line: str) -> bool:

@@ -487,8 +487,7 @@ def _kept_paragraph_text(para: list[str]) -> list[str]:
     the parse would hide that line and read the lines under it anew (`    x`
     under a definition is code); its label's `[` escaped shows the same text."""
     first = para[0]
-    found = _REF_DEF.match(first)
-    if found is None or not first[found.end():].strip(" ") or _no_definition(first, found.end()):
+    if not _whole_definition(first, ""):
         return para
     at = first.index("[")
     return [first[:at] + "\\" + first[at:], *para[1:]]
