@@ -471,6 +471,11 @@ def shown(src: str) -> str:
     ("  2) [\n    `l", '<ol start="2">\n<li><code>l</code></li>\n</ol>\n'),
     ("- [\nfoo *bar", "<ul>\n<li>foo <em>bar</em></li>\n</ul>\n"),
     ("> [\nb *c", "<blockquote>\n<p>b <em>c</em></p>\n</blockquote>\n"),
+    # Also when that line starts with a block marker, which there is the
+    # paragraph's text (four columns in, left of the item's content): escaped,
+    # it goes up as text (the empty item left it code, its closer shown).
+    ("   + [\n    - `x", "<ul>\n<li>- <code>x</code></li>\n</ul>\n"),
+    ("  2) [\n    - b *c", '<ol start="2">\n<li>- b <em>c</em></li>\n</ol>\n'),
     # What is left of a line whose first text is held back may start with a
     # block marker: escaped, it shows as text (a table of contents's links
     # showed as nested lists until their `]` came).

@@ -206,11 +206,21 @@ def _paragraph_container(lines: list[str], k: int) -> int | None:
 
 def _markers_left(line: str, shown: str, below: str) -> bool:
     """Whether what is held back of `line` left `shown` only block markers
-    while the line `below` it is plain text (no markers of its own; or marker
-    characters that start no block: `*-`)."""
+    while the line `below` it, which continues the paragraph, has no quote
+    marks: its text can go up onto `shown` (`_text_going_up`)."""
     return (_marker_only(shown) and not _marker_only(line)
-            and (not _marker_only(below) or is_paragraph_text(below.lstrip(" ")))
-            and _prefix_end(below) == spaces_before(below))
+            and _skip_blanks(below, _after_quotes(below)) == spaces_before(below))
+
+
+def _text_going_up(below: str) -> str:
+    """The text of `below`, a line continuing a paragraph, as it reads after
+    the markers of the line above it: a block marker it starts with is text
+    in the paragraph (under `   + [`, `    - x` is no item: four columns in,
+    left of the item's content), so it is escaped (`\\- x`), or after `+ `
+    it would start a nested list."""
+    text = below.lstrip(" ")
+    k = _exposed_marker(text)
+    return text if k < 0 else text[:k] + "\\" + text[k:]
 
 
 def _prefix_end(line: str) -> int:
@@ -930,7 +940,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                 # It left the first line only its markers (`- [`, `> [`): the
                 # next line's text goes up onto it, or the item (the quote)
                 # would show empty and that text, a lazy line, outside it.
-                kept[:2] = [kept[0].rstrip(" ") + " " + kept[1].lstrip(" ")]
+                kept[:2] = [kept[0].rstrip(" ") + " " + _text_going_up(kept[1])]
             para = _kept_paragraph_text(kept)
     lines[start:end + 1] = para + suffix_lines
     if lines[-1] and _marker_only(lines[-1]) and not _is_table_line(lines[-1]):
