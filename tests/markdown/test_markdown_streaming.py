@@ -480,6 +480,11 @@ def shown(src: str) -> str:
     # block marker: escaped, it shows as text (a table of contents's links
     # showed as nested lists until their `]` came).
     ("- [1. Intro", "<ul>\n<li>1. Intro</li>\n</ul>\n"),
+    # A run left literal right before a bracket pair's `]` (emphasis opened
+    # in a link's text stays text) ends what shows once the pair is held
+    # back: held back with it, or the closers would join it (`*c **`).
+    ("*[c *]", "<p><em>c</em></p>\n"),
+    ("*[`c`\n*]", "<p><em><code>c</code></em></p>\n"),
     ("- [2) Setup", "<ul>\n<li>2) Setup</li>\n</ul>\n"),
     ("[# Title", "<p># Title</p>\n"),
     ("a\n[- c", "<p>a\n- c</p>\n"),

@@ -112,7 +112,8 @@ class _Scan:
     def __init__(self, text: str) -> None:
         self.text = text
         self.n = len(text)
-        self.last_run: tuple[int, int] | None = None  # the last literal run, a blank after it
+        # The last literal run, a blank or a bracket pair's `]` after it.
+        self.last_run: tuple[int, int] | None = None
         self.i = 0
         self.mode = _Mode.TEXT
         self.deletions: list[tuple[int, int]] = []
@@ -242,7 +243,13 @@ class _Scan:
                     del stack[k]
                     self.i = i + 1
                     return
+                inner = stack[-1]
                 del stack[k:]  # emphasis opened inside the brackets stays literal
+                if isinstance(inner, _Emph) and inner.pos + inner.run == i:
+                    # Literal right before the `]`: with the pair held back
+                    # (finish_text), the closers would join it (`*[c *]`
+                    # showed `*c **`, which closes nothing).
+                    self.last_run = (inner.pos, i)
                 if i + 1 < self.n and self.text[i + 1] == "(":
                     self.dest, self.depth, self.image = Dest.BEFORE, 1, entry.width == 2
                     self.mode = _Mode.DEST
