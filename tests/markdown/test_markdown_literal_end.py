@@ -50,6 +50,15 @@ from .test_markdown_streaming import PARSER
     ("> 2.\n    `a", "> 2.\n    `a"),
     (">\n> -\n    x *y", ">\n> -\n    x *y"),
     ("> a\n>*\n    [](", "> a\n>*\n    []()"),
+    # And under an empty item outside a quote, at the run's start or under
+    # another empty item: the code is that item's, four columns past its
+    # content column; less is its paragraph, and an empty item under text
+    # is that paragraph's line.
+    ("*\n*\n      _y", "*\n*\n      _y"),
+    ("-\n  *\n        _y", "-\n  *\n        _y"),
+    ("1.\n2.\n       _y", "1.\n2.\n       _y"),
+    ("1.\n2.\n      _y", "1.\n2.\n      _y_"),
+    ("a\n*\n      _y", "a\n*\n      _y_"),
     # And under an ATX heading (one line: no paragraph open under it), in what
     # holds the heading; in an item, four columns past its content column.
     ("# |\n    *!", "# |\n    *!"),
@@ -217,7 +226,9 @@ PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nes
           # A quote's line left of an item's content column, four columns in.
           "  2. b\n", "    >c `d\n", "    # h *x\n", "    ```\n", "    ***\n", "é *z\n",
           # A quote on an item's line, empty or holding an empty item.
-          "- >\n", "W- >*\n"]
+          "- >\n", "W- >*\n",
+          # Empty items under empty items.
+          "W-\n", "1.\n", "W2.\n", "*\n"]
 
 
 @settings(max_examples=400, deadline=None)

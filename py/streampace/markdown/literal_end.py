@@ -156,30 +156,31 @@ def _after_no_paragraph(lines: list[str], start: int, end: int) -> int:
     """Where lines `start..end` (no blank line among them) go on after their
     last line that leaves no paragraph open: an empty quote line (`>`, `> >`:
     a line under it without quote marks is no lazy line, the quote ends there,
-    as at a blank line; `>`, `    x` is code), a quote's empty list item that
-    starts the run or comes under such a line (`>*`, `    x`), an ATX heading
-    (`# h`, `    x`: a heading is one line); else `start`. Not where a formula
-    or fence may be open above it: the line would be their content."""
+    as at a blank line; `>`, `    x` is code), an empty list item, in a quote
+    or not, that starts the run or comes under such a line or another empty
+    item (`>*`, `    x`; `*`, `*`, `      x`: the code is the second item's),
+    an ATX heading (`# h`, `    x`: a heading is one line); else `start`. Not
+    where a formula or fence may be open above it: the line would be their
+    content."""
     for k in range(end - 1, start - 1, -1):
         line = lines[k]
         if ">" in line and content_column(line) is not None:
             line = line[item_column(line) or 0:]  # (`- >`: the quote in the item)
-        if is_atx(line) or (">" in line and (is_blank_in_quote(line) or (
-                _is_empty_item_in_quote(line)
-                and (k == start or is_blank_in_quote(lines[k - 1]))))):
+        if is_atx(line) or (">" in line and is_blank_in_quote(line)) or (
+                _is_empty_item(line) and (k == start or is_blank_in_quote(lines[k - 1])
+                                          or _is_empty_item(lines[k - 1]))):
             if any(mark in above for above in lines[start:k] for mark in _OPEN_MARKS):
                 return start
             return k + 1
     return start
 
 
-def _is_empty_item_in_quote(line: str) -> bool:
-    """A quote's line holding a list item's marker and nothing else (`>*`,
-    `> 2.`): an empty item, which opens no paragraph."""
-    at = after_quotes(line)
-    text = line[at:]
-    return bool(at) and spaces_before(text) < _CODE_COLUMNS and is_marker_alone(
-        text, content_column(text))
+def _is_empty_item(line: str) -> bool:
+    """A line holding a list item's marker and nothing else, after any quote
+    marks (`*`, `>*`, `> 2.`): an empty item, which opens no paragraph. Less
+    than four columns in (further in, what holds it would have to be read)."""
+    text = line[after_quotes(line):]
+    return spaces_before(text) < _CODE_COLUMNS and is_marker_alone(text, content_column(text))
 
 
 def may_end_literal(tail: str, last_line: str) -> bool:
@@ -367,8 +368,8 @@ def _is_code(lines: list[str], start: int, end: int) -> bool:
     else:
         # The quote ended: the code is in what holds the quote (at the line's
         # start, the top level: no item's content starts there; on an item's
-        # line, `- >`, that item).
-        column = item_column(above) if ">" in above else None
+        # line, `- >`, that item). Under an empty item, in that item.
+        column = item_column(above) if ">" in above else content_column(above)
         if column is None:
             column = _holder_column(lines, start - 1) if above[0] == " " else 0
     return is_code_run(lines[start:end + 1], column)
