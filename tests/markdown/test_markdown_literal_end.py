@@ -228,7 +228,7 @@ PIECES = ["- a *b*\n", "1. one\n", "10. ten\n", "\n", "W    code **x\n", "W  nes
           # A quote on an item's line, empty or holding an empty item.
           "- >\n", "W- >*\n",
           # Empty items under empty items.
-          "W-\n", "1.\n", "W2.\n", "*\n"]
+          "W-\n", "1.\n", "W2.\n", "*\n", "2)\n"]
 
 
 @settings(max_examples=400, deadline=None)

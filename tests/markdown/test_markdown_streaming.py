@@ -476,6 +476,16 @@ def shown(src: str) -> str:
     # it goes up as text (the empty item left it code, its closer shown).
     ("   + [\n    - `x", "<ul>\n<li>- <code>x</code></li>\n</ul>\n"),
     ("  2) [\n    - b *c", '<ol start="2">\n<li>- b <em>c</em></li>\n</ol>\n'),
+    # So does one that starts the paragraph once the first line went: `2)`
+    # under `[` is that paragraph's text (an empty item, or one numbered 2,
+    # cannot interrupt it); left a marker, it made an empty item, and the
+    # line under it code, its closing backtick shown.
+    ("  [\n2)\n    `(", "<p>2)\n<code>(</code></p>\n"),
+    # And a line four columns in under such an item's marker is the
+    # paragraph's too (the marker holds nothing): no item of its own, which
+    # had the closer appended to its text alone, inside the code span.
+    ("[`\n2)\n    * `e", "<p><code>2)     *</code>e</p>\n"),
+    ("[x\n2)\n    * `e", "<p>x\n2)\n* <code>e</code></p>\n"),
     # What is left of a line whose first text is held back may start with a
     # block marker: escaped, it shows as text (a table of contents's links
     # showed as nested lists until their `]` came).

@@ -293,9 +293,11 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
             column = item_column(line, floor) or column
         if (column is not None and column <= indent and column <= floor
                 and not _ended_empty(line, column, lines, k)):
-            if k + 1 < len(lines) and _continues_text(line, lines[k + 1]):
+            if k + 1 >= len(lines) or not _continues_text(line, lines[k + 1]):
+                return column, spaces, k + 1
+            if not _surely_paragraph_line(lines, k + 1):
                 return None  # (perhaps no item: the paragraph above's next line)
-            return column, spaces, k + 1
+            column = None  # (no item: that paragraph's next line, read as text)
         if column is not None or spaces >= floor:
             floor = min(floor, spaces)
         elif _interrupts(line):
@@ -343,6 +345,16 @@ def _continues_text(item: str, above: str) -> bool:
         return False
     mark = item.lstrip(" ").split(" ", 1)
     return len(mark) < 2 or not mark[1].strip(" ") or mark[0][:-1] not in ("", "1")
+
+
+def _surely_paragraph_line(lines: list[str], k: int) -> bool:
+    """Whether line `k` (the lines after it in `lines` stand above it) is
+    surely a paragraph's line: text that starts no block (`_continues`), less
+    than four columns in, with no pipe (a table's row) and no formula or
+    fence mark above it (their content)."""
+    line = lines[k]
+    return (spaces_before(line) < _CODE_COLUMNS and "|" not in line and _continues(line)
+            and not any(mark in above for above in lines[k:] for mark in _OPEN_MARKS))
 
 
 def _interrupts(line: str) -> bool:

@@ -212,14 +212,17 @@ def _markers_left(line: str, shown: str, below: str) -> bool:
             and _skip_blanks(below, _after_quotes(below)) == spaces_before(below))
 
 
-def _text_going_up(below: str) -> str:
-    """The text of `below`, a line continuing a paragraph, as it reads after
-    the markers of the line above it: a block marker it starts with is text
-    in the paragraph (under `   + [`, `    - x` is no item: four columns in,
-    left of the item's content), so it is escaped (`\\- x`), or after `+ `
-    it would start a nested list."""
+def _text_going_up(below: str, starts_text: bool = True) -> str:
+    """The text of `below`, a line continuing a paragraph, as it reads once
+    it goes up: onto the markers of the line above it, or to the paragraph's
+    start when the lines above it went. A block marker it starts with is the
+    paragraph's text there (`    - x` under `   + [`: four columns in, left of
+    the item's content; `2)` under `[`: an item that cannot interrupt a
+    paragraph), so it is escaped (`\\- x`): up there it would start a list.
+    `starts_text`: whether it goes where the block's text starts (not after
+    text the line above kept)."""
     text = below.lstrip(" ")
-    k = _exposed_marker(text)
+    k = _exposed_marker(text) if starts_text else -1
     return text if k < 0 else text[:k] + "\\" + text[k:]
 
 
@@ -934,13 +937,18 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             if not shown[0].strip() and kept[0].strip():
                 # The paragraph's first line went: the next one starts it, at
                 # the first one's indent (its own would make it code: `[`
-                # then `    *x`).
-                kept[0] = " " * spaces_before(para[0]) + kept[0].lstrip(" ")
+                # then `    *x`), a block marker it starts with escaped (`[`
+                # then `2)`: the paragraph's text, else an empty item).
+                kept[0] = " " * spaces_before(para[0]) + _text_going_up(kept[0])
             elif len(kept) > 1 and _markers_left(para[0], kept[0], kept[1]):
                 # It left the first line only its markers (`- [`, `> [`): the
                 # next line's text goes up onto it, or the item (the quote)
                 # would show empty and that text, a lazy line, outside it.
-                kept[:2] = [kept[0].rstrip(" ") + " " + _text_going_up(kept[1])]
+                markers = kept[0].rstrip(" ")
+                # (Escaped only where the line's text starts the block's: after
+                # `` ` `` left of `` [` `` it goes on a code span.)
+                kept[:2] = [markers + " " + _text_going_up(
+                    kept[1], _prefix_end(kept[0]) >= len(markers))]
             para = _kept_paragraph_text(kept)
     lines[start:end + 1] = para + suffix_lines
     if lines[-1] and _marker_only(lines[-1]) and not _is_table_line(lines[-1]):
