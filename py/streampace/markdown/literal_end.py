@@ -179,6 +179,8 @@ def _is_empty_item(line: str) -> bool:
     """A line holding a list item's marker and nothing else, after any quote
     marks (`*`, `>*`, `> 2.`): an empty item, which opens no paragraph. Less
     than four columns in (further in, what holds it would have to be read)."""
+    if line.rstrip(" ")[-1:] not in ("-", "*", "+", ".", ")"):
+        return False  # (most lines, read for every line of an indented run)
     text = line[after_quotes(line):]
     return spaces_before(text) < _CODE_COLUMNS and is_marker_alone(text, content_column(text))
 
