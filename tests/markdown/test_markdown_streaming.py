@@ -486,6 +486,12 @@ def shown(src: str) -> str:
     # had the closer appended to its text alone, inside the code span.
     ("[`\n2)\n    * `e", "<p><code>2)     *</code>e</p>\n"),
     ("[x\n2)\n    * `e", "<p>x\n2)\n* <code>e</code></p>\n"),
+    # Under a quote's paragraph line at the left edge, a marker four columns
+    # in is a lazy line's text (no item): it goes on the link's text, which
+    # showed as an item's with a closer appended outside the link.
+    (">[\n    - *]()", '<blockquote>\n<p><a href="" rel="noopener noreferrer nofollow">\n'
+     "- *</a></p>\n</blockquote>\n"),
+    (">[\n    - *x", "<blockquote>\n<p>- <em>x</em></p>\n</blockquote>\n"),
     # What is left of a line whose first text is held back may start with a
     # block marker: escaped, it shows as text (a table of contents's links
     # showed as nested lists until their `]` came).

@@ -689,7 +689,23 @@ def _too_deep_for_item(lines: list[str], k: int) -> bool:
     Read for a line four spaces in or more (no other can be)."""
     indent = spaces_before(lines[k])
     column = _holder_of(lines, k, indent)
-    return column is not None and indent - column >= _CODE_INDENT
+    if column is None:
+        return _under_edge_quote_text(lines, k)
+    return indent - column >= _CODE_INDENT
+
+
+def _under_edge_quote_text(lines: list[str], k: int) -> bool:
+    """Whether line `k`, four spaces in or more with no quote marks, stands
+    right under a quote's paragraph line at the text's left edge (`>[` then
+    `    - *]()`): a lazy line of that paragraph, whose text it is (the quote
+    reads no item four columns in), as the holder reading cannot tell. One
+    quote deep: under `>> a` markdown-it reads such a line as code."""
+    above = lines[k - 1] if k else ""
+    depth, at = quote_marks(above)
+    if depth != 1 or not above.startswith(">") or _after_quotes(lines[k]):
+        return False
+    text = above[at:].lstrip(" ")
+    return content_column(text) is None and is_paragraph_text(text)
 
 
 def _under_header(para: list[str], end: int) -> bool:
