@@ -702,10 +702,8 @@ def _under_edge_quote_text(lines: list[str], k: int) -> bool:
     quote deep: under `>> a` markdown-it reads such a line as code."""
     above = lines[k - 1] if k else ""
     depth, at = quote_marks(above)
-    if depth != 1 or not above.startswith(">") or _after_quotes(lines[k]):
-        return False
-    text = above[at:].lstrip(" ")
-    return content_column(text) is None and is_paragraph_text(text)
+    return (depth == 1 and above.startswith(">") and not _after_quotes(lines[k])
+            and goes_on_paragraph(above[at:]))
 
 
 def _under_header(para: list[str], end: int) -> bool:
