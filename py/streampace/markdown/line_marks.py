@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 __all__ = ["MOST_READ_BACK", "after_list_marker", "after_quotes", "content_column",
-           "is_list_item", "item_column", "list_marker_end", "quote_marks", "skip_blanks",
-           "spaces_before"]
+           "ends_like_marker", "is_list_item", "item_column", "list_marker_end", "quote_marks",
+           "skip_blanks", "spaces_before"]
 
 MOST_READ_BACK = 200  # lines a reading goes back over for what holds a line; past them: cannot tell
 
@@ -112,6 +112,12 @@ def is_list_item(line: str) -> bool:
         return False
     j = skip_blanks(line, m)
     return j < len(line)
+
+
+def ends_like_marker(line: str) -> bool:
+    """Whether `line` ends as a list marker alone does (`-`, `*`, `+`, `1.`,
+    `2)`): the cheap test before `is_marker_alone`."""
+    return line.rstrip(" ")[-1:] in ("-", "*", "+", ".", ")")
 
 
 def is_marker_alone(line: str, column: int | None) -> bool:

@@ -62,6 +62,7 @@ from streampace.markdown.line_marks import (
     after_list_marker,
     after_quotes,
     content_column,
+    ends_like_marker,
     is_atx,
     is_blank_in_quote,
     is_list_item,
@@ -169,7 +170,7 @@ def _after_no_paragraph(lines: list[str], start: int, end: int) -> int:
         if is_atx(line) or (">" in line and is_blank_in_quote(line)) or (
                 _is_empty_item(line) and (k == start or is_blank_in_quote(lines[k - 1])
                                           or _is_empty_item(lines[k - 1]))):
-            if any(mark in above for above in lines[start:k] for mark in _OPEN_MARKS):
+            if _has_open_mark(lines[start:k]):
                 return start
             return k + 1
     return start
@@ -179,7 +180,7 @@ def _is_empty_item(line: str) -> bool:
     """A line holding a list item's marker and nothing else, after any quote
     marks (`*`, `>*`, `> 2.`): an empty item, which opens no paragraph. Less
     than four columns in (further in, what holds it would have to be read)."""
-    if line.rstrip(" ")[-1:] not in ("-", "*", "+", ".", ")"):
+    if not ends_like_marker(line):
         return False  # (most lines, read for every line of an indented run)
     text = line[after_quotes(line):]
     return spaces_before(text) < _CODE_COLUMNS and is_marker_alone(text, content_column(text))
@@ -275,8 +276,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
             if column is not None and column > lower:
                 if not (plain and is_paragraph_text(line[column:])):
                     return None  # (they may be lazy lines of a paragraph in this item)
-                if k not in forced and any(
-                        mark in above for above in lines[k + 1:] for mark in _OPEN_MARKS):
+                if k not in forced and _has_open_mark(lines[k + 1:]):
                     return _Fork(k)  # (a formula or fence above: the line may be its)
                 # They are: the item's paragraph, lazy lines and all, right
                 # under its marker's line (`1. a`, `b [`, then `    # h`).
@@ -356,7 +356,13 @@ def _surely_paragraph_line(lines: list[str], k: int) -> bool:
     fence mark above it (their content)."""
     line = lines[k]
     return (spaces_before(line) < _CODE_COLUMNS and "|" not in line and _continues(line)
-            and not any(mark in above for above in lines[k:] for mark in _OPEN_MARKS))
+            and not _has_open_mark(lines[k:]))
+
+
+def _has_open_mark(lines: list[str]) -> bool:
+    """Whether one of `lines` holds a mark that may open a formula or a fence
+    (`$$`, `\\[`, three backticks or tildes): lines under it may be their content."""
+    return any(mark in line for line in lines for mark in _OPEN_MARKS)
 
 
 def _interrupts(line: str) -> bool:

@@ -38,6 +38,7 @@ from streampace.markdown.line_marks import after_list_marker as _after_list_mark
 from streampace.markdown.line_marks import after_quotes as _after_quotes
 from streampace.markdown.line_marks import (
     content_column,
+    ends_like_marker,
     is_marker_alone,
     item_column,
     list_marker_end,
@@ -155,8 +156,6 @@ def _is_underline(lines: list[str], k: int) -> bool:
     column = _paragraph_container(lines, k)
     return column is not None and column <= spaces_before(line) < column + _CODE_INDENT
 
-
-_BARE_MARKS = ("-", "*", "+", ".", ")")  # what a list marker alone ends with
 
 
 def _starts_empty_item(lines: list[str], k: int) -> bool:
@@ -847,7 +846,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         if (not above.strip() or _quote_blank(lines, start - 1)
                 or (start > 1 and no_pipes and _is_underline(lines, start - 1))
                 or (_is_list_item(lines[start]) and not _continues_paragraph(lines, start))
-                or (start < len(lines) - 1 and lines[start].rstrip(" ")[-1:] in _BARE_MARKS
+                or (start < len(lines) - 1 and ends_like_marker(lines[start])
                     and _starts_empty_item(lines, start))):
             break
         start -= 1
