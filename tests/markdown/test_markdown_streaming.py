@@ -492,6 +492,16 @@ def shown(src: str) -> str:
     (">[\n    - *]()", '<blockquote>\n<p><a href="" rel="noopener noreferrer nofollow">\n'
      "- *</a></p>\n</blockquote>\n"),
     (">[\n    - *x", "<blockquote>\n<p>- <em>x</em></p>\n</blockquote>\n"),
+    # A line starting with a pipe, with no delimiter row at or above it, is
+    # a paragraph's text (no table has started): an item numbered 2 under it
+    # cannot interrupt it, and the code span runs across both lines. Read as
+    # a table's row, the line under it was an item whose span was closed
+    # alone, the closer shown. Under a delimiter row it is a table's row.
+    ("|`\n2) `x", "<p>|<code>2)</code>x</p>\n"),
+    ("|`\n0. `t", "<p>|<code>0.</code>t</p>\n"),
+    ("- |`\n  2) `x", "<ul>\n<li>|<code>2)</code>x</li>\n</ul>\n"),
+    ("| a |\n|---|\n2) `x", "<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n</table>\n"
+     '<ol start="2">\n<li><code>x</code></li>\n</ol>\n'),
     # What is left of a line whose first text is held back may start with a
     # block marker: escaped, it shows as text (a table of contents's links
     # showed as nested lists until their `]` came).

@@ -135,12 +135,33 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     column = content_column(above)
     if column is not None and i < column:
         return False  # (left of the item above: a sibling's or an outer item's next)
-    if (_is_atx(above) or _fence_run(above) is not None or _is_table_line(above)
+    if (_is_atx(above) or _fence_run(above) is not None or _is_table_row(lines, k - 1)
             or _prefix_end(above) >= len(above.rstrip(" "))):
         return False  # (no paragraph text above)
     if column is None:
         column = _paragraph_container(lines, k - 1)
     return column is not None and i >= column
+
+
+# How far back a pipe line's delimiter row is looked for; past it the line
+# is taken for a table's row (what it was taken for before the look).
+_TABLE_LOOKBACK = 64
+
+
+def _is_table_row(lines: list[str], k: int) -> bool:
+    """Whether line `k`, under which a line that is no delimiter row stands,
+    is a table's row: it starts with a pipe and a delimiter row stands at or
+    above it in its run of lines. With none, no table has started: the line
+    is a paragraph's text (`|` + backtick, then `2) ` + backtick: one code
+    span across both)."""
+    if not _is_table_line(lines[k]):
+        return False
+    for j in range(k, max(-1, k - _TABLE_LOOKBACK), -1):
+        if not lines[j].strip(" "):
+            return False
+        if _is_delimiter_line(lines[j]):
+            return True
+    return k >= _TABLE_LOOKBACK  # (not looked at the run's start)
 
 
 def _is_underline(lines: list[str], k: int) -> bool:
