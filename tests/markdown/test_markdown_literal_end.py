@@ -271,6 +271,10 @@ def test_what_reads_as_literal_is_code_or_a_formula_for_the_parser(
     ('[r]: /u "t"\n[s]: /v\n    x *y', '[r]: /u "t"\n[s]: /v\n    x *y'),
     ("- a\n\n  [r]: /u\n      x *y", "- a\n\n  [r]: /u\n      x *y"),
     ("- a\n\n  [r]: /u\n    x *y", "- a\n\n  [r]: /u\n    x *y*"),
+    # A line that ends such code starts a paragraph of its own (the code's
+    # backtick was closed on it, and shown).
+    ("[x]:u\n    `\né", "[x]:u\n    `\né"),
+    ("[x]:u\n    `\n      a\né *x", "[x]:u\n    `\n      a\né *x*"),
 ])
 def test_the_text_after_a_whole_link_definition_shows(tail: str, shown: str) -> None:
     assert display_source(tail) == shown

@@ -384,6 +384,9 @@ def shown(src: str) -> str:
     ("[x]:u [", "<p>[x]:u</p>\n"),
     ("[x]:u [\n    `(", "<p>[x]:u\n<code>(</code></p>\n"),
     ("[x]: /u [\nb *c", "<p>[x]: /u\nb <em>c</em></p>\n"),
+    # Code under a whole definition ends at a line with text at its left:
+    # that line is a paragraph of its own, not the code's lazy line.
+    ("[x]:u\n    `\né", "<pre><code>`\n</code></pre>\n<p>é</p>\n"),
     ("| a | b |", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n</table>\n"),
     ("| a | b", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n</table>\n"),
     ("| a | b |\n|--", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"

@@ -526,12 +526,17 @@ def _kept_paragraph_text(para: list[str]) -> list[str]:
     return [first[:at] + "\\" + first[at:], *para[1:]]
 
 
-def _code_after_definition(lines: list[str], start: int, end: int) -> bool:
-    """Whether lines `start..end`, right under a whole link reference
-    definition, are an indented code block's: a definition is no paragraph, so
-    they are no lazy lines of one (`[x]: /u`, then `    *x`: code)."""
-    return is_code_run(lines[start:end + 1],
-                       _holder_of(lines, start - 1, spaces_before(lines[start - 1])))
+def _past_code_after_definition(lines: list[str], start: int, end: int) -> int:
+    """The first of lines `start..end` (right under a whole link reference
+    definition) past the indented code block they start with, if any (end + 1:
+    all of them are code). A definition is no paragraph, so those lines are
+    no lazy lines of one (`[x]: /u`, then `    *x`: code), and the line that
+    ends the code starts a block of its own (`    ` + backtick, then `e`)."""
+    holder = _holder_of(lines, start - 1, spaces_before(lines[start - 1]))
+    k = start
+    while k <= end and is_code_run(lines[k:k + 1], holder):
+        k += 1
+    return k
 
 
 def _cells(row: str) -> int:
@@ -890,8 +895,10 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     first = start
     while start < end and _whole_definition(lines[start], lines[start + 1]):
         start += 1  # (the parse hides it; the text after it is the open block)
-    if start > first and _code_after_definition(lines, start, end):
-        return "\n".join(lines)
+    if start > first:
+        start = _past_code_after_definition(lines, start, end)
+        if start > end:
+            return "\n".join(lines)
     found = _REF_DEF.match(lines[start])
     if found is not None and not _no_definition(lines[start], found.end()):
         # A link reference definition being written: it will not show at all.
