@@ -114,6 +114,15 @@ from .test_markdown_streaming import PARSER
     # `tests.markdown.fuzz --unseen`).
     ("  2) _\nc\n\n    *b", "  2) _\nc\n\n    *b"),
     ("- __\nc\n\n      *b", "- __\nc\n\n      *b"),
+    # An item numbered 2 in the item above's paragraph (at or right of its
+    # content column, under its text) is that paragraph's next line, no item:
+    # the line after the blank is the outer item's code (it was read as the
+    # `2)` item's paragraph, its `~~` closed). Left of that column the
+    # marker ends the paragraph and starts a list, which holds the line.
+    ("+ 😀\n  2) `\n\n      ~~b", "+ 😀\n  2) `\n\n      ~~b"),
+    ("- a\n    2) b\n\n      *c", "- a\n    2) b\n\n      *c"),
+    ("+ 😀\n 2) `\n\n      ~~b", "+ 😀\n 2) `\n\n      ~~b~~"),
+    ("- # a\n  2) b\n\n      *c", "- # a\n  2) b\n\n      *c*"),
     # A `>` line left of an item's content column and four columns in: the
     # quote ends the item's paragraph, and the line is code where it falls
     # (markdown-it); under `- b` it is the item's quote. So do a heading, a

@@ -297,7 +297,8 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
                 and not _ended_empty(line, column, lines, k)):
             if k + 1 >= len(lines) or not _continues_text(line, lines[k + 1]):
                 return column, spaces, k + 1
-            if not _surely_paragraph_line(lines, k + 1):
+            if not (_surely_paragraph_line(lines, k + 1)
+                    or _surely_holds_text(lines, k + 1, spaces)):
                 return None  # (perhaps no item: the paragraph above's next line)
             column = None  # (no item: that paragraph's next line, read as text)
         if column is not None or spaces >= floor:
@@ -356,6 +357,19 @@ def _surely_paragraph_line(lines: list[str], k: int) -> bool:
     fence mark above it (their content)."""
     line = lines[k]
     return (spaces_before(line) < _CODE_COLUMNS and "|" not in line and _continues(line)
+            and not _has_open_mark(lines[k:]))
+
+
+def _surely_holds_text(lines: list[str], k: int, indent: int) -> bool:
+    """Whether line `k` is an item's marker line whose text surely starts a
+    paragraph (`_surely_paragraph_line`'s tests, on the text after the
+    marker), with its content column at or left of `indent`: a marker that
+    far in under it stands in that paragraph's container, where it cannot
+    interrupt it (`+ 😀`, then `  2) ` + backtick: that paragraph's text)."""
+    line = lines[k]
+    column = content_column(line)
+    return (column is not None and column <= indent and spaces_before(line) < _CODE_COLUMNS
+            and "|" not in line and _continues(line[column:])
             and not _has_open_mark(lines[k:]))
 
 
