@@ -123,6 +123,13 @@ from .test_markdown_streaming import PARSER
     ("- a\n    2) b\n\n      *c", "- a\n    2) b\n\n      *c"),
     ("+ 😀\n 2) `\n\n      ~~b", "+ 😀\n 2) `\n\n      ~~b~~"),
     ("- # a\n  2) b\n\n      *c", "- # a\n  2) b\n\n      *c*"),
+    # A lazy line starting with a pipe, no delimiter row under it or above
+    # it, is a paragraph's text like any other: the item holds the line after
+    # the blank, four columns past its content column, as code (it could not
+    # tell, and completed it). Two columns past, it is the item's paragraph.
+    ("+ [\n|\n\n      *e", "+ [\n|\n\n      *e"),
+    ("  1. ~\n|\n\n    *e", "  1. ~\n|\n\n    *e"),
+    ("+ a\n|x\n\n    *e", "+ a\n|x\n\n    *e*"),
     # A `>` line left of an item's content column and four columns in: the
     # quote ends the item's paragraph, and the line is code where it falls
     # (markdown-it); under `- b` it is the item's quote. So do a heading, a

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["MOST_READ_BACK", "after_list_marker", "after_quotes", "content_column",
-           "ends_like_marker", "is_list_item", "item_column", "list_marker_end", "quote_marks",
-           "skip_blanks", "spaces_before"]
+__all__ = ["MOST_READ_BACK", "TABLE_LOOKBACK", "after_list_marker", "after_quotes",
+           "content_column", "ends_like_marker", "is_delimiter_line", "is_list_item",
+           "item_column", "list_marker_end", "quote_marks", "skip_blanks", "spaces_before"]
 
 MOST_READ_BACK = 200  # lines a reading goes back over for what holds a line; past them: cannot tell
+TABLE_LOOKBACK = 64  # lines a reading goes back over for a table's delimiter row above a line
 
 
 def after_quotes(line: str, i: int = 0) -> int:
@@ -118,6 +119,12 @@ def ends_like_marker(line: str) -> bool:
     """Whether `line` ends as a list marker alone does (`-`, `*`, `+`, `1.`,
     `2)`): the cheap test before `is_marker_alone`."""
     return line.rstrip(" ")[-1:] in ("-", "*", "+", ".", ")")
+
+
+def is_delimiter_line(line: str) -> bool:
+    """Whether `line` may be a table's delimiter row (`|---|:-:|`): dashes,
+    colons, pipes and blanks, a dash at least."""
+    return "-" in line and not line.strip(" \t|:-")
 
 
 def is_marker_alone(line: str, column: int | None) -> bool:

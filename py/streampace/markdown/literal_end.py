@@ -59,12 +59,14 @@ from typing import NamedTuple
 from streampace.markdown.fence import opening_run
 from streampace.markdown.line_marks import (
     MOST_READ_BACK,
+    TABLE_LOOKBACK,
     after_list_marker,
     after_quotes,
     content_column,
     ends_like_marker,
     is_atx,
     is_blank_in_quote,
+    is_delimiter_line,
     is_list_item,
     is_marker_alone,
     item_column,
@@ -283,7 +285,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
                 lower = None
             elif column is None:
                 lower = min(lower, spaces) if text else lower
-                plain = plain and _continues(line)
+                plain = plain and _continues_at(lines, k, pos)
                 continue
             else:
                 floor, lower = lower, None  # an item holding them, lazy or not
@@ -308,7 +310,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
                 return 0, None, k  # (a block of its own, never lazy: it ends every item)
             floor = spaces
         else:
-            lower, lazy, plain = spaces, None, _continues(line)
+            lower, lazy, plain = spaces, None, _continues_at(lines, k, pos)
     return 0, None, len(lines)
 
 
@@ -316,6 +318,25 @@ def _continues(line: str) -> bool:
     """Whether text line `line`, under a paragraph's line, surely continues
     it: no block starts there (read from its first character; no list item)."""
     return content_column(line) is None and is_paragraph_text(line.lstrip(" "))
+
+
+def _continues_at(lines: list[str], k: int, pos: int) -> bool:
+    """`_continues` for line `k` of `lines` (nearest first: line `k - 1`
+    stands under it; `pos` the first read), where a line starting with a pipe
+    continues a paragraph too when it is surely no table's (`+ [`, `|`).
+    Such a line heads a table with a delimiter row under it, and is a
+    table's row under one; the line under the first one read is not known."""
+    line = lines[k]
+    if line.lstrip(" ")[:1] != "|":
+        return _continues(line)
+    if k <= pos or is_delimiter_line(lines[k - 1]):
+        return False
+    for above in islice(lines, k + 1, k + 1 + TABLE_LOOKBACK):
+        if not above.strip(" "):
+            return True
+        if is_delimiter_line(above):
+            return False
+    return len(lines) <= k + 1 + TABLE_LOOKBACK  # (the run's start was read)
 
 
 def is_paragraph_text(text: str) -> bool:

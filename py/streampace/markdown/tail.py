@@ -34,17 +34,19 @@ import re
 from collections.abc import Iterator
 
 from streampace.markdown.completion import complete_inline
-from streampace.markdown.line_marks import after_list_marker as _after_list_marker
-from streampace.markdown.line_marks import after_quotes as _after_quotes
 from streampace.markdown.line_marks import (
+    TABLE_LOOKBACK,
     content_column,
     ends_like_marker,
+    is_delimiter_line,
     is_marker_alone,
     item_column,
     list_marker_end,
     quote_marks,
     spaces_before,
 )
+from streampace.markdown.line_marks import after_list_marker as _after_list_marker
+from streampace.markdown.line_marks import after_quotes as _after_quotes
 from streampace.markdown.line_marks import is_atx as _is_atx
 from streampace.markdown.line_marks import is_blank_in_open_quote as _blank_in_open_quote
 from streampace.markdown.line_marks import is_list_item as _is_list_item
@@ -143,11 +145,6 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     return column is not None and i >= column
 
 
-# How far back a pipe line's delimiter row is looked for; past it the line
-# is taken for a table's row (what it was taken for before the look).
-_TABLE_LOOKBACK = 64
-
-
 def _is_table_row(lines: list[str], k: int) -> bool:
     """Whether line `k`, under which a line that is no delimiter row stands,
     is a table's row: it starts with a pipe and a delimiter row stands at or
@@ -156,12 +153,12 @@ def _is_table_row(lines: list[str], k: int) -> bool:
     span across both)."""
     if not _is_table_line(lines[k]):
         return False
-    for j in range(k, max(-1, k - _TABLE_LOOKBACK), -1):
+    for j in range(k, max(-1, k - TABLE_LOOKBACK), -1):
         if not lines[j].strip(" "):
             return False
-        if _is_delimiter_line(lines[j]):
+        if is_delimiter_line(lines[j]):
             return True
-    return k >= _TABLE_LOOKBACK  # (not looked at the run's start)
+    return k >= TABLE_LOOKBACK  # (not looked at the run's start)
 
 
 def _is_underline(lines: list[str], k: int) -> bool:
@@ -211,11 +208,11 @@ def _paragraph_container(lines: list[str], k: int) -> int | None:
         column = content_column(above)
         if column is not None:
             return column  # (the paragraph starts on that item's line)
-        if (_is_table_line(above) and not _is_delimiter_line(above)
-                and not _is_delimiter_line(lines[j])):
+        if (_is_table_line(above) and not is_delimiter_line(above)
+                and not is_delimiter_line(lines[j])):
             piped = True
             continue
-        if piped and _is_delimiter_line(above):
+        if piped and is_delimiter_line(above):
             return None  # (the lines of pipes under it may be a table's rows)
         if not is_paragraph_text(above.lstrip(" ")):
             # A blank line, a rule, a heading, a fence...: the paragraph starts
@@ -496,7 +493,7 @@ def _ends_in_row(para: list[str], run: int, implied: bool) -> bool:
     paragraph's, an item's lazy lines too, and a code span or a link may run
     across them (`- ` + backtick, then `|` + backtick)."""
     if run:
-        return implied or any(_is_delimiter_line(para[k])
+        return implied or any(is_delimiter_line(para[k])
                               for k in range(max(1, len(para) - run - 1), len(para)))
     return _has_table(para)
 
@@ -665,15 +662,11 @@ def _code_after_table(lines: list[str], start: int, end: int) -> int:
     if k < top:
         return start
     run = lines[top:k + 1]
-    if (not any(map(_is_delimiter_line, run))
+    if (not any(map(is_delimiter_line, run))
             or any(_is_list_item(line) or _after_quotes(line) for line in run)
             or _holder_of(lines, top, spaces_before(lines[top])) != 0):
         return start  # (no table, or in a list item or a quote, or cannot tell)
     return end + 1
-
-
-def _is_delimiter_line(line: str) -> bool:
-    return "-" in line and not line.strip(" \t|:-")
 
 
 def _delimiter_row(header: str) -> str:
@@ -736,7 +729,7 @@ def _under_header(para: list[str], end: int) -> bool:
     with a `|` (a header the table run did not count: on an item's or a
     quote's marker line, or with no pipe first). The table is whole, or
     text: no second delimiter row is implied, there or under a row after."""
-    return end > 1 and "|" in para[end - 2] and _is_delimiter_line(para[end - 1])
+    return end > 1 and "|" in para[end - 2] and is_delimiter_line(para[end - 1])
 
 
 def _apply(text: str, deletions: list[tuple[int, int]], suffix: str) -> str:
