@@ -130,6 +130,12 @@ from .test_markdown_streaming import PARSER
     ("+ [\n|\n\n      *e", "+ [\n|\n\n      *e"),
     ("  1. ~\n|\n\n    *e", "  1. ~\n|\n\n    *e"),
     ("+ a\n|x\n\n    *e", "+ a\n|x\n\n    *e*"),
+    # A marker four columns past what holds it, under a blank line or first
+    # in the text, is code, which holds nothing: the lines after it so far in
+    # are that code's, and a line at the left edge a paragraph of its own
+    # (`n` had the code's `_` closed on it).
+    ("    * 😀\n\n      _|\nn", "    * 😀\n\n      _|\nn"),
+    ("- a\n\n      * b\n\n       *c", "- a\n\n      * b\n\n       *c"),
     # A `>` line left of an item's content column and four columns in: the
     # quote ends the item's paragraph, and the line is code where it falls
     # (markdown-it); under `- b` it is the item's quote. So do a heading, a

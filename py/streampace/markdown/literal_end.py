@@ -241,7 +241,11 @@ def _holder_reading(lines: list[str], indent: int, forced: dict[int, bool]
         if outer is None or isinstance(outer, _Fork):
             return outer
         if marker - outer[0] >= _CODE_COLUMNS:
-            return None
+            if pos < len(lines) and lines[pos].strip(" "):
+                return None  # (under text: that paragraph's, or code; not read)
+            # Under a blank line, or the text's first: code, which holds
+            # nothing (`    * 😀`, blank, `      _|`: that code's line).
+            column = outer[0]
         marker, pos = outer[1], outer[2]
     return column
 
