@@ -449,6 +449,12 @@ def shown(src: str) -> str:
     ("2) *-\n   -\nl", "<ol start=\"2\">\n<li>\n<h2>*-</h2>\n</li>\n</ol>\n<p>l</p>\n"),
     ("*a\n-\nb", "<h2>*a</h2>\n<p>b</p>\n"),
     ("*a\n===\nb *c", "<h1>*a</h1>\n<p>b <em>c</em></p>\n"),
+    # So with a pipe in the heading's text where the underline cannot be a
+    # table's delimiter row (two cells over one): no table, a heading (in an
+    # item, any pipe in the text kept the underline from ending it, and the
+    # heading's `*` was closed on the next line).
+    ("+ *|é\n  -\nI", "<ul>\n<li>\n<h2>*|é</h2>\n</li>\n</ul>\n<p>I</p>\n"),
+    ("*a|b\n-\nc", "<h2>*a|b</h2>\n<p>c</p>\n"),
     # A quote's line left of the item holding the quote above is another
     # quote: the item ends there, and a code span does not run across (a
     # backtick showed after `]`); in the item it is the same quote's line.

@@ -536,6 +536,23 @@ def _past_code_after_definition(lines: list[str], start: int, end: int) -> int:
     return k
 
 
+def _underline_may_be_table(lines: list[str], k: int) -> bool:
+    """Whether underline line `k` may be a table's line instead: its delimiter
+    row, under a line with a pipe and as many cells (`+ *|é`, `  -` is no
+    table: two cells over one), or a row of a table whose delimiter row stands
+    above it in its run of lines."""
+    line, above = lines[k], lines[k - 1]
+    if (is_delimiter_line(line) and "|" in above
+            and _cells(above[_prefix_end(above):]) == _cells(line)):
+        return True
+    for j in range(k - 1, max(0, k - 1 - TABLE_LOOKBACK), -1):
+        if not lines[j].strip(" "):
+            return False
+        if is_delimiter_line(lines[j]) and "|" in lines[j - 1]:
+            return True
+    return k - 1 >= TABLE_LOOKBACK  # (not looked at the run's start)
+
+
 def _cells(row: str) -> int:
     body = row.strip()
     if body.startswith("|"):
@@ -853,7 +870,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     # an ATX heading is one line, a setext heading ends at its underline (where
     # no pipe may make it a table's delimiter row or body row) and a list item
     # starts at its marker.
-    no_pipes = "|" not in tail
+    piped = "|" in tail
     start = end
     while True:
         if _is_atx(lines[start]) or (lines[start].startswith(_CODE_PREFIX)
@@ -863,7 +880,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             break
         above = lines[start - 1] if start else ""
         if (not above.strip() or _quote_blank(lines, start - 1)
-                or (start > 1 and no_pipes and _is_underline(lines, start - 1))
+                or (start > 1 and _is_underline(lines, start - 1)
+                    and not (piped and _underline_may_be_table(lines, start - 1)))
                 or (_is_list_item(lines[start]) and not _continues_paragraph(lines, start))
                 or (start < len(lines) - 1 and ends_like_marker(lines[start])
                     and _starts_empty_item(lines, start))):
