@@ -136,6 +136,17 @@ from .test_markdown_streaming import PARSER
     # (`n` had the code's `_` closed on it).
     ("    * 😀\n\n      _|\nn", "    * 😀\n\n      _|\nn"),
     ("- a\n\n      * b\n\n       *c", "- a\n\n      * b\n\n       *c"),
+    # Under a line quoted two deep, a block that may end a paragraph, four
+    # columns in with no quote marks (an item, numbered any way; a heading,
+    # a rule), ends the quotes: markdown-it reads it as code where it falls,
+    # in the item holding the quote too. One deep, or plain text, it is the
+    # paragraph's lazy line.
+    (">> a\n    1. *x", ">> a\n    1. *x"),
+    ("> > a\n    - *x", "> > a\n    - *x"),
+    (">> a\n    # *x", ">> a\n    # *x"),
+    ("- >> a\n      2) *x", "- >> a\n      2) *x"),
+    ("> a\n    - *x", "> a\n    - *x*"),
+    (">> a\n    x *y", ">> a\n    x *y*"),
     # A `>` line left of an item's content column and four columns in: the
     # quote ends the item's paragraph, and the line is code where it falls
     # (markdown-it); under `- b` it is the item's quote. So do a heading, a

@@ -70,6 +70,8 @@ from streampace.markdown.line_marks import (
     is_list_item,
     is_marker_alone,
     item_column,
+    list_marker_end,
+    quote_marks,
     spaces_before,
 )
 from streampace.markdown.quoted_code import ends_in_quoted_code, may_end_in_quoted_code
@@ -169,13 +171,32 @@ def _after_no_paragraph(lines: list[str], start: int, end: int) -> int:
         line = lines[k]
         if ">" in line and content_column(line) is not None:
             line = line[item_column(line) or 0:]  # (`- >`: the quote in the item)
-        if is_atx(line) or (">" in line and is_blank_in_quote(line)) or (
-                _is_empty_item(line) and (k == start or is_blank_in_quote(lines[k - 1])
-                                          or _is_empty_item(lines[k - 1]))):
+        if (is_atx(line)
+                or (">" in line and (is_blank_in_quote(line)
+                                     or _leaves_nested_quote(line, lines[k + 1])))
+                or (_is_empty_item(line) and (k == start or is_blank_in_quote(lines[k - 1])
+                                              or _is_empty_item(lines[k - 1])))):
             if _has_open_mark(lines[start:k]):
                 return start
             return k + 1
     return start
+
+
+def _leaves_nested_quote(above: str, line: str) -> bool:
+    """Whether `line`, with no quote marks and four columns in or more, right
+    under `above`, a line quoted two deep or more, ends those quotes: there
+    markdown-it reads a block that may end a paragraph (an item's marker,
+    numbered any way, even alone; a heading, a fence, a formula, a rule) as
+    ending the inner quote's paragraph, so the line is no lazy one, and
+    where it falls it is code (`>> a`, `    1. *x`). One quote deep it is
+    the paragraph's lazy text, as plain text is under any quote."""
+    if (quote_marks(above)[0] < 2 or spaces_before(line) < _CODE_COLUMNS or "\t" in line
+            or after_quotes(line)):
+        return False
+    text = line.lstrip(" ")
+    marker = list_marker_end(text, 0)
+    return ((marker > 0 and text[marker:marker + 1] in ("", " ")) or _ends_paragraph(text)
+            or (text[0] == "-" and text.count("-") >= 3 and not text.replace(" ", "").strip("-")))
 
 
 def _is_empty_item(line: str) -> bool:
