@@ -455,6 +455,13 @@ def shown(src: str) -> str:
     # heading's `*` was closed on the next line).
     ("+ *|é\n  -\nI", "<ul>\n<li>\n<h2>*|é</h2>\n</li>\n</ul>\n<p>I</p>\n"),
     ("*a|b\n-\nc", "<h2>*a|b</h2>\n<p>c</p>\n"),
+    # No underline under an empty item's marker (no text above it), nor where
+    # a line of the run starts with a pipe (the container reading takes such
+    # a line for no paragraph's): the line of pipes under it is a lazy line,
+    # no table's header (a delimiter row was implied under it).
+    ("1.\n   --\n|[", "<ol>\n<li>--\n|</li>\n</ol>\n"),
+    ("-\n  --\n|x", "<ul>\n<li>--\n|x</li>\n</ul>\n"),
+    ("-\n  |-\n=\n|)\n", "<ul>\n<li>|-\n=\n|)</li>\n</ul>\n"),
     # A quote's line left of the item holding the quote above is another
     # quote: the item ends there, and a code span does not run across (a
     # backtick showed after `]`); in the item it is the same quote's line.

@@ -167,10 +167,13 @@ def _is_underline(lines: list[str], k: int) -> bool:
     container and less than four columns past its content column (left of
     it, `=` is a lazy line's text and `-` an item). False where the container
     cannot be told."""
-    line = lines[k]
+    line, above = lines[k], lines[k - 1]
     mark = line.strip(" ")
     if not mark or mark[0] not in "=-" or mark.strip(mark[0]) or "\t" in line or ">" in line:
         return False
+    if (_prefix_end(above) >= len(above.rstrip(" "))
+            or is_marker_alone(above, content_column(above))):
+        return False  # (no text above: an empty item's marker, `1.`, `   --`)
     column = _paragraph_container(lines, k)
     return column is not None and column <= spaces_before(line) < column + _CODE_INDENT
 
@@ -540,7 +543,9 @@ def _underline_may_be_table(lines: list[str], k: int) -> bool:
     """Whether underline line `k` may be a table's line instead: its delimiter
     row, under a line with a pipe and as many cells (`+ *|é`, `  -` is no
     table: two cells over one), or a row of a table whose delimiter row stands
-    above it in its run of lines."""
+    above it in its run of lines; or where a line of that run starts with a
+    pipe (a row, or a paragraph's line the container reading does not take
+    for one: `-`, `  |-`, `=` is a lazy line's text)."""
     line, above = lines[k], lines[k - 1]
     if (is_delimiter_line(line) and "|" in above
             and _cells(above[_prefix_end(above):]) == _cells(line)):
@@ -548,8 +553,8 @@ def _underline_may_be_table(lines: list[str], k: int) -> bool:
     for j in range(k - 1, max(0, k - 1 - TABLE_LOOKBACK), -1):
         if not lines[j].strip(" "):
             return False
-        if is_delimiter_line(lines[j]) and "|" in lines[j - 1]:
-            return True
+        if _is_table_line(lines[j]) or (is_delimiter_line(lines[j]) and "|" in lines[j - 1]):
+            return True  # (a line with a pipe first: a row, or not read)
     return k - 1 >= TABLE_LOOKBACK  # (not looked at the run's start)
 
 
