@@ -540,21 +540,25 @@ def _past_code_after_definition(lines: list[str], start: int, end: int) -> int:
 
 
 def _underline_may_be_table(lines: list[str], k: int) -> bool:
-    """Whether underline line `k` may be a table's line instead: its delimiter
-    row, under a line with a pipe and as many cells (`+ *|é`, `  -` is no
-    table: two cells over one), or a row of a table whose delimiter row stands
-    above it in its run of lines; or where a line of that run starts with a
-    pipe (a row, or a paragraph's line the container reading does not take
-    for one: `-`, `  |-`, `=` is a lazy line's text)."""
+    """Whether underline line `k`, in text with a pipe, may be a table's line
+    instead, or cannot be told from one: True but where the line above holds
+    a paragraph's text (`+ *|é`, `  -`: no table, two cells over one), no line
+    of the run above starts with a pipe after its markers (a row, or a lazy
+    line the container reading does not take for a paragraph's: `-`, `  |-`,
+    `=`) and the underline is no delimiter row of as many cells as the line
+    above."""
     line, above = lines[k], lines[k - 1]
+    if not is_paragraph_text(above[_prefix_end(above):]):
+        return True  # (`1. -`: a nested empty item, no paragraph text)
     if (is_delimiter_line(line) and "|" in above
             and _cells(above[_prefix_end(above):]) == _cells(line)):
         return True
-    for j in range(k - 1, max(0, k - 1 - TABLE_LOOKBACK), -1):
-        if not lines[j].strip(" "):
+    for j in range(k - 1, max(-1, k - 1 - TABLE_LOOKBACK), -1):
+        run_line = lines[j]
+        if not run_line.strip(" "):
             return False
-        if _is_table_line(lines[j]) or (is_delimiter_line(lines[j]) and "|" in lines[j - 1]):
-            return True  # (a line with a pipe first: a row, or not read)
+        if run_line[_prefix_end(run_line):].startswith("|") or is_delimiter_line(run_line):
+            return True
     return k - 1 >= TABLE_LOOKBACK  # (not looked at the run's start)
 
 
