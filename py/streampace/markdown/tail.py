@@ -548,8 +548,8 @@ def _underline_may_be_table(lines: list[str], k: int) -> bool:
     `=`) and the underline is no delimiter row of as many cells as the line
     above."""
     line, above = lines[k], lines[k - 1]
-    if not is_paragraph_text(above[_prefix_end(above):]):
-        return True  # (`1. -`: a nested empty item, no paragraph text)
+    if not goes_on_paragraph(above[_prefix_end(above):]):
+        return True  # (`1. - c`: a nested item, whose content column is not read)
     if (is_delimiter_line(line) and "|" in above
             and _cells(above[_prefix_end(above):]) == _cells(line)):
         return True
