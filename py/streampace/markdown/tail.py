@@ -742,12 +742,13 @@ def _under_edge_quote_text(lines: list[str], k: int) -> bool:
     """Whether line `k`, four spaces in or more with no quote marks, stands
     right under a quote's paragraph line at the text's left edge (`>[` then
     `    - *]()`): a lazy line of that paragraph, whose text it is (the quote
-    reads no item four columns in), as the holder reading cannot tell. One
+    reads no item four columns in), as the holder reading cannot tell. At
+    the edge: its `>` less than two columns in, where no item holds it. One
     quote deep: under `>> a` markdown-it reads such a line as code."""
     above = lines[k - 1] if k else ""
     depth, at = quote_marks(above)
-    return (depth == 1 and above.startswith(">") and not _after_quotes(lines[k])
-            and goes_on_paragraph(above[at:]))
+    return (depth == 1 and above.lstrip(" ")[:1] == ">" and spaces_before(above) < 2
+            and not _after_quotes(lines[k]) and goes_on_paragraph(above[at:]))
 
 
 def _under_header(para: list[str], end: int) -> bool:
