@@ -13,6 +13,7 @@ from streampace.browser.markdown_dom import _SECTION_ENDS, MarkdownView, Rebuild
 from streampace.markdown import AppendCode, FinalBlock, MarkdownStream, Op, SetTail, render_html
 from streampace.markdown.fence import closing_run
 from streampace.markdown.parser import Context, Parser
+from streampace.markdown.tail import display_source
 from streampace.markdown.tree import Node, text_of
 
 from bench.traces_markdown import _section
@@ -449,6 +450,15 @@ def shown(src: str) -> str:
     ("2) *-\n   -\nl", "<ol start=\"2\">\n<li>\n<h2>*-</h2>\n</li>\n</ol>\n<p>l</p>\n"),
     ("*a\n-\nb", "<h2>*a</h2>\n<p>b</p>\n"),
     ("*a\n===\nb *c", "<h1>*a</h1>\n<p>b <em>c</em></p>\n"),
+    # So does a thematic break of `*` or `_`: the line under it starts a
+    # paragraph, no lazy line (the item's backtick was closed on it).
+    ("2) `\n   ***\n😀", '<ol start="2">\n<li>`<hr />\n</li>\n</ol>\n<p>😀</p>\n'),
+    # An empty item's paragraph starts on the line under it: the plain lines
+    # under that are its lazy lines, and the item holds a heading one column
+    # past its content (its `~~` was closed on the heading).
+    ("2.\n   ~~*\nc\n    # l", '<ol start="2">\n<li>~~*\nc<h1>l</h1>\n</li>\n</ol>\n'),
+    ("2.\n   ~~*\nc\n\n       *l", '<ol start="2">\n<li>\n<p>~~*\nc</p>\n'
+     "<pre><code>*l\n</code></pre>\n</li>\n</ol>\n"),
     # So with a pipe in the heading's text where the underline cannot be a
     # table's delimiter row (two cells over one): no table, a heading (in an
     # item, any pipe in the text kept the underline from ending it, and the
@@ -702,6 +712,17 @@ def shown(src: str) -> str:
 ])
 def test_open_tail_shows_the_likely_end(src: str, html: str) -> None:
     assert shown(src) == html
+
+
+@pytest.mark.parametrize(("tail", "display"), [
+    ("_a\n___\nb", "_a\n___\nb"),
+    ("a *b\n***\nc *d", "a *b\n***\nc *d*"),
+])
+def test_a_thematic_break_ends_the_paragraph_the_display_completes(tail: str,
+                                                                   display: str) -> None:
+    # The open tail alone (a stream makes the paragraph above final first):
+    # the text above a break of `*` or `_` is not completed on the line under it.
+    assert display_source(tail) == display
 
 
 def test_code_under_a_heading_in_the_open_tail_shows_as_code() -> None:

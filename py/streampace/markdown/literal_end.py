@@ -301,7 +301,8 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
                 floor, lower = lower, None
         if lower is not None:
             if column is not None and column > lower:
-                if not (plain and is_paragraph_text(line[column:])):
+                if not (plain and (is_paragraph_text(line[column:])
+                                   or _text_starts_under(line, column, lines, k, pos))):
                     return None  # (they may be lazy lines of a paragraph in this item)
                 if k not in forced and _has_open_mark(lines[k + 1:]):
                     return _Fork(k)  # (a formula or fence above: the line may be its)
@@ -383,6 +384,13 @@ def _ended_empty(line: str, column: int, lines: list[str], k: int) -> bool:
     it: an item starts with at most one blank line, so that one is empty and
     holds nothing below (`-`, blank, `    *b`: code)."""
     return k > 0 and is_marker_alone(line, column) and not lines[k - 1].strip(" ")
+
+
+def _text_starts_under(line: str, column: int, lines: list[str], k: int, pos: int) -> bool:
+    """Whether item line `k`, a marker alone (content column `column`), has
+    its paragraph start on the line under it, in the item (`2.`, then
+    `   ~~*`): the plain lines under that are its lazy lines."""
+    return k > pos and is_marker_alone(line, column) and spaces_before(lines[k - 1]) >= column
 
 
 def _continues_text(item: str, above: str) -> bool:

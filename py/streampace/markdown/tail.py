@@ -161,6 +161,17 @@ def _is_table_row(lines: list[str], k: int) -> bool:
     return k >= TABLE_LOOKBACK  # (not looked at the run's start)
 
 
+def _is_star_rule(line: str) -> bool:
+    """Whether `line`, less than four columns in, is a thematic break of `*`
+    or `_` (`   ***`): it ends a paragraph above it, and the line under it
+    is no lazy one (`2) ` + backtick, `   ***`, `😀`: a paragraph of its own).
+    Not one of `-`, which may be a setext underline or a delimiter row."""
+    text = line.lstrip(" ")
+    c = text[:1]
+    return (c in ("*", "_") and len(line) - len(text) < _CODE_INDENT and text.count(c) >= 3
+            and not text.replace(" ", "").replace("\t", "").strip(c))
+
+
 def _is_underline(lines: list[str], k: int) -> bool:
     """Whether complete line `k`, under a paragraph's line, is its setext
     underline (`*a`, `-`: a heading): `=` or `-` alone, in the paragraph's
@@ -889,7 +900,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                 start += 1
             break
         above = lines[start - 1] if start else ""
-        if (not above.strip() or _quote_blank(lines, start - 1)
+        if (not above.strip() or _quote_blank(lines, start - 1) or _is_star_rule(above)
                 or (start > 1 and _is_underline(lines, start - 1)
                     and not (piped and _underline_may_be_table(lines, start - 1)))
                 or (_is_list_item(lines[start]) and not _continues_paragraph(lines, start))
