@@ -523,6 +523,8 @@ def shown(src: str) -> str:
     (">[\n    - *x", "<blockquote>\n<p>- <em>x</em></p>\n</blockquote>\n"),
     (" >[\n    1. ~~]()", '<blockquote>\n<p><a href="" rel="noopener noreferrer nofollow">\n'
      "1. ~~</a></p>\n</blockquote>\n"),
+    ("  >[\n    * *]()", '<blockquote>\n<p><a href="" rel="noopener noreferrer nofollow">\n'
+     "* *</a></p>\n</blockquote>\n"),
     # A line starting with a pipe, with no delimiter row at or above it, is
     # a paragraph's text (no table has started): an item numbered 2 under it
     # cannot interrupt it, and the code span runs across both lines. Read as

@@ -754,12 +754,15 @@ def _under_edge_quote_text(lines: list[str], k: int) -> bool:
     right under a quote's paragraph line at the text's left edge (`>[` then
     `    - *]()`): a lazy line of that paragraph, whose text it is (the quote
     reads no item four columns in), as the holder reading cannot tell. At
-    the edge: its `>` less than two columns in, where no item holds it. One
-    quote deep: under `>> a` markdown-it reads such a line as code."""
+    the edge: its `>` less than two columns in, where no item can hold it,
+    or where the reading finds none that does (`  >[`, first). One quote
+    deep: under `>> a` markdown-it reads such a line as code."""
     above = lines[k - 1] if k else ""
     depth, at = quote_marks(above)
-    return (depth == 1 and above.lstrip(" ")[:1] == ">" and spaces_before(above) < 2
-            and not _after_quotes(lines[k]) and goes_on_paragraph(above[at:]))
+    indent = spaces_before(above)
+    return (depth == 1 and above[indent:indent + 1] == ">" and not _after_quotes(lines[k])
+            and goes_on_paragraph(above[at:])
+            and (indent < 2 or _holder_of(lines, k - 1, indent) == 0))
 
 
 def _under_header(para: list[str], end: int) -> bool:
