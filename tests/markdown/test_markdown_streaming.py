@@ -450,6 +450,10 @@ def shown(src: str) -> str:
     ("2) *-\n   -\nl", "<ol start=\"2\">\n<li>\n<h2>*-</h2>\n</li>\n</ol>\n<p>l</p>\n"),
     ("*a\n-\nb", "<h2>*a</h2>\n<p>b</p>\n"),
     ("*a\n===\nb *c", "<h1>*a</h1>\n<p>b <em>c</em></p>\n"),
+    # So does a heading on an item's line: no paragraph is open under it, the
+    # line under it is no lazy one (the heading's backtick was closed on it).
+    ("* # `\ns", "<ul>\n<li>\n<h1>`</h1>\n</li>\n</ul>\n<p>s</p>\n"),
+    ("> # `\ns", "<blockquote>\n<h1>`</h1>\n</blockquote>\n<p>s</p>\n"),
     # So does a thematic break of `*` or `_`: the line under it starts a
     # paragraph, no lazy line (the item's backtick was closed on it).
     ("2) `\n   ***\n😀", '<ol start="2">\n<li>`<hr />\n</li>\n</ol>\n<p>😀</p>\n'),

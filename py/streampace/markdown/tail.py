@@ -313,6 +313,16 @@ def _is_heading_in_item(lines: list[str], k: int) -> bool:
     return text is not None and _is_atx(text)
 
 
+def _is_marked_heading(line: str) -> bool:
+    """Whether `line` is an ATX heading after its quote marks and a list
+    marker (`* # a`, `> # a`): one line, no paragraph open after it, so the
+    line under it is no lazy one (`* # ` + backtick, then `s`)."""
+    if "#" not in line:
+        return False  # (most lines)
+    i = _after_list_marker(line, _skip_blanks(line, _after_quotes(line)))
+    return i > 0 and _is_atx(line[i:])
+
+
 def _is_table_line(line: str) -> bool:
     i = 0
     while i < len(line) and i < 3 and line[i] == " ":
@@ -897,8 +907,8 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     piped = "|" in tail
     start = end
     while True:
-        if _is_atx(lines[start]) or (lines[start].startswith(_CODE_PREFIX)
-                                     and _is_heading_in_item(lines, start)):
+        if _is_atx(lines[start]) or _is_marked_heading(lines[start]) or (
+                lines[start].startswith(_CODE_PREFIX) and _is_heading_in_item(lines, start)):
             if start < end:
                 start += 1
             break
