@@ -479,6 +479,7 @@ def shown(src: str) -> str:
     ("1.\n    |\n=\n|x", "<ol>\n<li>|\n=\n|x</li>\n</ol>\n"),
     ("1. -\n   --\n|x", "<ol>\n<li>\n<ul>\n<li></li>\n</ul>\n--\n|x</li>\n</ol>\n"),
     ("1. - c\n   --\n|x", "<ol>\n<li>\n<ul>\n<li>c\n--\n|x</li>\n</ul>\n</li>\n</ol>\n"),
+    ("- - c\na\n  --\n|x", "<ul>\n<li>\n<ul>\n<li>c\na\n--\n|x</li>\n</ul>\n</li>\n</ul>\n"),
     # A quote's line left of the item holding the quote above is another
     # quote: the item ends there, and a code span does not run across (a
     # backtick showed after `]`); in the item it is the same quote's line.

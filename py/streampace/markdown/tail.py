@@ -562,15 +562,14 @@ def _past_code_after_definition(lines: list[str], start: int, end: int) -> int:
 
 def _underline_may_be_table(lines: list[str], k: int) -> bool:
     """Whether underline line `k`, in text with a pipe, may be a table's line
-    instead, or cannot be told from one: True but where the line above holds
-    a paragraph's text (`+ *|é`, `  -`: no table, two cells over one), no line
-    of the run above starts with a pipe after its markers (a row, or a lazy
-    line the container reading does not take for a paragraph's: `-`, `  |-`,
-    `=`) and the underline is no delimiter row of as many cells as the line
-    above."""
+    instead, or cannot be told from one: True but where every line of the run
+    above holds a paragraph's plain text after its markers (`+ *|é`, `  -`:
+    no table, two cells over one; not a line starting with a pipe, a row or a
+    lazy line the container reading does not take for a paragraph's: `-`,
+    `  |-`, `=`; nor nested markers, `1. - c`, whose inner content column it
+    does not read) and the underline is no delimiter row of as many cells as
+    the line above."""
     line, above = lines[k], lines[k - 1]
-    if not goes_on_paragraph(above[_prefix_end(above):]):
-        return True  # (`1. - c`: a nested item, whose content column is not read)
     if (is_delimiter_line(line) and "|" in above
             and _cells(above[_prefix_end(above):]) == _cells(line)):
         return True
@@ -578,8 +577,9 @@ def _underline_may_be_table(lines: list[str], k: int) -> bool:
         run_line = lines[j]
         if not run_line.strip(" "):
             return False
-        if run_line[_prefix_end(run_line):].startswith("|") or is_delimiter_line(run_line):
-            return True
+        text = run_line[_prefix_end(run_line):]
+        if not goes_on_paragraph(text) or is_delimiter_line(run_line):
+            return True  # (`1. - c`: a nested item, whose content column is not read)
     return k - 1 >= TABLE_LOOKBACK  # (not looked at the run's start)
 
 
