@@ -7,10 +7,12 @@ quantifier), and this text is untrusted.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import islice
 
 __all__ = ["MOST_READ_BACK", "TABLE_LOOKBACK", "after_list_marker", "after_quotes",
-           "content_column", "ends_like_marker", "is_delimiter_line", "is_list_item",
+           "content_column", "ends_like_marker", "has_delimiter_row", "is_delimiter_line",
+           "is_list_item",
            "item_column", "list_marker_end", "quote_marks", "skip_blanks", "spaces_before"]
 
 MOST_READ_BACK = 200  # lines a reading goes back over for what holds a line; past them: cannot tell
@@ -125,6 +127,18 @@ def is_delimiter_line(line: str) -> bool:
     """Whether `line` may be a table's delimiter row (`|---|:-:|`): dashes,
     colons, pipes and blanks, a dash at least."""
     return "-" in line and not line.strip(" \t|:-")
+
+
+def has_delimiter_row(run: Iterable[str]) -> bool:
+    """Whether a table's delimiter row stands among the lines `run` (nearest
+    first) before a blank line: the lines under it may be a table's rows.
+    Past `TABLE_LOOKBACK` lines, True (not looked at: read as a table's)."""
+    for n, line in enumerate(islice(run, TABLE_LOOKBACK + 1)):
+        if n == TABLE_LOOKBACK or is_delimiter_line(line):
+            return True
+        if not line.strip(" "):
+            return False
+    return False
 
 
 def is_marker_alone(line: str, column: int | None) -> bool:

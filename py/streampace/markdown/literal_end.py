@@ -59,11 +59,11 @@ from typing import NamedTuple
 from streampace.markdown.fence import opening_run
 from streampace.markdown.line_marks import (
     MOST_READ_BACK,
-    TABLE_LOOKBACK,
     after_list_marker,
     after_quotes,
     content_column,
     ends_like_marker,
+    has_delimiter_row,
     is_atx,
     is_blank_in_quote,
     is_delimiter_line,
@@ -355,14 +355,8 @@ def _continues_at(lines: list[str], k: int, pos: int) -> bool:
     line = lines[k]
     if line.lstrip(" ")[:1] != "|":
         return _continues(line)
-    if k <= pos or is_delimiter_line(lines[k - 1]):
-        return False
-    for above in islice(lines, k + 1, k + 1 + TABLE_LOOKBACK):
-        if not above.strip(" "):
-            return True
-        if is_delimiter_line(above):
-            return False
-    return len(lines) <= k + 1 + TABLE_LOOKBACK  # (the run's start was read)
+    return not (k <= pos or is_delimiter_line(lines[k - 1])
+                or has_delimiter_row(islice(lines, k, None)))
 
 
 def is_paragraph_text(text: str) -> bool:

@@ -38,6 +38,7 @@ from streampace.markdown.line_marks import (
     TABLE_LOOKBACK,
     content_column,
     ends_like_marker,
+    has_delimiter_row,
     is_delimiter_line,
     is_marker_alone,
     item_column,
@@ -151,14 +152,7 @@ def _is_table_row(lines: list[str], k: int) -> bool:
     above it in its run of lines. With none, no table has started: the line
     is a paragraph's text (`|` + backtick, then `2) ` + backtick: one code
     span across both)."""
-    if not _is_table_line(lines[k]):
-        return False
-    for j in range(k, max(-1, k - TABLE_LOOKBACK), -1):
-        if not lines[j].strip(" "):
-            return False
-        if is_delimiter_line(lines[j]):
-            return True
-    return k >= TABLE_LOOKBACK  # (not looked at the run's start)
+    return _is_table_line(lines[k]) and has_delimiter_row(_above(lines, k + 1))
 
 
 def _is_star_rule(line: str) -> bool:
@@ -901,8 +895,9 @@ def display_source(tail: str, literal: bool | None = None) -> str:
         # and shows as it will stay.)
         return "\n".join(lines)
     # The last leaf block's lines: a paragraph runs back to a blank line, but
-    # an ATX heading is one line, a setext heading ends at its underline (where
-    # no pipe may make it a table's delimiter row or body row) and a list item
+    # an ATX heading is one line (on an item's or a quote's line too), a
+    # thematic break ends it, a setext heading ends at its underline (with a
+    # pipe in the text, where that can be no table's line) and a list item
     # starts at its marker.
     piped = "|" in tail
     start = end
