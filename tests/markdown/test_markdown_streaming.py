@@ -454,6 +454,9 @@ def shown(src: str) -> str:
     # line under it is no lazy one (the heading's backtick was closed on it).
     ("* # `\ns", "<ul>\n<li>\n<h1>`</h1>\n</li>\n</ul>\n<p>s</p>\n"),
     ("> # `\ns", "<blockquote>\n<h1>`</h1>\n</blockquote>\n<p>s</p>\n"),
+    # (A `#` four columns in is code, no heading: the paragraph under it
+    # starts after the code, whose `[` is not held back as text's.)
+    ("    #\n    [\n~~c", "<pre><code>#\n[\n</code></pre>\n<p><del>c</del></p>\n"),
     # So does a thematic break of `*` or `_`: the line under it starts a
     # paragraph, no lazy line (the item's backtick was closed on it).
     ("2) `\n   ***\n😀", '<ol start="2">\n<li>`<hr />\n</li>\n</ol>\n<p>😀</p>\n'),

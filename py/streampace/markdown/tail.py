@@ -313,8 +313,12 @@ def _is_marked_heading(line: str) -> bool:
     line under it is no lazy one (`* # ` + backtick, then `s`)."""
     if "#" not in line:
         return False  # (most lines)
-    i = _after_list_marker(line, _skip_blanks(line, _after_quotes(line)))
-    return i > 0 and _is_atx(line[i:])
+    q = _after_quotes(line)
+    start = _skip_blanks(line, q)
+    m = list_marker_end(line, start)
+    if m > 0 and start - q < _CODE_INDENT and line[m:m + 1] == " ":
+        return _is_atx(line[m + 1:])  # (the item's content, three spaces in at most)
+    return q > 0 and _is_atx(line[q:])  # (no marks: `_is_atx` reads the line itself)
 
 
 def _is_table_line(line: str) -> bool:
