@@ -12,7 +12,7 @@ from itertools import islice
 
 __all__ = ["MOST_READ_BACK", "TABLE_LOOKBACK", "after_list_marker", "after_quotes",
            "content_column", "ends_like_marker", "has_delimiter_row", "is_delimiter_line",
-           "is_list_item",
+           "is_list_item", "is_rule",
            "item_column", "list_marker_end", "quote_marks", "skip_blanks", "spaces_before"]
 
 MOST_READ_BACK = 200  # lines a reading goes back over for what holds a line; past them: cannot tell
@@ -139,6 +139,14 @@ def has_delimiter_row(run: Iterable[str]) -> bool:
         if not line.strip(" "):
             return False
     return False
+
+
+def is_rule(text: str, marks: str) -> bool:
+    """Whether `text`, a line from its first mark, is a thematic break made of
+    one of `marks`: three of it or more, with blanks between at most."""
+    c = text[:1]
+    return (c != "" and c in marks and text.count(c) >= 3
+            and not text.replace(" ", "").replace("\t", "").strip(c))
 
 
 def is_marker_alone(line: str, column: int | None) -> bool:

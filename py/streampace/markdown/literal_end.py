@@ -69,6 +69,7 @@ from streampace.markdown.line_marks import (
     is_delimiter_line,
     is_list_item,
     is_marker_alone,
+    is_rule,
     item_column,
     list_marker_end,
     quote_marks,
@@ -154,7 +155,7 @@ def _ends_paragraph(text: str) -> bool:
     c = text[:1]
     if c == ">" or is_atx(text) or opening_run(text) is not None or text.rstrip(" ") in _CLOSING:
         return True
-    return c in "*_" and text.count(c) >= 3 and not text.replace(" ", "").strip(c)
+    return is_rule(text, "*_")
 
 
 def _after_no_paragraph(lines: list[str], start: int, end: int) -> int:
@@ -195,8 +196,8 @@ def _leaves_nested_quote(above: str, line: str) -> bool:
         return False
     text = line.lstrip(" ")
     marker = list_marker_end(text, 0)
-    return ((marker > 0 and text[marker:marker + 1] in ("", " ")) or _ends_paragraph(text)
-            or (text[0] == "-" and text.count("-") >= 3 and not text.replace(" ", "").strip("-")))
+    return (marker > 0 and text[marker:marker + 1] in ("", " ")) or _ends_paragraph(text) or (
+        is_rule(text, "-"))
 
 
 def _is_empty_item(line: str) -> bool:
@@ -325,8 +326,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
                 and not _ended_empty(line, column, lines, k)):
             if k + 1 >= len(lines) or not _continues_text(line, lines[k + 1]):
                 return column, spaces, k + 1
-            if not (_surely_paragraph_line(lines, k + 1)
-                    or _surely_holds_text(lines, k + 1, spaces)):
+            if not _surely_paragraph_line(lines, k + 1, spaces):
                 return None  # (perhaps no item: the paragraph above's next line)
             column = None  # (no item: that paragraph's next line, read as text)
         if column is not None or spaces >= floor:
@@ -398,26 +398,20 @@ def _continues_text(item: str, above: str) -> bool:
     return len(mark) < 2 or not mark[1].strip(" ") or mark[0][:-1] not in ("", "1")
 
 
-def _surely_paragraph_line(lines: list[str], k: int) -> bool:
+def _surely_paragraph_line(lines: list[str], k: int, indent: int) -> bool:
     """Whether line `k` (the lines after it in `lines` stand above it) is
-    surely a paragraph's line: text that starts no block (`_continues`), less
-    than four columns in, with no pipe (a table's row) and no formula or
+    surely a paragraph's line: text that starts no block (`_continues`), or an
+    item's marker line whose text is, its content column at or left of
+    `indent` (a marker that far in under it stands in that paragraph's
+    container, where it cannot interrupt it: `+ 😀`, then `  2) ` + backtick);
+    less than four columns in, with no pipe (a table's row) and no formula or
     fence mark above it (their content)."""
     line = lines[k]
-    return (spaces_before(line) < _CODE_COLUMNS and "|" not in line and _continues(line)
-            and not _has_open_mark(lines[k:]))
-
-
-def _surely_holds_text(lines: list[str], k: int, indent: int) -> bool:
-    """Whether line `k` is an item's marker line whose text surely starts a
-    paragraph (`_surely_paragraph_line`'s tests, on the text after the
-    marker), with its content column at or left of `indent`: a marker that
-    far in under it stands in that paragraph's container, where it cannot
-    interrupt it (`+ 😀`, then `  2) ` + backtick: that paragraph's text)."""
-    line = lines[k]
     column = content_column(line)
-    return (column is not None and column <= indent and spaces_before(line) < _CODE_COLUMNS
-            and "|" not in line and _continues(line[column:])
+    if column is not None and column > indent:
+        return False
+    return (spaces_before(line) < _CODE_COLUMNS and "|" not in line
+            and _continues(line if column is None else line[column:])
             and not _has_open_mark(lines[k:]))
 
 

@@ -41,6 +41,7 @@ from streampace.markdown.line_marks import (
     has_delimiter_row,
     is_delimiter_line,
     is_marker_alone,
+    is_rule,
     item_column,
     list_marker_end,
     quote_marks,
@@ -161,9 +162,7 @@ def _is_star_rule(line: str) -> bool:
     is no lazy one (`2) ` + backtick, `   ***`, `😀`: a paragraph of its own).
     Not one of `-`, which may be a setext underline or a delimiter row."""
     text = line.lstrip(" ")
-    c = text[:1]
-    return (c in ("*", "_") and len(line) - len(text) < _CODE_INDENT and text.count(c) >= 3
-            and not text.replace(" ", "").replace("\t", "").strip(c))
+    return len(line) - len(text) < _CODE_INDENT and is_rule(text, "*_")
 
 
 def _is_underline(lines: list[str], k: int) -> bool:
