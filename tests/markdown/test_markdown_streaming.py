@@ -417,6 +417,14 @@ def shown(src: str) -> str:
     ("_**e*.", "<p><em>e*.</em></p>\n"),
     ("_**e*", "<p><em><strong>e</strong></em></p>\n"),  # after a letter it only closes
     ("_**e*( ", "<p><em>e*(</em></p>\n"),
+    # A closing run longer than its innermost opener goes on to the next one
+    # (`*_*s**`: the second `*` closes the first, the `_` between is text);
+    # the display closed the `_` and a `*` again, and showed them.
+    ("*_*s**", "<p><em>_<em>s</em></em></p>\n"),
+    ("a *_*s** b", "<p>a <em>_<em>s</em></em> b</p>\n"),
+    # What the run leaves after closing may open (`~~~~` between letters: one
+    # pair closes, the other opens).
+    ("~~a~~~~b", "<p><del>a</del><del>b</del></p>\n"),
     # Inside a quote markdown-it reads a marker after any indentation: `    >`
     # is the quote's blank line and ends its paragraph (a closer after it was
     # text there, closing nothing).

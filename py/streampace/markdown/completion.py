@@ -85,11 +85,15 @@ class _Mode(Enum):
 class _Emph:
     """An unmatched emphasis / strikethrough opener."""
 
-    __slots__ = ("both", "char", "left", "pos", "run")
+    __slots__ = ("both", "char", "left", "length", "pos", "run")
 
-    def __init__(self, pos: int, char: str, run: int, both: bool) -> None:
+    def __init__(self, pos: int, char: str, run: int, both: bool,
+                 length: int | None = None) -> None:
         self.pos, self.char, self.run, self.both = pos, char, run, both
         self.left = run  # delimiters not yet matched
+        # The whole run's length, which CommonMark's rule of 3 reads: more than
+        # `run` for what a closing run leaves to open (`*_*s**`'s last `*`).
+        self.length = run if length is None else length
 
 
 class _Bracket:
@@ -280,7 +284,10 @@ class _Scan:
         # one as text (`~~~-~~`: `~`, then `~~-~~` struck through).
         delims = i + run % 2 if c == "~" else i
         run = j - delims
-        if can_close and self.close_emphasis(c, run, both):
+        left = self.close_emphasis(c, run, both) if can_close else run
+        if left < run:
+            if left and can_open:  # (what the run did not close may open)
+                self.stack.append(_Emph(j - left, c, left, both, run))
             return
         if can_open:
             self.stack.append(_Emph(delims, c, run, both))
@@ -289,25 +296,35 @@ class _Scan:
         elif text[j] in " \t\n":
             self.last_run = (i, j)  # (finish: shown last, the closers may join it)
 
-    def close_emphasis(self, c: str, run: int, both: bool) -> bool:
-        """Match a closing run against the innermost openers only: a closer
-        costs at most a constant, whatever number of openers precede it."""
+    def close_emphasis(self, c: str, run: int, both: bool) -> int:
+        """Match a closing run of `run` delimiters against the innermost
+        openers only (a closer costs at most a constant, whatever number of
+        openers precede it); what one opener leaves of the run goes on to the
+        next (`*_*s**`: the second `*` closes the first, the `_` between stays
+        text). Returns the delimiters left unmatched."""
         stack = self.stack
-        for k in range(len(stack) - 1, max(-1, len(stack) - 1 - _SEARCH), -1):
+        left = run
+        k = len(stack) - 1
+        lowest = max(-1, len(stack) - 1 - _SEARCH)
+        while left and k > lowest:
             entry = stack[k]
-            if isinstance(entry, _Emph) and entry.char == c:
-                # CommonMark's rule of 3 (runs that can both open and close).
-                # (Not for tildes: markdown-it's pairs have no length to sum.)
-                o = entry.run
-                if ((both or entry.both) and c != "~" and (o + run) % 3 == 0
-                        and (o % 3 or run % 3)):
-                    continue
-                del stack[k + 1:]
-                entry.left -= run
-                if entry.left <= 0:
-                    stack.pop()
-                return True
-        return False
+            k -= 1
+            if not isinstance(entry, _Emph) or entry.char != c:
+                continue
+            # CommonMark's rule of 3 (runs that can both open and close), on
+            # the whole runs' lengths. (Not for tildes: markdown-it's pairs
+            # have no length to sum.)
+            o = entry.length
+            if ((both or entry.both) and c != "~" and (o + run) % 3 == 0
+                    and (o % 3 or run % 3)):
+                continue
+            del stack[k + 2:]
+            used = min(left, entry.left)
+            entry.left -= used
+            left -= used
+            if entry.left <= 0:
+                stack.pop()
+        return left
 
     # -- the end -------------------------------------------------------------
     def finish(self) -> tuple[list[tuple[int, int]], str]:
@@ -395,7 +412,7 @@ class _Scan:
             opens = _flanking(char, before, closers[end].char if end < len(closers) else "")[0]
             for entry in group:
                 if (((entry.both and entry.left == entry.run) or opens) and entry.char != "~"
-                        and (entry.run + length) % 3 == 0 and (entry.run % 3 or length % 3)):
+                        and (entry.length + length) % 3 == 0 and (entry.length % 3 or length % 3)):
                     self.deletions.append((entry.pos, entry.pos + entry.run))
                     length -= entry.left
                 else:
