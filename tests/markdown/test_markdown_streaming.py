@@ -388,6 +388,12 @@ def shown(src: str) -> str:
     # Code under a whole definition ends at a line with text at its left:
     # that line is a paragraph of its own, not the code's lazy line.
     ("[x]:u\n    `\né", "<pre><code>`\n</code></pre>\n<p>é</p>\n"),
+    # An item under a definition (`0.`, which cannot interrupt a paragraph)
+    # starts a list: it holds the paragraph under its blank line, whose line
+    # of pipes left of it is lazy text, no table's header (a delimiter row
+    # implied there showed `|---|` as text).
+    ("[x]:u\n0. *\n\n   _\n|d",
+     '<ol start="0">\n<li>\n<ul>\n<li></li>\n</ul>\n<p>_\n|d</p>\n</li>\n</ol>\n'),
     ("| a | b |", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n</table>\n"),
     ("| a | b", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n</table>\n"),
     ("| a | b |\n|--", "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"

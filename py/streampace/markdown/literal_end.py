@@ -405,12 +405,15 @@ def _surely_paragraph_line(lines: list[str], k: int, indent: int) -> bool:
     `indent` (a marker that far in under it stands in that paragraph's
     container, where it cannot interrupt it: `+ 😀`, then `  2) ` + backtick);
     less than four columns in, with no pipe (a table's row) and no formula or
-    fence mark above it (their content)."""
+    fence mark above it (their content). Not a line that may be a link
+    reference definition (`[x]:u`): no paragraph is open under one (`[x]:u`,
+    `0. *`: a list, whose item holds the lines under it)."""
     line = lines[k]
     column = content_column(line)
     if column is not None and column > indent:
         return False
     return (spaces_before(line) < _CODE_COLUMNS and "|" not in line
+            and not (line.lstrip(" ")[:1] == "[" and "]:" in line)
             and _continues(line if column is None else line[column:])
             and not _has_open_mark(lines[k:]))
 
