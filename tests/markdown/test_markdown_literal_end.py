@@ -85,6 +85,12 @@ from .test_markdown_streaming import PARSER
     ("> - a\n>\n>     *x", "> - a\n>\n>     *x*"),
     ("> - a\nb\n>\n>     *x", "> - a\nb\n>\n>     *x*"),
     ("> > - a\n> b\n> >\n> >     *x", "> > - a\n> b\n> >\n> >     *x*"),
+    # The same with spaces before the quote's marks (the text's first line
+    # starts its block: ` >     [-` showed `\-`, its `[` held back).
+    (" >     [-", " >     [-"),
+    ("   >     *x", "   >     *x"),
+    (" >\n >     *x", " >\n >     *x"),
+    (" > a\n >     *x", " > a\n >     *x*"),
     # Two markers on one line: a line reaching the inner item's content column
     # is the inner item's (its paragraph six columns in, its code eight in);
     # a lazy line under it continues that paragraph (no table header implied).

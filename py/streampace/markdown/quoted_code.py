@@ -61,7 +61,9 @@ def ends_in_quoted_code(lines: list[str], start: int, end: int) -> bool:
             return _no_item_above(lines, k)  # the quote's empty line
         if spaces_before(line[at:]) < _CODE_COLUMNS:
             return False  # (text in the quote: its paragraph may go on)
-    return start > 0 or spaces_before(lines[0]) == 0
+    # (The text's first line starts a block, whatever spaces come before its
+    # quote marks: ` >     x` is code in that quote.)
+    return True
 
 
 def _no_item_above(lines: list[str], k: int) -> bool:
@@ -79,4 +81,4 @@ def _no_item_above(lines: list[str], k: int) -> bool:
             return False
         if content_column(line[after_quotes(line):].lstrip(" ")) is not None:
             return False  # (an item, or its marker alone)
-    return spaces_before(lines[0]) == 0
+    return True
