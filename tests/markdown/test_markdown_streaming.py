@@ -557,6 +557,13 @@ def shown(src: str) -> str:
     ("- |`\n  2) `x", "<ul>\n<li>|<code>2)</code>x</li>\n</ul>\n"),
     ("| a |\n|---|\n2) `x", "<table>\n<thead>\n<tr>\n<th>a</th>\n</tr>\n</thead>\n</table>\n"
      '<ol start="2">\n<li><code>x</code></li>\n</ol>\n'),
+    # So is a marker four columns in under paragraph text (no item there):
+    # the `2)` under it is the same paragraph's, inside the link's text. Read
+    # as under an item's marker, it started a list, and `_` closed after the
+    # link showed.
+    ("[\n    -\n2) _]()", '<p><a href="" rel="noopener noreferrer nofollow">\n-\n2) _</a></p>\n'),
+    ("[\n    - a\n2) _]()",
+     '<p><a href="" rel="noopener noreferrer nofollow">\n- a\n2) _</a></p>\n'),
     # What is left of a line whose first text is held back may start with a
     # block marker: escaped, it shows as text (a table of contents's links
     # showed as nested lists until their `]` came).

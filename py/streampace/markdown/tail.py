@@ -136,15 +136,26 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     marker = list_marker_end(line, i)
     if marker - i == 1 or int(line[i:marker - 1]) == 1:
         return False  # (a bullet, or an item numbered 1, interrupts)
-    column = content_column(above)
+    # A marker four columns past what holds it, under paragraph text, is that
+    # paragraph's text too (`[`, `    -`, then `2) _]()`: one link's text).
+    deep_text = (above.startswith(_CODE_PREFIX) and k >= 2 and _has_paragraph_text(lines, k - 2)
+                 and _too_deep_for_item(lines, k - 1))
+    column = None if deep_text else content_column(above)
     if column is not None and i < column:
         return False  # (left of the item above: a sibling's or an outer item's next)
-    if (_is_atx(above) or _fence_run(above) is not None or _is_table_row(lines, k - 1)
-            or _prefix_end(above) >= len(above.rstrip(" "))):
-        return False  # (no paragraph text above)
+    if not (deep_text or _has_paragraph_text(lines, k - 1)):
+        return False
     if column is None:
         column = _paragraph_container(lines, k - 1)
     return column is not None and i >= column
+
+
+def _has_paragraph_text(lines: list[str], k: int) -> bool:
+    """Whether line `k` may be a paragraph's: no heading, fence or table row,
+    and text after its block prefix (quote marks, an item's marker)."""
+    line = lines[k]
+    return not (_is_atx(line) or _fence_run(line) is not None or _is_table_row(lines, k)
+                or _prefix_end(line) >= len(line.rstrip(" ")))
 
 
 def _is_table_row(lines: list[str], k: int) -> bool:
