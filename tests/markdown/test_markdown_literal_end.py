@@ -164,6 +164,14 @@ from .test_markdown_streaming import PARSER
     ("  2. b\n    $$\n    x *y", "  2. b\n    $$\n    x *y"),
     ("  2. b\n    ***\n    x *y", "  2. b\n    ***\n    x *y"),
     ("  2. b\n    - c *d", "  2. b\n    - c *d*"),
+    # A list item there ends the paragraph too where it stands less than four
+    # columns past what holds the innermost item above (markdown-it's list
+    # indent: an item on the same line as another, `   * 2. a`): code where
+    # it falls, any number, empty or not (`[](` showed closed, `*a` too).
+    ("   * 2. a\n    2) [](", "   * 2. a\n    2) []("),
+    (" 1.  - c\n    1. [](", " 1.  - c\n    1. []("),
+    (" 10. 2) e\n    * *a", " 10. 2) e\n    * *a"),
+    ("   * 2. a\n    2) *b\n    c", "   * 2. a\n    2) *b\n    c"),
     # The same under lazy lines of the item's paragraph; a list item between
     # starts a list of its own, which holds the line.
     ("   * _|\né\n    # !", "   * _|\né\n    # !"),

@@ -126,8 +126,9 @@ def _block_left_of_item(lines: list[str], start: int, end: int) -> bool:
         first += 1
     line = lines[first]
     indent = spaces_before(line)
+    opens_list = content_column(line) is not None
     if (indent < _CODE_COLUMNS or "\t" in above or "\t" in line or after_quotes(above)
-            or not _ends_paragraph(line[indent:])):
+            or not (opens_list or _ends_paragraph(line[indent:]))):
         return False  # (most runs)
     column = content_column(above)
     if column is None or column <= indent:
@@ -136,9 +137,27 @@ def _block_left_of_item(lines: list[str], start: int, end: int) -> bool:
     outer = holder_column(reversed(lines[:start]), marker)
     if outer is None or marker - outer >= _CODE_COLUMNS:
         return False  # (perhaps no item: code, or it cannot be told)
+    if opens_list and indent - _list_indent(above, outer) >= _CODE_COLUMNS:
+        return False  # (four columns past its list's holder: the paragraph's lazy line)
     holder = holder_column(reversed(lines[:start + 1]), indent)
     return (holder is not None and indent - holder >= _CODE_COLUMNS
             and is_code_run(lines[first:end + 1], holder))
+
+
+def _list_indent(line: str, outer: int) -> int:
+    """The content column of what holds the innermost item that item line
+    `line` starts, `outer` holding its first (markdown-it's `listIndent`).
+    A list marker left of that item's content column ends its paragraph, of
+    any number, empty or not, unless four columns or more past this one
+    (`   * 2. a`, then `    2) [](`: code where it falls; `  2. b`, then
+    `    - c`: a lazy line)."""
+    holder, column = outer, content_column(line)
+    while column is not None:
+        inner = content_column(line[column:])
+        if inner is None or line[column:column + _CODE_COLUMNS] == " " * _CODE_COLUMNS:
+            break
+        holder, column = column, column + inner
+    return holder
 
 
 def goes_on_paragraph(line: str) -> bool:
