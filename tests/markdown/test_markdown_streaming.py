@@ -564,6 +564,12 @@ def shown(src: str) -> str:
     ("[\n    -\n2) _]()", '<p><a href="" rel="noopener noreferrer nofollow">\n-\n2) _</a></p>\n'),
     ("[\n    - a\n2) _]()",
      '<p><a href="" rel="noopener noreferrer nofollow">\n- a\n2) _</a></p>\n'),
+    # Of two markers on the line above, the innermost holds its paragraph: a
+    # `2)` left of that item's content column ends it and starts a list in the
+    # outer item (read at the outer's column, it was the `[`'s lazy line and
+    # the link got its `)`, not arrived).
+    ("+ * [\n  2) ](",
+     '<ul>\n<li>\n<ul>\n<li>[</li>\n</ul>\n<ol start="2">\n<li>](</li>\n</ol>\n</li>\n</ul>\n'),
     # What is left of a line whose first text is held back may start with a
     # block marker: escaped, it shows as text (a table of contents's links
     # showed as nested lists until their `]` came).

@@ -140,7 +140,9 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     # paragraph's text too (`[`, `    -`, then `2) _]()`: one link's text).
     deep_text = (above.startswith(_CODE_PREFIX) and k >= 2 and _has_paragraph_text(lines, k - 2)
                  and _too_deep_for_item(lines, k - 1))
-    column = None if deep_text else content_column(above)
+    # (Of several markers on the line above, the innermost holds its text:
+    # `+ * [`, then `  2) ](` ends that item and starts a list in the outer.)
+    column = None if deep_text else item_column(above)
     if column is not None and i < column:
         return False  # (left of the item above: a sibling's or an outer item's next)
     if not (deep_text or _has_paragraph_text(lines, k - 1)):
