@@ -177,6 +177,10 @@ from .test_markdown_streaming import PARSER
     ("   * _|\né\n    # !", "   * _|\né\n    # !"),
     ("  2. b\nc\nd\n    >c `d", "  2. b\nc\nd\n    >c `d"),
     ("  2. b\n- c\n    # h *x", "  2. b\n- c\n    # h *x*"),
+    # A lazy line of pipes between, no delimiter row on it or under it: the
+    # paragraph's text, no table's header.
+    ("10.  a\n|\n    # *e", "10.  a\n|\n    # *e"),
+    ("  2. b\n| x\n    >c `d", "  2. b\n| x\n    >c `d"),
     # An item holding an empty item on its line (` 1.  *`): no paragraph is
     # open, so four columns past what holds the next line is code there too
     # (found by `tests.markdown.fuzz --unseen`); under `1. *` the line is the

@@ -568,6 +568,13 @@ def shown(src: str) -> str:
     # `2)` left of that item's content column ends it and starts a list in the
     # outer item (read at the outer's column, it was the `[`'s lazy line and
     # the link got its `)`, not arrived).
+    # A quote or a heading four columns in, under an item's lazy line of
+    # pipes: no table's header (the line under it starts with `>` or `#`), so
+    # the item holds that line (read as a header, the holder was unknown, the
+    # line lazy, and the code span or emphasis closed after it showed).
+    ("* e\n|`\n    >é", "<ul>\n<li>e\n|`<blockquote>\n<p>é</p>\n</blockquote>\n</li>\n</ul>\n"),
+    ("* [\n|*b\n    >y", "<ul>\n<li>[\n|*b<blockquote>\n<p>y</p>\n</blockquote>\n</li>\n</ul>\n"),
+    ("- a\n|\n    # *x", "<ul>\n<li>a\n|<h1><em>x</em></h1>\n</li>\n</ul>\n"),
     ("+ * [\n  2) ](",
      '<ul>\n<li>\n<ul>\n<li>[</li>\n</ul>\n<ol start="2">\n<li>](</li>\n</ol>\n</li>\n</ul>\n'),
     # What is left of a line whose first text is held back may start with a

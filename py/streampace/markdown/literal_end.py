@@ -122,7 +122,7 @@ def _block_left_of_item(lines: list[str], start: int, end: int) -> bool:
         return False
     above = lines[start]
     first = start + 1
-    while first < end and goes_on_paragraph(lines[first]):
+    while first < end and (goes_on_paragraph(lines[first]) or _pipes_as_text(lines, first)):
         first += 1
     line = lines[first]
     indent = spaces_before(line)
@@ -142,6 +142,16 @@ def _block_left_of_item(lines: list[str], start: int, end: int) -> bool:
     holder = holder_column(reversed(lines[:start + 1]), indent)
     return (holder is not None and indent - holder >= _CODE_COLUMNS
             and is_code_run(lines[first:end + 1], holder))
+
+
+def _pipes_as_text(lines: list[str], k: int) -> bool:
+    """Whether line `k` of a run of lines under an item's paragraph (the
+    lines above it in the run going on that paragraph) starts with a pipe
+    and is that paragraph's lazy text: neither it nor the line under it is a
+    delimiter row, so it heads no table (`10.  a`, `|`, then `    # *e`)."""
+    line = lines[k]
+    return (line.lstrip(" ")[:1] == "|" and "\t" not in line
+            and not is_delimiter_line(line) and not is_delimiter_line(lines[k + 1]))
 
 
 def _list_indent(line: str, outer: int) -> int:
@@ -243,23 +253,26 @@ def _may_hold_formula(tail: str) -> bool:
     return ("$" in tail and "$$" in tail) or ("\\" in tail and "\\[" in tail)
 
 
-def holder_column(before: Iterable[str], indent: int) -> int | None:
+def holder_column(before: Iterable[str], indent: int, *, under_no_row: bool = False
+                  ) -> int | None:
     """The content column of the list item holding a line indented `indent`
     columns (0: none), read back over the lines `before` it, nearest first;
     None where that reading cannot tell (a quote, a tab, too far back, a line
     that may be a lazy one). An item's line holds only where it is one: its
     marker less than four columns past the content column of what holds it
-    (else it continues a paragraph or is code), read on back the same way."""
+    (else it continues a paragraph or is code), read on back the same way.
+    `under_no_row`: the line read for is surely no table's delimiter row (a
+    line of pipes right above it is then no table's header)."""
     lines = list(islice(before, MOST_READ_BACK + 1))
-    column = _holder_reading(lines, indent, {})
+    column = _holder_reading(lines, indent, {}, under_no_row)
     if not isinstance(column, _Fork):
         return column
     # An item's line that may be a formula's or a fence's content (a mark
     # above it): read it both ways, once; where both give one holder, that is
     # it (`- a`, `  $$`, `      - b`, `  c`, blank: the item holds what follows
     # whether `- b` is an item whose lazy line `c` is, or the formula's).
-    as_item = _holder_reading(lines, indent, {column.line: True})
-    as_text = _holder_reading(lines, indent, {column.line: False})
+    as_item = _holder_reading(lines, indent, {column.line: True}, under_no_row)
+    as_text = _holder_reading(lines, indent, {column.line: False}, under_no_row)
     return as_item if as_item == as_text and not isinstance(as_item, _Fork) else None
 
 
@@ -269,11 +282,11 @@ class _Fork(NamedTuple):
     line: int
 
 
-def _holder_reading(lines: list[str], indent: int, forced: dict[int, bool]
-                    ) -> int | _Fork | None:
+def _holder_reading(lines: list[str], indent: int, forced: dict[int, bool],
+                    under_no_row: bool = False) -> int | _Fork | None:
     """`holder_column` over `lines`, the lines of `forced` read as an item's
     (True) or as text (False); a `_Fork` where another line decides it."""
-    found = _nearest_holder(lines, 0, indent, forced)
+    found = _nearest_holder(lines, 0, indent, forced, under_no_row)
     if found is None or isinstance(found, _Fork):
         return found
     column, marker, pos = found
@@ -292,7 +305,7 @@ def _holder_reading(lines: list[str], indent: int, forced: dict[int, bool]
 
 
 def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, bool],
-                    ) -> tuple[int, int | None, int] | _Fork | None:
+                    under_no_row: bool = False) -> tuple[int, int | None, int] | _Fork | None:
     """(content column, its marker's column, index of the line above it) of
     the nearest item line in `lines[pos:]` that would hold a line indented
     `indent` columns below them; (0, None, …) where none does; None where the
@@ -331,7 +344,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
                 lower = None
             elif column is None:
                 lower = min(lower, spaces) if text else lower
-                plain = plain and _continues_at(lines, k, pos)
+                plain = plain and _continues_at(lines, k, pos, under_no_row)
                 continue
             else:
                 floor, lower = lower, None  # an item holding them, lazy or not
@@ -355,7 +368,7 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
                 return 0, None, k  # (a block of its own, never lazy: it ends every item)
             floor = spaces
         else:
-            lower, lazy, plain = spaces, None, _continues_at(lines, k, pos)
+            lower, lazy, plain = spaces, None, _continues_at(lines, k, pos, under_no_row)
     return 0, None, len(lines)
 
 
@@ -365,15 +378,18 @@ def _continues(line: str) -> bool:
     return content_column(line) is None and is_paragraph_text(line.lstrip(" "))
 
 
-def _continues_at(lines: list[str], k: int, pos: int) -> bool:
+def _continues_at(lines: list[str], k: int, pos: int, under_no_row: bool = False) -> bool:
     """`_continues` for line `k` of `lines` (nearest first: line `k - 1`
     stands under it; `pos` the first read), where a line starting with a pipe
     continues a paragraph too when it is surely no table's (`+ [`, `|`).
     Such a line heads a table with a delimiter row under it, and is a
-    table's row under one; the line under the first one read is not known."""
+    table's row under one; the line under the first one read is not known,
+    unless `under_no_row` (the line read for, under `lines[0]`, is none)."""
     line = lines[k]
     if line.lstrip(" ")[:1] != "|":
         return _continues(line)
+    if k == 0 and under_no_row:
+        return not has_delimiter_row(islice(lines, k, None))
     return not (k <= pos or is_delimiter_line(lines[k - 1])
                 or has_delimiter_row(islice(lines, k, None)))
 

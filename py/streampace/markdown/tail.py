@@ -308,7 +308,9 @@ def _in_holder(lines: list[str], k: int, mark: str) -> str | None:
     indent = spaces_before(line)
     if line[indent:indent + 1] != mark:
         return None  # (most lines: no reading back)
-    column = _holder_of(lines, k, indent)
+    # (A line starting with `mark` is no delimiter row: a line of pipes above
+    # it heads no table.)
+    column = holder_column(_above(lines, k), indent, under_no_row=True)
     return None if column is None or indent - column >= _CODE_INDENT else line[column:]
 
 
