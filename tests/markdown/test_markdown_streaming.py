@@ -564,6 +564,11 @@ def shown(src: str) -> str:
     ("[\n    -\n2) _]()", '<p><a href="" rel="noopener noreferrer nofollow">\n-\n2) _</a></p>\n'),
     ("[\n    - a\n2) _]()",
      '<p><a href="" rel="noopener noreferrer nofollow">\n- a\n2) _</a></p>\n'),
+    # So is an empty item's marker in the paragraph's container: it cannot
+    # interrupt it (`~~` closed after the link showed).
+    ("[\n0.\n2) ~~]()", '<p><a href="" rel="noopener noreferrer nofollow">\n0.\n2) ~~</a></p>\n'),
+    ("- [\n  0.\n  2) ~~]()",
+     '<ul>\n<li><a href="" rel="noopener noreferrer nofollow">\n0.\n2) ~~</a></li>\n</ul>\n'),
     # Of two markers on the line above, the innermost holds its paragraph: a
     # `2)` left of that item's content column ends it and starts a list in the
     # outer item (read at the outer's column, it was the `[`'s lazy line and

@@ -137,9 +137,11 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     if marker - i == 1 or int(line[i:marker - 1]) == 1:
         return False  # (a bullet, or an item numbered 1, interrupts)
     # A marker four columns past what holds it, under paragraph text, is that
-    # paragraph's text too (`[`, `    -`, then `2) _]()`: one link's text).
-    deep_text = (above.startswith(_CODE_PREFIX) and k >= 2 and _has_paragraph_text(lines, k - 2)
-                 and _too_deep_for_item(lines, k - 1))
+    # paragraph's text too (`[`, `    -`, then `2) _]()`: one link's text);
+    # so is an empty item's marker in the paragraph's container (`[`, `0.`).
+    deep_text = k >= 2 and _has_paragraph_text(lines, k - 2) and (
+        (above.startswith(_CODE_PREFIX) and _too_deep_for_item(lines, k - 1))
+        or _empty_marker_as_text(lines, k - 1))
     # (Of several markers on the line above, the innermost holds its text:
     # `+ * [`, then `  2) ](` ends that item and starts a list in the outer.)
     column = None if deep_text else item_column(above)
@@ -150,6 +152,19 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     if column is None:
         column = _paragraph_container(lines, k - 1)
     return column is not None and i >= column
+
+
+def _empty_marker_as_text(lines: list[str], k: int) -> bool:
+    """Whether line `k`, a list marker alone under a paragraph's line, is that
+    paragraph's text: an empty item cannot interrupt a paragraph where it
+    stands in the paragraph's container (left of it, markdown-it starts a
+    list). Not `-`, which underlines the paragraph there."""
+    line, above = lines[k], lines[k - 1]
+    if line.lstrip(" ")[:1] == "-" or not is_marker_alone(line, content_column(line)):
+        return False
+    container = (item_column(above) if content_column(above) is not None
+                 else _paragraph_container(lines, k - 1))
+    return container is not None and spaces_before(line) >= container
 
 
 def _has_paragraph_text(lines: list[str], k: int) -> bool:
