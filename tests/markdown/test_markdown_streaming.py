@@ -474,6 +474,8 @@ def shown(src: str) -> str:
     # So does a thematic break of `*` or `_`: the line under it starts a
     # paragraph, no lazy line (the item's backtick was closed on it).
     ("2) `\n   ***\n😀", '<ol start="2">\n<li>`<hr />\n</li>\n</ol>\n<p>😀</p>\n'),
+    # The same four columns in, in the item holding it (`~~` closed on `c`).
+    ("2) ~~😀\n    ***\nc", '<ol start="2">\n<li>~~😀<hr />\n</li>\n</ol>\n<p>c</p>\n'),
     # An empty item's paragraph starts on the line under it: the plain lines
     # under that are its lazy lines, and the item holds a heading one column
     # past its content (its `~~` was closed on the heading).

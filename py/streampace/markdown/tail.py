@@ -336,6 +336,15 @@ def _is_heading_in_item(lines: list[str], k: int) -> bool:
     return text is not None and _is_atx(text)
 
 
+def _is_rule_in_item(lines: list[str], k: int) -> bool:
+    """Whether line `k`, four spaces in or more, is a thematic break of `*` or
+    `_` in the list item holding it (`2) ~~a`, `    ***`: it ends the item's
+    paragraph, and the line under it is no lazy one)."""
+    mark = lines[k].lstrip(" ")[:1]
+    text = _in_holder(lines, k, mark) if mark in ("*", "_") else None
+    return text is not None and _is_star_rule(text)
+
+
 def _is_marked_heading(line: str) -> bool:
     """Whether `line` is an ATX heading after its quote marks and a list
     marker (`* # a`, `> # a`): one line, no paragraph open after it, so the
@@ -942,6 +951,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
             break
         above = lines[start - 1] if start else ""
         if (not above.strip() or _quote_blank(lines, start - 1) or _is_star_rule(above)
+                or (above.startswith(_CODE_PREFIX) and _is_rule_in_item(lines, start - 1))
                 or (start > 1 and _is_underline(lines, start - 1)
                     and not (piped and _underline_may_be_table(lines, start - 1)))
                 or (_is_list_item(lines[start]) and not _continues_paragraph(lines, start))
