@@ -413,16 +413,19 @@ def shown(src: str) -> str:
     ("a.**] **b*", "<p>a.] <strong>b</strong></p>\n"),
     ("a.**] *b", "<p>a.<strong>] <em>b</em></strong></p>\n"),  # 2 + 3: it closes
     # The same when the closers' run may open (after punctuation, before another
-    # closer): `_**e*(` closed `*_` showed `*`, `(*` as text (2 + 1).
-    ("_**e*(", "<p><em>e*(</em></p>\n"),
+    # closer): `_**e*(` closed `*_` showed `*`, `(*` as text (2 + 1). Only the
+    # `*` that `e*` left unmatched is held back: `e` stays emphasised, as the
+    # text will show it (`*_**e*/` lost that `*` too, and showed its closer).
+    ("*_**e*/", "<p><em><em><em>e</em>/</em></em></p>\n"),
+    ("_**e*(", "<p><em><em>e</em>(</em></p>\n"),
     # The same after a code span's closer the display adds: the run follows
     # the backtick (punctuation), not the span's last character.
-    ("~~**e*`c", "<p><del>e*<code>c</code></del></p>\n"),
-    ("_**e*`c", "<p><em>e*<code>c</code></em></p>\n"),
+    ("~~**e*`c", "<p><del><em>e</em><code>c</code></del></p>\n"),
+    ("_**e*`c", "<p><em><em>e</em><code>c</code></em></p>\n"),
     ("**e*`c", "<p><em><em>e</em><code>c</code></em></p>\n"),  # at the end it only closes
-    ("_**e*.", "<p><em>e*.</em></p>\n"),
+    ("_**e*.", "<p><em><em>e</em>.</em></p>\n"),
     ("_**e*", "<p><em><strong>e</strong></em></p>\n"),  # after a letter it only closes
-    ("_**e*( ", "<p><em>e*(</em></p>\n"),
+    ("_**e*( ", "<p><em><em>e</em>(</em></p>\n"),
     # A closing run longer than its innermost opener goes on to the next one
     # (`*_*s**`: the second `*` closes the first, the `_` between is text);
     # the display closed the `_` and a `*` again, and showed them.

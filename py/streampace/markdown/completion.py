@@ -413,7 +413,9 @@ class _Scan:
             for entry in group:
                 if (((entry.both and entry.left == entry.run) or opens) and entry.char != "~"
                         and (entry.length + length) % 3 == 0 and (entry.length % 3 or length % 3)):
-                    self.deletions.append((entry.pos, entry.pos + entry.run))
+                    # (Only what no closer matched: an opener's innermost
+                    # delimiters go first, `*_**e*/` keeps the `*` that `e*` closed.)
+                    self.deletions.append((entry.pos, entry.pos + entry.left))
                     length -= entry.left
                 else:
                     kept.append(entry)
