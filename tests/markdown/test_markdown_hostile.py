@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import streampace
-from streampace.markdown import MarkdownStream, render_html
+from streampace.markdown import MarkdownStream, render_html, tail
 from streampace.markdown.tail import display_source
 
 MD_DIR = Path(streampace.__file__).parent / "markdown"
@@ -220,6 +220,25 @@ def test_a_13_char_delta_costs_the_same_at_2_kb_and_32_kb_of_open_block(kind: st
     small = _per_delta_calls(make[0](2_000), make[1])
     big = _per_delta_calls(make[0](32_000), make[1])
     assert big <= small * 1.5 + 200, (small, big)
+
+
+@pytest.mark.parametrize("mark", ["    # h", "    ***", "    > h"])
+def test_indented_marks_in_an_open_paragraph_are_read_back_a_bounded_number_of_times(
+        mark: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each line four columns in starting with a heading's, a rule's or a
+    # quote's mark is read back (up to 200 lines) for the item holding it; a
+    # hundred and fifty of them in one open paragraph took 30 ms a display.
+    readings = 0
+    read_back = tail.holder_column
+
+    def counted(*args: Any, **kwargs: Any) -> int | None:
+        nonlocal readings
+        readings += 1
+        return read_back(*args, **kwargs)
+
+    monkeypatch.setattr(tail, "holder_column", counted)
+    tail.display_source("2) ~~a\n" + f"{mark}\nc\n" * 150)
+    assert 0 < readings <= tail._HOLDER_READINGS
 
 
 @pytest.mark.parametrize("unit", ["_a ", "`a ", "[a](", "[", "<", "*a ", "![a](b ", "[a"])

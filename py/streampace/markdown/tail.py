@@ -70,6 +70,7 @@ __all__ = ["display_source", "fence_after", "shown_in_fence", "spaces_before"]
 _MARKER_LEAD = frozenset(" \t>")
 _CODE_INDENT = 4  # columns past a container's content column that make a line code
 _CODE_PREFIX = " " * _CODE_INDENT  # a line starting so may be code: read further
+_HOLDER_READINGS = 8  # lines one display reads back for what holds them (`_Readings`)
 _MARKER_CHARS = frozenset("-+*=_#~`|:.)0123456789 \t")
 
 
@@ -314,14 +315,32 @@ def _holder_of(lines: list[str], k: int, indent: int) -> int | None:
     return holder_column(_above(lines, k), indent)
 
 
-def _in_holder(lines: list[str], k: int, mark: str) -> str | None:
+class _Readings:
+    """How many more lines one display reads back for what holds them
+    (`_in_holder`). Each reading goes back up to `MOST_READ_BACK` lines, and
+    the paragraph's lines are tried one by one: a hostile run of indented
+    marks (`2) a`, then `    # h`, `c` a hundred times) cost one reading a
+    line. Past the budget a line is read as what holds it cannot be told,
+    as at a tab: the nearest lines, tried first, keep their readings."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, readings: int = _HOLDER_READINGS) -> None:
+        self.left = readings
+
+    def take(self) -> bool:
+        self.left -= 1
+        return self.left >= 0
+
+
+def _in_holder(lines: list[str], k: int, mark: str, readings: _Readings) -> str | None:
     """Line `k`, four spaces in or more with `mark` first, read from the
     content column of the list item holding it, where it stands less than
     four columns past that (a block's line there, not code); else None (or
-    where the holder cannot be told)."""
+    where the holder cannot be told, or `readings` are spent)."""
     line = lines[k]
     indent = spaces_before(line)
-    if line[indent:indent + 1] != mark:
+    if line[indent:indent + 1] != mark or not readings.take():
         return None  # (most lines: no reading back)
     # (A line starting with `mark` is no delimiter row: a line of pipes above
     # it heads no table.)
@@ -329,19 +348,19 @@ def _in_holder(lines: list[str], k: int, mark: str) -> str | None:
     return None if column is None or indent - column >= _CODE_INDENT else line[column:]
 
 
-def _is_heading_in_item(lines: list[str], k: int) -> bool:
+def _is_heading_in_item(lines: list[str], k: int, readings: _Readings) -> bool:
     """Whether line `k`, four spaces in or more, is an ATX heading in the list
     item holding it (`0. a` then `    # c`)."""
-    text = _in_holder(lines, k, "#")
+    text = _in_holder(lines, k, "#", readings)
     return text is not None and _is_atx(text)
 
 
-def _is_rule_in_item(lines: list[str], k: int) -> bool:
+def _is_rule_in_item(lines: list[str], k: int, readings: _Readings) -> bool:
     """Whether line `k`, four spaces in or more, is a thematic break of `*` or
     `_` in the list item holding it (`2) ~~a`, `    ***`: it ends the item's
     paragraph, and the line under it is no lazy one)."""
     mark = lines[k].lstrip(" ")[:1]
-    text = _in_holder(lines, k, mark) if mark in ("*", "_") else None
+    text = _in_holder(lines, k, mark, readings) if mark in ("*", "_") else None
     return text is not None and _is_star_rule(text)
 
 
@@ -628,19 +647,23 @@ def _cells(row: str) -> int:
     return len(re.split(r"(?<!\\)\|", body))
 
 
-def _quote_start(lines: list[str], start: int, end: int) -> int:
+def _quote_start(lines: list[str], start: int, end: int, readings: _Readings) -> int:
     """Where the last paragraph of `lines[start:end + 1]` starts once quotes
     are read: a line quoted deeper than every line above it starts a quote,
     which ends the paragraph above (`a` then `> b`); a line back in a quote
     after its lazy line (`> a`, `lazy`, `> b`) is the same paragraph's; a
     quote's line left of the list item holding the quote above starts a quote
-    of its own (`2)`, `   >a`, `>b`: the item and its quote end there)."""
+    of its own (`2)`, `   >a`, `>b`: the item and its quote end there).
+    Read top down, the `readings` left go to the nearest indented quote lines."""
+    held = [k for k in range(end, start - 1, -1)
+            if lines[k].startswith(_CODE_PREFIX) and lines[k].lstrip(" ")[:1] == ">"]
+    read = frozenset(held[:max(0, readings.left)])
     deepest = -1
     for k in range(start, end + 1):
         line = lines[k]
         # (most lines: no quote marks, no four blanks; no call further)
         depth = quote_marks(line)[0] if not line.startswith(_CODE_PREFIX) else (
-            _held_quote_depth(lines, k))
+            _held_quote_depth(lines, k, readings) if k in read else 0)
         if depth > deepest or (depth and _left_of_quote_holder(lines, start, k)):
             start, deepest = k, depth
     return start
@@ -656,11 +679,11 @@ def _left_of_quote_holder(lines: list[str], start: int, k: int) -> bool:
     return holder is not None and indent < holder
 
 
-def _held_quote_depth(lines: list[str], k: int) -> int:
+def _held_quote_depth(lines: list[str], k: int, readings: _Readings) -> int:
     """The quote marks line `k`, four spaces in or more, starts with, read
     from the content column of the list item holding it (`* a` then `    > b`:
     one)."""
-    text = _in_holder(lines, k, ">")
+    text = _in_holder(lines, k, ">", readings)
     return 0 if text is None else quote_marks(text)[0]
 
 
@@ -942,16 +965,18 @@ def display_source(tail: str, literal: bool | None = None) -> str:
     # pipe in the text, where that can be no table's line) and a list item
     # starts at its marker.
     piped = "|" in tail
+    readings = _Readings()
     start = end
     while True:
         if _is_atx(lines[start]) or _is_marked_heading(lines[start]) or (
-                lines[start].startswith(_CODE_PREFIX) and _is_heading_in_item(lines, start)):
+                lines[start].startswith(_CODE_PREFIX)
+                and _is_heading_in_item(lines, start, readings)):
             if start < end:
                 start += 1
             break
         above = lines[start - 1] if start else ""
         if (not above.strip() or _quote_blank(lines, start - 1) or _is_star_rule(above)
-                or (above.startswith(_CODE_PREFIX) and _is_rule_in_item(lines, start - 1))
+                or (above.startswith(_CODE_PREFIX) and _is_rule_in_item(lines, start - 1, readings))
                 or (start > 1 and _is_underline(lines, start - 1)
                     and not (piped and _underline_may_be_table(lines, start - 1)))
                 or (_is_list_item(lines[start]) and not _continues_paragraph(lines, start))
@@ -959,7 +984,7 @@ def display_source(tail: str, literal: bool | None = None) -> str:
                     and _starts_empty_item(lines, start))):
             break
         start -= 1
-    start = _after_code(lines, _quote_start(lines, start, end), end)
+    start = _after_code(lines, _quote_start(lines, start, end, readings), end)
     if start < end and _marker_only(lines[start]):
         start = _after_empty_item(lines, start, end)
     if start <= end and _CODE_PREFIX in lines[start] and _is_list_item(lines[start]):
