@@ -177,6 +177,11 @@ from .test_markdown_streaming import PARSER
     ("   * _|\né\n    # !", "   * _|\né\n    # !"),
     ("  2. b\nc\nd\n    >c `d", "  2. b\nc\nd\n    >c `d"),
     ("  2. b\n- c\n    # h *x", "  2. b\n- c\n    # h *x*"),
+    # Under a heading on an item's line no paragraph is open: four columns
+    # past the item's content column is its code (`*l` closed, `[` held back).
+    ("+ #\n      *l", "+ #\n      *l"),
+    ("* #\n      [2.", "* #\n      [2."),
+    ("+ # h\n    *l", "+ # h\n    *l*"),
     # A lazy line of pipes between, no delimiter row on it or under it: the
     # paragraph's text, no table's header.
     ("10.  a\n|\n    # *e", "10.  a\n|\n    # *e"),

@@ -194,13 +194,15 @@ def _after_no_paragraph(lines: list[str], start: int, end: int) -> int:
     as at a blank line; `>`, `    x` is code), an empty list item, in a quote
     or not, that starts the run or comes under such a line or another empty
     item (`>*`, `    x`; `*`, `*`, `      x`: the code is the second item's),
-    an ATX heading (`# h`, `    x`: a heading is one line); else `start`. Not
+    an ATX heading, on an item's line too (`# h`, `    x`: a heading is one
+    line; `+ #`, `      *l`: the item's code); else `start`. Not
     where a formula or fence may be open above it: the line would be their
     content."""
     for k in range(end - 1, start - 1, -1):
         line = lines[k]
-        if ">" in line and content_column(line) is not None:
-            line = line[item_column(line) or 0:]  # (`- >`: the quote in the item)
+        if (">" in line or "#" in line) and content_column(line) is not None:
+            # (`- >`: the quote in the item; `+ #`: the item's heading)
+            line = line[item_column(line) or 0:]
         if (is_atx(line)
                 or (">" in line and (is_blank_in_quote(line)
                                      or _leaves_nested_quote(line, lines[k + 1])))
