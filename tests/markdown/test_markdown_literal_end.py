@@ -182,6 +182,10 @@ from .test_markdown_streaming import PARSER
     ("+ #\n      *l", "+ #\n      *l"),
     ("* #\n      [2.", "* #\n      [2."),
     ("+ # h\n    *l", "+ # h\n    *l*"),
+    # An item's text of two stars (no rule, no marker) and its lazy line: the
+    # line under the blank one, left of the item, is code where it falls.
+    (" 10. **\ne\n\n    *e", " 10. **\ne\n\n    *e"),
+    ("- **\ne\n\n    *e", "- **\ne\n\n    *e*"),
     # A lazy line of pipes between, no delimiter row on it or under it: the
     # paragraph's text, no table's header.
     ("10.  a\n|\n    # *e", "10.  a\n|\n    # *e"),

@@ -407,6 +407,9 @@ def is_paragraph_text(text: str) -> bool:
         return False
     if c == "_" and text.count("_") < 3:
         return True  # (a rule takes three; `_` marks no item nor underline)
+    bare = text.rstrip(" ")
+    if c in "*+" and len(bare) >= 2 and not bare.strip(c) and (c == "+" or len(bare) < 3):
+        return True  # (`**`, `++`: no rule, no item's marker, no underline)
     return c not in "-*_=+" or bool(text.replace(" ", "").strip(c))
 
 
