@@ -186,6 +186,11 @@ from .test_markdown_streaming import PARSER
     # line under the blank one, left of the item, is code where it falls.
     (" 10. **\ne\n\n    *e", " 10. **\ne\n\n    *e"),
     ("- **\ne\n\n    *e", "- **\ne\n\n    *e*"),
+    # An empty item ends at a line left of its content column (no paragraph
+    # takes it as a lazy line): it holds nothing under it, and four columns
+    # in under the blank line is code.
+    ("-\n[x]:u\n\n    *l", "-\n[x]:u\n\n    *l"),
+    ("- a\n  -\nb\n\n    *l", "- a\n  -\nb\n\n    *l"),
     # A lazy line of pipes between, no delimiter row on it or under it: the
     # paragraph's text, no table's header.
     ("10.  a\n|\n    # *e", "10.  a\n|\n    # *e"),

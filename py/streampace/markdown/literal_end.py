@@ -335,6 +335,9 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
                     return 0, None, k  # (they end every item)
                 floor, lower = lower, None
         if lower is not None:
+            if column is not None and column > lower and _ended_at(line, column, lines, k, pos):
+                floor, lower = lower, None  # (an empty item they end: it holds none of them)
+                continue
             if column is not None and column > lower:
                 if not (plain and (is_paragraph_text(line[column:])
                                    or _text_starts_under(line, column, lines, k, pos))):
@@ -418,6 +421,16 @@ def _ended_empty(line: str, column: int, lines: list[str], k: int) -> bool:
     it: an item starts with at most one blank line, so that one is empty and
     holds nothing below (`-`, blank, `    *b`: code)."""
     return k > 0 and is_marker_alone(line, column) and not lines[k - 1].strip(" ")
+
+
+def _ended_at(line: str, column: int, lines: list[str], k: int, pos: int) -> bool:
+    """Whether item line `k`, a marker alone (content column `column`), ends
+    at the line under it: text left of its content column, which no open
+    paragraph takes as a lazy line (`-`, then `[x]:u` at the edge)."""
+    if k <= pos or not is_marker_alone(line, column):
+        return False
+    under = lines[k - 1]
+    return bool(under.strip(" ")) and spaces_before(under) < column
 
 
 def _text_starts_under(line: str, column: int, lines: list[str], k: int, pos: int) -> bool:
