@@ -335,10 +335,10 @@ def _nearest_holder(lines: list[str], pos: int, indent: int, forced: dict[int, b
                     return 0, None, k  # (they end every item)
                 floor, lower = lower, None
         if lower is not None:
-            if column is not None and column > lower and _ended_at(line, column, lines, k, pos):
-                floor, lower = lower, None  # (an empty item they end: it holds none of them)
-                continue
             if column is not None and column > lower:
+                if _ended_at(line, column, lines, k, pos):
+                    floor, lower = lower, None  # (an empty item they end: it holds none of them)
+                    continue
                 if not (plain and (is_paragraph_text(line[column:])
                                    or _text_starts_under(line, column, lines, k, pos))):
                     return None  # (they may be lazy lines of a paragraph in this item)
