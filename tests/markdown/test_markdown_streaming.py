@@ -429,6 +429,15 @@ def shown(src: str) -> str:
     # A closing run longer than its innermost opener goes on to the next one
     # (`*_*s**`: the second `*` closes the first, the `_` between is text);
     # the display closed the `_` and a `*` again, and showed them.
+    # A closer inside brackets that open a link closes nothing outside them
+    # (the link's text is read apart): the opener before the link is open
+    # again, and what opened inside stays text (`~~` closed after the link
+    # showed). Without a link the match across the brackets stands.
+    ("*[*~~]()", '<p><em><a href="" rel="noopener noreferrer nofollow">*~~</a></em></p>\n'),
+    ("*a [b* c](u)",
+     '<p><em>a <a href="u" rel="noopener noreferrer nofollow">b* c</a></em></p>\n'),
+    ("*a [b* c", "<p><em>a [b</em> c</p>\n"),
+    ("*a [b* c] d", "<p><em>a [b</em> c] d</p>\n"),
     ("*_*s**", "<p><em>_<em>s</em></em></p>\n"),
     ("a *_*s** b", "<p>a <em>_<em>s</em></em> b</p>\n"),
     # What the run leaves after closing may open (`~~~~` between letters: one

@@ -100,11 +100,15 @@ class _Bracket:
     """An unmatched `[` or `![`; a `[` goes inactive once a link closes after
     it (links do not nest): a `]` then finds it and both are plain text."""
 
-    __slots__ = ("active", "pos", "width")
+    __slots__ = ("active", "borrowed", "pos", "width")
 
     def __init__(self, pos: int, width: int) -> None:
         self.pos, self.width = pos, width
         self.active = True
+        # Openers before it that a closer after it matched, and how many of
+        # their delimiters: given back if it opens a link (whose text is read
+        # apart: `*[*~~]()`'s second `*` closes nothing outside it).
+        self.borrowed: list[tuple[_Emph, int]] = []
 
 
 class _Scan:
@@ -249,6 +253,10 @@ class _Scan:
                     return
                 inner = stack[-1]
                 del stack[k:]  # emphasis opened inside the brackets stays literal
+                if i + 1 < self.n and self.text[i + 1] == "(":
+                    self.give_back(entry)
+                else:
+                    self.pass_down(entry, k)
                 if isinstance(inner, _Emph) and inner.pos + inner.run == i:
                     # Literal right before the `]`: with the pair held back
                     # (finish_text), the closers would join it (`*[c *]`
@@ -264,6 +272,19 @@ class _Scan:
                     self.i = i + 1
                 return
         self.i = i + 1
+
+    def pass_down(self, bracket: _Bracket, k: int) -> None:
+        """`bracket` (at `k` in the stack) opens no link: the matches that
+        crossed it stand, unless an open bracket below it, after their opener,
+        opens one; that one keeps them."""
+        for entry, used in bracket.borrowed:
+            for j in range(k - 1, max(-1, k - 1 - _SEARCH), -1):
+                outer = self.stack[j]
+                if outer.pos < entry.pos:
+                    break
+                if isinstance(outer, _Bracket) and outer.active:
+                    outer.borrowed.append((entry, used))
+                    break
 
     def emphasis(self) -> None:
         text, n, i = self.text, self.n, self.i
@@ -306,10 +327,14 @@ class _Scan:
         left = run
         k = len(stack) - 1
         lowest = max(-1, len(stack) - 1 - _SEARCH)
+        crossed: _Bracket | None = None  # the innermost open bracket passed
         while left and k > lowest:
             entry = stack[k]
             k -= 1
-            if not isinstance(entry, _Emph) or entry.char != c:
+            if isinstance(entry, _Bracket):
+                crossed = crossed or (entry if entry.active else None)
+                continue
+            if entry.char != c:
                 continue
             # CommonMark's rule of 3 (runs that can both open and close), on
             # the whole runs' lengths. (Not for tildes: markdown-it's pairs
@@ -318,13 +343,29 @@ class _Scan:
             if ((both or entry.both) and c != "~" and (o + run) % 3 == 0
                     and (o % 3 or run % 3)):
                 continue
-            del stack[k + 2:]
+            # (Openers between go; brackets stay: one may yet open a link.)
+            stack[k + 2:] = [e for e in stack[k + 2:] if isinstance(e, _Bracket)]
             used = min(left, entry.left)
             entry.left -= used
             left -= used
+            if crossed is not None:
+                crossed.borrowed.append((entry, used))
             if entry.left <= 0:
-                stack.pop()
+                del stack[k + 1]
         return left
+
+    def give_back(self, bracket: _Bracket) -> None:
+        """`bracket` opens a link: the openers before it that closers in its
+        text matched are open again (each put back in its place, looked for
+        among the nearest `_SEARCH` entries)."""
+        stack = self.stack
+        for entry, used in bracket.borrowed:
+            if entry.left <= 0:
+                k = len(stack)
+                while k > max(0, len(stack) - _SEARCH) and stack[k - 1].pos > entry.pos:
+                    k -= 1
+                stack.insert(k, entry)
+            entry.left += used
 
     # -- the end -------------------------------------------------------------
     def finish(self) -> tuple[list[tuple[int, int]], str]:
@@ -360,7 +401,9 @@ class _Scan:
         closers: list[_Emph] = []
         for entry in reversed(self.stack):
             if isinstance(entry, _Bracket):
-                if entry.active:  # (an inactive one is plain text for good)
+                # (An inactive one is plain text for good; so, until a link
+                # follows, is one an emphasis matched across: `*a [b* c`.)
+                if entry.active and not entry.borrowed:
                     self.deletions.append((entry.pos, entry.pos + entry.width))
             elif entry.pos >= self.autolink_at:
                 continue  # (in the autolink's URL: text, not an opener)
