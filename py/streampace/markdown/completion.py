@@ -343,8 +343,10 @@ class _Scan:
             if ((both or entry.both) and c != "~" and (o + run) % 3 == 0
                     and (o % 3 or run % 3)):
                 continue
-            # (Openers between go; brackets stay: one may yet open a link.)
-            stack[k + 2:] = [e for e in stack[k + 2:] if isinstance(e, _Bracket)]
+            if crossed is None:
+                del stack[k + 2:]  # (openers between go)
+            else:  # (brackets stay: one may yet open a link)
+                stack[k + 2:] = [e for e in stack[k + 2:] if isinstance(e, _Bracket)]
             used = min(left, entry.left)
             entry.left -= used
             left -= used
@@ -359,7 +361,9 @@ class _Scan:
         text matched are open again (each put back in its place, looked for
         among the nearest `_SEARCH` entries)."""
         stack = self.stack
-        for entry, used in bracket.borrowed:
+        # (Innermost first in `borrowed`: put back outermost first, each then
+        # goes at or near the stack's end.)
+        for entry, used in reversed(bracket.borrowed):
             if entry.left <= 0:
                 k = len(stack)
                 while k > max(0, len(stack) - _SEARCH) and stack[k - 1].pos > entry.pos:
