@@ -140,19 +140,23 @@ def _continues_paragraph(lines: list[str], k: int) -> bool:
     # A marker four columns past what holds it, under paragraph text, is that
     # paragraph's text too (`[`, `    -`, then `2) _]()`: one link's text);
     # so is an empty item's marker in the paragraph's container (`[`, `0.`).
-    deep_text = k >= 2 and _has_paragraph_text(lines, k - 2) and (
+    above_is_text = k >= 2 and _has_paragraph_text(lines, k - 2) and (
         (above.startswith(_CODE_PREFIX) and _too_deep_for_item(lines, k - 1))
         or _empty_marker_as_text(lines, k - 1))
-    # (Of several markers on the line above, the innermost holds its text:
-    # `+ * [`, then `  2) ](` ends that item and starts a list in the outer.)
-    column = None if deep_text else item_column(above)
-    if column is not None and i < column:
-        return False  # (left of the item above: a sibling's or an outer item's next)
-    if not (deep_text or _has_paragraph_text(lines, k - 1)):
+    if not (above_is_text or _has_paragraph_text(lines, k - 1)):
         return False
-    if column is None:
-        column = _paragraph_container(lines, k - 1)
+    # (Left of that container: a sibling's or an outer item's next item.)
+    column = (_paragraph_container(lines, k - 1) if above_is_text
+              else _holding_column(lines, k - 1))
     return column is not None and i >= column
+
+
+def _holding_column(lines: list[str], k: int) -> int | None:
+    """The content column of what holds the paragraph text on line `k`: on
+    an item's line, the innermost item's (`+ * [`, then `  2) ](` ends that
+    item and starts a list in the outer one); else `_paragraph_container`."""
+    column = item_column(lines[k])
+    return column if column is not None else _paragraph_container(lines, k)
 
 
 def _empty_marker_as_text(lines: list[str], k: int) -> bool:
@@ -160,11 +164,10 @@ def _empty_marker_as_text(lines: list[str], k: int) -> bool:
     paragraph's text: an empty item cannot interrupt a paragraph where it
     stands in the paragraph's container (left of it, markdown-it starts a
     list). Not `-`, which underlines the paragraph there."""
-    line, above = lines[k], lines[k - 1]
+    line = lines[k]
     if line.lstrip(" ")[:1] == "-" or not is_marker_alone(line, content_column(line)):
         return False
-    container = (item_column(above) if content_column(above) is not None
-                 else _paragraph_container(lines, k - 1))
+    container = _holding_column(lines, k - 1)
     return container is not None and spaces_before(line) >= container
 
 
